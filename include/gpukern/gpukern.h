@@ -1,0 +1,187 @@
+/// @file gpukern.h
+/// libgpukern C API: the stable ABI of the library (FFI, BLAS-style shims).
+///
+/// Every function returns a gk_status. On failure the library keeps a message
+/// naming the argument or the reason, readable with gk_last_error() on the same
+/// thread until the next failing call on that thread.
+///
+/// Matrices are row-major with leading dimensions counted in elements.
+/// Pointers passed to gk_gemm / gk_softmax must be valid on the handle's device
+/// (a buffer from gk_malloc, or memory the application allocated itself with the
+/// backend's allocator: cudaMalloc, hipMalloc, or plain host memory for "cpu").
+#ifndef GPUKERN_GPUKERN_H
+#define GPUKERN_GPUKERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define GK_API __declspec(dllexport)
+#else
+#define GK_API __attribute__((visibility("default")))
+#endif
+
+/// Library version (semantic versioning; the SONAME carries the major number).
+#define GK_VERSION_MAJOR 0
+#define GK_VERSION_MINOR 1
+#define GK_VERSION_PATCH 0
+
+/// Result of every call.
+typedef enum gk_status {
+  GK_SUCCESS = 0,
+  GK_INVALID_ARGUMENT = 1, ///< an argument is out of range; the message names it
+  GK_UNSUPPORTED = 2,      ///< valid call, but the chosen rung or backend cannot do it
+  GK_UNAVAILABLE = 3,      ///< the backend is not usable here (no driver, no device, no module)
+  GK_OUT_OF_MEMORY = 4,    ///< an allocation failed
+  GK_DEVICE_ERROR = 5,     ///< the device runtime reported an error
+  GK_INTERNAL_ERROR = 6    ///< a bug in libgpukern; please report it
+} gk_status;
+
+/// Element storage types. Arithmetic is always float32 (f32 accumulation).
+typedef enum gk_dtype { GK_F32 = 0, GK_F16 = 1, GK_BF16 = 2 } gk_dtype;
+
+/// op(X) for gemm.
+typedef enum gk_transpose { GK_NO_TRANS = 0, GK_TRANS = 1 } gk_transpose;
+
+/// The two operations.
+typedef enum gk_op { GK_OP_GEMM = 0, GK_OP_SOFTMAX = 1 } gk_op;
+
+/// Direction of gk_memcpy.
+typedef enum gk_copy_kind {
+  GK_HOST_TO_DEVICE = 0,
+  GK_DEVICE_TO_HOST = 1,
+  GK_DEVICE_TO_DEVICE = 2
+} gk_copy_kind;
+
+/// An opened backend device (a stream of its own on GPUs). Thread-safe.
+typedef struct gk_handle_s* gk_handle;
+
+#define GK_NAME_LEN 64
+#define GK_TEXT_LEN 256
+
+/// One backend as the registry sees it.
+typedef struct gk_backend_info {
+  char name[GK_NAME_LEN];    ///< "cpu", "cuda", "hip"
+  int available;             ///< 1 when at least one device can be opened
+  int device_count;          ///< devices found (0 when unavailable)
+  char reason[GK_TEXT_LEN];  ///< why it is unavailable (empty when available)
+  char note[GK_TEXT_LEN];    ///< remarks, e.g. "compile-verified only"
+} gk_backend_info;
+
+/// A device of an opened handle.
+typedef struct gk_device_info {
+  char backend[GK_NAME_LEN];  ///< "cpu", "cuda", "hip"
+  int index;                  ///< device index within the backend
+  char name[GK_TEXT_LEN];     ///< e.g. "NVIDIA H100 80GB HBM3"
+  char arch[GK_NAME_LEN];     ///< e.g. "sm_90", "gfx90a", "x86_64-avx512"
+  int arch_number;            ///< e.g. 90 for sm_90; 0 on the CPU
+  int compute_units;          ///< SMs, CUs or CPU threads used
+  int clock_mhz;              ///< peak core clock
+  uint64_t memory_bytes;      ///< device memory (host memory on the CPU)
+  char driver_version[GK_NAME_LEN];
+  char runtime_version[GK_NAME_LEN];
+  double peak_f32_gflops;     ///< FP32 FMA peak (units x lanes x 2 x clock)
+  double peak_tensor_gflops;  ///< dense f16/bf16 tensor peak, 0 if none
+  double peak_bandwidth_gbps; ///< memory bandwidth by spec, 0 if unknown
+  char extra[GK_TEXT_LEN * 2]; ///< "key=value;" pairs (cpu_isa, openblas_core, ...)
+} gk_device_info;
+
+/// One rung of a ladder.
+typedef struct gk_variant_info {
+  char name[GK_NAME_LEN];        ///< the name to force it with, e.g. "warptile"
+  char description[GK_TEXT_LEN]; ///< one line
+  char dtypes[GK_NAME_LEN];      ///< comma list: "f32,tf32,f16,bf16"
+  char min_arch[GK_NAME_LEN];    ///< e.g. "sm_80", empty if none
+  int runs_here;                 ///< 1 if this device can run it
+  char reason[GK_TEXT_LEN];      ///< why not, when runs_here == 0
+  int is_reference;              ///< 1 for the vendor reference (cublas, openblas, ...)
+} gk_variant_info;
+
+/// C = alpha * op(A) * op(B) + beta * C   (row-major; op(A) is m x k, op(B) is k x n).
+/// A and B share ab_type; C is ab_type or GK_F32. beta == 0 never reads C.
+typedef struct gk_gemm_desc {
+  gk_transpose trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const void* a; int64_t lda;
+  const void* b; int64_t ldb;
+  float beta;
+  void* c; int64_t ldc;
+  gk_dtype ab_type;
+  gk_dtype c_type;
+  int allow_tf32;        ///< f32 only: permit tensor-core TF32 arithmetic (opt-in, as cuBLAS)
+  const char* variant;   ///< rung name; NULL or "auto" = GPUKERN_GEMM_VARIANT or auto
+} gk_gemm_desc;
+
+/// y[r, :] = softmax(x[r, :]) (or log-softmax) for each of `rows` rows.
+/// y may equal x (in place). A row of all -inf gives NaN (as PyTorch does).
+typedef struct gk_softmax_desc {
+  int64_t rows, cols;
+  const void* x; int64_t ldx;
+  void* y; int64_t ldy;
+  gk_dtype dtype;
+  int log_softmax;
+  const char* variant;   ///< rung name; NULL or "auto" = GPUKERN_SOFTMAX_VARIANT or auto
+} gk_softmax_desc;
+
+/// Name of a status, e.g. "InvalidArgument".
+GK_API const char* gk_status_name(gk_status status);
+/// Message of the last failing call on this thread ("" if none).
+GK_API const char* gk_last_error(void);
+/// "0.1.0"
+GK_API const char* gk_version(void);
+
+/// Number of known backends (cpu, cuda, hip), and their state. Probing a GPU
+/// backend loads its module once; failures make it unavailable, never abort.
+GK_API gk_status gk_backend_count(int* count);
+GK_API gk_status gk_backend_info(int index, gk_backend_info* info);
+
+/// Opens a backend. spec: "cpu", "cuda", "cuda:1", "hip", "auto", or NULL/"" for
+/// the GPUKERN_BACKEND environment variable (default auto = cuda, hip, cpu).
+GK_API gk_status gk_open(const char* spec, gk_handle* handle);
+GK_API gk_status gk_close(gk_handle handle);
+GK_API gk_status gk_device_info(gk_handle handle, gk_device_info* info);
+
+GK_API gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr);
+GK_API gk_status gk_free(gk_handle handle, void* ptr);
+GK_API gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes,
+                           gk_copy_kind kind);
+GK_API gk_status gk_memset(gk_handle handle, void* dst, int value, size_t bytes);
+/// Waits for all work queued on the handle's stream.
+GK_API gk_status gk_synchronize(gk_handle handle);
+/// Runs later calls on the application's stream (cudaStream_t / hipStream_t);
+/// NULL returns to the handle's own stream. Ignored on the CPU.
+GK_API gk_status gk_set_stream(gk_handle handle, void* stream);
+
+GK_API gk_status gk_gemm(gk_handle handle, const gk_gemm_desc* desc);
+GK_API gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc);
+
+/// The ladder of an operation on this handle, in ladder order.
+GK_API gk_status gk_variant_count(gk_handle handle, gk_op op, int* count);
+GK_API gk_status gk_variant_info(gk_handle handle, gk_op op, int index, gk_variant_info* info);
+/// Rung used by the last gemm/softmax call on this handle (on any thread).
+GK_API gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len);
+/// Which rung `auto` (or the env override) would run for this call, without running it.
+GK_API gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name,
+                                size_t len);
+GK_API gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name,
+                                   size_t len);
+
+/// Event timing on the handle's stream: record start, run work, then read elapsed ms.
+typedef struct gk_timer_s* gk_timer;
+GK_API gk_status gk_timer_create(gk_handle handle, gk_timer* timer);
+GK_API gk_status gk_timer_start(gk_timer timer);
+GK_API gk_status gk_timer_stop(gk_timer timer);
+/// Waits for the stop event and returns the time between start and stop.
+GK_API gk_status gk_timer_elapsed_ms(gk_timer timer, double* ms);
+GK_API gk_status gk_timer_destroy(gk_timer timer);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // GPUKERN_GPUKERN_H

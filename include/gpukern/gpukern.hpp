@@ -1,0 +1,237 @@
+/// @file gpukern.hpp
+/// libgpukern C++ API (C++17): the one header an application includes.
+///
+/// A thin, header-only layer over the C API in gpukern.h: the same calls, with
+/// RAII for handles, buffers and timers, and gpukern::Error thrown on failure.
+///
+/// @code
+///   gpukern::Device dev;                       // GPUKERN_BACKEND, default auto
+///   gpukern::Buffer a = dev.alloc(m * k * 4);  // device memory, freed on scope exit
+///   dev.upload(a, host_a.data(), a.size());
+///   gpukern::GemmDesc g; g.m = m; ... g.a = a.data();
+///   dev.gemm(g);
+///   dev.synchronize();
+/// @endcode
+#ifndef GPUKERN_GPUKERN_HPP
+#define GPUKERN_GPUKERN_HPP
+
+#include <gpukern/gpukern.h>
+
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpukern {
+
+/// Status codes, same values as gk_status.
+enum class Status {
+  Success = GK_SUCCESS,
+  InvalidArgument = GK_INVALID_ARGUMENT,
+  Unsupported = GK_UNSUPPORTED,
+  Unavailable = GK_UNAVAILABLE,
+  OutOfMemory = GK_OUT_OF_MEMORY,
+  DeviceError = GK_DEVICE_ERROR,
+  InternalError = GK_INTERNAL_ERROR,
+};
+
+/// Thrown by every C++ call that fails; what() names the argument or the reason.
+class Error : public std::runtime_error {
+ public:
+  Error(Status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  /// The precise error kind.
+  Status status() const noexcept { return status_; }
+
+ private:
+  Status status_;
+};
+
+/// Throws gpukern::Error for a failed C call, with the thread's last message.
+inline void check(gk_status status) {
+  if (status != GK_SUCCESS)
+    throw Error(static_cast<Status>(status),
+                std::string(gk_status_name(status)) + ": " + gk_last_error());
+}
+
+using DType = gk_dtype;
+using Transpose = gk_transpose;
+using Op = gk_op;
+using BackendInfo = gk_backend_info;
+using DeviceInfo = gk_device_info;
+using VariantInfo = gk_variant_info;
+
+/// gemm description; see gk_gemm_desc. Defaults: no transposes, f32, alpha 1, beta 0, auto.
+struct GemmDesc : gk_gemm_desc {
+  GemmDesc() : gk_gemm_desc{} {
+    trans_a = trans_b = GK_NO_TRANS;
+    alpha = 1.0f;
+    beta = 0.0f;
+    ab_type = c_type = GK_F32;
+  }
+};
+
+/// softmax description; see gk_softmax_desc. Defaults: f32, softmax (not log), auto.
+struct SoftmaxDesc : gk_softmax_desc {
+  SoftmaxDesc() : gk_softmax_desc{} { dtype = GK_F32; }
+};
+
+/// Size in bytes of one element of a storage type.
+inline std::size_t dtype_size(DType t) { return t == GK_F32 ? 4 : 2; }
+
+/// Every known backend and its state (unavailable ones carry the reason).
+inline std::vector<BackendInfo> list_backends() {
+  int count = 0;
+  check(gk_backend_count(&count));
+  std::vector<BackendInfo> out(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) check(gk_backend_info(i, &out[static_cast<std::size_t>(i)]));
+  return out;
+}
+
+class Device;
+
+/// Device memory owned by a Device; freed when the Buffer goes out of scope.
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    Buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  ~Buffer() {
+    if (ptr_) gk_free(handle_, ptr_);
+  }
+  void* data() const noexcept { return ptr_; }
+  template <class T>
+  T* as() const noexcept { return static_cast<T*>(ptr_); }
+  std::size_t size() const noexcept { return bytes_; }
+
+ private:
+  friend class Device;
+  Buffer(gk_handle h, void* p, std::size_t n) : handle_(h), ptr_(p), bytes_(n) {}
+  void swap(Buffer& o) noexcept {
+    std::swap(handle_, o.handle_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  gk_handle handle_ = nullptr;
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+/// Event timer on a device's stream (GPU events; a steady clock on the CPU).
+class Timer {
+ public:
+  Timer(const Timer&) = delete;
+  Timer& operator=(const Timer&) = delete;
+  ~Timer() { gk_timer_destroy(timer_); }
+  void start() { check(gk_timer_start(timer_)); }
+  void stop() { check(gk_timer_stop(timer_)); }
+  /// Waits for the stop event; milliseconds between start() and stop().
+  double elapsed_ms() {
+    double ms = 0;
+    check(gk_timer_elapsed_ms(timer_, &ms));
+    return ms;
+  }
+
+ private:
+  friend class Device;
+  explicit Timer(gk_timer t) : timer_(t) {}
+  gk_timer timer_;
+};
+
+/// An opened backend device. Calls from several threads at once are safe.
+class Device {
+ public:
+  /// Opens "cpu", "cuda", "cuda:1", "hip", "auto"; empty = GPUKERN_BACKEND (default auto).
+  explicit Device(const std::string& spec = "") {
+    check(gk_open(spec.empty() ? nullptr : spec.c_str(), &handle_));
+  }
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  Device(Device&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
+  ~Device() {
+    if (handle_) gk_close(handle_);
+  }
+
+  gk_handle handle() const noexcept { return handle_; }
+  DeviceInfo info() const {
+    DeviceInfo i{};
+    check(gk_device_info(handle_, &i));
+    return i;
+  }
+  /// "cpu", "cuda" or "hip".
+  std::string backend() const { return info().backend; }
+
+  Buffer alloc(std::size_t bytes) {
+    void* p = nullptr;
+    check(gk_malloc(handle_, bytes, &p));
+    return Buffer(handle_, p, bytes);
+  }
+  void upload(void* dst, const void* host, std::size_t bytes) {
+    check(gk_memcpy(handle_, dst, host, bytes, GK_HOST_TO_DEVICE));
+  }
+  void upload(Buffer& dst, const void* host, std::size_t bytes) { upload(dst.data(), host, bytes); }
+  void download(void* host, const void* src, std::size_t bytes) {
+    check(gk_memcpy(handle_, host, src, bytes, GK_DEVICE_TO_HOST));
+  }
+  void download(void* host, const Buffer& src, std::size_t bytes) {
+    download(host, src.data(), bytes);
+  }
+  void copy(void* dst, const void* src, std::size_t bytes) {
+    check(gk_memcpy(handle_, dst, src, bytes, GK_DEVICE_TO_DEVICE));
+  }
+  void memset(void* dst, int value, std::size_t bytes) {
+    check(gk_memset(handle_, dst, value, bytes));
+  }
+  void synchronize() { check(gk_synchronize(handle_)); }
+  /// Use the application's cudaStream_t / hipStream_t (nullptr: the device's own).
+  void set_stream(void* stream) { check(gk_set_stream(handle_, stream)); }
+
+  void gemm(const gk_gemm_desc& d) { check(gk_gemm(handle_, &d)); }
+  void softmax(const gk_softmax_desc& d) { check(gk_softmax(handle_, &d)); }
+
+  /// The rungs of an operation's ladder on this device, in ladder order.
+  std::vector<VariantInfo> variants(Op op) const {
+    int count = 0;
+    check(gk_variant_count(handle_, op, &count));
+    std::vector<VariantInfo> out(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i)
+      check(gk_variant_info(handle_, op, i, &out[static_cast<std::size_t>(i)]));
+    return out;
+  }
+  /// Rung that ran the last call of `op`.
+  std::string last_variant(Op op) const {
+    char name[GK_NAME_LEN] = {};
+    check(gk_last_variant(handle_, op, name, sizeof name));
+    return name;
+  }
+  /// Rung that a gemm / softmax call would run (auto's choice), without running it.
+  std::string select(const gk_gemm_desc& d) const {
+    char name[GK_NAME_LEN] = {};
+    check(gk_gemm_select(handle_, &d, name, sizeof name));
+    return name;
+  }
+  std::string select(const gk_softmax_desc& d) const {
+    char name[GK_NAME_LEN] = {};
+    check(gk_softmax_select(handle_, &d, name, sizeof name));
+    return name;
+  }
+  Timer timer() {
+    gk_timer t = nullptr;
+    check(gk_timer_create(handle_, &t));
+    return Timer(t);
+  }
+
+ private:
+  gk_handle handle_ = nullptr;
+};
+
+}  // namespace gpukern
+
+#endif  // GPUKERN_GPUKERN_HPP

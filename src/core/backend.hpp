@@ -1,0 +1,110 @@
+// The backend boundary: what every backend (the built-in CPU one and the dlopen'ed
+// GPU modules) implements, and the entry points a module exports.
+// Backends may throw core::Error; the core catches it at the C API.
+#pragma once
+
+#include "core/types.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpukern::core {
+
+enum class OpKind : int { Gemm = GK_OP_GEMM, Softmax = GK_OP_SOFTMAX };
+
+/// One rung as listed to users (gk_variant_info).
+struct RungInfo {
+  std::string name;
+  std::string description;
+  uint32_t dtypes = 0;       // kMask* bits
+  std::string min_arch;      // "sm_80", "" if none
+  std::string unavailable;   // why this device cannot run it; empty = runs here
+  bool is_reference = false; // vendor library rung
+};
+
+/// Device description (gk_device_info without the fixed-size strings).
+struct DeviceInfo {
+  std::string backend, name, arch, driver_version, runtime_version;
+  int index = 0;
+  int arch_number = 0;
+  int compute_units = 0;
+  int clock_mhz = 0;
+  uint64_t memory_bytes = 0;
+  double peak_f32_gflops = 0, peak_tensor_gflops = 0, peak_bandwidth_gbps = 0;
+  std::vector<std::pair<std::string, std::string>> extra;  // cpu_isa, openblas_core, ...
+};
+
+/// Times work queued on a backend's stream.
+class Timer {
+ public:
+  virtual ~Timer() = default;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  virtual double elapsed_ms() = 0;  // waits for stop
+};
+
+enum class CopyKind : int { HostToDevice = 0, DeviceToHost = 1, DeviceToDevice = 2 };
+
+/// One opened device of a backend. Arguments arrive validated by the core
+/// (sizes, leading dimensions, pointers, dtypes); rungs check only what they
+/// themselves need (architecture, alignment) in supports().
+/// Implementations must be safe to call from several threads at once.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual DeviceInfo device_info() const = 0;
+
+  virtual void* alloc(std::size_t bytes) = 0;  // throws Error(OutOfMemory)
+  virtual void free(void* ptr) noexcept = 0;
+  virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
+  virtual void memset(void* dst, int value, std::size_t bytes) = 0;
+  virtual void synchronize() = 0;
+  /// The application's stream (cudaStream_t, hipStream_t); nullptr = the backend's own.
+  virtual void set_stream(void* stream) = 0;
+  virtual std::unique_ptr<Timer> create_timer() = 0;
+
+  /// The ladder in ladder order (naive first, reference last).
+  virtual std::vector<RungInfo> variants(OpKind op) const = 0;
+
+  /// Rung names `auto` tries for this call, fastest first; the list must end
+  /// with a rung that accepts every valid call.
+  virtual std::vector<std::string> auto_order(const GemmArgs& args) const = 0;
+  virtual std::vector<std::string> auto_order(const SoftmaxArgs& args) const = 0;
+
+  /// Empty when `rung` accepts the call; otherwise the reason it declines
+  /// ("needs sm_90a", "A not 16-byte aligned", "no f16 support").
+  /// Unknown rung names never reach here (the core checks variants()).
+  virtual std::string supports(const GemmArgs& args, std::string_view rung) const = 0;
+  virtual std::string supports(const SoftmaxArgs& args, std::string_view rung) const = 0;
+
+  /// Runs an accepted call, asynchronously on GPUs.
+  virtual void gemm(const GemmArgs& args, std::string_view rung) = 0;
+  virtual void softmax(const SoftmaxArgs& args, std::string_view rung) = 0;
+};
+
+/// Bumped whenever Backend or ModuleApi changes; a module built against another
+/// version is refused with a reason.
+constexpr int kModuleAbiVersion = 1;
+
+/// What a backend module exports (through gpukern_module_api below).
+struct ModuleApi {
+  int abi_version;       // kModuleAbiVersion of the module's build
+  const char* name;      // "cuda", "hip"
+  const char* note;      // shown by gpukern-info, e.g. "compile-verified only"
+  /// Number of usable devices; 0 with *reason set when none (no driver, no device, old driver).
+  int (*device_count)(std::string* reason);
+  /// Opens device `index` (0 <= index < device_count). May throw Error.
+  Backend* (*create)(int index);
+};
+
+}  // namespace gpukern::core
+
+/// Symbol each module exports with C linkage (looked up with dlsym).
+#define GPUKERN_MODULE_ENTRY "gpukern_module_api"
+extern "C" {
+typedef const gpukern::core::ModuleApi* (*gpukern_module_api_fn)(void);
+}

@@ -1,0 +1,93 @@
+// Internal types shared by the core and every backend: call arguments, errors,
+// dtype helpers. Includes no vendor header (backends include this, never the reverse).
+#pragma once
+
+#include <gpukern/gpukern.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace gpukern::core {
+
+/// Error kinds (same values as gk_status).
+enum class Status : int {
+  Success = GK_SUCCESS,
+  InvalidArgument = GK_INVALID_ARGUMENT,
+  Unsupported = GK_UNSUPPORTED,
+  Unavailable = GK_UNAVAILABLE,
+  OutOfMemory = GK_OUT_OF_MEMORY,
+  DeviceError = GK_DEVICE_ERROR,
+  InternalError = GK_INTERNAL_ERROR,
+};
+
+/// Thrown inside the library (core and backend modules); the C API turns it into
+/// a status plus the per-thread message. Never escapes a public C function.
+class Error : public std::runtime_error {
+ public:
+  Error(Status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
+  Status status() const noexcept { return status_; }
+
+ private:
+  Status status_;
+};
+
+enum class DType : int { F32 = GK_F32, F16 = GK_F16, BF16 = GK_BF16 };
+
+/// The arithmetic class of a gemm call, used to match rungs: f32 data with
+/// allow_tf32 is "tf32" (a rung listing f32 only may still run it exactly).
+enum class GemmType : int { F32 = 0, TF32 = 1, F16 = 2, BF16 = 3 };
+
+/// Bit masks for the dtypes a rung takes.
+constexpr uint32_t kMaskF32 = 1u << 0;
+constexpr uint32_t kMaskTF32 = 1u << 1;
+constexpr uint32_t kMaskF16 = 1u << 2;
+constexpr uint32_t kMaskBF16 = 1u << 3;
+
+inline std::size_t dtype_size(DType t) { return t == DType::F32 ? 4 : 2; }
+const char* dtype_name(DType t);         // "f32", "f16", "bf16"
+const char* gemm_type_name(GemmType t);  // "f32", "tf32", "f16", "bf16"
+std::string mask_names(uint32_t mask);   // "f32,tf32"
+
+/// Validated gemm call: C = alpha * op(A) * op(B) + beta * C, row-major.
+/// op(A) is m x k, op(B) is k x n, C is m x n; leading dimensions in elements.
+struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const void* a = nullptr;
+  int64_t lda = 0;
+  const void* b = nullptr;
+  int64_t ldb = 0;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  DType ab_type = DType::F32;
+  DType c_type = DType::F32;
+  bool allow_tf32 = false;
+
+  GemmType type() const {
+    switch (ab_type) {
+      case DType::F16: return GemmType::F16;
+      case DType::BF16: return GemmType::BF16;
+      default: return allow_tf32 ? GemmType::TF32 : GemmType::F32;
+    }
+  }
+};
+
+/// Validated softmax call over `rows` rows of `cols` elements (row strides ldx, ldy).
+struct SoftmaxArgs {
+  int64_t rows = 0, cols = 0;
+  const void* x = nullptr;
+  int64_t ldx = 0;
+  void* y = nullptr;
+  int64_t ldy = 0;
+  DType dtype = DType::F32;
+  bool log = false;
+};
+
+/// Integer ceiling division, the one used everywhere.
+template <class T>
+constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+
+}  // namespace gpukern::core
