@@ -2,13 +2,14 @@
 #pragma once
 
 #include "core/config.hpp"
+#include "core/types.hpp"
 
 #include <string>
 
 namespace gpukern::core {
 
-bool log_enabled(LogLevel level);
+GK_CORE_API bool log_enabled(LogLevel level);
 /// Writes "[gpukern level] message\n" atomically with respect to other log lines.
-void log_line(LogLevel level, const std::string& message);
+GK_CORE_API void log_line(LogLevel level, const std::string& message);
 
 }  // namespace gpukern::core

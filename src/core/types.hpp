@@ -8,6 +8,10 @@
 #include <stdexcept>
 #include <string>
 
+/// Marks core functions and types that backend modules use across the shared-library
+/// boundary (the library is built with hidden visibility by default).
+#define GK_CORE_API __attribute__((visibility("default")))
+
 namespace gpukern::core {
 
 /// Error kinds (same values as gk_status).
@@ -23,7 +27,7 @@ enum class Status : int {
 
 /// Thrown inside the library (core and backend modules); the C API turns it into
 /// a status plus the per-thread message. Never escapes a public C function.
-class Error : public std::runtime_error {
+class GK_CORE_API Error : public std::runtime_error {
  public:
   Error(Status status, const std::string& message)
       : std::runtime_error(message), status_(status) {}
@@ -46,9 +50,9 @@ constexpr uint32_t kMaskF16 = 1u << 2;
 constexpr uint32_t kMaskBF16 = 1u << 3;
 
 inline std::size_t dtype_size(DType t) { return t == DType::F32 ? 4 : 2; }
-const char* dtype_name(DType t);         // "f32", "f16", "bf16"
-const char* gemm_type_name(GemmType t);  // "f32", "tf32", "f16", "bf16"
-std::string mask_names(uint32_t mask);   // "f32,tf32"
+GK_CORE_API const char* dtype_name(DType t);         // "f32", "f16", "bf16"
+GK_CORE_API const char* gemm_type_name(GemmType t);  // "f32", "tf32", "f16", "bf16"
+GK_CORE_API std::string mask_names(uint32_t mask);   // "f32,tf32"
 
 /// Validated gemm call: C = alpha * op(A) * op(B) + beta * C, row-major.
 /// op(A) is m x k, op(B) is k x n, C is m x n; leading dimensions in elements.
