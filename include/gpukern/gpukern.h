@@ -135,6 +135,13 @@ GK_API const char* gk_last_error(void);
 /// "0.1.0"
 GK_API const char* gk_version(void);
 
+/// Sets a configuration option for this process, overriding the environment
+/// variable of the same name: "GPUKERN_LOG", "GPUKERN_NUM_THREADS", "GPUKERN_CPU_ISA",
+/// "GPUKERN_GEMM_VARIANT", "GPUKERN_SOFTMAX_VARIANT", "GPUKERN_BACKEND",
+/// "GPUKERN_MODULE_PATH". value NULL or "" removes the override. Bad names or
+/// values give GK_INVALID_ARGUMENT.
+GK_API gk_status gk_set_option(const char* name, const char* value);
+
 /// Number of known backends (cpu, cuda, hip), and their state. Probing a GPU
 /// backend loads its module once; failures make it unavailable, never abort.
 GK_API gk_status gk_backend_count(int* count);

@@ -89,6 +89,11 @@ inline std::vector<BackendInfo> list_backends() {
   return out;
 }
 
+/// Overrides a GPUKERN_* option for this process (see gk_set_option).
+inline void set_option(const std::string& name, const std::string& value) {
+  check(gk_set_option(name.c_str(), value.c_str()));
+}
+
 class Device;
 
 /// Device memory owned by a Device; freed when the Buffer goes out of scope.
@@ -112,7 +117,12 @@ class Buffer {
   std::size_t size() const noexcept { return bytes_; }
 
  private:
-  friend class Device;
+  friend /// Overrides a GPUKERN_* option for this process (see gk_set_option).
+inline void set_option(const std::string& name, const std::string& value) {
+  check(gk_set_option(name.c_str(), value.c_str()));
+}
+
+class Device;
   Buffer(gk_handle h, void* p, std::size_t n) : handle_(h), ptr_(p), bytes_(n) {}
   void swap(Buffer& o) noexcept {
     std::swap(handle_, o.handle_);
@@ -140,7 +150,12 @@ class Timer {
   }
 
  private:
-  friend class Device;
+  friend /// Overrides a GPUKERN_* option for this process (see gk_set_option).
+inline void set_option(const std::string& name, const std::string& value) {
+  check(gk_set_option(name.c_str(), value.c_str()));
+}
+
+class Device;
   explicit Timer(gk_timer t) : timer_(t) {}
   gk_timer timer_;
 };
