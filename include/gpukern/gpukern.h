@@ -145,13 +145,13 @@ GK_API gk_status gk_set_option(const char* name, const char* value);
 /// Number of known backends (cpu, cuda, hip), and their state. Probing a GPU
 /// backend loads its module once; failures make it unavailable, never abort.
 GK_API gk_status gk_backend_count(int* count);
-GK_API gk_status gk_backend_info(int index, gk_backend_info* info);
+GK_API gk_status gk_get_backend_info(int index, gk_backend_info* info);
 
 /// Opens a backend. spec: "cpu", "cuda", "cuda:1", "hip", "auto", or NULL/"" for
 /// the GPUKERN_BACKEND environment variable (default auto = cuda, hip, cpu).
 GK_API gk_status gk_open(const char* spec, gk_handle* handle);
 GK_API gk_status gk_close(gk_handle handle);
-GK_API gk_status gk_device_info(gk_handle handle, gk_device_info* info);
+GK_API gk_status gk_get_device_info(gk_handle handle, gk_device_info* info);
 
 GK_API gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr);
 GK_API gk_status gk_free(gk_handle handle, void* ptr);
@@ -169,7 +169,7 @@ GK_API gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc);
 
 /// The ladder of an operation on this handle, in ladder order.
 GK_API gk_status gk_variant_count(gk_handle handle, gk_op op, int* count);
-GK_API gk_status gk_variant_info(gk_handle handle, gk_op op, int index, gk_variant_info* info);
+GK_API gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_variant_info* info);
 /// Rung used by the last gemm/softmax call on this handle (on any thread).
 GK_API gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len);
 /// Which rung `auto` (or the env override) would run for this call, without running it.

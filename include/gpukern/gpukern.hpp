@@ -85,7 +85,7 @@ inline std::vector<BackendInfo> list_backends() {
   int count = 0;
   check(gk_backend_count(&count));
   std::vector<BackendInfo> out(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i) check(gk_backend_info(i, &out[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < count; ++i) check(gk_get_backend_info(i, &out[static_cast<std::size_t>(i)]));
   return out;
 }
 
@@ -177,7 +177,7 @@ class Device {
   gk_handle handle() const noexcept { return handle_; }
   DeviceInfo info() const {
     DeviceInfo i{};
-    check(gk_device_info(handle_, &i));
+    check(gk_get_device_info(handle_, &i));
     return i;
   }
   /// "cpu", "cuda" or "hip".
@@ -217,7 +217,7 @@ class Device {
     check(gk_variant_count(handle_, op, &count));
     std::vector<VariantInfo> out(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i)
-      check(gk_variant_info(handle_, op, i, &out[static_cast<std::size_t>(i)]));
+      check(gk_get_variant_info(handle_, op, i, &out[static_cast<std::size_t>(i)]));
     return out;
   }
   /// Rung that ran the last call of `op`.

@@ -1,0 +1,393 @@
+// The C API: every public function catches internal errors and turns them into a
+// status plus a per-thread message. Rung selection (forced or auto) and the
+// per-call log line live here, once, for every backend.
+#include <gpukern/gpukern.h>
+
+#include "core/backend.hpp"
+#include "core/config.hpp"
+#include "core/log.hpp"
+#include "core/registry.hpp"
+#include "core/validate.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <string>
+
+using gpukern::core::Error;
+using gpukern::core::Status;
+namespace core = gpukern::core;
+
+struct gk_handle_s {
+  core::OpenedBackend opened;
+  std::mutex mutex;  // guards the last-variant names
+  std::string last_gemm, last_softmax;
+};
+
+struct gk_timer_s {
+  std::unique_ptr<core::Timer> timer;
+};
+
+namespace {
+
+thread_local std::string t_last_error;
+
+template <class F>
+gk_status guarded(F&& f) noexcept {
+  try {
+    f();
+    return GK_SUCCESS;
+  } catch (const Error& e) {
+    t_last_error = e.what();
+    return static_cast<gk_status>(e.status());
+  } catch (const std::bad_alloc&) {
+    t_last_error = "out of host memory";
+    return GK_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    t_last_error = std::string("internal error: ") + e.what();
+    return GK_INTERNAL_ERROR;
+  } catch (...) {
+    t_last_error = "internal error: unknown exception";
+    return GK_INTERNAL_ERROR;
+  }
+}
+
+Error invalid(const std::string& m) { return Error(Status::InvalidArgument, m); }
+
+template <class T>
+T* need(T* p, const char* name) {
+  if (!p) throw invalid(std::string(name) + " is null");
+  return p;
+}
+
+void copy_text(char* dst, std::size_t cap, const std::string& src) {
+  if (cap == 0) return;
+  std::size_t n = std::min(cap - 1, src.size());
+  std::memcpy(dst, src.data(), n);
+  dst[n] = '\0';
+}
+template <std::size_t N>
+void copy_text(char (&dst)[N], const std::string& src) { copy_text(dst, N, src); }
+
+core::OpKind op_kind(gk_op op) {
+  if (op != GK_OP_GEMM && op != GK_OP_SOFTMAX)
+    throw invalid("op = " + std::to_string(static_cast<int>(op)) + " is not GK_OP_GEMM or GK_OP_SOFTMAX");
+  return static_cast<core::OpKind>(op);
+}
+
+const char* op_name(core::OpKind op) { return op == core::OpKind::Gemm ? "gemm" : "softmax"; }
+
+std::string shape_text(const core::GemmArgs& a) {
+  std::ostringstream s;
+  s << (a.trans_a ? 'T' : 'N') << (a.trans_b ? 'T' : 'N') << " m=" << a.m << " n=" << a.n
+    << " k=" << a.k << " " << core::gemm_type_name(a.type());
+  if (a.c_type != a.ab_type) s << "->" << core::dtype_name(a.c_type);
+  return s.str();
+}
+std::string shape_text(const core::SoftmaxArgs& a) {
+  std::ostringstream s;
+  s << "rows=" << a.rows << " cols=" << a.cols << " " << core::dtype_name(a.dtype)
+    << (a.log ? " log" : "");
+  return s.str();
+}
+
+/// The rung to run: the descriptor's name, else the GPUKERN_*_VARIANT override, else
+/// auto's first accepting rung (with GPUKERN_LOG=debug saying why earlier ones declined).
+template <class Args>
+std::string select_rung(gk_handle h, core::OpKind op, const Args& args, const char* requested,
+                        const std::string& env_choice) {
+  core::Backend& be = *h->opened.backend;
+  std::string name = (requested && *requested && std::strcmp(requested, "auto") != 0)
+                         ? std::string(requested)
+                         : env_choice;
+  const std::string where = h->opened.name + ":" + std::to_string(h->opened.index);
+  if (name != "auto") {
+    bool known = false;
+    std::string valid;
+    for (const auto& r : be.variants(op)) {
+      known = known || r.name == name;
+      valid += (valid.empty() ? "" : ", ") + r.name;
+    }
+    if (!known)
+      throw invalid(std::string("unknown ") + op_name(op) + " variant '" + name + "' on " +
+                    where + "; valid: auto, " + valid);
+    std::string why = be.supports(args, name);
+    if (!why.empty())
+      throw Error(Status::Unsupported, std::string(op_name(op)) + " variant '" + name +
+                                           "' declines " + shape_text(args) + ": " + why);
+    return name;
+  }
+  std::string declined;
+  for (const auto& candidate : be.auto_order(args)) {
+    std::string why = be.supports(args, candidate);
+    if (why.empty()) return candidate;
+    if (core::log_enabled(core::LogLevel::Debug))
+      core::log_line(core::LogLevel::Debug, std::string(op_name(op)) + " " + where + " auto: " +
+                                                candidate + " declines: " + why);
+    declined += (declined.empty() ? "" : "; ") + candidate + ": " + why;
+  }
+  throw Error(Status::Unsupported, std::string("no ") + op_name(op) + " rung on " + where +
+                                       " accepts " + shape_text(args) + " (" + declined + ")");
+}
+
+template <class Args, class Run>
+void run_logged(gk_handle h, core::OpKind op, const Args& args, const std::string& rung, Run run) {
+  const bool info = core::log_enabled(core::LogLevel::Info);
+  auto t0 = std::chrono::steady_clock::now();
+  run();
+  if (info) {
+    h->opened.backend->synchronize();  // so the time covers the work, not the launch
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.3f ms", ms);
+    core::log_line(core::LogLevel::Info, std::string(op_name(op)) + " " + h->opened.name + ":" +
+                                             std::to_string(h->opened.index) + " rung=" + rung +
+                                             " " + shape_text(args) + " " + buf);
+  }
+}
+
+void fill_device_info(const core::DeviceInfo& d, gk_device_info* out) {
+  *out = gk_device_info{};
+  copy_text(out->backend, d.backend);
+  out->index = d.index;
+  copy_text(out->name, d.name);
+  copy_text(out->arch, d.arch);
+  out->arch_number = d.arch_number;
+  out->compute_units = d.compute_units;
+  out->clock_mhz = d.clock_mhz;
+  out->memory_bytes = d.memory_bytes;
+  copy_text(out->driver_version, d.driver_version);
+  copy_text(out->runtime_version, d.runtime_version);
+  out->peak_f32_gflops = d.peak_f32_gflops;
+  out->peak_tensor_gflops = d.peak_tensor_gflops;
+  out->peak_bandwidth_gbps = d.peak_bandwidth_gbps;
+  std::string extra;
+  for (const auto& kv : d.extra) extra += kv.first + "=" + kv.second + ";";
+  copy_text(out->extra, extra);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* gk_status_name(gk_status s) {
+  switch (s) {
+    case GK_SUCCESS: return "Success";
+    case GK_INVALID_ARGUMENT: return "InvalidArgument";
+    case GK_UNSUPPORTED: return "Unsupported";
+    case GK_UNAVAILABLE: return "Unavailable";
+    case GK_OUT_OF_MEMORY: return "OutOfMemory";
+    case GK_DEVICE_ERROR: return "DeviceError";
+    case GK_INTERNAL_ERROR: return "InternalError";
+  }
+  return "UnknownStatus";
+}
+
+const char* gk_last_error(void) { return t_last_error.c_str(); }
+
+const char* gk_version(void) { return "0.1.0"; }
+
+gk_status gk_set_option(const char* name, const char* value) {
+  return guarded([&] { core::set_option(need(name, "name"), value ? value : ""); });
+}
+
+gk_status gk_backend_count(int* count) {
+  return guarded([&] { *need(count, "count") = static_cast<int>(core::backends().size()); });
+}
+
+gk_status gk_get_backend_info(int index, gk_backend_info* info) {
+  return guarded([&] {
+    need(info, "info");
+    const auto& all = core::backends();
+    if (index < 0 || index >= static_cast<int>(all.size()))
+      throw invalid("backend index " + std::to_string(index) + " out of range (0.." +
+                    std::to_string(all.size() - 1) + ")");
+    const auto& e = all[static_cast<std::size_t>(index)];
+    *info = gk_backend_info{};
+    copy_text(info->name, e.name);
+    info->available = e.available() ? 1 : 0;
+    info->device_count = e.device_count;
+    copy_text(info->reason, e.reason);
+    copy_text(info->note, e.note);
+  });
+}
+
+gk_status gk_open(const char* spec, gk_handle* handle) {
+  return guarded([&] {
+    need(handle, "handle");
+    *handle = nullptr;
+    std::string s = (spec && *spec) ? std::string(spec) : core::backend_spec();
+    auto h = std::make_unique<gk_handle_s>();
+    h->opened = core::open_backend(s);
+    if (core::log_enabled(core::LogLevel::Info))
+      core::log_line(core::LogLevel::Info, "opened " + h->opened.name + ":" +
+                                               std::to_string(h->opened.index) + " (" +
+                                               h->opened.backend->device_info().name + ")");
+    *handle = h.release();
+  });
+}
+
+gk_status gk_close(gk_handle handle) {
+  return guarded([&] { delete need(handle, "handle"); });
+}
+
+gk_status gk_get_device_info(gk_handle h, gk_device_info* info) {
+  return guarded([&] {
+    need(h, "handle");
+    fill_device_info(h->opened.backend->device_info(), need(info, "info"));
+  });
+}
+
+gk_status gk_malloc(gk_handle h, size_t bytes, void** ptr) {
+  return guarded([&] {
+    need(h, "handle");
+    need(ptr, "ptr");
+    *ptr = nullptr;
+    if (bytes == 0) return;
+    *ptr = h->opened.backend->alloc(bytes);
+  });
+}
+
+gk_status gk_free(gk_handle h, void* ptr) {
+  return guarded([&] {
+    need(h, "handle");
+    if (ptr) h->opened.backend->free(ptr);
+  });
+}
+
+gk_status gk_memcpy(gk_handle h, void* dst, const void* src, size_t bytes, gk_copy_kind kind) {
+  return guarded([&] {
+    need(h, "handle");
+    if (kind != GK_HOST_TO_DEVICE && kind != GK_DEVICE_TO_HOST && kind != GK_DEVICE_TO_DEVICE)
+      throw invalid("kind = " + std::to_string(static_cast<int>(kind)) + " is not a gk_copy_kind");
+    if (bytes == 0) return;
+    need(dst, "dst");
+    need(src, "src");
+    h->opened.backend->copy(dst, src, bytes, static_cast<core::CopyKind>(kind));
+  });
+}
+
+gk_status gk_memset(gk_handle h, void* dst, int value, size_t bytes) {
+  return guarded([&] {
+    need(h, "handle");
+    if (bytes == 0) return;
+    h->opened.backend->memset(need(dst, "dst"), value, bytes);
+  });
+}
+
+gk_status gk_synchronize(gk_handle h) {
+  return guarded([&] { need(h, "handle")->opened.backend->synchronize(); });
+}
+
+gk_status gk_set_stream(gk_handle h, void* stream) {
+  return guarded([&] { need(h, "handle")->opened.backend->set_stream(stream); });
+}
+
+gk_status gk_gemm(gk_handle h, const gk_gemm_desc* desc) {
+  return guarded([&] {
+    need(h, "handle");
+    core::GemmArgs args = core::validate_gemm(desc);
+    std::string rung = select_rung(h, core::OpKind::Gemm, args, desc->variant, core::gemm_variant());
+    {
+      std::lock_guard<std::mutex> lock(h->mutex);
+      h->last_gemm = rung;
+    }
+    if (args.m == 0 || args.n == 0) return;  // nothing to write
+    run_logged(h, core::OpKind::Gemm, args, rung, [&] { h->opened.backend->gemm(args, rung); });
+  });
+}
+
+gk_status gk_softmax(gk_handle h, const gk_softmax_desc* desc) {
+  return guarded([&] {
+    need(h, "handle");
+    core::SoftmaxArgs args = core::validate_softmax(desc);
+    std::string rung =
+        select_rung(h, core::OpKind::Softmax, args, desc->variant, core::softmax_variant());
+    {
+      std::lock_guard<std::mutex> lock(h->mutex);
+      h->last_softmax = rung;
+    }
+    if (args.rows == 0 || args.cols == 0) return;
+    run_logged(h, core::OpKind::Softmax, args, rung,
+               [&] { h->opened.backend->softmax(args, rung); });
+  });
+}
+
+gk_status gk_gemm_select(gk_handle h, const gk_gemm_desc* desc, char* name, size_t len) {
+  return guarded([&] {
+    need(h, "handle");
+    need(name, "name");
+    core::GemmArgs args = core::validate_gemm(desc);
+    copy_text(name, len, select_rung(h, core::OpKind::Gemm, args, desc->variant, core::gemm_variant()));
+  });
+}
+
+gk_status gk_softmax_select(gk_handle h, const gk_softmax_desc* desc, char* name, size_t len) {
+  return guarded([&] {
+    need(h, "handle");
+    need(name, "name");
+    core::SoftmaxArgs args = core::validate_softmax(desc);
+    copy_text(name, len,
+              select_rung(h, core::OpKind::Softmax, args, desc->variant, core::softmax_variant()));
+  });
+}
+
+gk_status gk_variant_count(gk_handle h, gk_op op, int* count) {
+  return guarded([&] {
+    need(h, "handle");
+    *need(count, "count") = static_cast<int>(h->opened.backend->variants(op_kind(op)).size());
+  });
+}
+
+gk_status gk_get_variant_info(gk_handle h, gk_op op, int index, gk_variant_info* info) {
+  return guarded([&] {
+    need(h, "handle");
+    need(info, "info");
+    auto all = h->opened.backend->variants(op_kind(op));
+    if (index < 0 || index >= static_cast<int>(all.size()))
+      throw invalid("variant index " + std::to_string(index) + " out of range (" +
+                    std::to_string(all.size()) + " variants)");
+    const auto& r = all[static_cast<std::size_t>(index)];
+    *info = gk_variant_info{};
+    copy_text(info->name, r.name);
+    copy_text(info->description, r.description);
+    copy_text(info->dtypes, core::mask_names(r.dtypes));
+    copy_text(info->min_arch, r.min_arch);
+    info->runs_here = r.unavailable.empty() ? 1 : 0;
+    copy_text(info->reason, r.unavailable);
+    info->is_reference = r.is_reference ? 1 : 0;
+  });
+}
+
+gk_status gk_last_variant(gk_handle h, gk_op op, char* name, size_t len) {
+  return guarded([&] {
+    need(h, "handle");
+    need(name, "name");
+    core::OpKind k = op_kind(op);
+    std::lock_guard<std::mutex> lock(h->mutex);
+    copy_text(name, len, k == core::OpKind::Gemm ? h->last_gemm : h->last_softmax);
+  });
+}
+
+gk_status gk_timer_create(gk_handle h, gk_timer* timer) {
+  return guarded([&] {
+    need(h, "handle");
+    need(timer, "timer");
+    auto t = std::make_unique<gk_timer_s>();
+    t->timer = h->opened.backend->create_timer();
+    *timer = t.release();
+  });
+}
+gk_status gk_timer_start(gk_timer t) { return guarded([&] { need(t, "timer")->timer->start(); }); }
+gk_status gk_timer_stop(gk_timer t) { return guarded([&] { need(t, "timer")->timer->stop(); }); }
+gk_status gk_timer_elapsed_ms(gk_timer t, double* ms) {
+  return guarded([&] { *need(ms, "ms") = need(t, "timer")->timer->elapsed_ms(); });
+}
+gk_status gk_timer_destroy(gk_timer t) {
+  return guarded([&] { delete t; });
+}
+
+}  // extern "C"
