@@ -1,0 +1,168 @@
+// The CPU backend: host memory, a steady_clock timer, and the GEMM and softmax ladders
+// (tables of the rungs in src/cpu/gemm and src/cpu/softmax), built into libgpukern.
+#include "cpu/cpu_backend.hpp"
+
+#include "cpu/cpu_context.hpp"
+#include "cpu/openblas.hpp"
+#include "cpu/rungs.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace gpukern::cpu {
+namespace {
+
+using core::kMaskBF16;
+using core::kMaskF16;
+using core::kMaskF32;
+using core::kMaskTF32;
+
+constexpr uint32_t kAllGemmTypes = kMaskF32 | kMaskTF32 | kMaskF16 | kMaskBF16;
+constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
+
+// Ladder order: naive first, reference last. tf32 calls run as exact f32 everywhere.
+const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
+  static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
+      {"naive", "i-j-k triple loop, one thread, f32 accumulation (the baseline)", kAllGemmTypes,
+       0, "", false, nullptr, gemm_naive},
+      {"openblas", "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
+       kAllGemmTypes, 0, "", true, gemm_openblas_supports, gemm_openblas},
+  };
+  return ladder;
+}
+
+const core::Ladder<core::SoftmaxArgs, CpuContext>& softmax_ladder() {
+  static const core::Ladder<core::SoftmaxArgs, CpuContext> ladder = {
+      {"naive", "three scalar passes per row (max, sum of exp, output), one thread",
+       kAllSoftmaxTypes, 0, "", false, nullptr, softmax_naive},
+  };
+  return ladder;
+}
+
+/// Steady-clock timer: CPU work is synchronous, so wall time between start and stop is it.
+class CpuTimer final : public core::Timer {
+ public:
+  void start() override { start_ = Clock::now(); }
+  void stop() override { stop_ = Clock::now(); }
+  double elapsed_ms() override {
+    return std::chrono::duration<double, std::milli>(stop_ - start_).count();
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point start_{}, stop_{};
+};
+
+template <class Args>
+std::string supports_in(const core::Ladder<Args, CpuContext>& ladder, const Args& args,
+                        std::string_view rung) {
+  const auto* r = core::find_rung(ladder, rung);
+  if (!r) return "no CPU rung named \"" + std::string(rung) + "\"";
+  return core::rung_supports(*r, args, current_context(), 0);
+}
+
+template <class Args>
+void run_in(const core::Ladder<Args, CpuContext>& ladder, const Args& args, std::string_view rung) {
+  const auto* r = core::find_rung(ladder, rung);
+  if (!r)
+    throw core::Error(core::Status::InternalError, "no CPU rung named \"" + std::string(rung) + "\"");
+  r->run(args, current_context());
+}
+
+/// FP32 lanes per FMA instruction of a path. The scalar path's baseline x86-64 code
+/// still has 4-lane SSE2 (with separate multiply and add units).
+int simd_lanes(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 : 4; }
+
+class CpuBackend final : public core::Backend {
+ public:
+  core::DeviceInfo device_info() const override {
+    const CpuFeatures& cpu = cpu_features();
+    const CpuContext ctx = current_context();
+    core::DeviceInfo info;
+    info.backend = "cpu";
+    info.index = 0;
+    info.name = cpu.name;
+    info.arch = std::string("x86_64-") + isa_name(ctx.isa);
+    info.arch_number = 0;
+    info.compute_units = ctx.threads;
+    info.clock_mhz = measured_clock_mhz();
+    info.memory_bytes = cpu.memory_bytes;
+#ifdef _OPENMP
+    info.runtime_version = "OpenMP " + std::to_string(_OPENMP);
+#endif
+    // Peak = cores x lanes x FMA units x 2 flops x clock, with the CPU's widest vectors
+    // (the hardware's peak, whatever GPUKERN_CPU_ISA caps) and an assumed 2 FMA units per
+    // core: true of Skylake-SP and later Xeons with 2 AVX-512 ports, Zen 2-5 and Haswell+;
+    // Xeons with one 512-bit FMA port and Zen 4 (256-bit units) reach half of it.
+    constexpr int kFmaUnitsPerCore = 2;
+    const int cores = std::min(ctx.threads, cpu.physical_cores);
+    info.peak_f32_gflops =
+        static_cast<double>(cores) * simd_lanes(cpu.best) * kFmaUnitsPerCore * 2 * info.clock_mhz / 1e3;
+    info.peak_tensor_gflops = 0;  // no AMX rung
+    info.peak_bandwidth_gbps = 0;  // not knowable from the CPU alone
+
+    const OpenBlas& ob = openblas();
+    info.extra = {
+        {"cpu_isa", isa_name(ctx.isa)},
+        {"cpu_isa_supported", supported_isa_list(cpu.best)},
+        {"threads", std::to_string(ctx.threads)},
+        {"caches", std::to_string(cpu.caches.l1d / 1024) + "K/" + std::to_string(cpu.caches.l2 / 1024) +
+                       "K/" + std::to_string(cpu.caches.l3 / 1024) + "K"},
+        {"openblas_core", ob.loaded ? ob.core : "not loaded: " + ob.unavailable},
+        {"openblas_config", ob.loaded ? ob.config : ""},
+    };
+    if (!ob.warning.empty()) info.extra.emplace_back("openblas_warning", "core older than the CPU");
+    return info;
+  }
+
+  void* alloc(std::size_t bytes) override {
+    // 64-byte aligned (a cache line, an AVX-512 vector); aligned_alloc needs a multiple.
+    constexpr std::size_t kAlign = 64;
+    const std::size_t rounded = core::ceil_div<std::size_t>(bytes == 0 ? 1 : bytes, kAlign) * kAlign;
+    void* p = std::aligned_alloc(kAlign, rounded);
+    if (!p)
+      throw core::Error(core::Status::OutOfMemory,
+                        "cpu: cannot allocate " + std::to_string(bytes) + " bytes of host memory");
+    return p;
+  }
+  void free(void* ptr) noexcept override { std::free(ptr); }
+  void copy(void* dst, const void* src, std::size_t bytes, core::CopyKind) override {
+    std::memmove(dst, src, bytes);  // memcpy speed, and overlapping ranges stay defined
+  }
+  void memset(void* dst, int value, std::size_t bytes) override { std::memset(dst, value, bytes); }
+  void synchronize() override {}          // every CPU call has finished when it returns
+  void set_stream(void*) override {}      // no streams on the CPU
+  std::unique_ptr<core::Timer> create_timer() override { return std::make_unique<CpuTimer>(); }
+
+  std::vector<core::RungInfo> variants(core::OpKind op) const override {
+    if (op == core::OpKind::Softmax) return core::rung_infos(softmax_ladder(), 0);
+    auto infos = core::rung_infos(gemm_ladder(), 0);
+    for (auto& info : infos)
+      if (info.name == "openblas" && !openblas().loaded) info.unavailable = openblas().unavailable;
+    return infos;
+  }
+
+  std::vector<std::string> auto_order(const core::GemmArgs&) const override { return {"naive"}; }
+  std::vector<std::string> auto_order(const core::SoftmaxArgs&) const override { return {"naive"}; }
+
+  std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
+    return supports_in(gemm_ladder(), args, rung);
+  }
+  std::string supports(const core::SoftmaxArgs& args, std::string_view rung) const override {
+    return supports_in(softmax_ladder(), args, rung);
+  }
+  void gemm(const core::GemmArgs& args, std::string_view rung) override {
+    run_in(gemm_ladder(), args, rung);
+  }
+  void softmax(const core::SoftmaxArgs& args, std::string_view rung) override {
+    run_in(softmax_ladder(), args, rung);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<core::Backend> create_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace gpukern::cpu

@@ -1,0 +1,52 @@
+// CPU GEMM rung 1, `naive`: the textbook i-j-k loop of the seeds, one thread, one f32
+// accumulator per output. The baseline every other rung is measured against; it reads
+// B down a column (stride ldb) for every output, so it runs at memory latency, not at
+// arithmetic speed. Accepts every valid call (the last rung of auto_order).
+#include "cpu/element.hpp"
+#include "cpu/rungs.hpp"
+
+namespace gpukern::cpu {
+namespace {
+
+template <class AB, class C>
+void naive(const core::GemmArgs& g) {
+  const AB* a = static_cast<const AB*>(g.a);
+  const AB* b = static_cast<const AB*>(g.b);
+  C* c = static_cast<C*>(g.c);
+  // op(A)(i, p) and op(B)(p, j) in row-major storage.
+  const int64_t a_row = g.trans_a ? 1 : g.lda, a_col = g.trans_a ? g.lda : 1;
+  const int64_t b_row = g.trans_b ? 1 : g.ldb, b_col = g.trans_b ? g.ldb : 1;
+  for (int64_t i = 0; i < g.m; ++i) {
+    for (int64_t j = 0; j < g.n; ++j) {
+      float acc = 0.0f;
+      for (int64_t p = 0; p < g.k; ++p)
+        acc += to_float(a[i * a_row + p * a_col]) * to_float(b[p * b_row + j * b_col]);
+      C& out = c[i * g.ldc + j];
+      // beta == 0 must not read C: it may hold NaN.
+      const float prior = g.beta == 0.0f ? 0.0f : g.beta * to_float(out);
+      out = from_float<C>(g.alpha * acc + prior);
+    }
+  }
+}
+
+}  // namespace
+
+void scale_c(const core::GemmArgs& g) {
+  with_element_type(g.c_type, [&](auto tag) {
+    using C = decltype(tag);
+    C* c = static_cast<C*>(g.c);
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        C& out = c[i * g.ldc + j];
+        out = from_float<C>(g.beta == 0.0f ? 0.0f : g.beta * to_float(out));
+      }
+  });
+}
+
+void gemm_naive(const core::GemmArgs& args, const CpuContext&) {
+  if (args.m == 0 || args.n == 0) return;
+  if (args.k == 0) return scale_c(args);  // alpha * (empty sum) is not computed: C = beta * C
+  with_gemm_types(args, [&](auto ab, auto c) { naive<decltype(ab), decltype(c)>(args); });
+}
+
+}  // namespace gpukern::cpu

@@ -1,0 +1,117 @@
+// CPU GEMM reference rung, `openblas`: cblas_sgemm of OpenBLAS (loaded at run time, see
+// cpu/openblas.hpp), with the core chosen from our cpuid so the reference is not crippled.
+// f32 runs directly (row-major CBLAS; transposes passed through). f16 and bf16 have no
+// OpenBLAS routine in common builds (cblas_sbgemm exists only in BUILD_BFLOAT16 builds,
+// and is used for bf16 when present and it passed the load-time check), so they are
+// converted to f32 copies first, in parallel, and the conversion time is part of the
+// measured time: that is what an application without a 16-bit BLAS would pay.
+#include "cpu/element.hpp"
+#include "cpu/openblas.hpp"
+#include "cpu/rungs.hpp"
+
+#include <climits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+namespace gpukern::cpu {
+namespace {
+
+bool fits_int(int64_t v) { return v <= INT_MAX; }
+
+/// A stored rows x cols matrix of T (leading dimension ld) as a dense f32 copy.
+template <class T>
+std::vector<float> to_f32(const void* src, int64_t rows, int64_t cols, int64_t ld, int threads) {
+  std::vector<float> out(static_cast<std::size_t>(rows * cols));
+  const T* s = static_cast<const T*>(src);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) out[i * cols + j] = to_float(s[i * ld + j]);
+  return out;
+}
+
+template <class T>
+void from_f32(const std::vector<float>& src, void* dst, int64_t rows, int64_t cols, int64_t ld,
+              int threads) {
+  T* d = static_cast<T*>(dst);
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) d[i * ld + j] = from_float<T>(src[i * cols + j]);
+}
+
+void set_threads(const OpenBlas& ob, int threads) {
+  if (ob.set_num_threads && ob.threads_set != threads) {
+    ob.set_num_threads(threads);
+    ob.threads_set = threads;
+  }
+}
+
+template <class AB, class C>
+void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBlas& ob) {
+  const int ta = g.trans_a ? kCblasTrans : kCblasNoTrans, tb = g.trans_b ? kCblasTrans : kCblasNoTrans;
+  const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
+  const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
+  const int m = static_cast<int>(g.m), n = static_cast<int>(g.n), k = static_cast<int>(g.k);
+
+  if constexpr (std::is_same_v<AB, BFloat16> && std::is_same_v<C, float>) {
+    if (ob.sbgemm) {
+      std::lock_guard<std::mutex> lock(ob.mutex);
+      set_threads(ob, ctx.threads);
+      ob.sbgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, static_cast<const std::uint16_t*>(g.a),
+                static_cast<int>(g.lda), static_cast<const std::uint16_t*>(g.b),
+                static_cast<int>(g.ldb), g.beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
+      return;
+    }
+  }
+  const std::vector<float> a = to_f32<AB>(g.a, a_rows, a_cols, g.lda, ctx.threads);
+  const std::vector<float> b = to_f32<AB>(g.b, b_rows, b_cols, g.ldb, ctx.threads);
+  if constexpr (std::is_same_v<C, float>) {
+    std::lock_guard<std::mutex> lock(ob.mutex);
+    set_threads(ob, ctx.threads);
+    ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols), b.data(),
+             static_cast<int>(b_cols), g.beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
+  } else {
+    // beta == 0 must not read C, so the f32 copy of C is only made when beta != 0.
+    std::vector<float> c = g.beta != 0.0f ? to_f32<C>(g.c, g.m, g.n, g.ldc, ctx.threads)
+                                          : std::vector<float>(static_cast<std::size_t>(g.m * g.n));
+    {
+      std::lock_guard<std::mutex> lock(ob.mutex);
+      set_threads(ob, ctx.threads);
+      ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols),
+               b.data(), static_cast<int>(b_cols), g.beta, c.data(), n);
+    }
+    from_f32<C>(c, g.c, g.m, g.n, g.ldc, ctx.threads);
+  }
+}
+
+}  // namespace
+
+std::string gemm_openblas_supports(const core::GemmArgs& g, const CpuContext&) {
+  const OpenBlas& ob = openblas();
+  if (!ob.loaded) return ob.unavailable;
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) ||
+      !fits_int(g.ldb) || !fits_int(g.ldc))
+    return "a size or leading dimension exceeds INT_MAX (CBLAS takes int)";
+  return {};
+}
+
+void gemm_openblas(const core::GemmArgs& g, const CpuContext& ctx) {
+  if (g.m == 0 || g.n == 0) return;
+  // OpenBLAS itself handles k == 0, but do it here so every rung agrees bit for bit.
+  if (g.k == 0) return scale_c(g);
+  const OpenBlas& ob = openblas();
+  if (g.ab_type == core::DType::F32 && g.c_type == core::DType::F32) {
+    // allow_tf32 is a permission, not a request: f32 runs as exact f32.
+    std::lock_guard<std::mutex> lock(ob.mutex);
+    set_threads(ob, ctx.threads);
+    ob.sgemm(kCblasRowMajor, g.trans_a ? kCblasTrans : kCblasNoTrans,
+             g.trans_b ? kCblasTrans : kCblasNoTrans, static_cast<int>(g.m), static_cast<int>(g.n),
+             static_cast<int>(g.k), g.alpha, static_cast<const float*>(g.a), static_cast<int>(g.lda),
+             static_cast<const float*>(g.b), static_cast<int>(g.ldb), g.beta,
+             static_cast<float*>(g.c), static_cast<int>(g.ldc));
+    return;
+  }
+  with_gemm_types(g, [&](auto ab, auto c) { run_converted<decltype(ab), decltype(c)>(g, ctx, ob); });
+}
+
+}  // namespace gpukern::cpu
