@@ -117,12 +117,7 @@ class Buffer {
   std::size_t size() const noexcept { return bytes_; }
 
  private:
-  friend /// Overrides a GPUKERN_* option for this process (see gk_set_option).
-inline void set_option(const std::string& name, const std::string& value) {
-  check(gk_set_option(name.c_str(), value.c_str()));
-}
-
-class Device;
+  friend class Device;
   Buffer(gk_handle h, void* p, std::size_t n) : handle_(h), ptr_(p), bytes_(n) {}
   void swap(Buffer& o) noexcept {
     std::swap(handle_, o.handle_);
@@ -150,12 +145,7 @@ class Timer {
   }
 
  private:
-  friend /// Overrides a GPUKERN_* option for this process (see gk_set_option).
-inline void set_option(const std::string& name, const std::string& value) {
-  check(gk_set_option(name.c_str(), value.c_str()));
-}
-
-class Device;
+  friend class Device;
   explicit Timer(gk_timer t) : timer_(t) {}
   gk_timer timer_;
 };
