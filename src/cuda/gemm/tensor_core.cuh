@@ -1,0 +1,30 @@
+// Entry points of the tensor-core GEMM rungs (10_wmma.cu, 11_mma_multistage.cu,
+// 12_wgmma_tma.cu). Every launcher takes a call the core has already validated;
+// `*_supports` returns "" or the reason the rung declines it (architecture, operand
+// alignment, a layout it does not implement), never a reason the core already checks.
+#pragma once
+
+#include "cuda/context.cuh"
+
+#include <string>
+
+namespace gpukern::cuda::gemm {
+
+/// `wmma`: f16/bf16 inputs, f32 accumulation through the portable WMMA API (sm_80+).
+/// Takes every valid f16/bf16 call: any shape, either transpose, any alignment.
+std::string gemm_wmma_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void gemm_wmma(const core::GemmArgs& args, const CudaContext& ctx);
+
+/// `mma_multistage`: mma.sync fed by ldmatrix from swizzled shared memory, filled by
+/// a multi-stage cp.async pipeline (sm_80+); tf32, f16, bf16. Declines operands
+/// whose rows are not 16-byte aligned (cp.async moves 16-byte chunks).
+std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx);
+
+/// `wgmma_tma`: Hopper (sm_90a) warp-specialized persistent kernel, TMA loads and
+/// wgmma. f16/bf16 in every transpose; tf32 only for K-major A and B (trans_a = N,
+/// trans_b = T), the one layout wgmma reads 32-bit operands in.
+std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx);
+
+}  // namespace gpukern::cuda::gemm

@@ -1,0 +1,209 @@
+// Pieces shared by the tensor-core rungs: the call as the kernels see it, operand
+// majorness, the C epilogue (alpha/beta, C in f32 or the input type), the L2-friendly
+// tile raster, and the host-side checks every launcher repeats.
+//
+// Layout vocabulary (the same as the SIMT rungs'). Row-major C = alpha*op(A)*op(B) +
+// beta*C. An operand is "K-major" when consecutive K indices are adjacent in memory
+// (A not transposed, B transposed) and "MN-major" otherwise (A transposed: M adjacent;
+// B not transposed: N adjacent). Tensor-core instructions name their operands this way.
+#pragma once
+
+#include "cuda/context.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace gpukern::cuda::gemm {
+
+using core::ceil_div;
+
+/// __CUDA_ARCH__ of the device pass (e.g. 900), 0 in the host pass. Kernels tuned for
+/// one architecture compile their body only there (`if constexpr`), which keeps the
+/// fat binary and its build time small.
+#if defined(__CUDA_ARCH__)
+constexpr int kTcDeviceArch = __CUDA_ARCH__;
+#else
+constexpr int kTcDeviceArch = 0;
+#endif
+
+/// A validated call in kernel index types: dimensions fit in int (checked by
+/// tc_shape_reason), offsets are computed in 64 bits.
+struct TcProblem {
+  int m = 0, n = 0, k = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  const void* a = nullptr;
+  int64_t lda = 0;
+  const void* b = nullptr;
+  int64_t ldb = 0;
+  void* c = nullptr;
+  int64_t ldc = 0;
+  bool c_f32 = false;    // C stored as f32 (else in the input type)
+  bool c_pairs = false;  // two adjacent C elements may be moved as one aligned access
+  int tiles_m = 0, tiles_n = 0;  // block tiles over C, set by the launcher
+};
+
+inline TcProblem make_tc_problem(const core::GemmArgs& args) {
+  TcProblem p;
+  p.m = static_cast<int>(args.m);
+  p.n = static_cast<int>(args.n);
+  p.k = static_cast<int>(args.k);
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  p.a = args.a;
+  p.lda = args.lda;
+  p.b = args.b;
+  p.ldb = args.ldb;
+  p.c = args.c;
+  p.ldc = args.ldc;
+  p.c_f32 = args.c_type == core::DType::F32;
+  const std::size_t pair_bytes = 2 * core::dtype_size(args.c_type);
+  p.c_pairs = reinterpret_cast<uintptr_t>(args.c) % pair_bytes == 0 && args.ldc % 2 == 0;
+  return p;
+}
+
+inline bool a_is_k_major(const core::GemmArgs& args) { return !args.trans_a; }
+inline bool b_is_k_major(const core::GemmArgs& args) { return args.trans_b; }
+
+/// "" when every dimension and leading dimension fits the kernels' int indices.
+inline std::string tc_shape_reason(const core::GemmArgs& args) {
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (args.m > kMax || args.n > kMax || args.k > kMax)
+    return "a dimension exceeds 2^31 - 1";
+  return {};
+}
+
+/// "" when `ptr` and every row start (`ld` elements apart) are `bytes`-aligned.
+inline std::string row_alignment_reason(const char* operand, const void* ptr, int64_t ld,
+                                        std::size_t elem_bytes, std::size_t bytes) {
+  if (reinterpret_cast<uintptr_t>(ptr) % bytes != 0)
+    return std::string(operand) + " not " + std::to_string(bytes) + "-byte aligned";
+  if ((ld * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
+    return std::string("ld") + operand + " * element size not a multiple of " +
+           std::to_string(bytes) + " bytes";
+  return {};
+}
+
+/// Tile (tile_m, tile_n) of linear index `tile`: tiles are visited in groups of
+/// `group_m` tile rows, column by column inside a group, so the tiles running at one
+/// time share A rows and B columns in L2 instead of sweeping all of B per tile row.
+struct TileCoord {
+  int m, n;
+};
+__host__ __device__ __forceinline__ TileCoord tile_coords(int tile, int tiles_m, int tiles_n,
+                                                          int group_m) {
+  const int per_group = group_m * tiles_n;
+  const int group = tile / per_group;
+  const int first_m = group * group_m;
+  const int rows_in_group = min(group_m, tiles_m - first_m);
+  const int in_group = tile - group * per_group;
+  return {first_m + in_group % rows_in_group, in_group / rows_in_group};
+}
+
+/// Two adjacent values of the input type packed as one 32-bit word, and back.
+template <class T>
+__device__ __forceinline__ uint32_t pack_pair(float v0, float v1) {
+  static_assert(sizeof(T) == 2, "pack_pair packs 16-bit types");
+  T lo = gpu::from_float<T>(v0), hi = gpu::from_float<T>(v1);
+  uint16_t l, h;
+  memcpy(&l, &lo, 2);
+  memcpy(&h, &hi, 2);
+  return static_cast<uint32_t>(l) | (static_cast<uint32_t>(h) << 16);
+}
+template <class T>
+__device__ __forceinline__ float2 unpack_pair(uint32_t w) {
+  static_assert(sizeof(T) == 2, "unpack_pair unpacks 16-bit types");
+  uint16_t l = static_cast<uint16_t>(w), h = static_cast<uint16_t>(w >> 16);
+  T lo, hi;
+  memcpy(&lo, &l, 2);
+  memcpy(&hi, &h, 2);
+  return make_float2(gpu::to_float(lo), gpu::to_float(hi));
+}
+
+/// Epilogue of one element: C = alpha*acc + beta*C. beta == 0 never reads C, which may
+/// hold NaN or be uninitialized (BLAS semantics).
+template <class OutT>
+__device__ __forceinline__ void store_one(OutT* dst, float acc, float alpha, float beta) {
+  float v = alpha * acc;
+  if (beta != 0.0f) v += beta * gpu::to_float(*dst);
+  *dst = gpu::from_float<OutT>(v);
+}
+
+/// Epilogue of the pair C(row, col), C(row, col + 1), the unit every mma fragment
+/// holds. Out-of-range elements are skipped; an aligned in-range pair is moved as one
+/// 8-byte (f32) or 4-byte (16-bit) access.
+template <class InT>
+__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0,
+                                             float v1) {
+  if (row >= p.m || col >= p.n) return;
+  const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
+  const bool both = col + 1 < p.n;
+  if (p.c_f32 || sizeof(InT) == 4) {
+    float* dst = static_cast<float*>(p.c) + offset;
+    if (both && p.c_pairs) {
+      float2 out = make_float2(p.alpha * v0, p.alpha * v1);
+      if (p.beta != 0.0f) {
+        const float2 old = *reinterpret_cast<const float2*>(dst);
+        out.x += p.beta * old.x;
+        out.y += p.beta * old.y;
+      }
+      *reinterpret_cast<float2*>(dst) = out;
+    } else {
+      store_one(dst, v0, p.alpha, p.beta);
+      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
+    }
+  } else {
+    using Out16 = std::conditional_t<sizeof(InT) == 2, InT, gpu::half_t>;
+    Out16* dst = static_cast<Out16*>(p.c) + offset;
+    if (both && p.c_pairs) {
+      float o0 = p.alpha * v0, o1 = p.alpha * v1;
+      if (p.beta != 0.0f) {
+        const float2 old = unpack_pair<Out16>(*reinterpret_cast<const uint32_t*>(dst));
+        o0 += p.beta * old.x;
+        o1 += p.beta * old.y;
+      }
+      *reinterpret_cast<uint32_t*>(dst) = pack_pair<Out16>(o0, o1);
+    } else {
+      store_one(dst, v0, p.alpha, p.beta);
+      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
+    }
+  }
+}
+
+/// K == 0: C = beta * C (zeros when beta == 0, without reading C).
+template <class OutT>
+__global__ void scale_c_kernel(OutT* c, int64_t ldc, int m, int n, float beta) {
+  const int64_t total = static_cast<int64_t>(m) * n;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    OutT* dst = c + (i / n) * ldc + i % n;
+    *dst = gpu::from_float<OutT>(beta == 0.0f ? 0.0f : beta * gpu::to_float(*dst));
+  }
+}
+
+/// Handles the degenerate calls every launcher shares; returns true when nothing is
+/// left to do (M or N is 0, or K is 0 and C has been scaled).
+inline bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (args.m == 0 || args.n == 0) return true;
+  if (args.k != 0) return false;
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
+  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(args.m * args.n, 256), 4096));
+  switch (args.c_type) {
+    case core::DType::F32:
+      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<float*>(args.c), args.ldc, m, n, args.beta);
+      break;
+    case core::DType::F16:
+      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<gpu::half_t*>(args.c), args.ldc, m, n, args.beta);
+      break;
+    case core::DType::BF16:
+      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<gpu::bf16_t*>(args.c), args.ldc, m, n, args.beta);
+      break;
+  }
+  GK_LAUNCH_CHECK();
+  return true;
+}
+
+}  // namespace gpukern::cuda::gemm
