@@ -1,0 +1,135 @@
+// gpukern-info and gpukern-bench run as subprocesses with GPUKERN_* set (docs/design.md,
+// "Command line"): the exit status and what they print.
+#include "support/backends.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace gpukern::test {
+namespace {
+
+struct ProcessResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+/// Runs `command` through the shell with a clean GPUKERN_* environment plus `env`.
+ProcessResult run_tool(const std::string& env, const std::string& command) {
+  const std::string line = "env -u GPUKERN_BACKEND -u GPUKERN_GEMM_VARIANT -u GPUKERN_SOFTMAX_VARIANT "
+                           "-u GPUKERN_LOG -u GPUKERN_CPU_ISA " + env + " " + command + " 2>&1";
+  ProcessResult result;
+  std::FILE* pipe = popen(line.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) result.output.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+std::string quoted(const char* path) { return std::string("'") + path + "'"; }
+
+const BackendState* find_backend(const std::vector<BackendState>& all, const std::string& name) {
+  for (const auto& b : all)
+    if (b.name == name) return &b;
+  return nullptr;
+}
+
+TEST(GpukernInfo, CpuBackendListsItsRungs) {
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=cpu", quoted(GPUKERN_INFO_PATH));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains_word(r.output, "cpu")) << r.output;
+  Device& cpu = shared_device("cpu");
+  for (gk_op op : {GK_OP_GEMM, GK_OP_SOFTMAX})
+    for (const auto& rung : cpu.variants(op))
+      EXPECT_TRUE(contains_word(r.output, rung.name)) << "rung " << rung.name << " not printed";
+  const auto extra = parse_extra(cpu.info().extra);
+  if (extra.count("cpu_isa")) {
+    EXPECT_TRUE(contains_text(r.output, extra.at("cpu_isa"))) << "the CPU ISA in use is not printed";
+  }
+  EXPECT_TRUE(contains_text(r.output, "openblas")) << "which core OpenBLAS uses is not printed";
+}
+
+TEST(GpukernInfo, ListsEveryBackendWithItsState) {
+  const ProcessResult r = run_tool("", quoted(GPUKERN_INFO_PATH));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const auto& b : known_backends()) {
+    EXPECT_TRUE(contains_word(r.output, b.name)) << b.name << " not printed";
+    if (!b.available) {
+      EXPECT_TRUE(contains_text(r.output, b.reason)) << "reason for " << b.name << " not printed";
+    }
+  }
+}
+
+class GpuBackendChoice : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuBackendChoice, UnavailableGpuIsAnErrorWithTheReason) {
+  const auto all = known_backends();
+  const BackendState* b = find_backend(all, GetParam());
+  ASSERT_NE(b, nullptr);
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=" + GetParam(), quoted(GPUKERN_INFO_PATH));
+  if (b->available) {
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    GTEST_SKIP() << b->name << " is available here (gpukern-info exit " << r.exit_code
+                 << "); the unavailable path is not testable";
+  }
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains_text(r.output, b->reason)) << "the reason is not printed:\n" << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, GpuBackendChoice, ::testing::Values("cuda", "hip"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+TEST(GpukernInfo, UnknownBackendListsTheValidOnes) {
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=bogus", quoted(GPUKERN_INFO_PATH));
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains_text(r.output, "bogus")) << r.output;
+  // The valid names must appear in the error itself, not only in the listing above it.
+  const std::size_t at = r.output.find("bogus");
+  const std::string error = at == std::string::npos ? r.output : r.output.substr(at);
+  for (const char* name : {"cpu", "cuda", "hip"})
+    EXPECT_TRUE(contains_word(error, name)) << name << " not listed after the error:\n" << r.output;
+}
+
+// A malformed option is never silently ignored: the output names the variable.
+TEST(GpukernInfo, BadOptionValueIsReported) {
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=cpu GPUKERN_CPU_ISA=sse9", quoted(GPUKERN_INFO_PATH));
+  EXPECT_TRUE(contains_text(r.output, "GPUKERN_CPU_ISA")) << r.output;
+}
+
+#ifdef GPUKERN_BENCH_PATH
+TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
+  const ProcessResult r = run_tool("GPUKERN_LOG=info",
+                    quoted(GPUKERN_BENCH_PATH) +
+                        " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int call_lines = 0;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "gemm")) continue;
+    if (contains_text(line, "opened")) continue;
+    ++call_lines;
+    EXPECT_TRUE(contains_text(line, "naive")) << line;
+    EXPECT_TRUE(contains_text(line, "48")) << line;
+    EXPECT_TRUE(contains_text(line, "ms")) << line;
+  }
+  EXPECT_GE(call_lines, 1) << "no per-call log line:\n" << r.output;
+}
+
+TEST(GpukernBench, WithoutLogPrintsNoCallLines) {
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) +
+                            " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(contains_text(r.output, "[gpukern info]")) << r.output;
+}
+#endif
+
+}  // namespace
+}  // namespace gpukern::test

@@ -1,0 +1,160 @@
+// GEMM conformance: every (backend, rung, dtype) over the same cases against the double
+// reference (docs/design.md, "Numerics and tests"). Shapes are odd on purpose (not
+// multiples of any tile) and small enough for the naive rungs on two CPU cores; GPU
+// backends add larger shapes.
+#include "conformance/gemm_runner.hpp"
+#include "conformance/params.hpp"
+
+#include <gtest/gtest.h>
+
+namespace gpukern::test {
+namespace {
+
+class GemmConformance : public ::testing::TestWithParam<RungParam> {
+ protected:
+  void SetUp() override {
+    bool fail = false;
+    const std::string why = skip_reason(GetParam(), &fail);
+    if (fail) FAIL() << why;
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  bool on_gpu() const { return GetParam().backend != "cpu"; }
+};
+
+GemmCase shape(int64_t m, int64_t n, int64_t k) {
+  GemmCase c;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  return c;
+}
+
+GemmCase transposed(GemmCase c, bool trans_a, bool trans_b) {
+  c.trans_a = trans_a;
+  c.trans_b = trans_b;
+  return c;
+}
+
+const bool kTransposes[4][2] = {{false, false}, {false, true}, {true, false}, {true, true}};
+
+TEST_P(GemmConformance, SquareAndOddShapes) {
+  std::vector<GemmCase> cases = {
+      shape(1, 1, 1),     shape(7, 7, 7),      shape(33, 33, 33),  shape(127, 127, 127),
+      shape(1, 33, 7),    shape(33, 1, 127),   shape(7, 33, 1),    shape(1000, 7, 33),
+      shape(33, 1000, 7), shape(7, 33, 1000),  shape(2049, 33, 65), shape(33, 65, 2049),
+      shape(64, 64, 64),  shape(128, 256, 32),
+  };
+  if (on_gpu()) {  // the GPU rungs' tiles and pipelines need room to show their edges
+    for (auto c : {shape(1000, 1000, 1000), shape(4097, 129, 257), shape(256, 384, 4097),
+                   shape(1024, 1024, 512), shape(513, 1025, 777)})
+      cases.push_back(c);
+  }
+  run_gemm_cases(GetParam(), cases);
+}
+
+TEST_P(GemmConformance, Transposes) {
+  std::vector<GemmCase> cases;
+  for (const auto& t : kTransposes)
+    for (auto c : {shape(33, 7, 127), shape(127, 33, 65), shape(128, 64, 96), shape(1, 1000, 7)})
+      cases.push_back(transposed(c, t[0], t[1]));
+  if (on_gpu())
+    for (const auto& t : kTransposes) cases.push_back(transposed(shape(1000, 513, 1031), t[0], t[1]));
+  run_gemm_cases(GetParam(), cases);
+}
+
+TEST_P(GemmConformance, AlphaBeta) {
+  struct Scale {
+    float alpha, beta;
+  };
+  const Scale scales[] = {{-1.5f, 0.5f}, {2.0f, -1.0f}, {0.75f, 1.0f}, {1.0f, 1.0f}, {0.0f, 0.5f}};
+  std::vector<GemmCase> cases;
+  for (const auto& t : kTransposes)
+    for (const auto& s : scales) {
+      GemmCase c = transposed(shape(33, 65, 127), t[0], t[1]);
+      c.alpha = s.alpha;
+      c.beta = s.beta;
+      cases.push_back(c);
+    }
+  GemmCase small = shape(7, 1, 33);
+  small.alpha = -1.5f;
+  small.beta = 0.5f;
+  cases.push_back(small);
+  run_gemm_cases(GetParam(), cases);
+}
+
+// beta = 0 must not read C: every case here starts with C full of NaN (the poison),
+// which must neither survive nor propagate.
+TEST_P(GemmConformance, BetaZeroIgnoresNanInC) {
+  std::vector<GemmCase> cases;
+  for (const auto& t : kTransposes)
+    for (float alpha : {1.0f, -1.5f}) {
+      GemmCase c = transposed(shape(127, 33, 7), t[0], t[1]);
+      c.alpha = alpha;
+      c.beta = 0.0f;
+      cases.push_back(c);
+    }
+  run_gemm_cases(GetParam(), cases);
+}
+
+// K = 0: C = beta * C (beta = 0 gives zeros without reading C).
+TEST_P(GemmConformance, KZeroScalesC) {
+  std::vector<GemmCase> cases;
+  for (float beta : {0.5f, 0.0f, 1.0f, -2.0f})
+    for (const auto& t : kTransposes) {
+      GemmCase c = transposed(shape(33, 7, 0), t[0], t[1]);
+      c.alpha = 1.5f;
+      c.beta = beta;
+      cases.push_back(c);
+    }
+  run_gemm_cases(GetParam(), cases);
+}
+
+// M = 0 or N = 0: nothing to write; the guard check sees any stray write.
+TEST_P(GemmConformance, EmptyOutputTouchesNothing) {
+  std::vector<GemmCase> cases;
+  for (auto c : {shape(0, 7, 5), shape(7, 0, 5), shape(0, 0, 5), shape(0, 0, 0)})
+    for (float beta : {0.0f, 0.5f}) {
+      c.beta = beta;
+      cases.push_back(c);
+    }
+  run_gemm_cases(GetParam(), cases);
+}
+
+// Leading dimensions larger than the row: odd padding (misaligned rows) and padding
+// that keeps rows 16/32-byte aligned (so vectorized rungs are exercised, not declined).
+TEST_P(GemmConformance, LeadingDimensions) {
+  struct Pads {
+    int64_t a, b, c;
+  };
+  const Pads pads[] = {{3, 5, 7}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {8, 16, 8}, {64, 32, 16}};
+  std::vector<GemmCase> cases;
+  for (const auto& t : kTransposes)
+    for (const auto& p : pads)
+      for (auto c : {shape(33, 65, 17), shape(128, 64, 32)}) {
+        c = transposed(c, t[0], t[1]);
+        c.pad_a = p.a;
+        c.pad_b = p.b;
+        c.pad_c = p.c;
+        c.alpha = -1.5f;
+        c.beta = 0.5f;
+        cases.push_back(c);
+      }
+  run_gemm_cases(GetParam(), cases);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladders, GemmConformance, ::testing::ValuesIn(gemm_params()),
+                         ParamName());
+
+// A forced rung called with a storage type its dtypes string does not list declines.
+class GemmUnlistedDtype : public GemmConformance {};
+
+TEST_P(GemmUnlistedDtype, ForcedRungDeclines) {
+  expect_gemm_declined(GetParam(), shape(33, 17, 9));
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladders, GemmUnlistedDtype, ::testing::ValuesIn(gemm_unlisted_params()),
+                         ParamName());
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmUnlistedDtype);
+
+}  // namespace
+}  // namespace gpukern::test

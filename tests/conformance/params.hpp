@@ -1,0 +1,59 @@
+// The parameters of the conformance suite: every (backend, rung, dtype) the library
+// registers, plus `auto` per backend, enumerated at run time from list_backends() and
+// Device::variants(). Unavailable backends and rungs that cannot run here become
+// parameters too, so that they show up as skipped with the reason instead of vanishing.
+#pragma once
+
+#include <gpukern/gpukern.h>
+
+#include <string>
+#include <vector>
+
+namespace gpukern::test {
+
+struct RungParam {
+  std::string backend;             // "cpu", "cuda", "hip"
+  bool backend_available = true;
+  std::string backend_reason;      // why unavailable
+  std::string rung;                // a rung name, or "auto"
+  bool runs_here = true;
+  std::string rung_reason;         // why the rung cannot run on this device
+  std::string dtypes;              // the rung's dtypes string, as listed
+
+  // One storage/arithmetic configuration.
+  std::string arithmetic;          // "f32", "tf32", "f16", "bf16"
+  gk_dtype input_type = GK_F32;    // A, B (gemm) or x, y (softmax)
+  gk_dtype output_type = GK_F32;   // C (gemm); same as input for softmax
+  bool allow_tf32 = false;
+  /// tf32 permission given to a rung that lists f32 but not tf32: it must run exact f32.
+  bool exact_f32 = false;
+
+  bool forced() const { return rung != "auto"; }
+  /// The bound from docs/design.md for this configuration.
+  double bound() const;
+  /// "cpu_omp_simd_f16_to_f32": unique, letters/digits/underscores only.
+  std::string test_name() const;
+};
+
+/// Why a test with this parameter cannot run (unavailable backend, rung not here, CPU ISA
+/// missing), or "" when it can. Sets *fail when the reason is a failure, not a skip
+/// (the CPU reports another ISA than GPUKERN_CPU_ISA requests).
+std::string skip_reason(const RungParam& param, bool* fail);
+
+/// Every runnable (backend, rung, dtype) of gemm, and of softmax.
+std::vector<RungParam> gemm_params();
+std::vector<RungParam> softmax_params();
+/// Forced rungs with each dtype they do not list: the call must be declined.
+std::vector<RungParam> gemm_unlisted_params();
+std::vector<RungParam> softmax_unlisted_params();
+
+/// How one case ended: a declined case was checked through `auto` instead.
+enum class Outcome { Passed, Declined, Failed };
+
+/// gtest's name generator for these parameters.
+struct ParamName {
+  template <class Info>
+  std::string operator()(const Info& info) const { return info.param.test_name(); }
+};
+
+}  // namespace gpukern::test

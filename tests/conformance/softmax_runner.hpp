@@ -1,0 +1,39 @@
+// Runs one softmax case on one (backend, rung, dtype) through device buffers: result
+// against the double reference (NaN rows where PyTorch gives them), every output cell
+// written, guard cells untouched, x unchanged (unless in place), the forced rung used,
+// and declines handled as for gemm.
+#pragma once
+
+#include "conformance/params.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpukern::test {
+
+/// Special values written into x.
+enum class Special {
+  None,
+  SomeNegativeInfinity,  // about a quarter of each row is -inf (never a whole row)
+  RowAllNegativeInfinity,  // one row entirely -inf: that row's result is NaN
+  RowWithNan,            // one row holds a NaN: that row's result is NaN
+  LargeValues,           // values near 1000: exp overflows unless the max is subtracted
+};
+
+struct SoftmaxCase {
+  int64_t rows = 1, cols = 1;
+  int64_t pad_x = 0, pad_y = 0;  // elements added to ldx / ldy beyond cols
+  bool in_place = false;         // y == x (then ldy == ldx, pad_y ignored)
+  bool log_softmax = false;
+  Special special = Special::None;
+  int64_t guard = 17;
+
+  std::string describe() const;
+};
+
+Outcome run_softmax_case(const RungParam& param, const SoftmaxCase& c);
+void run_softmax_cases(const RungParam& param, const std::vector<SoftmaxCase>& cases);
+void expect_softmax_declined(const RungParam& param, const SoftmaxCase& c);
+
+}  // namespace gpukern::test

@@ -1,0 +1,226 @@
+// Bad gemm arguments (src/core/validate.cpp): every argument, on every available
+// backend. Each must give the named status with a message naming the argument, and
+// leave every buffer untouched. Minimal valid leading dimensions must be accepted.
+#include "core/rejection.hpp"
+#include "support/reference.hpp"
+
+#include <functional>
+#include <tuple>
+
+namespace gpukern::test {
+namespace {
+
+constexpr int64_t kM = 7, kN = 5, kK = 3;  // distinct, so a check of the wrong dimension shows
+constexpr std::size_t kElements = 4096;   // per buffer; the operands sit after 16 guard cells
+constexpr int64_t kHuge = int64_t{1} << 40;
+constexpr int64_t kTwo31 = int64_t{1} << 31;
+
+struct BadGemm {
+  const char* name;
+  std::function<void(GemmDesc&)> mutate;
+  gk_status expected;
+  std::vector<const char*> words;  // the message names at least one
+};
+
+const std::vector<BadGemm>& bad_gemm_cases() {
+  static const std::vector<BadGemm> cases = {
+      {"negative_m", [](GemmDesc& d) { d.m = -1; }, GK_INVALID_ARGUMENT, {"m"}},
+      {"negative_n", [](GemmDesc& d) { d.n = -3; }, GK_INVALID_ARGUMENT, {"n"}},
+      {"negative_k", [](GemmDesc& d) { d.k = -1; }, GK_INVALID_ARGUMENT, {"k"}},
+      {"m_times_n_overflows_int64",
+       [](GemmDesc& d) { d.m = kHuge; d.n = kHuge; d.ldb = kHuge; d.ldc = kHuge; },
+       GK_INVALID_ARGUMENT, {"m", "n", "c", "ldc"}},
+      {"m_times_k_overflows_int64",
+       [](GemmDesc& d) { d.m = kHuge; d.k = kHuge; d.lda = kHuge; },
+       GK_INVALID_ARGUMENT, {"m", "k", "a", "lda"}},
+      {"k_times_n_overflows_int64",
+       [](GemmDesc& d) { d.k = kHuge; d.n = kHuge; d.lda = kHuge; d.ldb = kHuge; d.ldc = kHuge; },
+       GK_INVALID_ARGUMENT, {"k", "n", "b", "ldb"}},
+      // The element count fits in int64, the byte count does not fit in 64 bits.
+      {"a_bytes_overflow",
+       [](GemmDesc& d) { d.m = kTwo31; d.lda = kTwo31; d.n = 1; d.ldb = 1; d.ldc = 1; },
+       GK_INVALID_ARGUMENT, {"a", "lda", "m"}},
+      {"c_bytes_overflow",
+       [](GemmDesc& d) { d.m = kTwo31; d.ldc = kTwo31; d.k = 1; d.lda = 1; },
+       GK_INVALID_ARGUMENT, {"c", "ldc", "m"}},
+      {"lda_below_k_NN", [](GemmDesc& d) { d.lda = kK - 1; }, GK_INVALID_ARGUMENT, {"lda"}},
+      {"lda_below_m_TN",  // stored A is k x m: lda >= m (here lda >= k would wrongly pass)
+       [](GemmDesc& d) { d.trans_a = GK_TRANS; d.lda = kM - 1; }, GK_INVALID_ARGUMENT, {"lda"}},
+      {"ldb_below_n_NN", [](GemmDesc& d) { d.ldb = kN - 1; }, GK_INVALID_ARGUMENT, {"ldb"}},
+      {"ldb_below_k_NT",  // stored B is n x k: ldb >= k
+       [](GemmDesc& d) { d.trans_b = GK_TRANS; d.ldb = kK - 1; }, GK_INVALID_ARGUMENT, {"ldb"}},
+      {"ldc_below_n", [](GemmDesc& d) { d.ldc = kN - 1; }, GK_INVALID_ARGUMENT, {"ldc"}},
+      {"lda_zero", [](GemmDesc& d) { d.lda = 0; }, GK_INVALID_ARGUMENT, {"lda"}},
+      {"ldb_negative", [](GemmDesc& d) { d.ldb = -5; }, GK_INVALID_ARGUMENT, {"ldb"}},
+      {"ldc_negative", [](GemmDesc& d) { d.ldc = -1; }, GK_INVALID_ARGUMENT, {"ldc"}},
+      {"null_a", [](GemmDesc& d) { d.a = nullptr; }, GK_INVALID_ARGUMENT, {"a"}},
+      {"null_b", [](GemmDesc& d) { d.b = nullptr; }, GK_INVALID_ARGUMENT, {"b"}},
+      {"null_c", [](GemmDesc& d) { d.c = nullptr; }, GK_INVALID_ARGUMENT, {"c"}},
+      {"null_c_with_k_zero", [](GemmDesc& d) { d.c = nullptr; d.k = 0; }, GK_INVALID_ARGUMENT, {"c"}},
+      {"unknown_ab_type", [](GemmDesc& d) { d.ab_type = static_cast<gk_dtype>(7); },
+       GK_INVALID_ARGUMENT, {"ab_type"}},
+      {"negative_ab_type", [](GemmDesc& d) { d.ab_type = static_cast<gk_dtype>(-1); },
+       GK_INVALID_ARGUMENT, {"ab_type"}},
+      {"unknown_c_type", [](GemmDesc& d) { d.c_type = static_cast<gk_dtype>(3); },
+       GK_INVALID_ARGUMENT, {"c_type"}},
+      {"c_type_f16_with_f32_inputs", [](GemmDesc& d) { d.c_type = GK_F16; },
+       GK_INVALID_ARGUMENT, {"c_type"}},
+      {"c_type_bf16_with_f16_inputs",
+       [](GemmDesc& d) { d.ab_type = GK_F16; d.c_type = GK_BF16; }, GK_INVALID_ARGUMENT, {"c_type"}},
+      {"c_type_f16_with_bf16_inputs",
+       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c_type = GK_F16; }, GK_INVALID_ARGUMENT, {"c_type"}},
+      {"allow_tf32_with_f16",
+       [](GemmDesc& d) { d.ab_type = d.c_type = GK_F16; d.allow_tf32 = 1; },
+       GK_INVALID_ARGUMENT, {"allow_tf32"}},
+      {"allow_tf32_with_bf16",
+       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c_type = GK_F32; d.allow_tf32 = 1; },
+       GK_INVALID_ARGUMENT, {"allow_tf32"}},
+      {"unknown_trans_a", [](GemmDesc& d) { d.trans_a = static_cast<gk_transpose>(2); },
+       GK_INVALID_ARGUMENT, {"trans_a"}},
+      {"unknown_trans_b", [](GemmDesc& d) { d.trans_b = static_cast<gk_transpose>(-1); },
+       GK_INVALID_ARGUMENT, {"trans_b"}},
+      {"variant_with_bad_characters", [](GemmDesc& d) { d.variant = "naive; rm"; },
+       GK_INVALID_ARGUMENT, {"variant"}},
+  };
+  return cases;
+}
+
+/// A valid 7 x 5 x 3 f32 call whose buffers hold a byte pattern.
+struct GemmBuffers {
+  explicit GemmBuffers(Device& dev)
+      : a(dev, kElements * 4), b(dev, kElements * 4), c(dev, kElements * 4) {
+    desc.m = kM;
+    desc.n = kN;
+    desc.k = kK;
+    desc.a = a.at(16, 4);
+    desc.lda = kK;
+    desc.b = b.at(16, 4);
+    desc.ldb = kN;
+    desc.c = c.at(16, 4);
+    desc.ldc = kN;
+  }
+  void expect_untouched() const {
+    EXPECT_EQ(a.changes(), "") << "A buffer";
+    EXPECT_EQ(b.changes(), "") << "B buffer";
+    EXPECT_EQ(c.changes(), "") << "C buffer (output must be untouched)";
+  }
+  PatternedBuffer a, b, c;
+  GemmDesc desc;
+};
+
+class GemmBadArgument
+    : public ::testing::TestWithParam<std::tuple<std::string, BadGemm>> {};
+
+TEST_P(GemmBadArgument, IsRejectedAndTouchesNothing) {
+  const auto& [backend, bad] = GetParam();
+  Device& dev = shared_device(backend);
+  GemmBuffers buffers(dev);
+  bad.mutate(buffers.desc);
+  const gk_status status = gk_gemm(dev.handle(), &buffers.desc);
+  const std::string message = gk_last_error();
+  EXPECT_EQ(status, bad.expected) << "got " << gk_status_name(status) << ": " << message;
+  if (status != GK_SUCCESS) {
+    bool named = false;
+    for (const char* w : bad.words) named = named || contains_word(message, w);
+    EXPECT_TRUE(named) << "message \"" << message << "\" names none of the expected arguments";
+  }
+  buffers.expect_untouched();
+  // gk_gemm_select validates the same way.
+  char name[GK_NAME_LEN] = {};
+  EXPECT_EQ(gk_gemm_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
+}
+
+std::string bad_gemm_name(const ::testing::TestParamInfo<std::tuple<std::string, BadGemm>>& info) {
+  return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Validation, GemmBadArgument,
+                         ::testing::Combine(::testing::ValuesIn(available_backend_names()),
+                                            ::testing::ValuesIn(bad_gemm_cases())),
+                         bad_gemm_name);
+
+class GemmArguments : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmArguments, UnknownRungIsRejectedListingTheValidOnes) {
+  Device& dev = shared_device(GetParam());
+  GemmBuffers buffers(dev);
+  buffers.desc.variant = "no_such_rung";
+  const std::string message =
+      expect_status(gk_gemm(dev.handle(), &buffers.desc), GK_INVALID_ARGUMENT, {});
+  EXPECT_TRUE(contains_text(message, "no_such_rung")) << message;
+  for (const auto& rung : dev.variants(GK_OP_GEMM))
+    EXPECT_TRUE(contains_word(message, rung.name)) << "message does not list '" << rung.name
+                                                   << "': " << message;
+  buffers.expect_untouched();
+}
+
+TEST_P(GemmArguments, NullDescriptorAndHandle) {
+  Device& dev = shared_device(GetParam());
+  GemmBuffers buffers(dev);
+  const std::string message = expect_status(gk_gemm(dev.handle(), nullptr), GK_INVALID_ARGUMENT, {});
+  EXPECT_TRUE(contains_text(message, "desc")) << message;
+  expect_status(gk_gemm(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
+  buffers.expect_untouched();
+}
+
+// The smallest legal leading dimension depends on the transposes: lda >= k (N) or m (T),
+// ldb >= n (N) or k (T), ldc >= n. Each must be accepted and give the right result.
+TEST_P(GemmArguments, MinimalLeadingDimensionsAreAccepted) {
+  Device& dev = shared_device(GetParam());
+  for (bool trans_a : {false, true})
+    for (bool trans_b : {false, true}) {
+      SCOPED_TRACE(std::string(trans_a ? "T" : "N") + (trans_b ? "T" : "N"));
+      Random rng;
+      const int64_t lda = trans_a ? kM : kK, ldb = trans_b ? kK : kN;
+      const Window wa = make_window(trans_a ? kK : kM, lda, lda, 0);
+      const Window wb = make_window(trans_b ? kN : kK, ldb, ldb, 0);
+      const Window wc = make_window(kM, kN, kN, 8);
+      HostArray a(GK_F32, wa.total), b(GK_F32, wb.total), c(GK_F32, wc.total);
+      auto random = [&](int64_t, int64_t) { return rng.uniform(-1, 1); };
+      fill_window(a, wa, Pattern::Padding, random);
+      fill_window(b, wb, Pattern::Padding, random);
+      fill_window(c, wc, Pattern::Guard, [](int64_t, int64_t) { return 0.0; });
+      DeviceArray da(dev, a), db(dev, b), dc(dev, c);
+      GemmDesc d;
+      d.trans_a = trans_a ? GK_TRANS : GK_NO_TRANS;
+      d.trans_b = trans_b ? GK_TRANS : GK_NO_TRANS;
+      d.m = kM;
+      d.n = kN;
+      d.k = kK;
+      d.a = da.data();
+      d.lda = lda;
+      d.b = db.data();
+      d.ldb = ldb;
+      d.c = static_cast<float*>(dc.data()) + wc.offset;
+      d.ldc = kN;
+      expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+      HostArray after = dc.read(GK_F32, wc.total);
+      EXPECT_EQ(changes_outside(c, after, wc), "");
+      const auto ref = reference_gemm(trans_a, trans_b, kM, kN, kK, 1.0, MatrixView{&a, wa},
+                                      MatrixView{&b, wb}, 0.0, nullptr);
+      EXPECT_TRUE(compare(read_window(after, wc), ref, kN).passes(1e-5));
+    }
+}
+
+// With K = 0 (or M = 0) A and B are not read, so they may be null.
+TEST_P(GemmArguments, NullInputsAreAcceptedWhenNotRead) {
+  Device& dev = shared_device(GetParam());
+  GemmBuffers buffers(dev);
+  buffers.desc.k = 0;
+  buffers.desc.a = nullptr;
+  buffers.desc.b = nullptr;
+  buffers.desc.beta = 0.0f;
+  expect_status(gk_gemm(dev.handle(), &buffers.desc), GK_SUCCESS, {});
+  std::vector<float> c(static_cast<std::size_t>(kM * kN));
+  dev.synchronize();
+  for (int64_t r = 0; r < kM; ++r)
+    dev.download(c.data() + r * kN, static_cast<float*>(buffers.desc.c) + r * kN, kN * 4);
+  for (float v : c) EXPECT_EQ(v, 0.0f) << "K = 0, beta = 0 must give C = 0";
+}
+
+INSTANTIATE_TEST_SUITE_P(Validation, GemmArguments,
+                         ::testing::ValuesIn(available_backend_names()),
+                         BackendName());
+
+}  // namespace
+}  // namespace gpukern::test
