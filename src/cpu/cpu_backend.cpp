@@ -27,6 +27,10 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
   static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
       {"naive", "i-j-k triple loop, one thread, f32 accumulation (the baseline)", kAllGemmTypes,
        0, "", false, nullptr, gemm_naive},
+      {"omp_simd",
+       "packed, cache-blocked, register-blocked micro-kernel (AVX-512 14x32 / AVX2 6x16 / scalar), "
+       "OpenMP",
+       kAllGemmTypes, 0, "", false, nullptr, gemm_omp_simd},
       {"openblas", "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
        kAllGemmTypes, 0, "", true, gemm_openblas_supports, gemm_openblas},
   };
@@ -37,6 +41,10 @@ const core::Ladder<core::SoftmaxArgs, CpuContext>& softmax_ladder() {
   static const core::Ladder<core::SoftmaxArgs, CpuContext> ladder = {
       {"naive", "three scalar passes per row (max, sum of exp, output), one thread",
        kAllSoftmaxTypes, 0, "", false, nullptr, softmax_naive},
+      {"omp_simd",
+       "online max+sum pass and output pass per row, vectorized exp (AVX-512 / AVX2 / scalar), "
+       "OpenMP over rows",
+       kAllSoftmaxTypes, 0, "", false, nullptr, softmax_omp_simd},
   };
   return ladder;
 }
@@ -144,8 +152,12 @@ class CpuBackend final : public core::Backend {
     return infos;
   }
 
-  std::vector<std::string> auto_order(const core::GemmArgs&) const override { return {"naive"}; }
-  std::vector<std::string> auto_order(const core::SoftmaxArgs&) const override { return {"naive"}; }
+  std::vector<std::string> auto_order(const core::GemmArgs&) const override {
+    return {"omp_simd", "naive"};
+  }
+  std::vector<std::string> auto_order(const core::SoftmaxArgs&) const override {
+    return {"omp_simd", "naive"};
+  }
 
   std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
     return supports_in(gemm_ladder(), args, rung);

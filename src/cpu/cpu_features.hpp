@@ -9,6 +9,10 @@
 #include <cstdint>
 #include <string>
 
+/// Marks internal CPU-backend functions that tests/cpu calls directly (the library
+/// hides every other symbol). Not public API: no header under include/ declares them.
+#define GK_CPU_TESTED GK_CORE_API
+
 namespace gpukern::cpu {
 
 /// The code paths of the CPU kernels, ordered: a larger value needs more of the CPU.
@@ -46,31 +50,31 @@ struct CpuFeatures {
 
 /// Detected on first use (thread-safe), then constant. The clock is measured lazily
 /// (about 10 ms) by clock_mhz() below, not here.
-const CpuFeatures& cpu_features();
+GK_CPU_TESTED const CpuFeatures& cpu_features();
 
 /// Clock in MHz: the larger of the reported clock and a measurement of a chain of
 /// dependent integer adds (one per cycle), so turbo clocks in VMs are not missed.
-int measured_clock_mhz();
+GK_CPU_TESTED int measured_clock_mhz();
 
 /// Reads cpuid and xgetbv of this CPU.
-IsaFlags detect_isa_flags();
+GK_CPU_TESTED IsaFlags detect_isa_flags();
 
 /// The best path that flags allow. AVX2 path: AVX2 + FMA + F16C + OS ymm state.
 /// AVX-512 path: AVX-512 F/BW/DQ/VL + OS opmask/zmm state + the AVX2 path.
-Isa best_isa(const IsaFlags& flags);
+GK_CPU_TESTED Isa best_isa(const IsaFlags& flags);
 
 /// The best path <= cap that `best` allows (GPUKERN_CPU_ISA semantics: a cap above
 /// what the CPU has is not an error, it gives what the CPU has).
-Isa capped_isa(Isa best, core::CpuIsa cap);
+GK_CPU_TESTED Isa capped_isa(Isa best, core::CpuIsa cap);
 
 /// The path the kernels use now: capped_isa(cpu_features().best, core::cpu_isa_cap()).
-Isa active_isa();
+GK_CPU_TESTED Isa active_isa();
 
-const char* isa_name(Isa isa);  // "scalar", "avx2", "avx512"
+GK_CPU_TESTED const char* isa_name(Isa isa);  // "scalar", "avx2", "avx512"
 /// Paths this CPU supports, best first: "avx512,avx2,scalar".
-std::string supported_isa_list(Isa best);
+GK_CPU_TESTED std::string supported_isa_list(Isa best);
 
 /// Threads a call uses: GPUKERN_NUM_THREADS, 0 = all CPUs this process may run on.
-int resolved_threads();
+GK_CPU_TESTED int resolved_threads();
 
 }  // namespace gpukern::cpu

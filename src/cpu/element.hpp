@@ -9,14 +9,12 @@
 
 #include "core/half.hpp"
 #include "core/types.hpp"
+#include "cpu/storage_types.hpp"
 
 #include <cstdint>
 #include <string>
 
 namespace gpukern::cpu {
-
-struct Half { std::uint16_t bits; };      // IEEE binary16
-struct BFloat16 { std::uint16_t bits; };  // bfloat16
 
 inline float to_float(float v) { return v; }
 inline float to_float(Half v) { return core::f16_to_float(v.bits); }
@@ -26,8 +24,6 @@ template <class T> T from_float(float v);
 template <> inline float from_float<float>(float v) { return v; }
 template <> inline Half from_float<Half>(float v) { return Half{core::float_to_f16(v)}; }
 template <> inline BFloat16 from_float<BFloat16>(float v) { return BFloat16{core::float_to_bf16(v)}; }
-
-static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit storage types must be 2 bytes");
 
 /// Calls fn(T{}) with T the C++ type of `type`.
 template <class Fn>

@@ -47,20 +47,20 @@ struct OpenBlas {
 };
 
 /// Loads OpenBLAS on first use (thread-safe); never throws.
-const OpenBlas& openblas();
+GK_CPU_TESTED const OpenBlas& openblas();
 
 /// The OPENBLAS_CORETYPE to force for a CPU with these flags, or "" to let OpenBLAS
 /// detect: AVX-512 F+BW+DQ+VL -> "SkylakeX"; AVX2+FMA -> "Haswell".
 /// ("Cooperlake" runs the same sgemm kernels as SkylakeX and adds only bf16 ones, and
 /// older OpenBLAS builds do not know it, so SkylakeX is the safe choice for sgemm.)
-std::string openblas_coretype_for(const IsaFlags& flags);
+GK_CPU_TESTED std::string openblas_coretype_for(const IsaFlags& flags);
 
 /// Vector generation of an OpenBLAS core name: 0 = SSE-era (Prescott, Nehalem, Core2,
 /// Barcelona...), 1 = AVX (Sandybridge, Bulldozer family), 2 = AVX2 + FMA (Haswell,
 /// Zen, Excavator), 3 = AVX-512 (SkylakeX, Cooperlake, SapphireRapids). -1 = unknown name.
-int openblas_core_generation(std::string_view core_name);
+GK_CPU_TESTED int openblas_core_generation(std::string_view core_name);
 
 /// The generation the CPU with these flags could use (same scale).
-int cpu_generation(const IsaFlags& flags);
+GK_CPU_TESTED int cpu_generation(const IsaFlags& flags);
 
 }  // namespace gpukern::cpu

@@ -1,0 +1,216 @@
+// AVX-512 kernels of `omp_simd` GEMM (compiled with -mavx512f/bw/dq/vl -mfma -mf16c; called
+// only when cpuid and the OS allow AVX-512): a 14x32 micro-kernel and vectorized packing.
+//
+// Micro-kernel: 14 rows x 32 columns of C live in 28 zmm accumulators for the whole depth
+// loop; per depth step it loads 2 vectors of packed B (32 columns), broadcasts 14 values of
+// packed A and issues 28 FMAs. 28 accumulators + 2 B vectors + 1 broadcast = 31 of the 32
+// zmm registers, and 28 independent FMA chains cover the FMA latency (4 cycles) times the
+// FMA ports (2) several times over. Loads per FMA: (2 + 14) / 28, well under the load ports.
+//
+// Packing: every layout is vectorized, with 16x16 register transposes where the source is
+// read across the packed order (A not transposed, B transposed), and f16 / bf16 converted
+// to f32 in registers (vcvtph2ps; bf16 is the high half of a float).
+#include "cpu/gemm/kernel.hpp"
+#include "cpu/simd/avx512.hpp"
+#include "cpu/storage_types.hpp"
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace gpukern::cpu {
+namespace {
+
+using avx512::first_lanes;
+using avx512::load16;
+using avx512::store16;
+
+/// The register tile, as data.
+struct Avx512Tile {
+  static constexpr int kLanes = 16;  // floats per zmm
+  static constexpr int kMr = 14;     // rows: broadcasts of packed A
+  static constexpr int kNr = 32;     // columns: vectors of packed B
+  static constexpr int kNrVectors = kNr / kLanes;
+  static constexpr int kRegisters = 32;
+};
+static_assert(Avx512Tile::kNr % Avx512Tile::kLanes == 0, "NR must be whole zmm vectors");
+static_assert(Avx512Tile::kMr * Avx512Tile::kNrVectors + Avx512Tile::kNrVectors + 1 <= Avx512Tile::kRegisters,
+              "accumulators + B vectors + one broadcast must fit the 32 zmm registers, or the "
+              "compiler spills accumulators to the stack inside the depth loop");
+static_assert(Avx512Tile::kMr <= Avx512Tile::kLanes, "packing A transposes 16-row blocks");
+
+constexpr int kMr = Avx512Tile::kMr;
+constexpr int kNr = Avx512Tile::kNr;
+
+/// Bytes of packed B ahead of the current depth step to prefetch (B streams from L2).
+constexpr int kPrefetchBytesB = 1024;
+
+/// Transposes 16 vectors (row r = 16 consecutive depth values of source line r) and
+/// stores column p (the 16 lines' values at depth p) to dst + p * dst_stride, for p < count.
+void transpose16_store(__m512 r[16], int64_t count, float* dst, int64_t dst_stride, __mmask16 store_mask) {
+  __m512 t[16];
+  for (int i = 0; i < 16; i += 2) {  // interleave 32-bit elements of row pairs
+    t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {  // then 64-bit pairs
+    for (int j = 0; j < 2; ++j) {
+      r[i + j] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
+      r[i + j + 2] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + j]), _mm512_castps_pd(t[i + j + 2])));
+    }
+  }
+  for (int i = 0; i < 16; i += 8) {  // then 128-bit lanes, twice
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0x88);
+      t[i + j + 4] = _mm512_shuffle_f32x4(r[i + j], r[i + j + 4], 0xdd);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+    r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+  }
+  // After the four stages r[k] holds depth p = kOrder[k] (the shuffles interleave blocks).
+  constexpr int kOrder[16] = {0, 2, 1, 3, 4, 6, 5, 7, 8, 10, 9, 11, 12, 14, 13, 15};
+  for (int k = 0; k < 16; ++k)
+    if (kOrder[k] < count) _mm512_mask_storeu_ps(dst + kOrder[k] * dst_stride, store_mask, r[k]);
+}
+
+/// Packs `lines` (<= 16) source lines, each contiguous along depth (line l starts at
+/// src + l * ld), transposed: dst[p * dst_stride + l] for p < kc; lanes >= lines are 0.
+template <class T>
+void pack_transposed(const T* src, int64_t ld, int lines, int64_t kc, float* dst, int64_t dst_stride,
+                     __mmask16 store_mask) {
+  __m512 r[16];
+  for (int64_t p = 0; p < kc; p += 16) {
+    const int64_t count = kc - p < 16 ? kc - p : 16;
+    const __mmask16 mask = first_lanes(count);
+    for (int l = 0; l < 16; ++l) r[l] = l < lines ? load16(src + l * ld + p, mask) : _mm512_setzero_ps();
+    transpose16_store(r, count, dst + p * dst_stride, dst_stride, store_mask);
+  }
+}
+
+template <class T>
+void pack_a_typed(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst) {
+  const T* base = static_cast<const T*>(a.data);
+  const __mmask16 panel_lanes = first_lanes(kMr);
+  for (int64_t first = 0; first < rows; first += kMr, dst += kMr * kc) {
+    const int r = static_cast<int>(rows - first < kMr ? rows - first : kMr);
+    if (a.trans) {  // stored k x m: one depth step is MR contiguous values
+      const __mmask16 mask = first_lanes(r);
+      const T* src = base + p0 * a.ld + i0 + first;
+      for (int64_t p = 0; p < kc; ++p)
+        _mm512_mask_storeu_ps(dst + p * kMr, panel_lanes, load16(src + p * a.ld, mask));
+    } else {  // stored m x k: transpose MR rows into depth-major order
+      pack_transposed(base + (i0 + first) * a.ld + p0, a.ld, r, kc, dst, kMr, panel_lanes);
+    }
+  }
+}
+
+template <class T>
+void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
+  const T* base = static_cast<const T*>(b.data);
+  for (int64_t first = 0; first < cols; first += kNr, dst += kNr * kc) {
+    const int64_t c = cols - first < kNr ? cols - first : kNr;
+    if (!b.trans) {  // stored k x n: one depth step is NR contiguous values
+      const T* src = base + p0 * b.ld + j0 + first;
+      const __mmask16 m0 = first_lanes(c), m1 = first_lanes(c > 16 ? c - 16 : 0);
+      for (int64_t p = 0; p < kc; ++p) {
+        _mm512_store_ps(dst + p * kNr, load16(src + p * b.ld, m0));
+        _mm512_store_ps(dst + p * kNr + 16, load16(src + p * b.ld + 16, m1));
+      }
+    } else {  // stored n x k: transpose 16 columns of op(B) at a time
+      for (int half = 0; half < kNr / 16; ++half) {
+        const int64_t lines = c - half * 16;
+        const int n = static_cast<int>(lines < 0 ? 0 : lines > 16 ? 16 : lines);
+        pack_transposed(base + (j0 + first + half * 16) * b.ld + p0, b.ld, n, kc, dst + half * 16, kNr,
+                        first_lanes(16));
+      }
+    }
+  }
+}
+
+void pack_a(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst) {
+  switch (a.type) {
+    case core::DType::F16: return pack_a_typed<Half>(a, i0, rows, p0, kc, dst);
+    case core::DType::BF16: return pack_a_typed<BFloat16>(a, i0, rows, p0, kc, dst);
+    default: return pack_a_typed<float>(a, i0, rows, p0, kc, dst);
+  }
+}
+
+void pack_b(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
+  switch (b.type) {
+    case core::DType::F16: return pack_b_typed<Half>(b, p0, kc, j0, cols, dst);
+    case core::DType::BF16: return pack_b_typed<BFloat16>(b, p0, kc, j0, cols, dst);
+    default: return pack_b_typed<float>(b, p0, kc, j0, cols, dst);
+  }
+}
+
+void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
+           int mr, int nr) {
+  __m512 acc0[kMr], acc1[kMr];  // (MR, 16) + (MR, 16) columns
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  // The C tile is needed right after the depth loop; its rows are ldc apart, so the
+  // hardware prefetcher cannot guess them.
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+  }
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB, _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB + 64, _MM_HINT_T0);
+#pragma GCC unroll 14
+    for (int i = 0; i < kMr; ++i) {
+      const __m512 ai = _mm512_set1_ps(a[i]);
+      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+  const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+  const __mmask16 m0 = first_lanes(nr), m1 = first_lanes(nr > 16 ? nr - 16 : 0);
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    if (i >= mr) break;
+    float* row = c + i * ldc;
+    __m512 v0 = _mm512_mul_ps(va, acc0[i]), v1 = _mm512_mul_ps(va, acc1[i]);
+    if (beta != 0.0f) {  // beta == 0 must not read C (it may hold NaN)
+      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), v0);
+      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), v1);
+    }
+    _mm512_mask_storeu_ps(row, m0, v0);
+    _mm512_mask_storeu_ps(row + 16, m1, v1);
+  }
+}
+
+template <class T>
+void store_c_typed(const float* s, int64_t lds, T* c, int64_t ldc, int64_t rows, int64_t cols, float beta) {
+  const __m512 vb = _mm512_set1_ps(beta);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; j += 16) {
+      const __mmask16 mask = first_lanes(cols - j);
+      __m512 v = _mm512_maskz_loadu_ps(mask, s + i * lds + j);
+      if (beta != 0.0f) v = _mm512_fmadd_ps(vb, load16(c + i * ldc + j, mask), v);
+      store16(c + i * ldc + j, v, mask);
+    }
+  }
+}
+
+void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows,
+             int64_t cols, float beta) {
+  if (c_type == core::DType::F16) store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
+  else store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
+}
+
+}  // namespace
+
+const GemmKernel& gemm_kernel_avx512() {
+  static constexpr GemmKernel kernel = {"avx512 14x32", kMr, kNr, pack_a, pack_b, micro, store_c};
+  return kernel;
+}
+
+}  // namespace gpukern::cpu

@@ -1,0 +1,215 @@
+// The `omp_simd` GEMM pieces, for every ISA path this machine supports: the micro-kernel
+// alone at every partial tile size, and the blocked algorithm with forced small blocks
+// (so that every edge, depth block, A block and thread split is exercised at small
+// sizes) against a double-precision reference, with C poisoned and guarded.
+#include "cpu/gemm/blocking.hpp"
+#include "cpu_test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpukern::cpu::test {
+namespace {
+
+using core::DType;
+
+// ---- micro-kernel alone ----
+
+void check_micro(const GemmKernel& kernel, int mr, int nr, int64_t kc, float alpha, float beta) {
+  std::mt19937 rng(static_cast<unsigned>(mr * 131 + nr * 7 + kc));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  // Packed panels; B 64-byte aligned, as the algorithm allocates it (aligned vector loads).
+  std::vector<float> a_store(kernel.mr * kc), b_store(kernel.nr * kc + 16);
+  float* a = a_store.data();
+  float* b = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(b_store.data()) + 63) & ~uintptr_t{63});
+  for (int64_t i = 0; i < kernel.mr * kc; ++i) a[i] = dist(rng);
+  for (int64_t i = 0; i < kernel.nr * kc; ++i) b[i] = dist(rng);
+  // C tile with a guard column and row around it: ldc = NR + 3.
+  const int64_t ldc = kernel.nr + 3;
+  std::vector<float> c((kernel.mr + 1) * ldc);
+  for (auto& v : c) v = beta == 0.0f ? NAN : dist(rng);
+  const std::vector<float> c_before = c;
+  kernel.micro(kc, a, b, c.data(), ldc, alpha, beta, mr, nr);
+  for (int i = 0; i < kernel.mr + 1; ++i)
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[i * ldc + j];
+      if (i >= mr || j >= nr) {  // outside the tile: untouched (bitwise, NaN included)
+        ASSERT_EQ(std::memcmp(&got, &c_before[i * ldc + j], 4), 0)
+            << kernel.name << " wrote outside the " << mr << "x" << nr << " tile at " << i << "," << j;
+        continue;
+      }
+      double acc = 0;
+      for (int64_t p = 0; p < kc; ++p) acc += double(a[p * kernel.mr + i]) * b[p * kernel.nr + j];
+      const double want = alpha * acc + (beta == 0.0f ? 0.0 : double(beta) * c_before[i * ldc + j]);
+      ASSERT_NEAR(got, want, 1e-5 * (1 + std::fabs(want)))
+          << kernel.name << " tile " << mr << "x" << nr << " kc " << kc << " at " << i << "," << j;
+    }
+}
+
+TEST(GemmMicroKernel, EveryPartialTileEveryPath) {
+  for (Isa isa : supported_isas()) {
+    const GemmKernel& kernel = gemm_kernel_for(isa);
+    SCOPED_TRACE(kernel.name);
+    for (int mr = 1; mr <= kernel.mr; ++mr)
+      for (int nr = 1; nr <= kernel.nr; ++nr) {
+        check_micro(kernel, mr, nr, 7, 1.0f, 0.0f);
+        check_micro(kernel, mr, nr, 33, -0.5f, 1.25f);
+      }
+    check_micro(kernel, kernel.mr, kernel.nr, 1, 2.0f, 0.0f);
+    check_micro(kernel, kernel.mr, kernel.nr, 257, 1.0f, -1.0f);
+  }
+}
+
+// ---- the blocked algorithm ----
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+  DType ab, c;
+  float alpha, beta;
+};
+
+/// Runs one case through gemm_blocked and checks it against the double reference,
+/// with C poisoned (beta == 0) and guard columns between rows (ldc > n).
+void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& blocking, int threads) {
+  std::mt19937 rng(static_cast<unsigned>(t.m * 1000003 + t.n * 1009 + t.k));
+  const int64_t a_rows = t.ta ? t.k : t.m, a_cols = t.ta ? t.m : t.k;
+  const int64_t b_rows = t.tb ? t.n : t.k, b_cols = t.tb ? t.k : t.n;
+  const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = t.n + 2;  // strided leading dimensions
+  Stored a(t.ab, a_rows * lda), b(t.ab, b_rows * ldb), c(t.c, t.m * ldc);
+  a.fill_random(rng);
+  b.fill_random(rng);
+  if (t.beta == 0.0f) c.fill_nan();
+  else c.fill_random(rng);
+  Stored c_before = c;
+
+  core::GemmArgs g;
+  g.trans_a = t.ta;
+  g.trans_b = t.tb;
+  g.m = t.m;
+  g.n = t.n;
+  g.k = t.k;
+  g.alpha = t.alpha;
+  g.beta = t.beta;
+  g.a = a.data();
+  g.lda = lda;
+  g.b = b.data();
+  g.ldb = ldb;
+  g.c = c.data();
+  g.ldc = ldc;
+  g.ab_type = t.ab;
+  g.c_type = t.c;
+  gemm_blocked(g, kernel, blocking, threads);
+
+  std::vector<double> ref(t.m * t.n), out(t.m * t.n);
+  for (int64_t i = 0; i < t.m; ++i)
+    for (int64_t j = 0; j < t.n; ++j) {
+      double acc = 0;
+      for (int64_t p = 0; p < t.k; ++p) {
+        const double av = t.ta ? a.get(p * lda + i) : a.get(i * lda + p);
+        const double bv = t.tb ? b.get(j * ldb + p) : b.get(p * ldb + j);
+        acc += av * bv;
+      }
+      ref[i * t.n + j] = t.alpha * acc + (t.beta == 0.0f ? 0.0 : t.beta * double(c_before.get(i * ldc + j)));
+      out[i * t.n + j] = c.get(i * ldc + j);
+    }
+  const std::string where = std::string(kernel.name) + " " + std::to_string(t.m) + "x" + std::to_string(t.n) +
+                            "x" + std::to_string(t.k) + (t.ta ? " T" : " N") + (t.tb ? "T" : "N") + " " +
+                            core::dtype_name(t.ab) + "->" + core::dtype_name(t.c) + " blocks " +
+                            std::to_string(blocking.mc) + "/" + std::to_string(blocking.kc) + "/" +
+                            std::to_string(blocking.nc) + " threads " + std::to_string(threads);
+  const double err = relative_error(ref, out);
+  EXPECT_LE(err, gemm_bound(t.ab, t.c)) << where;
+  // Guard columns between rows of C are untouched.
+  for (int64_t i = 0; i < t.m; ++i)
+    for (int64_t j = t.n; j < ldc; ++j) {
+      const std::size_t idx = i * ldc + j;
+      const bool same = t.c == DType::F32 ? c.words32[idx] == c_before.words32[idx]
+                                          : c.words16[idx] == c_before.words16[idx];
+      ASSERT_TRUE(same) << where << ": guard column written at " << i << "," << j;
+    }
+}
+
+struct TypePair {
+  DType ab, c;
+};
+constexpr TypePair kTypes[] = {{DType::F32, DType::F32},  {DType::F16, DType::F16}, {DType::F16, DType::F32},
+                               {DType::BF16, DType::BF16}, {DType::BF16, DType::F32}};
+
+TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {
+  for (Isa isa : supported_isas()) {
+    const GemmKernel& kernel = gemm_kernel_for(isa);
+    // Blocks far smaller than any cache: several A blocks, depth blocks and B blocks.
+    const GemmBlocking tiny{2 * kernel.mr, 16, kernel.nr};
+    const int64_t shapes[][3] = {{1, 1, 1},
+                                 {7, 5, 3},
+                                 {33, 17, 65},
+                                 {kernel.mr * 3 + 1, kernel.nr * 2 + 3, 37},
+                                 {61, 127, 40}};
+    for (const auto& s : shapes)
+      for (int trans = 0; trans < 4; ++trans)
+        for (const TypePair& tp : kTypes) {
+          const Case c0{s[0], s[1], s[2], (trans & 1) != 0, (trans & 2) != 0, tp.ab, tp.c, 1.0f, 0.0f};
+          Case c1 = c0;
+          c1.alpha = -0.75f;
+          c1.beta = 1.5f;
+          check_blocked(c0, kernel, tiny, 2);
+          check_blocked(c1, kernel, tiny, 3);
+          const GemmBlocking chosen =
+              choose_blocking(cpu_features().caches, kernel, s[0], s[1], s[2], tp.c == DType::F32);
+          check_blocked(c1, kernel, chosen, 1);
+        }
+  }
+}
+
+TEST(GemmBlocked, LargerThanOneBlockWithChosenBlocking) {
+  for (Isa isa : supported_isas()) {
+    const GemmKernel& kernel = gemm_kernel_for(isa);
+    for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}}) {
+      const Case t{301, 517, 1100, false, true, tp.ab, tp.c, 1.0f, 0.5f};
+      check_blocked(t, kernel, choose_blocking(cpu_features().caches, kernel, t.m, t.n, t.k, tp.c == DType::F32),
+                    2);
+    }
+  }
+}
+
+TEST(GemmBlocked, DepthZeroScalesC) {
+  const GemmKernel& kernel = gemm_kernel_for(cpu_features().best);
+  check_blocked(Case{5, 9, 0, false, false, DType::F32, DType::F32, 1.0f, 0.0f}, kernel, {14, 16, 32}, 2);
+  check_blocked(Case{5, 9, 0, false, false, DType::BF16, DType::F32, 1.0f, -2.0f}, kernel, {14, 16, 32}, 2);
+}
+
+// ---- the choices ----
+
+TEST(GemmBlocking, FitsTheCaches) {
+  const CacheSizes caches{48 << 10, 1 << 20, 32 << 20};
+  for (Isa isa : supported_isas()) {
+    const GemmKernel& kernel = gemm_kernel_for(isa);
+    const GemmBlocking b = choose_blocking(caches, kernel, 4096, 4096, 4096, true);
+    EXPECT_EQ(b.mc % kernel.mr, 0);
+    EXPECT_EQ(b.nc % kernel.nr, 0);
+    EXPECT_EQ(b.kc % 16, 0);
+    EXPECT_LE((kernel.mr + kernel.nr) * b.kc * 4, static_cast<int64_t>(caches.l1d)) << kernel.name;
+    EXPECT_LE(b.kc * b.nc * 4, static_cast<int64_t>(caches.l2)) << kernel.name;
+    EXPECT_LE(b.mc * b.kc * 4, static_cast<int64_t>(caches.l3)) << kernel.name;
+    // Balanced depth blocks: no thin last block (each pays a full pass over C).
+    const int64_t last = 4096 % b.kc;
+    EXPECT_TRUE(last == 0 || last >= b.kc / 2) << b.kc;
+  }
+}
+
+TEST(GemmBlocking, ThreadGridPrefersColumnsAndAvoidsIdleThreads) {
+  EXPECT_EQ(choose_grid(2, 1024, 1024, 14, 32).tn, 2);
+  EXPECT_EQ(choose_grid(1, 1024, 1024, 14, 32).tn, 1);
+  // One column panel: split rows instead.
+  const ThreadGrid narrow = choose_grid(2, 1024, 20, 14, 32);
+  EXPECT_EQ(narrow.tm, 2);
+  EXPECT_EQ(narrow.tn, 1);
+  const ThreadGrid g4 = choose_grid(4, 4096, 40, 14, 32);
+  EXPECT_EQ(g4.tm * g4.tn, 4);
+  EXPECT_LE(g4.tn, 2);
+}
+
+}  // namespace
+}  // namespace gpukern::cpu::test
