@@ -40,8 +40,8 @@ TEST(SoftmaxExp, RelativeErrorAgainstStdExp) {
         worst_x = x[i];
       }
     }
-X
-    EXPECT_LE(worst, 4.8e-7) << kernel.name << " worst at x = " << worst_x;
+    // 2 ulp of float (2^-23 = 1.19e-7; measured: 1 ulp), far inside softmax's f32 bound of 1e-5.
+    EXPECT_LE(worst, 2.4e-7) << kernel.name << " worst at x = " << worst_x;
   }
 }
 
