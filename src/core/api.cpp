@@ -100,10 +100,14 @@ template <class Args>
 std::string select_rung(gk_handle h, core::OpKind op, const Args& args, const char* requested,
                         const std::string& env_choice) {
   core::Backend& be = *h->opened.backend;
-  std::string name = (requested && *requested && std::strcmp(requested, "auto") != 0)
-                         ? std::string(requested)
-                         : env_choice;
+  const bool from_desc = requested && *requested && std::strcmp(requested, "auto") != 0;
+  std::string name = from_desc ? std::string(requested) : env_choice;
   const std::string where = h->opened.name + ":" + std::to_string(h->opened.index);
+  // A name taken from the environment is reported with its variable.
+  const std::string origin =
+      from_desc ? std::string()
+                : std::string(op == core::OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") +
+                      "=" + name + ": ";
   if (name != "auto") {
     bool known = false;
     std::string valid;
@@ -112,11 +116,11 @@ std::string select_rung(gk_handle h, core::OpKind op, const Args& args, const ch
       valid += (valid.empty() ? "" : ", ") + r.name;
     }
     if (!known)
-      throw invalid(std::string("unknown ") + op_name(op) + " variant '" + name + "' on " +
+      throw invalid(origin + "unknown " + op_name(op) + " variant '" + name + "' on " +
                     where + "; valid: auto, " + valid);
     std::string why = be.supports(args, name);
     if (!why.empty())
-      throw Error(Status::Unsupported, std::string(op_name(op)) + " variant '" + name +
+      throw Error(Status::Unsupported, origin + op_name(op) + " variant '" + name +
                                            "' declines " + shape_text(args) + ": " + why);
     return name;
   }
@@ -219,9 +223,15 @@ gk_status gk_open(const char* spec, gk_handle* handle) {
   return guarded([&] {
     need(handle, "handle");
     *handle = nullptr;
-    std::string s = (spec && *spec) ? std::string(spec) : core::backend_spec();
+    const bool from_env = !(spec && *spec);
+    std::string s = from_env ? core::backend_spec() : std::string(spec);
     auto h = std::make_unique<gk_handle_s>();
-    h->opened = core::open_backend(s);
+    try {
+      h->opened = core::open_backend(s);
+    } catch (const Error& e) {
+      if (!from_env) throw;
+      throw Error(e.status(), "GPUKERN_BACKEND=" + s + ": " + e.what());
+    }
     if (core::log_enabled(core::LogLevel::Info))
       core::log_line(core::LogLevel::Info, "opened " + h->opened.name + ":" +
                                                std::to_string(h->opened.index) + " (" +
