@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(WmmaConfig::kThreads)
 }
 
 template <class T, bool kAKMajor, bool kBKMajor>
-void launch(TcProblem p, bool a_vec_ok, bool b_vec_ok, const CudaContext& ctx) {
+void launch_wmma(TcProblem p, bool a_vec_ok, bool b_vec_ok, const CudaContext& ctx) {
   p.tiles_m = ceil_div(p.m, WmmaConfig::kBlockM);
   p.tiles_n = ceil_div(p.n, WmmaConfig::kBlockN);
   wmma_kernel<T, kAKMajor, kBKMajor><<<p.tiles_m * p.tiles_n, WmmaConfig::kThreads, 0, ctx.stream>>>(p, a_vec_ok, b_vec_ok);
@@ -198,15 +198,15 @@ void launch(TcProblem p, bool a_vec_ok, bool b_vec_ok, const CudaContext& ctx) {
 }
 
 template <class T>
-void launch_typed(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_wmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const TcProblem p = make_tc_problem(args);
   const bool a_vec_ok = row_alignment_reason("A", args.a, args.lda, 2, 16).empty();
   const bool b_vec_ok = row_alignment_reason("B", args.b, args.ldb, 2, 16).empty();
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
-  if (ak && bk) launch<T, true, true>(p, a_vec_ok, b_vec_ok, ctx);
-  else if (ak) launch<T, true, false>(p, a_vec_ok, b_vec_ok, ctx);
-  else if (bk) launch<T, false, true>(p, a_vec_ok, b_vec_ok, ctx);
-  else launch<T, false, false>(p, a_vec_ok, b_vec_ok, ctx);
+  if (ak && bk) launch_wmma<T, true, true>(p, a_vec_ok, b_vec_ok, ctx);
+  else if (ak) launch_wmma<T, true, false>(p, a_vec_ok, b_vec_ok, ctx);
+  else if (bk) launch_wmma<T, false, true>(p, a_vec_ok, b_vec_ok, ctx);
+  else launch_wmma<T, false, false>(p, a_vec_ok, b_vec_ok, ctx);
 }
 
 }  // namespace
@@ -220,8 +220,8 @@ std::string gemm_wmma_supports(const core::GemmArgs& args, const CudaContext& ct
 
 void gemm_wmma(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  if (args.ab_type == core::DType::F16) launch_typed<gpu::half_t>(args, ctx);
-  else launch_typed<gpu::bf16_t>(args, ctx);
+  if (args.ab_type == core::DType::F16) launch_wmma_typed<gpu::half_t>(args, ctx);
+  else launch_wmma_typed<gpu::bf16_t>(args, ctx);
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -44,6 +44,7 @@ struct TcProblem {
   bool c_f32 = false;    // C stored as f32 (else in the input type)
   bool c_pairs = false;  // two adjacent C elements may be moved as one aligned access
   int tiles_m = 0, tiles_n = 0;  // block tiles over C, set by the launcher
+  int k_tiles = 0;               // K blocks per tile, set by the launcher
 };
 
 inline TcProblem make_tc_problem(const core::GemmArgs& args) {

@@ -1,0 +1,420 @@
+// Standalone check-and-time driver for the tensor-core GEMM rungs (10_wmma, 11_mma_multistage,
+// 12_wgmma_tma), for a GPU machine without the rest of the build. It includes the rung
+// sources directly (one translation unit), builds a CudaContext by hand, and:
+//   check  : every rung x dtype x transpose x C type x alpha/beta over odd and aligned
+//            shapes, packed and padded leading dimensions, against a double-precision
+//            GPU reference; C is poisoned first and guard columns must stay untouched.
+//   bench  : median time (CUDA events) of each rung and cuBLAS (cublasGemmEx, same
+//            dtypes, row-major mapping) at 4096^3, 8192^3, 4097x4095x4093.
+//   variants: wgmma_tma configurations side by side (cluster 1 vs 2), bf16 NN.
+// Build: scripts/tc_build.sh (nvcc, sm_90a). Prints "N passed, M failed" last in check.
+#include "../src/cuda/gemm/10_wmma.cu"
+#include "../src/cuda/gemm/11_mma_multistage.cu"
+#include "../src/cuda/gemm/12_wgmma_tma.cu"
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace gpukern;
+using namespace gpukern::cuda;
+using core::DType;
+
+#define CHECK(x)                                                                       \
+  do {                                                                                 \
+    cudaError_t e_ = (x);                                                              \
+    if (e_ != cudaSuccess) {                                                           \
+      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e_), __FILE__, __LINE__); \
+      std::exit(2);                                                                    \
+    }                                                                                  \
+  } while (0)
+
+namespace {
+
+struct RungEntry {
+  const char* name;
+  std::function<std::string(const core::GemmArgs&, const CudaContext&)> supports;
+  std::function<void(const core::GemmArgs&, const CudaContext&)> run;
+};
+
+std::vector<RungEntry> rungs() {
+  return {{"wmma", gemm::gemm_wmma_supports, gemm::gemm_wmma},
+          {"mma_multistage", gemm::gemm_mma_multistage_supports, gemm::gemm_mma_multistage},
+          {"wgmma_tma", gemm::gemm_wgmma_tma_supports, gemm::gemm_wgmma_tma}};
+}
+
+__device__ uint32_t hash32(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return static_cast<uint32_t>(x);
+}
+
+/// Uniform [-1, 1) values in the storage type, `count` elements.
+template <class T>
+__global__ void fill_random(T* p, int64_t count, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = gpu::from_float<T>(static_cast<float>(hash32(seed * 0x9E3779B97F4A7C15ULL + i) >> 8) / 8388608.0f - 1.0f);
+}
+__global__ void fill_bytes(uint16_t* p, int64_t count, uint16_t v) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) p[i] = v;
+}
+
+template <class T>
+__device__ double load_d(const void* p, int64_t i) { return static_cast<double>(gpu::to_float(static_cast<const T*>(p)[i])); }
+
+/// ref = alpha * op(A) op(B) + beta * C0, in double. tf32 inputs are taken exactly (f32).
+template <class T, class CT>
+__global__ void reference_gemm(core::GemmArgs g, const void* c0, double* ref) {
+  const int64_t row = blockIdx.y * int64_t(blockDim.y) + threadIdx.y, col = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (row >= g.m || col >= g.n) return;
+  double s = 0;
+  for (int64_t k = 0; k < g.k; ++k) {
+    const double a = load_d<T>(g.a, g.trans_a ? k * g.lda + row : row * g.lda + k);
+    const double b = load_d<T>(g.b, g.trans_b ? col * g.ldb + k : k * g.ldb + col);
+    s += a * b;
+  }
+  double out = double(g.alpha) * s;
+  if (g.beta != 0.0f) out += double(g.beta) * load_d<CT>(c0, row * g.ldc + col);
+  ref[row * g.n + col] = out;
+}
+
+/// Error sums and guard check: sums (diff^2, ref^2), counts of non-finite outputs and
+/// of touched guard cells (columns n..ldc-1 must still hold `poison`).
+template <class CT>
+__global__ void compare(const void* c, const double* ref, int64_t m, int64_t n, int64_t ldc, uint16_t poison16,
+                        uint32_t poison32, double* sums, unsigned long long* bad) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < m * ldc; i += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t row = i / ldc, col = i % ldc;
+    if (col >= n) {
+      bool same;
+      if constexpr (sizeof(CT) == 2) same = static_cast<const uint16_t*>(c)[i] == poison16;
+      else same = static_cast<const uint32_t*>(c)[i] == poison32;
+      if (!same) atomicAdd(&bad[1], 1ull);
+      continue;
+    }
+    const double v = load_d<CT>(c, i), r = ref[row * n + col];
+    if (!isfinite(v)) { atomicAdd(&bad[0], 1ull); continue; }
+    atomicAdd(&sums[0], (v - r) * (v - r));
+    atomicAdd(&sums[1], r * r);
+  }
+}
+
+CudaContext make_context() {
+  CudaContext ctx;
+  int dev = 0;
+  CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, dev));
+  ctx.device = dev;
+  ctx.arch = prop.major * 10 + prop.minor;
+  ctx.sm_count = prop.multiProcessorCount;
+  ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  ctx.l2_bytes = prop.l2CacheSize;
+  ctx.cluster_launch = prop.major >= 9;
+  CHECK(cudaStreamCreate(&ctx.stream));
+  std::printf("device: %s, sm_%d, %d SMs, smem optin %zu, L2 %zu\n", prop.name, ctx.arch, ctx.sm_count,
+              ctx.smem_per_block_optin, ctx.l2_bytes);
+  return ctx;
+}
+
+const char* dname(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
+
+template <class F>
+void dispatch_types(DType ab, DType c, F&& f) {
+  if (ab == DType::F16) {
+    if (c == DType::F32) f(gpu::half_t{}, float{}); else f(gpu::half_t{}, gpu::half_t{});
+  } else if (ab == DType::BF16) {
+    if (c == DType::F32) f(gpu::bf16_t{}, float{}); else f(gpu::bf16_t{}, gpu::bf16_t{});
+  } else {
+    f(float{}, float{});
+  }
+}
+
+void fill(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t s) {
+  if (t == DType::F32) fill_random<<<1024, 256, 0, s>>>(static_cast<float*>(p), count, seed);
+  else if (t == DType::F16) fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), count, seed);
+  else fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), count, seed);
+  CHECK(cudaGetLastError());
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool ta, tb;
+  DType ab, c;
+  bool tf32;
+  float alpha, beta;
+  bool aligned;  // rows of A and B padded to 16-byte multiples (+16 bytes) or packed
+};
+
+double bound(const Case& t) { return t.ab == DType::BF16 ? 1e-2 : 2e-3; }
+
+/// Runs one case on one rung; returns 1 = pass, 0 = fail, -1 = declined.
+int run_case(const RungEntry& r, const Case& t, const CudaContext& ctx, uint64_t seed, std::string* note) {
+  const int64_t a_rows = t.ta ? t.k : t.m, a_cols = t.ta ? t.m : t.k;
+  const int64_t b_rows = t.tb ? t.n : t.k, b_cols = t.tb ? t.k : t.n;
+  core::GemmArgs g;
+  g.trans_a = t.ta; g.trans_b = t.tb; g.m = t.m; g.n = t.n; g.k = t.k; g.alpha = t.alpha; g.beta = t.beta;
+  const auto ld_of = [&](int64_t cols) { return t.aligned ? (cols + 7) / 8 * 8 + 8 : cols; };
+  g.lda = ld_of(a_cols); g.ldb = ld_of(b_cols); g.ldc = t.n + ((seed & 1) ? 3 : 8);
+  g.ab_type = t.ab; g.c_type = t.c; g.allow_tf32 = t.tf32;
+  const size_t es = core::dtype_size(t.ab), cs = core::dtype_size(t.c);
+  void *a, *b, *c, *c0;
+  double *ref, *sums;
+  unsigned long long* bad;
+  CHECK(cudaMalloc(&a, std::max<int64_t>(1, a_rows * g.lda) * es));
+  CHECK(cudaMalloc(&b, std::max<int64_t>(1, b_rows * g.ldb) * es));
+  CHECK(cudaMalloc(&c, std::max<int64_t>(1, t.m * g.ldc) * cs));
+  CHECK(cudaMalloc(&c0, std::max<int64_t>(1, t.m * g.ldc) * cs));
+  CHECK(cudaMalloc(&ref, std::max<int64_t>(1, t.m * t.n) * sizeof(double)));
+  CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
+  CHECK(cudaMalloc(&bad, 2 * sizeof(unsigned long long)));
+  g.a = a; g.b = b; g.c = c;
+  int result = -1;
+  const std::string reason = r.supports(g, ctx);
+  if (reason.empty()) {
+    fill(a, t.ab, a_rows * g.lda, seed * 3 + 1, ctx.stream);
+    fill(b, t.ab, b_rows * g.ldb, seed * 3 + 2, ctx.stream);
+    // Poison: NaN bit patterns everywhere in C, then random values in range when beta != 0.
+    const uint16_t p16 = t.c == DType::F16 ? 0x7E01 : 0x7FC1;
+    const uint32_t p32 = 0x7FC00001u;
+    if (cs == 2) fill_bytes<<<256, 256, 0, ctx.stream>>>(static_cast<uint16_t*>(c), t.m * g.ldc, p16);
+    else fill_bytes<<<256, 256, 0, ctx.stream>>>(static_cast<uint16_t*>(c), 2 * t.m * g.ldc, 0x7FC0);
+    if (t.beta != 0.0f) {
+      // random C in the valid columns, NaN in the guard columns
+      void* tmp;
+      CHECK(cudaMalloc(&tmp, std::max<int64_t>(1, t.m * t.n) * cs));
+      fill(tmp, t.c, t.m * t.n, seed * 3 + 3, ctx.stream);
+      CHECK(cudaMemcpy2DAsync(c, g.ldc * cs, tmp, t.n * cs, t.n * cs, t.m, cudaMemcpyDeviceToDevice, ctx.stream));
+      CHECK(cudaStreamSynchronize(ctx.stream));
+      CHECK(cudaFree(tmp));
+    }
+    const uint32_t guard32 = cs == 4 ? 0x7FC07FC0u : p32;
+    CHECK(cudaMemcpyAsync(c0, c, t.m * g.ldc * cs, cudaMemcpyDeviceToDevice, ctx.stream));
+    r.run(g, ctx);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), ctx.stream));
+    CHECK(cudaMemsetAsync(bad, 0, 2 * sizeof(unsigned long long), ctx.stream));
+    dispatch_types(t.ab, t.c, [&](auto in, auto out) {
+      using T = decltype(in);
+      using CT = decltype(out);
+      dim3 block(16, 16), grid((t.n + 15) / 16, (t.m + 15) / 16);
+      if (t.m > 0 && t.n > 0) reference_gemm<T, CT><<<grid, block, 0, ctx.stream>>>(g, c0, ref);
+      compare<CT><<<256, 256, 0, ctx.stream>>>(c, ref, t.m, t.n, g.ldc, p16, guard32, sums, bad);
+    });
+    CHECK(cudaStreamSynchronize(ctx.stream));
+    CHECK(cudaGetLastError());
+    double hs[2];
+    unsigned long long hb[2];
+    CHECK(cudaMemcpy(hs, sums, sizeof(hs), cudaMemcpyDeviceToHost));
+    CHECK(cudaMemcpy(hb, bad, sizeof(hb), cudaMemcpyDeviceToHost));
+    const double err = hs[1] > 0 ? std::sqrt(hs[0] / hs[1]) : std::sqrt(hs[0]);
+    result = (hb[0] == 0 && hb[1] == 0 && err <= bound(t)) ? 1 : 0;
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "err %.2e nonfinite %llu guard %llu", err, hb[0], hb[1]);
+    *note = buf;
+  } else {
+    *note = reason;
+  }
+  cudaFree(a); cudaFree(b); cudaFree(c); cudaFree(c0); cudaFree(ref); cudaFree(sums); cudaFree(bad);
+  return result;
+}
+
+int check_mode(const CudaContext& ctx) {
+  struct Shape { int64_t m, n, k; };
+  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}};
+  const struct { DType ab; bool tf32; } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
+  int pass = 0, fail = 0, declined = 0;
+  uint64_t seed = 1;
+  for (const auto& r : rungs())
+    for (const auto& ty : types)
+      for (int lay = 0; lay < 4; ++lay)
+        for (const auto& s : shapes)
+          for (int variant = 0; variant < 4; ++variant) {
+            Case t{s.m, s.n, s.k, bool(lay & 1), bool(lay & 2), ty.ab, ty.ab, ty.tf32, 1.0f, 0.0f, false};
+            if (variant & 1) t.c = DType::F32;
+            if (variant & 2) { t.alpha = 0.75f; t.beta = -1.25f; }
+            t.aligned = variant == 1 || variant == 2;
+            std::string note;
+            const int res = run_case(r, t, ctx, ++seed, &note);
+            if (res < 0) { ++declined; continue; }
+            (res ? pass : fail) += 1;
+            if (!res || (s.m == 300 && variant == 0))
+              std::printf("%-5s %-15s %-4s%s C=%-4s %c%c %lldx%lldx%lld a=%.2f b=%.2f %s: %s\n", res ? "ok" : "FAIL",
+                          r.name, ty.tf32 ? "tf32" : dname(ty.ab), "", dname(t.c), t.ta ? 'T' : 'N', t.tb ? 'T' : 'N',
+                          (long long)s.m, (long long)s.n, (long long)s.k, t.alpha, t.beta, t.aligned ? "aligned" : "packed", note.c_str());
+          }
+  // Reasons given when declining, one per rung and type.
+  for (const auto& r : rungs())
+    for (const auto& ty : types) {
+      core::GemmArgs g;
+      g.m = 301; g.n = 520; g.k = 1001; g.lda = 1001; g.ldb = 520; g.ldc = 520; g.ab_type = ty.ab; g.c_type = ty.ab;
+      g.allow_tf32 = ty.tf32; g.a = g.b = g.c = reinterpret_cast<void*>(256);
+      std::printf("decline %-15s %-4s NN lda=1001: '%s'\n", r.name, ty.tf32 ? "tf32" : dname(ty.ab), r.supports(g, ctx).c_str());
+    }
+  std::printf("declined %d\n%d passed, %d failed\n", declined, pass, fail);
+  return fail == 0 ? 0 : 1;
+}
+
+// ------------------------------------------------------------------ timing
+
+struct Bench {
+  core::GemmArgs g;
+  void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
+};
+
+Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, bool tb, cudaStream_t s) {
+  Bench x;
+  auto& g = x.g;
+  g.m = m; g.n = n; g.k = k; g.trans_a = ta; g.trans_b = tb;
+  g.lda = ta ? m : k; g.ldb = tb ? k : n; g.ldc = n;
+  g.ab_type = ab; g.c_type = ab; g.allow_tf32 = tf32;
+  const size_t es = core::dtype_size(ab);
+  CHECK(cudaMalloc(&x.a, m * k * es));
+  CHECK(cudaMalloc(&x.b, k * n * es));
+  CHECK(cudaMalloc(&x.c, m * n * es));
+  CHECK(cudaMalloc(&x.cref, m * n * sizeof(float)));
+  fill(x.a, ab, m * k, 11, s);
+  fill(x.b, ab, k * n, 12, s);
+  g.a = x.a; g.b = x.b; g.c = x.c;
+  return x;
+}
+
+cudaDataType cuda_type(DType t) { return t == DType::F32 ? CUDA_R_32F : t == DType::F16 ? CUDA_R_16F : CUDA_R_16BF; }
+
+void run_cublas(cublasHandle_t h, const core::GemmArgs& g, void* c, DType c_type) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  const float alpha = g.alpha, beta = g.beta;
+  const cublasComputeType_t ct = g.ab_type == DType::F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  cublasStatus_t st = cublasGemmEx(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   int(g.n), int(g.m), int(g.k), &alpha, g.b, cuda_type(g.ab_type), int(g.ldb), g.a,
+                                   cuda_type(g.ab_type), int(g.lda), &beta, c, cuda_type(c_type), int(g.ldc), ct,
+                                   CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) { std::printf("cublasGemmEx failed %d\n", int(st)); std::exit(2); }
+}
+
+float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
+  for (int i = 0; i < 3; ++i) f();
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<cudaEvent_t> ev(2 * reps);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(ev[2 * i], s));
+    f();
+    CHECK(cudaEventRecord(ev[2 * i + 1], s));
+  }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<float> t(reps);
+  for (int i = 0; i < reps; ++i) CHECK(cudaEventElapsedTime(&t[i], ev[2 * i], ev[2 * i + 1]));
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::sort(t.begin(), t.end());
+  return t[reps / 2];
+}
+
+template <class CT>
+__global__ void rel_err(const CT* c, const float* ref, int64_t count, double* sums) {
+  double d = 0, r = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const double v = gpu::to_float(c[i]), x = ref[i];
+    d += isfinite(v) ? (v - x) * (v - x) : 1e30;
+    r += x * x;
+  }
+  atomicAdd(&sums[0], d);
+  atomicAdd(&sums[1], r);
+}
+
+double error_vs(const Bench& x, cudaStream_t s) {
+  double* sums;
+  CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
+  CHECK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), s));
+  const int64_t count = x.g.m * x.g.n;
+  if (x.g.ab_type == DType::F16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::half_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else if (x.g.ab_type == DType::BF16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::bf16_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else rel_err<<<512, 256, 0, s>>>(static_cast<float*>(x.c), static_cast<float*>(x.cref), count, sums);
+  double h[2];
+  CHECK(cudaMemcpyAsync(h, sums, sizeof(h), cudaMemcpyDeviceToHost, s));
+  CHECK(cudaStreamSynchronize(s));
+  cudaFree(sums);
+  return std::sqrt(h[0] / h[1]);
+}
+
+void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta,
+               bool tb, const std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>& extra) {
+  Bench x = make_bench(m, n, k, ab, tf32, ta, tb, ctx.stream);
+  run_cublas(h, x.g, x.cref, DType::F32);  // reference output in f32
+  const int reps = m * n * k > (int64_t(1) << 38) ? 15 : 40;
+  const double flop = 2.0 * m * n * k;
+  const float cublas_ms = median_ms([&] { run_cublas(h, x.g, x.c, ab); }, ctx.stream, reps);
+  const double cublas_err = error_vs(x, ctx.stream);
+  const char* tname = tf32 ? "tf32" : dname(ab);
+  std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e\n", "cublas", tname,
+              ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, cublas_ms,
+              flop / cublas_ms / 1e9, 100.0, cublas_err);
+  auto report = [&](const std::string& name, const std::function<void(const core::GemmArgs&)>& run) {
+    CHECK(cudaMemsetAsync(x.c, 0xFF, m * n * core::dtype_size(ab), ctx.stream));
+    run(x.g);
+    CHECK(cudaStreamSynchronize(ctx.stream));
+    CHECK(cudaGetLastError());
+    const double err = error_vs(x, ctx.stream);
+    const float ms = median_ms([&] { run(x.g); }, ctx.stream, reps);
+    std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e\n", name.c_str(), tname,
+                ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms, flop / ms / 1e9,
+                100.0 * cublas_ms / ms, err);
+  };
+  for (const auto& r : rungs()) {
+    const std::string why = r.supports(x.g, ctx);
+    if (!why.empty()) {
+      std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld declined: %s\n", r.name, tname, ta ? 'T' : 'N', tb ? 'T' : 'N',
+                  (long long)m, (long long)n, (long long)k, why.c_str());
+      continue;
+    }
+    report(r.name, [&](const core::GemmArgs& g) { r.run(g, ctx); });
+  }
+  for (const auto& [name, run] : extra) report(name, run);
+  std::fflush(stdout);
+  cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "check";
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  CudaContext ctx = make_context();
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(&attr, gemm::wgmma_tma_kernel<gemm::CopyConfig, gpu::bf16_t, true, false, false>));
+  std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion, attr.numRegs);
+  if (mode == "check") return check_mode(ctx);
+
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasSetStream(h, ctx.stream);
+  std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
+  if (mode == "variants") {
+    using namespace gemm;
+    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> v = {
+        {"wgmma_tma_cluster1", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<4, 1, 40, 232>, gpu::bf16_t, true, false, true>(g, ctx); }},
+        {"wgmma_tma_cluster2_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232>, gpu::bf16_t, true, false, true>(g, ctx); }},
+        {"wgmma_copy_producer", [&](const core::GemmArgs& g) { launch_config<CopyConfig, gpu::bf16_t, true, false, false>(g, ctx); }},
+    };
+    bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, v);
+    bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, v);
+    return 0;
+  }
+  const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 4093}};
+  for (const auto& s : sizes) {
+    bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, false, none);
+    bench_one(ctx, h, s[0], s[1], s[2], DType::F16, false, false, false, none);
+    bench_one(ctx, h, s[0], s[1], s[2], DType::F32, true, false, false, none);
+    if (s[0] == 4096) {
+      bench_one(ctx, h, s[0], s[1], s[2], DType::F32, true, false, true, none);   // the layout wgmma tf32 takes
+      bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, true, true, none);  // other transposes
+      bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, true, none);
+    }
+  }
+  return 0;
+}

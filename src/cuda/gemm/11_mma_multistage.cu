@@ -1,0 +1,357 @@
+// Rung 11 `mma_multistage`: mma.sync tensor-core GEMM for sm_80+ (Ampere, Ada, Hopper,
+// consumer Blackwell); tf32 (f32 data with allow_tf32), f16, bf16; f32 accumulation.
+//
+// Change from 10 (wmma): the same tensor cores, driven the way the fastest Ampere
+// kernels drive them, each change removing a stall that wmma leaves in:
+//  * cp.async multi-stage pipeline: global -> shared copies bypass the registers and
+//    run kStages - 1 K blocks ahead of the math, so memory latency hides behind MMAs
+//    instead of behind a __syncthreads per step.
+//  * Swizzled shared memory: each 16-byte chunk of a row is stored at chunk ^ (row % 8),
+//    so the 8 rows one ldmatrix phase reads (and the rows cp.async writes) fall in 8
+//    different bank groups with no padding (rows stay 128-byte multiples).
+//  * ldmatrix: one instruction loads a warp's 16x16 fragment (4 8x8 matrices) where
+//    WMMA's load emits several; ldmatrix.trans serves MN-major 16-bit operands.
+//  * Double-buffered fragments: K step kk+1's fragments load while step kk's MMAs run.
+//  * Larger warp tiles (64x32: 16 mma.m16n8 per 6 ldmatrix.x4 per K step, where wmma's
+//    16x16 fragments need 2 loads per MMA) raise the math per byte of shared memory read.
+//  * Thread-block raster in L2 groups of kGroupM tile rows.
+// tf32 operands that are MN-major (ldmatrix cannot transpose 32-bit elements) are read
+// with 32-bit shared loads from the same swizzled layout. Edges: cp.async with a
+// smaller source size zero-fills the rest of a chunk, so any M, N, K works; rows must
+// start 16-byte aligned (decline otherwise).
+//
+// Measured (H100 SXM, 2026-11-21): see the report table; filled in from
+// scripts/tc_gemm_device.cu.
+#include "cuda/gemm/tensor_core.cuh"
+#include "cuda/gemm/tensor_core_common.cuh"
+
+namespace gpukern::cuda::gemm {
+
+/// Block tile kBlockM x kBlockN, one K block of 128 bytes per operand row per stage
+/// (64 f16/bf16 or 32 tf32 elements), warps in a kWarpsM x kWarpsN grid.
+template <int kBlockM_, int kBlockN_, int kWarpsM_, int kWarpsN_, int kStages_, int kArch_>
+struct MmaMultistageConfig {
+  static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_;
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
+  static constexpr int kWarpTileM = kBlockM / kWarpsM, kWarpTileN = kBlockN / kWarpsN;
+  static constexpr int kMmaTilesM = kWarpTileM / 16, kMmaTilesN = kWarpTileN / 8;
+  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kStages = kStages_;
+  static constexpr int kRowBytes = 128;  // one K block of a K-major row
+  static constexpr int kStageBytes = (kBlockM + kBlockN) * kRowBytes;
+  static constexpr int kSmemBytes = kStages * kStageBytes;
+  static constexpr int kGroupM = 8;
+  /// The device passes that compile this config's body (0 = every pass not claimed by
+  /// another config), so each architecture carries only the kernels it runs.
+  __host__ __device__ static constexpr bool compiled_for(int device_arch) {
+    return kArch_ != 0 ? device_arch == kArch_ : device_arch != 800 && device_arch != 900;
+  }
+  static_assert(kWarpTileM % 16 == 0 && kWarpTileN % 16 == 0,
+                "a warp tile is whole m16 tiles and whole pairs of n8 tiles (one ldmatrix.x4 each)");
+  static_assert(kStages >= 2, "a pipeline needs at least two stages");
+  static_assert((kBlockM * kRowBytes / 16) % kThreads == 0 && (kBlockN * kRowBytes / 16) % kThreads == 0,
+                "every thread copies the same number of 16-byte chunks per stage");
+};
+
+// Per-architecture table (shared memory per block: A100 164 KB, H100 227 KB,
+// sm_86/89/120 ~99 KB). The launcher picks by ctx.arch. 8 warps of 64x32: a 64x64
+// warp tile with double-buffered fragments needs ~200 registers of accumulators and
+// fragments alone and spills at the 255-register limit.
+using MmaConfigSm90 = MmaMultistageConfig<128, 128, 2, 4, 4, 900>;   // 128 KB
+using MmaConfigSm80 = MmaMultistageConfig<128, 128, 2, 4, 4, 800>;   // 128 KB
+using MmaConfigSmall = MmaMultistageConfig<128, 128, 2, 4, 3, 0>;    // 96 KB
+
+namespace {
+
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a swizzled tile.
+__device__ __forceinline__ uint32_t swizzle(int row, int row_bytes, int chunk) {
+  return row * row_bytes + ((chunk ^ (row & 7)) << 4);
+}
+
+__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+}
+
+template <bool kTrans>
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  if constexpr (kTrans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
+
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
+__device__ __forceinline__ uint32_t round_tf32(uint32_t bits) {
+  uint32_t t;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(__uint_as_float(bits)));
+  return t;
+}
+
+/// D(16x8) += A(16xK) * B(Kx8): K = 16 for f16/bf16, 8 for tf32.
+template <class T>
+__device__ __forceinline__ void mma_16x8(float (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+  if constexpr (std::is_same_v<T, gpu::half_t>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  else
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+                 "{%8, %9}, {%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+/// Issues the cp.async copies of one operand tile: kRows rows of kRowBytes, from
+/// storage rows row0.. and columns col0.. of a rows x cols matrix. Chunks past the
+/// matrix copy 0 source bytes (all zeros); a chunk straddling the edge copies the part
+/// inside.
+template <class Cfg, class T, int kRows, int kRowBytes>
+__device__ __forceinline__ void copy_tile(uint32_t dst, const T* src, int64_t ld, int row0, int col0,
+                                          int rows, int cols) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunksPerRow = kRowBytes / 16;
+  constexpr int kRounds = kRows * kChunksPerRow / Cfg::kThreads;
+  static_assert(kRows * kChunksPerRow % Cfg::kThreads == 0, "whole rounds of chunks per thread");
+#pragma unroll
+  for (int i = 0; i < kRounds; ++i) {
+    const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
+    const int r = idx / kChunksPerRow, chunk = idx % kChunksPerRow;
+    const int row = row0 + r, col = col0 + chunk * kPerChunk;
+    const int valid = row < rows ? max(0, min(kPerChunk, cols - col)) : 0;
+    const T* g = valid > 0 ? src + static_cast<int64_t>(row) * ld + col : src;
+    cp_async_16(dst + swizzle(r, kRowBytes, chunk), g, valid * static_cast<int>(sizeof(T)));
+  }
+}
+
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+__global__ void __launch_bounds__(Cfg::kThreads, 1) mma_multistage_kernel(TcProblem p) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (Cfg::compiled_for(kTcDeviceArch)) {
+    constexpr bool kTf32 = sizeof(T) == 4;
+    constexpr int kBK = Cfg::kRowBytes / static_cast<int>(sizeof(T));  // K elements per stage
+    constexpr int kMmaK = kTf32 ? 8 : 16;
+    constexpr int kKSteps = kBK / kMmaK;
+    constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN;
+    // Storage of each operand tile: rows of the stored matrix, bytes per row.
+    constexpr int kARows = kAKMajor ? BM : kBK, kARowBytes = kAKMajor ? Cfg::kRowBytes : BM * sizeof(T);
+    constexpr int kBRows = kBKMajor ? BN : kBK, kBRowBytes = kBKMajor ? Cfg::kRowBytes : BN * sizeof(T);
+    constexpr int kABytes = kARows * kARowBytes;
+    static_assert(kABytes + kBRows * kBRowBytes == Cfg::kStageBytes, "stage layout and config agree");
+    static_assert(kKSteps % 2 == 0 || kKSteps == 1, "fragment double buffering alternates per K step");
+
+    extern __shared__ uint4 smem_u4[];
+    const uint32_t smem = static_cast<uint32_t>(__cvta_generic_to_shared(smem_u4));
+    auto a_stage = [&](int s) { return smem + s * Cfg::kStageBytes; };
+    auto b_stage = [&](int s) { return smem + s * Cfg::kStageBytes + kABytes; };
+
+    const TileCoord tile = tile_coords(static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n, Cfg::kGroupM);
+    const int m0 = tile.m * BM, n0 = tile.n * BN;
+    const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+    const int wm0 = (warp / Cfg::kWarpsN) * Cfg::kWarpTileM, wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
+    const int group = lane >> 2, quad = lane & 3;  // mma fragment coordinates
+    const T* a = static_cast<const T*>(p.a);
+    const T* b = static_cast<const T*>(p.b);
+
+    auto load_stage = [&](int s, int k0) {
+      if constexpr (kAKMajor) copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, m0, k0, p.m, p.k);
+      else copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, k0, m0, p.k, p.m);
+      if constexpr (kBKMajor) copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, n0, k0, p.n, p.k);
+      else copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, k0, n0, p.k, p.n);
+    };
+
+    // Fragments of one K step. A: per m16 tile 4 registers; B: per n8 tile 2.
+    uint32_t a_frag[2][Cfg::kMmaTilesM][4];
+    uint32_t b_frag[2][Cfg::kMmaTilesN][2];
+    auto load_frags = [&](int buf, int s, int kk) {
+      const uint32_t as = a_stage(s), bs = b_stage(s);
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmaTilesM; ++i) {
+        const int mm = wm0 + 16 * i;
+        if constexpr (kAKMajor) {
+          // Matrices (rows 0-7 | 8-15) x (K chunk 0 | 1): lane l addresses row l % 16, chunk l / 16.
+          const int row = mm + (lane & 15);
+          ldmatrix_x4<false>(a_frag[buf][i], as + swizzle(row, kARowBytes, 2 * kk + (lane >> 4)));
+        } else if constexpr (!kTf32) {
+          // Stored (k, m): matrix j = lane / 8 covers k rows 8*(j/2).., m chunk j % 2.
+          const int j = lane >> 3;
+          const int krow = kk * 16 + (j >> 1) * 8 + (lane & 7);
+          ldmatrix_x4<true>(a_frag[buf][i], as + swizzle(krow, kARowBytes, mm / 8 + (j & 1)));
+        } else {
+          // tf32, stored (k, m): a0 = A(g, q), a1 = A(g+8, q), a2 = A(g, q+4), a3 = A(g+8, q+4).
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int m = mm + group + (e & 1) * 8, k = kk * 8 + quad + (e >> 1) * 4;
+            a_frag[buf][i][e] = lds32(as + swizzle(k, kARowBytes, m / 4) + (m % 4) * 4);
+          }
+        }
+        if constexpr (kTf32)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a_frag[buf][i][e] = round_tf32(a_frag[buf][i][e]);
+      }
+#pragma unroll
+      for (int jp = 0; jp < Cfg::kMmaTilesN / 2; ++jp) {
+        const int nn = wn0 + 16 * jp;
+        const int j = lane >> 3;
+        uint32_t r[4];
+        if constexpr (kBKMajor) {
+          // Stored (n, k): matrices (n 0-7, chunk 0), (n 0-7, chunk 1), (n 8-15, chunk 0), (n 8-15, chunk 1).
+          const int nrow = nn + (j >> 1) * 8 + (lane & 7);
+          ldmatrix_x4<false>(r, bs + swizzle(nrow, kBRowBytes, 2 * kk + (j & 1)));
+        } else if constexpr (!kTf32) {
+          // Stored (k, n): matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15).
+          const int krow = kk * 16 + (j & 1) * 8 + (lane & 7);
+          ldmatrix_x4<true>(r, bs + swizzle(krow, kBRowBytes, nn / 8 + (j >> 1)));
+        } else {
+          // tf32, stored (k, n): b0 = B(q, g), b1 = B(q+4, g) for n tiles nn and nn + 8.
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int n = nn + group + (e >> 1) * 8, k = kk * 8 + quad + (e & 1) * 4;
+            r[e] = lds32(bs + swizzle(k, kBRowBytes, n / 4) + (n % 4) * 4);
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const uint32_t v = kTf32 ? round_tf32(r[e]) : r[e];
+          b_frag[buf][2 * jp + (e >> 1)][e & 1] = v;
+        }
+      }
+    };
+
+    float acc[Cfg::kMmaTilesM][Cfg::kMmaTilesN][4];
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::kMmaTilesN; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+    const int k_tiles = p.k_tiles;
+    // Prologue: kStages - 1 K blocks in flight (empty commit groups past the end keep
+    // the group count, and so the wait arithmetic, uniform).
+#pragma unroll
+    for (int s = 0; s < Cfg::kStages - 1; ++s) {
+      if (s < k_tiles) load_stage(s, s * kBK);
+      cp_async_commit();
+    }
+    cp_async_wait<Cfg::kStages - 2>();
+    __syncthreads();
+
+    int read_stage = 0, write_stage = Cfg::kStages - 1;
+    load_frags(0, read_stage, 0);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+      for (int kk = 0; kk < kKSteps; ++kk) {
+        if (kk == kKSteps - 1) {
+          // The next K block must have landed, and every warp must be done with this
+          // one before its stage is refilled (next iteration, kk == 0).
+          cp_async_wait<Cfg::kStages - 2>();
+          __syncthreads();
+          read_stage = read_stage + 1 == Cfg::kStages ? 0 : read_stage + 1;
+        }
+        load_frags((kk + 1) & 1, read_stage, (kk + 1) % kKSteps);
+        if (kk == 0) {
+          const int next = kt + Cfg::kStages - 1;
+          if (next < k_tiles) load_stage(write_stage, next * kBK);
+          cp_async_commit();
+          write_stage = write_stage + 1 == Cfg::kStages ? 0 : write_stage + 1;
+        }
+#pragma unroll
+        for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+          for (int j = 0; j < Cfg::kMmaTilesN; ++j) mma_16x8<T>(acc[i][j], a_frag[kk & 1][i], b_frag[kk & 1][j]);
+      }
+    }
+    cp_async_wait<0>();
+
+    // Epilogue: c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+      for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
+        const int row = m0 + wm0 + 16 * i + group, col = n0 + wn0 + 8 * j + 2 * quad;
+        store_c_pair<T>(p, row, col, acc[i][j][0], acc[i][j][1]);
+        store_c_pair<T>(p, row + 8, col, acc[i][j][2], acc[i][j][3]);
+      }
+  }
+#endif
+}
+
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
+  auto kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor>;
+  TcProblem p = make_tc_problem(args);
+  p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
+  p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
+  p.k_tiles = ceil_div(p.k, Cfg::kRowBytes / static_cast<int>(sizeof(T)));
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  kernel<<<p.tiles_m * p.tiles_n, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(p);
+  GK_LAUNCH_CHECK();
+}
+
+template <class Cfg, class T>
+void launch_mma_layout(const core::GemmArgs& args, const CudaContext& ctx) {
+  const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
+  if (ak && bk) launch_mma<Cfg, T, true, true>(args, ctx);
+  else if (ak) launch_mma<Cfg, T, true, false>(args, ctx);
+  else if (bk) launch_mma<Cfg, T, false, true>(args, ctx);
+  else launch_mma<Cfg, T, false, false>(args, ctx);
+}
+
+template <class T>
+void launch_mma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (ctx.arch == 90) launch_mma_layout<MmaConfigSm90, T>(args, ctx);
+  else if (ctx.arch == 80) launch_mma_layout<MmaConfigSm80, T>(args, ctx);
+  else launch_mma_layout<MmaConfigSmall, T>(args, ctx);
+}
+
+std::size_t mma_smem_needed(int arch) {
+  return arch == 90 ? MmaConfigSm90::kSmemBytes : arch == 80 ? MmaConfigSm80::kSmemBytes : MmaConfigSmall::kSmemBytes;
+}
+
+}  // namespace
+
+std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (ctx.arch < 80) return "needs sm_80";
+  if (args.type() == core::GemmType::F32) return "f32 needs allow_tf32 (tensor cores)";
+  if (const std::string r = tc_shape_reason(args); !r.empty()) return r;
+  const std::size_t elem = core::dtype_size(args.ab_type);
+  if (std::string r = row_alignment_reason("A", args.a, args.lda, elem, 16); !r.empty())
+    return r + " (cp.async copies 16-byte chunks)";
+  if (std::string r = row_alignment_reason("B", args.b, args.ldb, elem, 16); !r.empty())
+    return r + " (cp.async copies 16-byte chunks)";
+  if (ctx.smem_per_block_optin < mma_smem_needed(ctx.arch))
+    return "needs " + std::to_string(mma_smem_needed(ctx.arch) / 1024) + " KB of shared memory per block";
+  return {};
+}
+
+void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (tc_trivial_call(args, ctx)) return;
+  switch (args.ab_type) {
+    case core::DType::F16: launch_mma_typed<gpu::half_t>(args, ctx); break;
+    case core::DType::BF16: launch_mma_typed<gpu::bf16_t>(args, ctx); break;
+    default: launch_mma_typed<float>(args, ctx); break;
+  }
+}
+
+}  // namespace gpukern::cuda::gemm
