@@ -72,9 +72,9 @@ GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel,
   // nc: one kc x nc block of B fits in the L2 budget.
   const int64_t nc = static_cast<int64_t>(caches.l2 * CacheBudget::kL2) / (b.kc * 4);
   b.nc = std::max<int64_t>(kernel.nr, nc / kernel.nr * kernel.nr);
-  // mc: the shared mc x kc block of A fits in the L3 budget; f16/bf16 C also needs an
-  // mc x n f32 accumulator.
-  int64_t mc = static_cast<int64_t>(caches.l3 * CacheBudget::kL3) / (b.kc * 4);
+  // mc: the two shared mc x kc blocks of A (double-buffered) fit in the L3 budget;
+  // f16/bf16 C also needs an mc x n f32 accumulator.
+  int64_t mc = static_cast<int64_t>(caches.l3 * CacheBudget::kL3) / (2 * b.kc * 4);
   if (!f32_c) mc = std::min<int64_t>(mc, CacheBudget::kMaxF32CBytes / (std::max<int64_t>(n, 1) * 4));
   mc = std::max<int64_t>(kernel.mr, mc / kernel.mr * kernel.mr);
   b.mc = round_up(core::ceil_div(m, core::ceil_div(m, mc)), kernel.mr);
@@ -113,9 +113,12 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   const bool f32_c = g.c_type == core::DType::F32;
   const int mr = kernel.mr, nr = kernel.nr;
 
-  // Shared buffers of the calling thread: the packed A block, and the f32 accumulator of
-  // an mc x n block of C when C is f16/bf16.
-  float* a_block = tls_a_block.get(static_cast<std::size_t>(round_up(std::min(blk.mc, g.m), mr) * blk.kc));
+  // Shared buffers of the calling thread: two packed A blocks (double buffering: a thread
+  // may pack the next depth block while another still multiplies with the current one,
+  // so one barrier per depth block suffices), and the f32 accumulator of an mc x n block
+  // of C when C is f16/bf16.
+  const std::size_t a_block_floats = static_cast<std::size_t>(round_up(std::min(blk.mc, g.m), mr) * blk.kc);
+  float* a_blocks = tls_a_block.get(2 * a_block_floats);
   float* c_block = f32_c ? nullptr : tls_c_block.get(static_cast<std::size_t>(std::min(blk.mc, g.m) * g.n));
 
 #pragma omp parallel num_threads(threads)
@@ -129,6 +132,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
     n_end = std::min(n_end * nr, g.n);
     float* b_block = tls_b_block.get(static_cast<std::size_t>(blk.kc * blk.nc));
 
+    int64_t step = 0;  // depth blocks done, over all A blocks: selects the A buffer
     for (int64_t ic = 0; ic < g.m; ic += blk.mc) {
       const int64_t mcur = std::min(blk.mc, g.m - ic);
       const int64_t panels = core::ceil_div<int64_t>(mcur, mr);
@@ -139,11 +143,14 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
 
       for (int64_t pc = 0; pc < g.k; pc += blk.kc) {
         const int64_t kcur = std::min(blk.kc, g.k - pc);
+        float* a_block = a_blocks + (step++ % 2) * a_block_floats;
         if (pack_end > pack_begin) {
           const int64_t first_row = pack_begin * mr;
           kernel.pack_a(a, ic + first_row, std::min(pack_end * mr, mcur) - first_row, pc, kcur,
                         a_block + pack_begin * mr * kcur);
         }
+        // After this barrier every thread has packed its share of this block and finished
+        // multiplying with the previous one, whose buffer the next depth block reuses.
 #pragma omp barrier
         // The first depth block applies the caller's beta; later ones accumulate. An f32
         // accumulator for f16/bf16 C starts from zero (beta is applied when storing C).
@@ -163,15 +170,14 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
             }
           }
         }
-#pragma omp barrier  // the next depth block overwrites the shared A block
       }
       if (!f32_c && q_end > q_begin && n_end > n_begin) {
         const int64_t row = q_begin * mr, rows = std::min(q_end * mr, mcur) - row;
         char* c = static_cast<char*>(g.c) + ((ic + row) * g.ldc + n_begin) * 2;
         kernel.store_c(c_block + row * g.n + n_begin, g.n, c, g.ldc, g.c_type, rows, n_end - n_begin, g.beta);
       }
-      // No barrier needed here: the next A block is packed after the barrier above, and
-      // each thread stores only the C rows and columns it computed.
+      // Each thread stores only the C rows and columns it computed; the accumulator rows are
+      // rewritten only after the next barrier, which every thread reaches after its store.
     }
   }
 }

@@ -11,8 +11,8 @@
 
 namespace gpukern::cpu {
 
-/// Loop blocking (BLIS names): a kc-deep block of op(A) with mc rows is packed once and
-/// shared by all threads (lives in L3); each thread packs kc x nc blocks of op(B) (in its
+/// Loop blocking (BLIS names): a kc-deep block of op(A) with mc rows is packed once,
+/// by all threads together, and shared (lives in L3); each thread packs kc x nc blocks of op(B) (in its
 /// L2) and runs the micro-kernel over them with one MR x kc panel of A held in L1.
 struct GemmBlocking {
   int64_t mc = 0;  // rows of the packed A block, a multiple of MR
@@ -25,7 +25,7 @@ struct GemmBlocking {
 struct CacheBudget {
   static constexpr double kL1 = 0.80;  // one A micro-panel + one B micro-panel (MR + NR) x kc
   static constexpr double kL2 = 0.50;  // one kc x nc block of B
-  static constexpr double kL3 = 0.50;  // one mc x kc block of A, shared by the threads
+  static constexpr double kL3 = 0.50;  // two mc x kc blocks of A (double-buffered), shared by the threads
   static constexpr int64_t kMinKc = 64, kMaxKc = 1024;
   /// f16/bf16 C is accumulated in an f32 buffer of mc x n; at most this many bytes.
   static constexpr int64_t kMaxF32CBytes = 8 << 20;

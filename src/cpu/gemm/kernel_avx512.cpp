@@ -47,7 +47,7 @@ constexpr int kPrefetchBytesB = 1024;
 
 /// Transposes 16 vectors (row r = 16 consecutive depth values of source line r) and
 /// stores column p (the 16 lines' values at depth p) to dst + p * dst_stride, for p < count.
-void transpose16_store(__m512 r[16], int64_t count, float* dst, int64_t dst_stride, __mmask16 store_mask) {
+__attribute__((always_inline)) inline void transpose16_store(__m512 r[16], int64_t count, float* dst, int64_t dst_stride, __mmask16 store_mask) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // interleave 32-bit elements of row pairs
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -145,31 +145,43 @@ void pack_b(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t col
   }
 }
 
+/// One depth step: 2 vectors of B, 14 broadcasts of A, 28 FMAs.
+__attribute__((always_inline)) inline void depth_step(const float*& a, const float*& b, __m512* acc0, __m512* acc1) {
+  const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+  // B streams from L2 (each micro-panel is used once per A panel): fetch it ahead.
+  _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB, _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB + 64, _MM_HINT_T0);
+#pragma GCC unroll 14
+  for (int i = 0; i < kMr; ++i) {
+    const __m512 ai = _mm512_set1_ps(a[i]);
+    acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
+    acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+  }
+  a += kMr;
+  b += kNr;
+}
+
 void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
            int mr, int nr) {
   __m512 acc0[kMr], acc1[kMr];  // (MR, 16) + (MR, 16) columns
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
-  // The C tile is needed right after the depth loop; its rows are ldc apart, so the
-  // hardware prefetcher cannot guess them.
+  // The C tile (rows ldc apart: no hardware prefetcher guesses them) is needed after the
+  // depth loop: bring it to L2 now, and into L1 during the last MR steps, late enough
+  // that the stream of B through L1 does not evict it again.
 #pragma GCC unroll 14
   for (int i = 0; i < kMr; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T1);
   }
+  const int64_t tail = kc < kMr ? kc : kMr;
+  int64_t p = 0;
 #pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
-    _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB, _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB + 64, _MM_HINT_T0);
-#pragma GCC unroll 14
-    for (int i = 0; i < kMr; ++i) {
-      const __m512 ai = _mm512_set1_ps(a[i]);
-      acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-      acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
-    }
-    a += kMr;
-    b += kNr;
+  for (; p < kc - tail; ++p) depth_step(a, b, acc0, acc1);
+  for (int64_t row = 0; p < kc; ++p, ++row) {
+    _mm_prefetch(reinterpret_cast<const char*>(c + row * ldc), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(c + row * ldc + 16), _MM_HINT_T0);
+    depth_step(a, b, acc0, acc1);
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
   const __mmask16 m0 = first_lanes(nr), m1 = first_lanes(nr > 16 ? nr - 16 : 0);
