@@ -1,0 +1,186 @@
+// gpukern-bench: every rung of every ladder on every backend found, against the vendor
+// reference of the same run; a table on stdout, JSON for gpukern-report.
+#include "options.hpp"
+#include "output.hpp"
+#include "runner.hpp"
+
+#include <gpukern/gpukern.hpp>
+
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+namespace gpukern::bench {
+namespace {
+
+void print_rungs(const char* op_name, const std::vector<VariantInfo>& rungs) {
+  fmt::print("  {} ladder:\n", op_name);
+  for (const auto& v : rungs) {
+    std::string where = v.runs_here ? "runs here" : std::string("not here: ") + v.reason;
+    fmt::print("    {:<16} {:<18} {:<8} {}{}\n      {}\n", v.name, v.dtypes, v.min_arch, where,
+               v.is_reference ? "  [reference]" : "", v.description);
+  }
+}
+
+// --list: the same facts as gpukern-info, through the public API.
+int list_everything() {
+  fmt::print("libgpukern {}\n", gk_version());
+  for (const auto& b : list_backends()) {
+    if (!b.available) {
+      fmt::print("\nbackend {}: unavailable: {}\n", b.name, b.reason);
+      continue;
+    }
+    fmt::print("\nbackend {}: {} device(s){}{}\n", b.name, b.device_count, b.note[0] ? "; " : "", b.note);
+    for (int d = 0; d < b.device_count; ++d) {
+      const std::string spec = std::string(b.name) + ":" + std::to_string(d);
+      try {
+        Device device(std::string(b.name) == "cpu" ? std::string("cpu") : spec);
+        const DeviceInfo i = device.info();
+        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB, driver {}, runtime {}\n", i.index,
+                   i.name, i.arch, i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units",
+                   i.clock_mhz, double(i.memory_bytes) / double(1ull << 30), i.driver_version,
+                   i.runtime_version);
+        fmt::print("  peak: f32 {:.0f} GFLOP/s, tensor {:.0f} GFLOP/s, memory {:.0f} GB/s\n",
+                   i.peak_f32_gflops, i.peak_tensor_gflops, i.peak_bandwidth_gbps);
+        if (i.extra[0]) fmt::print("  {}\n", i.extra);
+        print_rungs("gemm", device.variants(GK_OP_GEMM));
+        print_rungs("softmax", device.variants(GK_OP_SOFTMAX));
+      } catch (const Error& e) {
+        fmt::print("  device {}: cannot open: {}\n", d, e.what());
+      }
+    }
+  }
+  return 0;
+}
+
+// --backend names -> device specs to open; nullopt (after a message) when one is unusable.
+std::optional<std::vector<std::string>> resolve_backends(const Options& options) {
+  const auto backends = list_backends();
+  std::vector<std::string> specs;
+  for (const auto& wanted : options.backends) {
+    if (wanted == "all") {
+      for (const auto& b : backends)
+        if (b.available) specs.push_back(b.name);
+      continue;
+    }
+    const std::string base = wanted.substr(0, wanted.find(':'));
+    const BackendInfo* found = nullptr;
+    for (const auto& b : backends)
+      if (base == b.name) found = &b;
+    if (!found) {
+      std::string known;
+      for (const auto& b : backends) known += std::string(known.empty() ? "" : ", ") + b.name;
+      fmt::print(stderr, "gpukern-bench: unknown backend '{}' (known: {}, all)\n", wanted, known);
+      return std::nullopt;
+    }
+    if (!found->available) {
+      fmt::print(stderr, "gpukern-bench: backend '{}' is unavailable: {}\n", wanted, found->reason);
+      return std::nullopt;
+    }
+    specs.push_back(wanted);
+  }
+  if (specs.empty()) fmt::print(stderr, "gpukern-bench: no backend available\n");
+  return specs;
+}
+
+bool write_json(const std::string& path, const nlohmann::json& run) {
+  namespace fs = std::filesystem;
+  const fs::path p(path);
+  std::error_code ec;
+  if (p.has_parent_path()) fs::create_directories(p.parent_path(), ec);
+  std::ofstream file(p);
+  file << run.dump(1) << '\n';
+  if (!file) {
+    fmt::print(stderr, "gpukern-bench: cannot write {}\n", path);
+    return false;
+  }
+  fmt::print(stderr, "wrote {}\n", path);
+  return true;
+}
+
+int run_benchmarks(const Options& options) {
+  const auto specs = resolve_backends(options);
+  if (!specs || specs->empty()) return 2;
+
+  std::vector<std::unique_ptr<DeviceRunner>> runners;
+  for (const auto& spec : *specs) runners.push_back(std::make_unique<DeviceRunner>(spec, options));
+
+  // A name no selected device knows is a typo: list the valid ones.
+  for (const auto& name : options.variants) {
+    bool known = false;
+    for (const auto& r : runners) {
+      const auto unknown = r->unknown_variants();
+      known = known || std::find(unknown.begin(), unknown.end(), name) == unknown.end();
+    }
+    if (!known) {
+      std::string valid;
+      for (const auto& r : runners)
+        for (gk_op op : {GK_OP_GEMM, GK_OP_SOFTMAX})
+          for (const auto& rung : r->ladder(op))
+            if (valid.find(std::string(rung.info.name) + ",") == std::string::npos)
+              valid += std::string(rung.info.name) + ",";
+      if (!valid.empty()) valid.pop_back();
+      fmt::print(stderr, "gpukern-bench: unknown rung '{}' (valid here: {})\n", name, valid);
+      return 2;
+    }
+  }
+
+  std::size_t steps = 0;
+  for (const auto& r : runners)
+    for (const auto& c : r->plan()) steps += r->selected(c.op).size();
+
+  Progress progress(steps);
+  TablePrinter table;
+  int over_bound = 0, failed = 0;
+  for (const auto& runner : runners) {
+    const std::string label = std::string(runner->info().backend) + ":" + std::to_string(runner->info().index);
+    if (!options.quiet) {
+      progress.clear();
+      table.device_header(*runner);
+    }
+    std::vector<Record> records;
+    for (const auto& c : runner->plan()) {
+      auto done = runner->run(c, [&](const Case& cc, const Record& r) { progress.step(label, cc, r); });
+      progress.case_done(label, c, done);
+      if (!options.quiet) {
+        progress.clear();
+        table.print_case(done);
+      }
+      for (const auto& r : done) {
+        over_bound += r.measured && !r.error_ok;
+        failed += r.failed;
+      }
+      records.insert(records.end(), done.begin(), done.end());
+    }
+    if (!options.json_path.empty()) {
+      progress.clear();
+      const auto path = json_file_for(options.json_path, runner->info(), runners.size());
+      if (!write_json(path, run_json(*runner, options, records))) return 2;
+    }
+  }
+  progress.finish();
+  if (over_bound) fmt::print(stderr, "warning: {} result(s) above their error bound (marked !)\n", over_bound);
+  if (failed) fmt::print(stderr, "warning: {} rung run(s) failed (see the table / JSON \"skipped\")\n", failed);
+  return options.check && (over_bound || failed) ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace gpukern::bench
+
+int main(int argc, char** argv) {
+  using namespace gpukern::bench;
+  Options options;
+  if (auto rc = parse_options(argc, argv, options)) return *rc;
+  for (int i = 0; i < argc; ++i)
+    options.command_line += (i ? " " : "") + std::filesystem::path(i ? argv[i] : argv[0]).string();
+  try {
+    if (options.threads) gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(*options.threads));
+    if (options.list) return list_everything();
+    return run_benchmarks(options);
+  } catch (const gpukern::Error& e) {
+    fmt::print(stderr, "gpukern-bench: {}\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,92 @@
+// Timing loop; see measure.hpp.
+#include "measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace gpukern::bench {
+
+CacheFlusher::CacheFlusher(Device& device, std::size_t bytes)
+    : device_(device), buffer_(device.alloc(bytes)) {
+  flush();  // first touch (page faults) is not representative
+  device_.synchronize();
+  const auto start = std::chrono::steady_clock::now();
+  flush();
+  device_.synchronize();
+  cost_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void CacheFlusher::flush() {
+  // A different byte each time, so no layer can skip the write as redundant.
+  value_ = (value_ + 1) & 0xff;
+  device_.memset(buffer_.data(), value_, buffer_.size());
+}
+
+namespace {
+
+// Linear interpolation between order statistics (the usual "type 7" quantile).
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * double(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (pos - double(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+double timed_call(Timer& timer, CacheFlusher* flusher, const std::function<void()>& call) {
+  if (flusher) flusher->flush();
+  timer.start();
+  call();
+  timer.stop();
+  return timer.elapsed_ms();
+}
+
+}  // namespace
+
+Timing summarize(std::vector<double> times_ms) {
+  Timing t;
+  if (times_ms.empty()) return t;
+  std::sort(times_ms.begin(), times_ms.end());
+  t.repeats = static_cast<int>(times_ms.size());
+  t.min_ms = times_ms.front();
+  t.max_ms = times_ms.back();
+  t.median_ms = quantile(times_ms, 0.5);
+  t.q1_ms = quantile(times_ms, 0.25);
+  t.q3_ms = quantile(times_ms, 0.75);
+  return t;
+}
+
+Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+               const std::function<void()>& call) {
+  // Warm-up; the last one is timed to size the measurement. A call slower than the
+  // whole time budget ends the warm-up early (the naive rungs at large sizes).
+  double estimate_ms = -1;
+  double warm_total_ms = 0;
+  for (int w = 0; w < policy.warmup; ++w) {
+    estimate_ms = timed_call(timer, flusher, call);
+    warm_total_ms += estimate_ms;
+    if (warm_total_ms > 0.5e3 * policy.max_time_s) break;
+  }
+  device.synchronize();
+
+  // Repeat count: at least min_time of measuring (calls and flushes: for fast GPU
+  // kernels, hundreds of samples), at most max_time, and never fewer than 3 (or
+  // --repeats if less) so that the median means something.
+  int repeats = std::max(1, policy.repeats);
+  if (estimate_ms >= 0) {
+    const double rep_cost_ms = std::max(estimate_ms, 1e-4) + (flusher ? flusher->cost_ms() : 0.0);
+    const double floor_ms = 1e3 * policy.min_time_s;
+    if (rep_cost_ms * repeats < floor_ms)
+      repeats = std::min(policy.max_repeats, int(std::ceil(floor_ms / rep_cost_ms)));
+    const int affordable = int(1e3 * policy.max_time_s / rep_cost_ms);
+    if (repeats > affordable) repeats = std::max(std::min(3, policy.repeats), affordable);
+  }
+
+  std::vector<double> times;
+  times.reserve(static_cast<std::size_t>(repeats));
+  for (int r = 0; r < repeats; ++r) times.push_back(timed_call(timer, flusher, call));
+  return summarize(std::move(times));
+}
+
+}  // namespace gpukern::bench

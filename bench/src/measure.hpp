@@ -1,0 +1,57 @@
+// Timing one call repeatedly with the device Timer: warm-up, cache flush before
+// every timed run, adaptive repeat count, and the median with its spread.
+#pragma once
+
+#include <gpukern/gpukern.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace gpukern::bench {
+
+/// How long and how often to measure one (case, rung).
+struct TimingPolicy {
+  int warmup = 2;           // untimed calls first (module load, autotuning, page faults)
+  int repeats = 10;         // timed calls, adapted by min_time / max_time below
+  double min_time_s = 0.1;  // fast calls: repeat more until calls + flushes take this long
+  double max_time_s = 4.0;  // slow calls: repeat less (but at least 3) to stay under this
+  int max_repeats = 2000;   // ceiling of the min_time adaptation
+};
+
+/// Median and spread of the timed runs, in milliseconds.
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0, q1_ms = 0, q3_ms = 0;
+  int repeats = 0;
+};
+
+/// Evicts the device's last-level cache between timed runs by writing a buffer
+/// larger than it, so that small sizes are measured from memory, as in real use,
+/// rather than flattered by inputs left in cache by the previous run.
+class CacheFlusher {
+ public:
+  CacheFlusher(Device& device, std::size_t bytes);
+  /// Queues the flush on the device's stream (untimed: the timer starts after it).
+  void flush();
+  std::size_t bytes() const { return buffer_.size(); }
+  /// Wall time of one flush, measured once: counted against --max-time, because at
+  /// small sizes the flushes, not the timed calls, take most of the time.
+  double cost_ms() const { return cost_ms_; }
+
+ private:
+  Device& device_;
+  Buffer buffer_;
+  int value_ = 0;
+  double cost_ms_ = 0;
+};
+
+/// Runs `call` policy.warmup times, then times it; each timed run is preceded by a
+/// flush (when `flusher` is non-null). `call` throws gpukern::Error on failure,
+/// which propagates (the first warm-up call is where a rung declines a case).
+Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+               const std::function<void()>& call);
+
+/// Median / quartiles of a sample (sorted copy).
+Timing summarize(std::vector<double> times_ms);
+
+}  // namespace gpukern::bench

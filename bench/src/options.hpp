@@ -1,0 +1,55 @@
+// Command line of gpukern-bench (docs/design.md "Command line"), parsed with CLI11.
+#pragma once
+
+#include "measure.hpp"
+#include "workload.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpukern::bench {
+
+/// A --sizes entry: "N" (square gemm N^3, softmax NxN), "MxNxK" (gemm only) or
+/// "RxC" (softmax only).
+struct SizeSpec {
+  std::vector<int64_t> dims;  // 1, 2 or 3 numbers
+  bool fits(gk_op op) const { return dims.size() == 1 || dims.size() == (op == GK_OP_GEMM ? 3u : 2u); }
+};
+
+struct Options {
+  std::vector<std::string> backends{"all"};  // "all" or names/specs: cpu, cuda, cuda:1, hip
+  std::vector<gk_op> ops{GK_OP_GEMM, GK_OP_SOFTMAX};
+  std::vector<BenchType> types;              // empty: per-backend default
+  std::vector<SizeSpec> sizes;               // --sizes: both ops (entries that fit)
+  std::vector<SizeSpec> gemm_sizes;          // --gemm-sizes (overrides --sizes for gemm)
+  std::vector<SizeSpec> softmax_sizes;       // --softmax-sizes (overrides --sizes for softmax)
+  std::vector<std::string> variants;         // empty: all rungs
+  bool with_reference = true;                // measure the vendor rung even if not listed
+  std::optional<int> threads;                // GPUKERN_NUM_THREADS
+  TimingPolicy timing;
+  std::optional<double> flush_mb;            // cache flush buffer; 0 = no flush (warm caches)
+  std::optional<int64_t> naive_max_size;     // gemm: naive rungs only while cbrt(m*n*k) <= this
+  bool skip_slow = false;                    // never run the naive rungs
+  bool trans_a = false, trans_b = false;     // --layout NN|NT|TN|TT
+  bool c_f32 = false;                        // gemm C in f32 for f16/bf16 inputs
+  bool log_softmax = false;
+  double reference_budget = double(1 << 28); // multiply-adds (gemm) / elements (softmax) checked
+  uint64_t seed = 42;
+  std::string json_path;                     // empty: no JSON
+  bool list = false;
+  bool check = false;                        // exit 1 when a result exceeds its error bound
+  bool quiet = false;                        // no table on stdout
+  std::string command_line;                  // argv as typed, recorded in the JSON
+};
+
+/// Parses argv. Returns the exit code to stop with (help, bad option), or nullopt to go on.
+std::optional<int> parse_options(int argc, char** argv, Options& options);
+
+/// Default sizes when none were given, per op and backend kind.
+std::vector<SizeSpec> default_sizes(gk_op op, bool is_cpu);
+/// Default dtypes when none were given (CPU f32 only to keep runs short).
+std::vector<BenchType> default_types(gk_op op, bool is_cpu);
+
+}  // namespace gpukern::bench

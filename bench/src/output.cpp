@@ -1,0 +1,320 @@
+// Progress, table and JSON of gpukern-bench; see output.hpp.
+#include "output.hpp"
+
+#include <fmt/core.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <ctime>
+#include <filesystem>
+
+namespace gpukern::bench {
+
+namespace {
+
+std::string percent(const std::optional<double>& value) {
+  return value ? fmt::format("{:.1f}%", *value) : std::string("-");
+}
+
+std::string error_text(const Record& r) {
+  if (!r.rel_error) return "NaN/inf !";
+  return fmt::format("{:.1e}{}", *r.rel_error, r.error_ok ? "" : " !");
+}
+
+std::string rate_text(double rate) {
+  if (rate >= 100) return fmt::format("{:.0f}", rate);
+  if (rate >= 1) return fmt::format("{:.2f}", rate);
+  return fmt::format("{:.3f}", rate);
+}
+
+// A JSON number, or null for a missing value (JSON has no NaN).
+nlohmann::json number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+void put_shape(nlohmann::json& j, const Case& c) {
+  if (c.op == GK_OP_GEMM) {
+    j["m"] = c.m;
+    j["n"] = c.n;
+    j["k"] = c.k;
+    j["layout"] = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
+    const gk_dtype out = c.output_storage();
+    j["c_dtype"] = out == GK_F32 ? "f32" : out == GK_F16 ? "f16" : "bf16";
+  } else {
+    j["rows"] = c.rows;
+    j["cols"] = c.cols;
+    j["log_softmax"] = c.log_softmax;
+  }
+}
+
+}  // namespace
+
+// ---- progress ----
+
+Progress::Progress(std::size_t total_steps)
+    : total_(total_steps), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()),
+      case_start_(start_) {}
+
+void Progress::step(const std::string& device, const Case& c, const Record& r) {
+  ++done_;
+  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax",
+                       type_name(c.type), c.shape_label(), r.variant);
+  if (tty_) draw();
+}
+
+void Progress::draw() {
+  constexpr int kWidth = 30;
+  const int filled = total_ ? int(kWidth * done_ / total_) : kWidth;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  fmt::print(stderr, "\r\033[K[{}{}] {}/{} {:.0f}s  {}", std::string(std::size_t(filled), '#'),
+             std::string(std::size_t(kWidth - filled), '.'), done_, total_, seconds, label_);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::case_done(const std::string& device, const Case& c,
+                         const std::vector<Record>& records) {
+  ++cases_;
+  const auto now = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(now - case_start_).count();
+  case_start_ = now;
+  if (tty_) return;
+  std::string rungs;
+  for (const auto& r : records) {
+    if (!rungs.empty()) rungs += ", ";
+    rungs += r.variant + " " + (r.measured ? rate_text(r.rate) : std::string(r.failed ? "failed" : "skipped"));
+  }
+  fmt::print(stderr, "[{}/{}] {} {} {} {}: {} {} ({:.1f} s)\n", done_, total_, device,
+             c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.shape_label(), rungs,
+             c.op == GK_OP_GEMM ? "GFLOP/s" : "GB/s", seconds);
+  std::fflush(stderr);
+}
+
+void Progress::clear() {
+  if (tty_ && shown_) {
+    fmt::print(stderr, "\r\033[K");
+    std::fflush(stderr);
+    shown_ = false;
+  }
+}
+
+void Progress::finish() {
+  clear();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  fmt::print(stderr, "{} measurements in {} cases, {:.1f} s\n", done_, cases_, seconds);
+}
+
+// ---- table ----
+
+void TablePrinter::device_header(const DeviceRunner& runner) {
+  const DeviceInfo& i = runner.info();
+  fmt::print("\n== {}:{}  {}  ({}, {} {}, {} MHz)  peak f32 {:.0f} GFLOP/s", i.backend, i.index,
+             i.name, i.arch, i.compute_units, runner.is_cpu() ? "threads" : "compute units",
+             i.clock_mhz, i.peak_f32_gflops);
+  if (i.peak_tensor_gflops > 0) fmt::print(", tensor {:.0f} GFLOP/s", i.peak_tensor_gflops);
+  if (i.peak_bandwidth_gbps > 0) fmt::print(", memory {:.0f} GB/s", i.peak_bandwidth_gbps);
+  fmt::print(" ==\n");
+  if (i.extra[0]) fmt::print("   {}\n", i.extra);
+  fmt::print("   cache flush {} MiB between timed calls; naive gemm only up to {}^3\n",
+             runner.flush_bytes() >> 20, runner.naive_max_size());
+  last_op_ = -1;
+}
+
+void TablePrinter::print_case(const std::vector<Record>& records) {
+  if (records.empty()) return;
+  const Case& c = records.front().test_case;
+  const bool gemm = c.op == GK_OP_GEMM;
+  if (last_op_ != int(c.op)) {
+    last_op_ = int(c.op);
+    if (gemm)
+      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>10}\n", "dtype", "shape",
+                 "gemm rung", "ms", "IQR", "GFLOP/s", "%ref", "%peak", "rel.err");
+    else
+      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>10}\n", "dtype",
+                 "shape", "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", "rel.err");
+  }
+  for (const auto& r : records) {
+    const std::string name = r.variant + (r.is_reference ? "*" : "");
+    if (!r.measured) {
+      fmt::print("{:<6} {:<16} {:<16} {}: {}\n", type_name(c.type), c.shape_label(), name,
+                 r.failed ? "failed" : "skipped", r.reason);
+      continue;
+    }
+    // Spread: interquartile range / median, the run-to-run noise of this measurement
+    // (robust to one preempted run; the JSON keeps min and max too).
+    const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
+    const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
+    if (gemm)
+      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>10}\n", type_name(c.type),
+                 c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
+                 percent(r.pct_of_peak), error_text(r));
+    else
+      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7} {:>10}\n",
+                 type_name(c.type), c.shape_label(), name, ms, spread, rate_text(r.rate),
+                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy),
+                 error_text(r));
+  }
+  std::fflush(stdout);
+}
+
+// ---- JSON ----
+
+nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
+                        const std::vector<Record>& records) {
+  using nlohmann::json;
+  const DeviceInfo& i = runner.info();
+  json extra = json::object();
+  for (const auto& [key, value] : parse_extra(i.extra)) extra[key] = value;
+  json device = {
+      {"name", i.name},
+      {"backend", i.backend},
+      {"index", i.index},
+      {"arch", i.arch},
+      {"arch_number", i.arch_number},
+      {"compute_units", i.compute_units},
+      {"clock_mhz", i.clock_mhz},
+      {"memory_bytes", i.memory_bytes},
+      {"driver_version", i.driver_version},
+      {"runtime_version", i.runtime_version},
+      {"peak_f32_gflops", i.peak_f32_gflops},
+      {"peak_tensor_gflops", i.peak_tensor_gflops},
+      {"peak_bandwidth_gbps", i.peak_bandwidth_gbps},
+      {"extra", extra},
+  };
+
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &utc);
+
+  const TimingPolicy& t = options.timing;
+  json settings = {
+      {"warmup", t.warmup},
+      {"repeats", t.repeats},
+      {"min_time_s", t.min_time_s},
+      {"max_time_s", t.max_time_s},
+      {"flush_bytes", runner.flush_bytes()},
+      {"threads", options.threads ? json(*options.threads) : json(nullptr)},
+      {"naive_max_size", runner.naive_max_size()},
+      {"skip_slow", options.skip_slow},
+      {"seed", options.seed},
+      {"reference_budget", options.reference_budget},
+      {"timing",
+       "device Timer around each call (GPU events on the device's stream, a steady clock on the "
+       "CPU); ms = median of the timed calls, ms_min/ms_max/ms_q1/ms_q3 their spread; a memset of "
+       "flush_bytes before every timed call evicts the caches (0 = warm caches)"},
+      {"error_check",
+       "rel_error = ||out - ref||_F / ||ref||_F against a double-precision host reference on the "
+       "same rounded inputs; when rows x work exceeds reference_budget (gemm multiply-adds; "
+       "softmax elements x 16) a random sample of rows, always with the first and last, is "
+       "checked: error_rows_checked"},
+  };
+
+  json results = json::array(), skipped = json::array();
+  for (const auto& r : records) {
+    const Case& c = r.test_case;
+    const bool gemm = c.op == GK_OP_GEMM;
+    json j;
+    j["op"] = gemm ? "gemm" : "softmax";
+    j["variant"] = r.variant;
+    j["rung_index"] = r.rung_index;
+    j["is_reference"] = r.is_reference;
+    j["dtype"] = type_name(c.type);
+    put_shape(j, c);
+    if (!r.measured) {
+      j["status"] = r.failed ? "failed" : "skipped";
+      j["reason"] = r.reason;
+      j["backend"] = i.backend;
+      j["device"] = i.name;
+      skipped.push_back(j);
+      continue;
+    }
+    j["ms"] = r.timing.median_ms;
+    j["ms_min"] = r.timing.min_ms;
+    j["ms_max"] = r.timing.max_ms;
+    j["ms_q1"] = r.timing.q1_ms;
+    j["ms_q3"] = r.timing.q3_ms;
+    j["repeats"] = r.timing.repeats;
+    if (gemm) {
+      j["gflops"] = r.rate;
+      j["peak_gflops"] = r.peak > 0 ? json(r.peak) : json(nullptr);
+    } else {
+      j["bytes"] = c.work();
+      j["gbps"] = r.rate;
+      j["peak_gbps"] = r.peak > 0 ? json(r.peak) : json(nullptr);
+    }
+    j["reference"] = r.reference.empty() ? json(nullptr) : json(r.reference);
+    j["reference_ms"] = number(r.reference_ms);
+    j["pct_of_reference"] = number(r.pct_of_reference);
+    j["pct_of_peak"] = number(r.pct_of_peak);
+    j["rel_error"] = number(r.rel_error);
+    j["error_bound"] = error_bound(c.type);
+    j["error_ok"] = r.error_ok;
+    j["error_rows_checked"] = r.error_rows_checked;
+    j["error_rows_total"] = gemm ? c.m : c.rows;
+    if (!gemm) {
+      j["copy_ms"] = number(r.copy_ms);
+      j["copy_gbps"] = number(r.copy_gbps);
+      j["pct_of_copy"] = number(r.pct_of_copy);
+    }
+    j["backend"] = i.backend;
+    j["device"] = i.name;
+    results.push_back(j);
+  }
+
+  return json{
+      {"schema", 1},
+      {"tool", "gpukern-bench"},
+      {"library_version", gk_version()},
+      {"date", today_utc()},
+      {"time_utc", stamp},
+      {"git_commit", kGitCommit},
+      {"command", options.command_line},
+      {"device", device},
+      {"settings", settings},
+      {"results", results},
+      {"skipped", skipped},
+  };
+}
+
+std::string slug(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) {
+    if (std::isalnum(ch)) out += char(std::tolower(ch));
+    else if (!out.empty() && out.back() != '-') out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out.empty() ? "device" : out;
+}
+
+std::string today_utc() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  char day[16];
+  std::strftime(day, sizeof day, "%Y-%m-%d", &utc);
+  return day;
+}
+
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info,
+                          std::size_t device_count) {
+  namespace fs = std::filesystem;
+  const bool is_dir = json_option.back() == '/' || fs::is_directory(json_option);
+  if (is_dir) {
+    std::string name = slug(info.name);
+    // A CPU's marketing name can equal another machine's; the backend keeps files apart.
+    if (name.find(slug(info.backend)) == std::string::npos && std::string(info.backend) == "cpu")
+      name = "cpu-" + name;
+    return (fs::path(json_option) / (name + "-" + today_utc() + ".json")).string();
+  }
+  if (device_count <= 1) return json_option;
+  fs::path p(json_option);
+  return (p.parent_path() / (p.stem().string() + "-" + info.backend + std::to_string(info.index) +
+                             p.extension().string()))
+      .string();
+}
+
+}  // namespace gpukern::bench

@@ -1,0 +1,340 @@
+// Per-device case runner; see runner.hpp.
+#include "runner.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpukern::bench {
+
+namespace {
+
+constexpr std::size_t kMiB = std::size_t(1) << 20;
+
+// FNV-1a: a stable per-case seed, so a case gets the same inputs in every run.
+uint64_t case_seed(uint64_t seed, const Case& c) {
+  const std::string key = std::to_string(int(c.op)) + type_name(c.type) + c.shape_label();
+  uint64_t h = 1469598103934665603ull ^ seed;
+  for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+bool name_in(const std::string& name, const std::vector<std::string>& names) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Downloads the checked rows of a row-major output (ld elements per row) into a
+// compact host array (cols elements per row), one copy when every row is checked.
+std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dtype type,
+                                         const Reference& ref, int64_t ld) {
+  const std::size_t esize = dtype_size(type);
+  const std::size_t row_bytes = std::size_t(ref.cols) * esize;
+  std::vector<unsigned char> out(ref.rows.size() * row_bytes);
+  const auto* base = static_cast<const unsigned char*>(data);
+  if (int64_t(ref.rows.size()) == ref.total_rows && ld == ref.cols) {
+    device.download(out.data(), base, out.size());
+    return out;
+  }
+  for (std::size_t r = 0; r < ref.rows.size(); ++r)
+    device.download(out.data() + r * row_bytes, base + std::size_t(ref.rows[r] * ld) * esize,
+                    row_bytes);
+  return out;
+}
+
+// The CPU backend's "caches=48K/1024K/32768K" (L1d/L2/L3), else what sysconf says
+// (which some virtual machines misreport), capped at 1 GiB.
+std::size_t last_level_cache_bytes(const DeviceInfo& info) {
+  for (const auto& [key, value] : parse_extra(info.extra)) {
+    if (key != "caches") continue;
+    const std::string last = value.substr(value.rfind('/') + 1);
+    char* end = nullptr;
+    const double number = std::strtod(last.c_str(), &end);
+    const double unit = *end == 'M' ? double(kMiB) : *end == 'K' ? 1024.0 : 1.0;
+    if (number > 0) return std::size_t(number * unit);
+  }
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (llc <= 0) llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  return std::min<std::size_t>(std::size_t(std::max(llc, 0L)), 1024 * kMiB);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> parse_extra(const char* extra) {
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::string text = extra ? extra : "";
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find(';', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(begin, end - begin);
+    const std::size_t eq = item.find('=');
+    if (!item.empty()) {
+      if (eq == std::string::npos) out.emplace_back(item, "");
+      else out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+    begin = end + 1;
+  }
+  return out;
+}
+
+DeviceRunner::DeviceRunner(std::string spec, const Options& options)
+    : spec_(std::move(spec)), options_(options), device_(spec_), timer_(device_.timer()) {
+  info_ = device_.info();
+  for (gk_op op : {GK_OP_GEMM, GK_OP_SOFTMAX}) {
+    auto& ladder = op == GK_OP_GEMM ? gemm_ladder_ : softmax_ladder_;
+    int index = 0;
+    for (const auto& v : device_.variants(op)) ladder.push_back(Rung{v, index++});
+  }
+  naive_max_size_ = options.naive_max_size.value_or(is_cpu() ? 1024 : 4096);
+
+  std::size_t flush_bytes = 0;
+  if (options.flush_mb) {
+    flush_bytes = std::size_t(*options.flush_mb * double(kMiB));
+  } else if (is_cpu()) {
+    // Twice the last-level cache, so that nothing of the previous run survives.
+    flush_bytes = std::max<std::size_t>(64 * kMiB, 2 * last_level_cache_bytes(info_));
+  } else {
+    // Above the L2 of every current GPU (H100 50 MB, B200 126 MB, MI300X's 256 MB
+    // Infinity Cache), capped at 1/8 of device memory for small boards.
+    flush_bytes = 512 * kMiB;
+    if (info_.memory_bytes > 0) flush_bytes = std::min<std::size_t>(flush_bytes, info_.memory_bytes / 8);
+  }
+  if (flush_bytes > 0) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes);
+}
+
+bool DeviceRunner::is_cpu() const { return std::strcmp(info_.backend, "cpu") == 0; }
+
+const std::vector<Rung>& DeviceRunner::ladder(gk_op op) const {
+  return op == GK_OP_GEMM ? gemm_ladder_ : softmax_ladder_;
+}
+
+std::vector<Rung> DeviceRunner::selected(gk_op op) const {
+  std::vector<Rung> out;
+  for (const auto& r : ladder(op)) {
+    const bool listed = options_.variants.empty() || name_in(r.info.name, options_.variants);
+    if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<std::string> DeviceRunner::unknown_variants() const {
+  std::vector<std::string> out;
+  for (const auto& name : options_.variants) {
+    bool found = false;
+    for (gk_op op : {GK_OP_GEMM, GK_OP_SOFTMAX})
+      for (const auto& r : ladder(op)) found = found || name == r.info.name;
+    if (!found) out.push_back(name);
+  }
+  return out;
+}
+
+std::vector<Case> DeviceRunner::plan() const {
+  std::vector<Case> cases;
+  for (gk_op op : options_.ops) {
+    const auto& op_sizes = op == GK_OP_GEMM ? options_.gemm_sizes : options_.softmax_sizes;
+    const auto sizes = !op_sizes.empty()       ? op_sizes
+                       : !options_.sizes.empty() ? options_.sizes
+                                                 : default_sizes(op, is_cpu());
+    const auto types = options_.types.empty() ? default_types(op, is_cpu()) : options_.types;
+    for (BenchType type : types) {
+      if (op == GK_OP_SOFTMAX && type == BenchType::kTF32) continue;  // tf32 is a gemm mode
+      for (const auto& size : sizes) {
+        if (!size.fits(op)) continue;
+        Case c;
+        c.op = op;
+        c.type = type;
+        if (op == GK_OP_GEMM) {
+          c.m = size.dims[0];
+          c.n = size.dims.size() == 3 ? size.dims[1] : size.dims[0];
+          c.k = size.dims.size() == 3 ? size.dims[2] : size.dims[0];
+          c.trans_a = options_.trans_a;
+          c.trans_b = options_.trans_b;
+          c.c_f32 = options_.c_f32 && type != BenchType::kF32 && type != BenchType::kTF32;
+        } else {
+          c.rows = size.dims[0];
+          c.cols = size.dims.size() == 2 ? size.dims[1] : size.dims[0];
+          c.log_softmax = options_.log_softmax;
+        }
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
+std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& rung) const {
+  if (!rung.info.runs_here)
+    return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
+  const bool naive = std::strcmp(rung.info.name, "naive") == 0;
+  if (naive && options_.skip_slow) return std::string("naive rungs not run (--skip-slow)");
+  if (naive && c.op == GK_OP_GEMM) {
+    const double cap = double(naive_max_size_);
+    if (double(c.m) * double(c.n) * double(c.k) > cap * cap * cap)
+      return "naive runs only up to " + std::to_string(naive_max_size_) + "^3 (--naive-max-size)";
+  }
+  return std::nullopt;
+}
+
+std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress) {
+  const uint64_t seed = case_seed(options_.seed, c);
+  const gk_dtype in_type = storage_type(c.type);
+  const gk_dtype out_type = c.output_storage();
+  const std::size_t out_size = dtype_size(out_type);
+  CacheFlusher* flusher = flusher_.get();
+
+  // Inputs, device buffers and the reference: once per case, shared by every rung.
+  HostArray a_host, b_host;
+  Buffer a, b, out;
+  Reference ref;
+  int64_t out_ld = 0;
+  std::size_t out_bytes = 0;
+  std::function<void(const char*)> call;
+  GemmDesc gemm;
+  SoftmaxDesc softmax;
+  if (c.op == GK_OP_GEMM) {
+    a_host = random_array(std::size_t(c.m * c.k), in_type, -1.0f, 1.0f, seed);
+    b_host = random_array(std::size_t(c.k * c.n), in_type, -1.0f, 1.0f, seed + 1);
+    a = device_.alloc(a_host.bytes.size());
+    b = device_.alloc(b_host.bytes.size());
+    out_ld = c.n;
+    out_bytes = std::size_t(c.m * c.n) * out_size;
+    out = device_.alloc(out_bytes);
+    device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
+    device_.upload(b, b_host.bytes.data(), b_host.bytes.size());
+    const auto rows = sample_rows(c.m, double(c.n) * double(c.k), options_.reference_budget, seed);
+    ref = gemm_reference(c, a_host.values.data(), b_host.values.data(), rows);
+
+    gemm.trans_a = c.trans_a ? GK_TRANS : GK_NO_TRANS;
+    gemm.trans_b = c.trans_b ? GK_TRANS : GK_NO_TRANS;
+    gemm.m = c.m;
+    gemm.n = c.n;
+    gemm.k = c.k;
+    gemm.a = a.data();
+    gemm.lda = c.trans_a ? c.m : c.k;
+    gemm.b = b.data();
+    gemm.ldb = c.trans_b ? c.k : c.n;
+    gemm.c = out.data();
+    gemm.ldc = out_ld;
+    gemm.ab_type = in_type;
+    gemm.c_type = out_type;
+    gemm.allow_tf32 = c.type == BenchType::kTF32;
+    call = [&](const char* variant) {
+      gemm.variant = variant;
+      device_.gemm(gemm);
+    };
+  } else {
+    a_host = random_array(std::size_t(c.rows * c.cols), in_type, -8.0f, 8.0f, seed);
+    a = device_.alloc(a_host.bytes.size());
+    out_ld = c.cols;
+    out_bytes = a_host.bytes.size();
+    out = device_.alloc(out_bytes);
+    device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
+    // The softmax check is cheap per element but holds doubles: a smaller budget.
+    const auto rows = sample_rows(c.rows, double(c.cols), options_.reference_budget / 16, seed);
+    ref = softmax_reference(c, a_host.values.data(), rows);
+
+    softmax.rows = c.rows;
+    softmax.cols = c.cols;
+    softmax.x = a.data();
+    softmax.ldx = c.cols;
+    softmax.y = out.data();
+    softmax.ldy = c.cols;
+    softmax.dtype = in_type;
+    softmax.log_softmax = c.log_softmax ? 1 : 0;
+    call = [&](const char* variant) {
+      softmax.variant = variant;
+      device_.softmax(softmax);
+    };
+  }
+  a_host = HostArray{};  // the reference holds what it needs
+  b_host = HostArray{};
+
+  // Softmax baseline: a device-to-device copy of the same bytes (read once, written
+  // once, like softmax), timed the same way in the same run.
+  std::optional<Timing> copy_timing;
+  if (c.op == GK_OP_SOFTMAX) {
+    try {
+      copy_timing = measure(device_, timer_, flusher, options_.timing,
+                            [&] { device_.copy(out.data(), a.data(), out_bytes); });
+    } catch (const Error&) {
+      copy_timing.reset();
+    }
+  }
+
+  std::vector<Record> records;
+  for (const auto& rung : selected(c.op)) {
+    Record r;
+    r.test_case = c;
+    r.variant = rung.info.name;
+    r.rung_index = rung.index;
+    r.is_reference = rung.info.is_reference != 0;
+    if (auto why = skip_reason(c, rung)) {
+      r.reason = *why;
+      records.push_back(r);
+      if (progress) progress(c, r);
+      continue;
+    }
+    try {
+      device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
+      r.timing = measure(device_, timer_, flusher, options_.timing, [&] { call(rung.info.name); });
+      const auto host_out = download_rows(device_, out.data(), out_type, ref, out_ld);
+      r.rel_error = relative_error(ref, host_out.data(), out_type, ref.cols);
+      r.error_rows_checked = int64_t(ref.rows.size());
+      r.error_ok = r.rel_error && *r.rel_error <= error_bound(c.type);
+      r.measured = true;
+    } catch (const Error& e) {
+      r.reason = e.what();
+      r.failed = e.status() != Status::Unsupported;
+      try {
+        device_.synchronize();
+      } catch (const Error&) {
+      }
+    }
+    if (r.measured) {
+      r.rate = c.work() / (r.timing.median_ms * 1e6);
+      if (copy_timing) {
+        r.copy_ms = copy_timing->median_ms;
+        r.copy_gbps = c.work() / (copy_timing->median_ms * 1e6);
+        r.pct_of_copy = 100.0 * copy_timing->median_ms / r.timing.median_ms;
+      }
+    }
+    records.push_back(r);
+    if (progress) progress(c, r);
+  }
+  finish(records);
+  return records;
+}
+
+void DeviceRunner::finish(std::vector<Record>& records) const {
+  const Record* reference = nullptr;
+  for (const auto& r : records)
+    if (r.is_reference && r.measured) reference = &r;
+
+  for (auto& r : records) {
+    const Case& c = r.test_case;
+    if (c.op == GK_OP_GEMM) {
+      // Tensor-core rates for tf32 are half the f16/bf16 rate (NVIDIA Ampere..Blackwell,
+      // AMD CDNA3); without tensor cores every dtype runs at the FP32 FMA rate.
+      const double tensor = info_.peak_tensor_gflops;
+      switch (c.type) {
+        case BenchType::kF32: r.peak = info_.peak_f32_gflops; break;
+        case BenchType::kTF32: r.peak = tensor > 0 ? tensor / 2 : info_.peak_f32_gflops; break;
+        default: r.peak = tensor > 0 ? tensor : info_.peak_f32_gflops;
+      }
+    } else {
+      r.peak = info_.peak_bandwidth_gbps;
+    }
+    if (!r.measured) continue;
+    if (r.peak > 0) r.pct_of_peak = 100.0 * r.rate / r.peak;
+    if (reference) {
+      r.reference = reference->variant;
+      r.reference_ms = reference->timing.median_ms;
+      r.pct_of_reference = 100.0 * reference->timing.median_ms / r.timing.median_ms;
+    }
+  }
+}
+
+}  // namespace gpukern::bench

@@ -1,0 +1,203 @@
+// Benchmark cases, random inputs and the double-precision reference.
+#include "workload.hpp"
+
+#include "core/half.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <set>
+
+namespace gpukern::bench {
+
+const char* type_name(BenchType type) {
+  switch (type) {
+    case BenchType::kTF32: return "tf32";
+    case BenchType::kF16: return "f16";
+    case BenchType::kBF16: return "bf16";
+    default: return "f32";
+  }
+}
+
+std::optional<BenchType> parse_type(std::string_view name) {
+  if (name == "f32") return BenchType::kF32;
+  if (name == "tf32") return BenchType::kTF32;
+  if (name == "f16") return BenchType::kF16;
+  if (name == "bf16") return BenchType::kBF16;
+  return std::nullopt;
+}
+
+gk_dtype storage_type(BenchType type) {
+  switch (type) {
+    case BenchType::kF16: return GK_F16;
+    case BenchType::kBF16: return GK_BF16;
+    default: return GK_F32;
+  }
+}
+
+double error_bound(BenchType type) {
+  switch (type) {
+    case BenchType::kTF32: return 2e-3;
+    case BenchType::kF16: return 2e-3;
+    case BenchType::kBF16: return 1e-2;
+    default: return 1e-5;
+  }
+}
+
+std::string Case::shape_label() const {
+  if (op == GK_OP_GEMM)
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  return std::to_string(rows) + "x" + std::to_string(cols);
+}
+
+double Case::work() const {
+  if (op == GK_OP_GEMM) return 2.0 * double(m) * double(n) * double(k);
+  return 2.0 * double(rows) * double(cols) * double(dtype_size(storage_type(type)));
+}
+
+gk_dtype Case::output_storage() const {
+  if (op == GK_OP_GEMM && c_f32) return GK_F32;
+  return storage_type(type);
+}
+
+namespace {
+
+// splitmix64: fast, good enough for benchmark inputs, and deterministic per seed.
+inline uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+HostArray random_array(std::size_t count, gk_dtype type, float low, float high, uint64_t seed) {
+  HostArray out;
+  out.values.resize(count);
+  out.bytes.resize(count * dtype_size(type));
+  uint64_t state = seed;
+  const float scale = (high - low) / float(1ull << 24);
+  for (std::size_t i = 0; i < count; ++i) {
+    float v = low + float(splitmix64(state) >> 40) * scale;
+    switch (type) {
+      case GK_F16: {
+        uint16_t h = core::float_to_f16(v);
+        std::memcpy(&out.bytes[2 * i], &h, 2);
+        v = core::f16_to_float(h);
+        break;
+      }
+      case GK_BF16: {
+        uint16_t h = core::float_to_bf16(v);
+        std::memcpy(&out.bytes[2 * i], &h, 2);
+        v = core::bf16_to_float(h);
+        break;
+      }
+      default: std::memcpy(&out.bytes[4 * i], &v, 4);
+    }
+    out.values[i] = v;
+  }
+  return out;
+}
+
+float load_as_float(const void* data, gk_dtype type, std::size_t index) {
+  const auto* bytes = static_cast<const unsigned char*>(data);
+  if (type == GK_F32) {
+    float v;
+    std::memcpy(&v, bytes + 4 * index, 4);
+    return v;
+  }
+  uint16_t h;
+  std::memcpy(&h, bytes + 2 * index, 2);
+  return type == GK_F16 ? core::f16_to_float(h) : core::bf16_to_float(h);
+}
+
+std::vector<int64_t> sample_rows(int64_t rows, double cost_per_row, double budget, uint64_t seed) {
+  std::vector<int64_t> out;
+  if (rows <= 0) return out;
+  if (double(rows) * cost_per_row <= budget || rows <= 16) {
+    out.resize(static_cast<std::size_t>(rows));
+    for (int64_t r = 0; r < rows; ++r) out[static_cast<std::size_t>(r)] = r;
+    return out;
+  }
+  int64_t want = std::clamp<int64_t>(int64_t(budget / cost_per_row), 16, rows);
+  std::set<int64_t> chosen{0, rows - 1};
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> pick(1, rows - 2);
+  while (int64_t(chosen.size()) < want) chosen.insert(pick(rng));
+  return {chosen.begin(), chosen.end()};
+}
+
+Reference gemm_reference(const Case& c, const float* a, const float* b,
+                         const std::vector<int64_t>& rows) {
+  Reference ref;
+  ref.rows = rows;
+  ref.cols = c.n;
+  ref.total_rows = c.m;
+  ref.values.assign(rows.size() * std::size_t(c.n), 0.0);
+  const int64_t lda = c.trans_a ? c.m : c.k;  // A stored k x m when transposed
+  const int64_t ldb = c.trans_b ? c.k : c.n;  // B stored n x k when transposed
+  const int64_t n = c.n, k = c.k;
+  // Each sampled row is independent: parallel over rows, k-outer / j-inner so
+  // that untransposed B is read along its rows.
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const int64_t i = rows[r];
+    double* out = &ref.values[r * std::size_t(n)];
+    for (int64_t p = 0; p < k; ++p) {
+      const double a_ip = c.trans_a ? a[p * lda + i] : a[i * lda + p];
+      if (c.trans_b) {
+        for (int64_t j = 0; j < n; ++j) out[j] += a_ip * double(b[j * ldb + p]);
+      } else {
+        const float* b_row = b + p * ldb;
+        for (int64_t j = 0; j < n; ++j) out[j] += a_ip * double(b_row[j]);
+      }
+    }
+  }
+  return ref;
+}
+
+Reference softmax_reference(const Case& c, const float* x, const std::vector<int64_t>& rows) {
+  Reference ref;
+  ref.rows = rows;
+  ref.cols = c.cols;
+  ref.total_rows = c.rows;
+  ref.values.resize(rows.size() * std::size_t(c.cols));
+  const int64_t cols = c.cols;
+#pragma omp parallel for schedule(dynamic)
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const float* in = x + rows[r] * cols;
+    double* out = &ref.values[r * std::size_t(cols)];
+    double max_value = -std::numeric_limits<double>::infinity();
+    for (int64_t j = 0; j < cols; ++j) max_value = std::max(max_value, double(in[j]));
+    double sum = 0;
+    for (int64_t j = 0; j < cols; ++j) sum += std::exp(double(in[j]) - max_value);
+    if (c.log_softmax) {
+      const double log_sum = std::log(sum);
+      for (int64_t j = 0; j < cols; ++j) out[j] = double(in[j]) - max_value - log_sum;
+    } else {
+      for (int64_t j = 0; j < cols; ++j) out[j] = std::exp(double(in[j]) - max_value) / sum;
+    }
+  }
+  return ref;
+}
+
+std::optional<double> relative_error(const Reference& ref, const void* output, gk_dtype type,
+                                     int64_t ld) {
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t r = 0; r < ref.rows.size(); ++r) {
+    for (int64_t j = 0; j < ref.cols; ++j) {
+      const double want = ref.values[r * std::size_t(ref.cols) + std::size_t(j)];
+      const double got = load_as_float(output, type, r * std::size_t(ld) + std::size_t(j));
+      if (!std::isfinite(got)) return std::nullopt;
+      diff2 += (got - want) * (got - want);
+      ref2 += want * want;
+    }
+  }
+  if (ref2 == 0) return diff2 == 0 ? 0.0 : std::numeric_limits<double>::infinity();
+  return std::sqrt(diff2 / ref2);
+}
+
+}  // namespace gpukern::bench
