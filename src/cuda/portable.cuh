@@ -128,3 +128,65 @@ __device__ __forceinline__ bf16_t from_float<bf16_t>(float v) { return __float2b
 #endif
 
 }  // namespace gpukern::gpu
+
+// ---- Additions for the GEMM ladder (additive; existing names above are unchanged) ----
+
+namespace gpukern::gpu {
+
+/// __CUDA_ARCH__ of the device pass being compiled (e.g. 900), 0 in the host pass.
+/// Kernels tuned for one architecture family compile their body only for it
+/// (`if constexpr (Config::compiled_for(kDeviceArch))`), which keeps the fat binary
+/// and its build time small. The HIP device pass reports a large value so that
+/// configs meant for "any architecture" still compile there.
+#if defined(__CUDA_ARCH__)
+constexpr int kDeviceArch = __CUDA_ARCH__;
+#elif defined(__HIP_DEVICE_COMPILE__)
+constexpr int kDeviceArch = 100000;
+#else
+constexpr int kDeviceArch = 0;
+#endif
+
+/// Asynchronous global -> shared copies (cp.async, sm_80+). `src_bytes` below the
+/// copy size fills the rest of the destination with zeros, so edge tiles need no
+/// separate path: out-of-range elements are copied with src_bytes = 0. Where
+/// cp.async does not exist (HIP, older CUDA targets) the copy is done synchronously,
+/// which keeps the same results and only loses the overlap.
+__device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int src_bytes) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+#else
+  *smem = src_bytes > 0 ? *gmem : 0.0f;
+#endif
+}
+
+/// 16-byte variant; both addresses must be 16-byte aligned. Bypasses L1 (.cg).
+__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int src_bytes) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
+               "r"(src_bytes)
+               : "memory");
+#else
+  for (int i = 0; i < 4; ++i) smem[i] = 4 * i < src_bytes ? gmem[i] : 0.0f;
+#endif
+}
+
+/// Closes the group of copies issued since the previous commit.
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most `kPending` committed groups are still in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+
+}  // namespace gpukern::gpu

@@ -1,0 +1,124 @@
+// gemm_check tune: times candidate Hopper PipelineConfigs of the double_buffer kernel
+// (09_double_buffer.cuh) on row-major N x N problems, next to cuBLAS in the same run,
+// to choose the values of arch_configs.cuh. Only sm_90 configs are instantiated.
+#include "core/backend.hpp"
+#include "cuda/gemm/09_double_buffer.cuh"
+
+#include <algorithm>
+#include <functional>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace gpukern;
+using namespace gpukern::cuda::gemm;
+
+namespace {
+
+template <int kWarpsM, int kWarpsN, int kThreadM, int kThreadN, int kBlockK, int kStages, int kMinBlocks>
+using Hopper = PipelineConfig<kWarpsM, kWarpsN, kThreadM, kThreadN, kBlockK, kStages, kMinBlocks, 900, 999>;
+
+template <class Cfg, bool kVec>
+void launch_nn(const SgemmProblem& p, cudaStream_t stream) {
+  using T = typename Cfg::Tiling;
+  auto kernel = double_buffer_kernel<Cfg, false, false, kVec>;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  const int blocks = ceil_div(p.m, T::kBlockM) * ceil_div(p.n, T::kBlockN);
+  kernel<<<blocks, T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vector_ok(p));
+  GK_LAUNCH_CHECK();
+}
+
+template <class Cfg>
+void launch_any(const SgemmProblem& p, cudaStream_t stream) {
+  if (aligned16(p.b) && p.ldb % 4 == 0) launch_nn<Cfg, true>(p, stream);
+  else launch_nn<Cfg, false>(p, stream);
+}
+
+struct Candidate {
+  const char* name;
+  void (*launch)(const SgemmProblem&, cudaStream_t);
+};
+
+#define GK_CANDIDATE(...) {#__VA_ARGS__, &launch_any<Hopper<__VA_ARGS__>>}
+const Candidate kCandidates[] = {
+    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 2),   // the Large config as committed
+    GK_CANDIDATE(4, 2, 8, 8, 8, 4, 2),    // K step 8
+    GK_CANDIDATE(4, 2, 8, 8, 16, 3, 2),   // 3 stages
+    GK_CANDIDATE(4, 2, 8, 8, 32, 3, 2),   // K step 32
+    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 1),   // register cap 255
+    GK_CANDIDATE(2, 4, 8, 8, 16, 4, 2),   // 64 x 256 block
+    GK_CANDIDATE(4, 2, 16, 8, 16, 3, 1),  // 256 x 128 block, 16 x 8 per thread
+    GK_CANDIDATE(4, 2, 8, 16, 16, 3, 1),  // 128 x 256 block, 8 x 16 per thread
+    GK_CANDIDATE(4, 4, 8, 8, 16, 3, 1),   // 128 x 256 block, 16 warps
+    GK_CANDIDATE(4, 1, 8, 8, 16, 4, 3),   // the Small config as committed
+    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 3),   // 64 x 128 block
+    GK_CANDIDATE(2, 1, 8, 8, 16, 4, 4),   // 64 x 64 block, 2 warps
+    GK_CANDIDATE(4, 2, 4, 8, 16, 4, 2),   // 64 x 128 block, 4 x 8 per thread
+};
+#undef GK_CANDIDATE
+
+}  // namespace
+
+int run_tune(core::Backend& backend, const std::vector<std::vector<int>>& sizes, FILE* log) {
+  std::fprintf(log, "config,m,n,k,ms,gflops,pct_of_cublas\n");
+  std::mt19937 rng(3);
+  for (const auto& s : sizes) {
+    const int m = s[0], n = s[1], k = s[2];
+    std::vector<float> ha(size_t(m) * k), hb(size_t(k) * n);
+    std::uniform_real_distribution<float> d(-1, 1);
+    for (auto& x : ha) x = d(rng);
+    for (auto& x : hb) x = d(rng);
+    float *da, *db, *dc;
+    GK_GPU_CHECK(cudaMalloc(&da, ha.size() * 4));
+    GK_GPU_CHECK(cudaMalloc(&db, hb.size() * 4));
+    GK_GPU_CHECK(cudaMalloc(&dc, size_t(m) * n * 4));
+    GK_GPU_CHECK(cudaMemcpy(da, ha.data(), ha.size() * 4, cudaMemcpyHostToDevice));
+    GK_GPU_CHECK(cudaMemcpy(db, hb.data(), hb.size() * 4, cudaMemcpyHostToDevice));
+    cudaStream_t stream;
+    GK_GPU_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    backend.set_stream(stream);
+    core::GemmArgs args;
+    args.m = m, args.n = n, args.k = k, args.lda = k, args.ldb = n, args.ldc = n;
+    args.a = da, args.b = db, args.c = dc;
+    const SgemmProblem p = make_problem(args);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    auto time = [&](const std::function<void()>& f) {
+      f();
+      GK_GPU_CHECK(cudaStreamSynchronize(stream));
+      std::vector<float> t;
+      for (int r = 0; r < 25; ++r) {
+        cudaEventRecord(e0, stream);
+        f();
+        cudaEventRecord(e1, stream);
+        cudaEventSynchronize(e1);
+        float ms;
+        cudaEventElapsedTime(&ms, e0, e1);
+        t.push_back(ms);
+      }
+      std::sort(t.begin(), t.end());
+      return double(t[t.size() / 2]);
+    };
+    const double flops = 2.0 * m * n * k;
+    const double ref = time([&] { backend.gemm(args, "cublas"); });
+    std::printf("tune %5dx%5dx%5d cublas %.3f ms %.1f GFLOP/s\n", m, n, k, ref, flops / ref / 1e6);
+    std::fprintf(log, "cublas,%d,%d,%d,%.4f,%.1f,100.0\n", m, n, k, ref, flops / ref / 1e6);
+    for (const auto& c : kCandidates) {
+      const double ms = time([&] { c.launch(p, stream); });
+      std::printf("tune %5dx%5dx%5d [%-22s] %.3f ms %.1f GFLOP/s %.1f%%\n", m, n, k, c.name, ms, flops / ms / 1e6,
+                  100.0 * ref / ms);
+      std::fprintf(log, "\"%s\",%d,%d,%d,%.4f,%.1f,%.1f\n", c.name, m, n, k, ms, flops / ms / 1e6, 100.0 * ref / ms);
+      std::fflush(stdout);
+    }
+    backend.set_stream(nullptr);
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaStreamDestroy(stream);
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dc);
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+// Rung 02 `coalesced`: the naive loop with the thread mapping turned around.
+//
+// Change from 01: threadIdx.x now walks the columns of C. A warp's 32 lanes read 32
+// consecutive floats of a row of B (one 128-byte transaction instead of 32 sectors),
+// all read the same element of A (a broadcast), and write 32 consecutive floats of C.
+// Same arithmetic, a fraction of the memory transactions.
+//
+// Measured (H100, 4096^3): see the table in the report; filled in after the device run.
+#include "cuda/gemm/gemm_common.cuh"
+#include "cuda/gemm/gemm_rungs.cuh"
+
+namespace gpukern::cuda::gemm {
+namespace {
+
+struct CoalescedConfig {
+  /// One warp spans consecutive columns, so its loads of B and stores of C coalesce.
+  static constexpr int kBlockCols = gpu::kWarpSize;
+  static constexpr int kBlockRows = 1024 / gpu::kWarpSize;
+  static_assert(kBlockRows * kBlockCols <= 1024, "a thread block holds at most 1024 threads");
+};
+
+template <bool kTransA, bool kTransB>
+__global__ void coalesced_kernel(SgemmProblem p) {
+  const int col = static_cast<int>(blockIdx.x) * CoalescedConfig::kBlockCols + static_cast<int>(threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y) * CoalescedConfig::kBlockRows + static_cast<int>(threadIdx.y);
+  if (row >= p.m || col >= p.n) return;
+  float acc = 0.0f;
+  for (int kk = 0; kk < p.k; ++kk) acc += load_a<kTransA>(p, row, kk) * load_b<kTransB>(p, kk, col);
+  store_c(p, row, col, acc);
+}
+
+}  // namespace
+
+std::string coalesced_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (auto why = check_int_dims(args); !why.empty()) return why;
+  return check_grid(ceil_div<int64_t>(args.n, CoalescedConfig::kBlockCols),
+                    ceil_div<int64_t>(args.m, CoalescedConfig::kBlockRows));
+}
+
+void coalesced_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  const SgemmProblem p = make_problem(args);
+  if (empty_output(p)) return;
+  const dim3 block(CoalescedConfig::kBlockCols, CoalescedConfig::kBlockRows);
+  const dim3 grid(ceil_div(p.n, CoalescedConfig::kBlockCols), ceil_div(p.m, CoalescedConfig::kBlockRows));
+  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
+    coalesced_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, block, 0, ctx.stream>>>(p);
+  });
+  GK_LAUNCH_CHECK();
+}
+
+}  // namespace gpukern::cuda::gemm

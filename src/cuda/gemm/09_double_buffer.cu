@@ -1,0 +1,54 @@
+// Rung 09 `double_buffer`: a cp.async multi-stage pipeline feeding the warp-tiled
+// micro-kernel of 08, with register double buffering and an L2-aware block order.
+//
+// Change from 08. In 08 every K step was copy -> barrier -> compute -> barrier: while
+// a block's warps wait on global memory no FMA issues, and the loads pass through
+// registers. Here the copies are cp.async (sm_80+): global -> shared without registers,
+// kStages - 1 K tiles in flight ahead of the one being computed, one barrier per K
+// step. Global latency is hidden behind the FMAs of earlier tiles instead of by other
+// blocks, so the tile can stay large (128 x 128, 8 x 8 per thread) with only two
+// blocks per SM. Within a tile the fragments of kk + 1 are read from shared memory
+// while kk's 64 FMAs issue. Blocks are numbered in groups of 8 tile rows so that the
+// blocks resident together reuse the same A and B panels from L2. Problems with too
+// few 128 x 128 tiles to fill the GPU use a 128 x 64 tile (arch_configs.cuh).
+// Any alignment and leading dimension is accepted: K-contiguous operands are copied
+// 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
+// bytes at a time when aligned; out-of-range elements are zero-filled by the copy.
+//
+// Measured (H100, 4096^3): see the table in the report; filled in after the device run.
+#include "cuda/gemm/09_double_buffer.cuh"
+#include "cuda/gemm/gemm_rungs.cuh"
+
+#include <limits>
+
+namespace gpukern::cuda::gemm {
+
+std::string double_buffer_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (auto why = check_int_dims(args); !why.empty()) return why;
+  std::string why;
+  const bool known = with_double_buffer_configs(ctx.arch * 10, [&](auto row) {
+    using Small = typename decltype(row)::Small;
+    const int64_t blocks = ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
+    if (blocks > std::numeric_limits<int>::max()) why = "the problem needs more thread blocks than one launch allows";
+  });
+  if (!known) return "no tile configuration for sm_" + std::to_string(ctx.arch);
+  return why;
+}
+
+void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  const SgemmProblem p = make_problem(args);
+  if (empty_output(p)) return;
+  with_double_buffer_configs(ctx.arch * 10, [&](auto row) {
+    using Large = typename decltype(row)::Large;
+    using Small = typename decltype(row)::Small;
+    const int64_t large_blocks =
+        int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
+    // Fewer Large tiles than one full wave would leave SMs idle: take the narrower tile.
+    if (large_blocks >= int64_t(ctx.sm_count) * Large::kMinBlocksPerSm)
+      launch_double_buffer<Large>(p, ctx.stream, ctx.device);
+    else
+      launch_double_buffer<Small>(p, ctx.stream, ctx.device);
+  });
+}
+
+}  // namespace gpukern::cuda::gemm

@@ -1,0 +1,29 @@
+// Entry points of every CUDA GEMM rung (one file each in this folder); ladder.cu
+// puts them into the table. `*_supports` returns "" or the reason the rung declines
+// a (core-validated) call; `*_run` launches on ctx.stream.
+#pragma once
+
+#include "cuda/context.cuh"
+
+#include <string>
+
+namespace gpukern::cuda::gemm {
+
+#define GK_DECLARE_GEMM_RUNG(name)                                                   \
+  std::string name##_supports(const core::GemmArgs& args, const CudaContext& ctx); \
+  void name##_run(const core::GemmArgs& args, const CudaContext& ctx)
+
+GK_DECLARE_GEMM_RUNG(naive);          // 01_naive.cu
+GK_DECLARE_GEMM_RUNG(coalesced);      // 02_coalesced.cu
+GK_DECLARE_GEMM_RUNG(smem_tiled);     // 03_smem_tiled.cu
+GK_DECLARE_GEMM_RUNG(blocktile_1d);   // 04_blocktile_1d.cu
+GK_DECLARE_GEMM_RUNG(blocktile_2d);   // 05_blocktile_2d.cu
+GK_DECLARE_GEMM_RUNG(vectorized);     // 06_vectorized.cu
+GK_DECLARE_GEMM_RUNG(rect_tile);      // 07_rect_tile.cu
+GK_DECLARE_GEMM_RUNG(warptile);       // 08_warptile.cu
+GK_DECLARE_GEMM_RUNG(double_buffer);  // 09_double_buffer.cu
+GK_DECLARE_GEMM_RUNG(cublas);         // cublas.cu (the reference)
+
+#undef GK_DECLARE_GEMM_RUNG
+
+}  // namespace gpukern::cuda::gemm
