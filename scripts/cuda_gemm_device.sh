@@ -40,16 +40,16 @@ run() {
   cat "$out/nvidia-smi.txt"
   "$bin" info
   echo "== check (every rung and dtype; details in check.log)"
-  "$bin" check "" "$out" 2>&1 | tee "$out/check.out" | tail -n 25 || true
+  timeout "${CHECK_TIMEOUT:-90}" "$bin" check "" "$out" 2>&1 | tee "$out/check.out" | tail -n 25 || true
   echo "== bench"
-  "$bin" bench "${GEMM_BENCH_SIZES:-1024,2048,4096,8192,4097x4095x4093,1000}" "$out" 2>&1 | tee "$out/bench.out" || true
+  timeout "${BENCH_TIMEOUT:-100}" "$bin" bench "${GEMM_BENCH_SIZES:-1024,2048,4096,8192,4097x4095x4093,1000}" "$out" 2>&1 | tee "$out/bench.out" || true
   if [ -z "${SKIP_TUNE:-}" ]; then
     echo "== tune"
-    "$bin" tune "${GEMM_TUNE_SIZES:-4096,8192,4097x4095x4093,1000,2048}" "$out" 2>&1 > "$out/tune.out" || true
+    timeout "${TUNE_TIMEOUT:-80}" "$bin" tune "${GEMM_TUNE_SIZES:-4096,8192,4097x4095x4093,1000,2048}" "$out" > "$out/tune.out" 2>&1 || true
   fi
   if command -v compute-sanitizer > /dev/null && [ -z "${SKIP_SANITIZER:-}" ]; then
     echo "== compute-sanitizer memcheck (small shapes)"
-    compute-sanitizer --tool memcheck --print-limit 20 "$bin" quick "" /tmp > "$out/memcheck.out" 2>&1 || true
+    timeout "${SANITIZER_TIMEOUT:-60}" compute-sanitizer --tool memcheck --print-limit 20 "$bin" quick "" /tmp > "$out/memcheck.out" 2>&1 || true
     tail -n 3 "$out/memcheck.out"
   fi
   echo "== bench summary"
