@@ -1,0 +1,52 @@
+// CUDA softmax rung 1, `naive`: one thread per row, the textbook safe softmax in three
+// passes over the row ((1) max, (2) sum of exp(x - max), (3) output), scalar loads,
+// accurate expf. The baseline of the ladder, and slow for two reasons the next rungs
+// remove: the 32 threads of a warp read 32 different rows, so every load touches its
+// own cache line (uncoalesced), and a row is read from memory three times.
+// Measured on the H100 (2026-11-21): see the table in scripts/cuda_softmax_device.sh's
+// log; 4096x4096 f32 at ~0.04 TB/s.
+//
+// Special values as PyTorch (see softmax_common.cuh): NaN rows stay NaN, a row of all
+// -inf gives NaN. In place (y == x) works: pass 3 reads each element before the same
+// thread overwrites it. Accepts every valid call.
+#include "cuda/softmax/softmax_common.cuh"
+#include "cuda/softmax/softmax_rungs.cuh"
+
+namespace gpukern::cuda::softmax {
+namespace {
+
+constexpr int kThreads = 128;
+
+template <class T>
+__global__ void __launch_bounds__(kThreads) naive_kernel(RowArgs<T> a) {
+  const int64_t stride = int64_t(gridDim.x) * kThreads;
+  for (int64_t row = int64_t(blockIdx.x) * kThreads + threadIdx.x; row < a.rows; row += stride) {
+    const T* x = a.x + row * a.ldx;
+    T* y = a.y + row * a.ldy;
+    float max = -INFINITY;
+    for (int64_t j = 0; j < a.cols; ++j) max = nan_max(max, gpu::to_float(x[j]));
+    float sum = 0.0f;
+    for (int64_t j = 0; j < a.cols; ++j) sum += expf(gpu::to_float(x[j]) - max);
+    const float log_sum = logf(sum);
+    for (int64_t j = 0; j < a.cols; ++j) {
+      const float shifted = gpu::to_float(x[j]) - max;
+      y[j] = gpu::from_float<T>(a.log ? shifted - log_sum : expf(shifted) / sum);
+    }
+  }
+}
+
+}  // namespace
+
+std::string naive_supports(const core::SoftmaxArgs&, const CudaContext&) { return {}; }
+
+void naive_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  if (args.rows == 0 || args.cols == 0) return;
+  const int64_t blocks = std::min(ceil_div<int64_t>(args.rows, kThreads), kMaxGridBlocks);
+  with_storage_type(args.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    naive_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(typed_args<T>(args));
+    GK_LAUNCH_CHECK();
+  });
+}
+
+}  // namespace gpukern::cuda::softmax

@@ -1,0 +1,143 @@
+// CUDA softmax rung 4, `warp_row`: a row is read from memory once. A group of lanes of
+// one warp (1 to 32 lanes, by row length) loads the whole row into registers with all
+// of its 16-byte loads in flight at once, reduces (max, sum) with shuffles inside the
+// group (no shared memory, no barrier), and writes the output from the registers with
+// streaming stores. Against `online` this halves the bytes read (one read instead of
+// two) and removes the block barrier; for f32 the exps computed for the sum are kept in
+// the registers, so the output costs one multiply per element.
+// Short rows pack several rows per warp (e.g. 128 f32 columns: 8 lanes x 4 vectors per
+// row, 4 rows per warp), so even 512-byte rows keep 64 bytes per thread in flight.
+// Measured on the H100 (2026-11-21): see the device log (65536x128 f32 ~2.9 TB/s).
+//
+// Declines rows longer than its register capacity, 512 packs a row: 2048 f32 or 4096
+// f16/bf16 columns on the 16-byte path, 512 elements on the scalar path.
+// Scalar path when pointers, strides or the row length are not 16-byte multiples.
+// Special values as PyTorch (softmax_common.cuh). In place works: each element is read
+// into a register before any output is written, by the same thread.
+#include "cuda/softmax/softmax_common.cuh"
+#include "cuda/softmax/softmax_rungs.cuh"
+
+#include <utility>
+
+namespace gpukern::cuda::softmax {
+namespace {
+
+constexpr int kThreads = 128;
+
+/// One register layout: `lanes` lanes share a row, each holding `packs` vectors.
+struct WarpRowConfig {
+  int lanes;
+  int packs;
+};
+
+/// Ordered by capacity (lanes x packs vectors); the policy takes the first that holds
+/// the row. Up to 32 vectors a row prefers 4 packs per lane over more lanes: 64 bytes
+/// in flight per thread instead of 16.
+constexpr WarpRowConfig kConfigs[] = {
+    {1, 1}, {2, 1}, {4, 1}, {4, 2}, {4, 4}, {8, 4}, {16, 4}, {32, 4}, {32, 8}, {32, 16},
+};
+constexpr int kNumConfigs = static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0]));
+
+constexpr bool configs_valid() {
+  for (int i = 0; i < kNumConfigs; ++i) {
+    const WarpRowConfig c = kConfigs[i];
+    if (c.lanes < 1 || c.lanes > 32 || (c.lanes & (c.lanes - 1)) != 0) return false;
+    if (kThreads % c.lanes != 0 || c.packs < 1 || c.packs > 16) return false;
+    if (i > 0 && c.lanes * c.packs < kConfigs[i - 1].lanes * kConfigs[i - 1].packs) return false;
+  }
+  return true;
+}
+static_assert(configs_valid(),
+              "warp_row configs: lanes a power of two dividing the block (<= 32, so a group never spans "
+              "warps on either vendor), at most 16 packs a lane (64 registers of data), capacity ascending");
+constexpr int kMaxVectors = kConfigs[kNumConfigs - 1].lanes * kConfigs[kNumConfigs - 1].packs;
+
+template <class T, int V, int kLanes, int kPacks>
+__global__ void __launch_bounds__(kThreads) warp_row_kernel(RowArgs<T> a) {
+  constexpr int kRowsPerBlock = kThreads / kLanes;
+  const int lane = threadIdx.x % kLanes;
+  const int64_t num_vec = a.cols / V;
+  const bool keep_exp = !a.log;
+  // The loop bound is uniform across the block, so every lane reaches the shuffles.
+  for (int64_t first_row = int64_t(blockIdx.x) * kRowsPerBlock; first_row < a.rows;
+       first_row += int64_t(gridDim.x) * kRowsPerBlock) {
+    const int64_t row = first_row + threadIdx.x / kLanes;
+    const bool active = row < a.rows;
+    RowFragment<T, V, kPacks> frag;
+    frag.load(a.x + (active ? row : 0) * a.ldx, lane, kLanes, active ? num_vec : 0);
+    const RowStats mine = frag.stats(keep_exp);
+    const RowStats stats = group_reduce<kLanes>(mine);
+    if (active) frag.store(a.y + row * a.ldy, lane, kLanes, num_vec, mine, stats, a.log);
+  }
+}
+
+template <class T, int V, int kIndex>
+void launch_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  constexpr WarpRowConfig c = kConfigs[kIndex];
+  constexpr int kRowsPerBlock = kThreads / c.lanes;
+  const int64_t blocks = std::min(ceil_div<int64_t>(args.rows, kRowsPerBlock), kMaxGridBlocks);
+  warp_row_kernel<T, V, c.lanes, c.packs>
+      <<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(typed_args<T>(args));
+  GK_LAUNCH_CHECK();
+}
+
+template <class T, int V, size_t... I>
+void launch_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>) {
+  ((index == static_cast<int>(I) ? launch_config<T, V, static_cast<int>(I)>(args, ctx) : void()), ...);
+}
+
+int64_t vector_elems(const core::SoftmaxArgs& args) {
+  return vector_path_ok(args) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(args.dtype)) : 1;
+}
+
+/// The policy: the smallest configuration that holds the row; -1 when none does.
+int pick_config(const core::SoftmaxArgs& args) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  for (int i = 0; i < kNumConfigs; ++i)
+    if (int64_t(kConfigs[i].lanes) * kConfigs[i].packs >= num_vec) return i;
+  return -1;
+}
+
+void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
+  const bool vec = vector_path_ok(args);
+  with_storage_type(args.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (vec) launch_indexed<T, kVectorElems<T>>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
+    else launch_indexed<T, 1>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
+  });
+}
+
+}  // namespace
+
+int64_t warp_row_max_cols(const core::SoftmaxArgs& args) { return kMaxVectors * vector_elems(args); }
+
+std::string warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
+  if (args.cols <= warp_row_max_cols(args)) return {};
+  return "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
+         std::to_string(warp_row_max_cols(args)) + (vector_path_ok(args) ? "" : " on the scalar path") +
+         " (use block_row)";
+}
+
+void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  if (args.rows == 0 || args.cols == 0) return;
+  const int index = pick_config(args);
+  if (index < 0) throw core::Error(core::Status::Unsupported, warp_row_supports(args, ctx));
+  run_index(args, ctx, index);
+}
+
+std::vector<std::string> warp_row_config_names() {
+  std::vector<std::string> names;
+  for (const auto& c : kConfigs) names.push_back(std::to_string(c.lanes) + "x" + std::to_string(c.packs));
+  return names;
+}
+
+std::string warp_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
+  if (config < 0 || config >= kNumConfigs) return "no such config";
+  if (int64_t(kConfigs[config].lanes) * kConfigs[config].packs < args.cols / vector_elems(args))
+    return "row does not fit";
+  if (args.rows == 0 || args.cols == 0) return {};
+  run_index(args, ctx, config);
+  return {};
+}
+
+}  // namespace gpukern::cuda::softmax

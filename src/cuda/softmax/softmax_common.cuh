@@ -1,0 +1,420 @@
+// What every CUDA softmax rung shares: typed kernel arguments, 16-byte packs with
+// streaming loads and stores, the NaN-keeping max, the (max, sum) row statistics and
+// their merge, warp / group / block reductions, and a register fragment that holds a
+// thread's share of one row.
+//
+// Special values follow PyTorch, in every rung:
+//   * a NaN anywhere in a row makes the whole row NaN (nan_max keeps NaN where fmaxf
+//     would drop it);
+//   * a row of all -inf gives NaN (exp(-inf - -inf) = exp(NaN));
+//   * a -inf element in a row with a finite max gives 0 (log-softmax: -inf);
+//   * a +inf element makes the row NaN (inf - inf).
+// The statistics carry "sum == 0 exactly when max == -inf", so parts of a row holding
+// only -inf merge in without turning the sum into NaN.
+#pragma once
+
+#include "cuda/context.cuh"
+#include "cuda/portable.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+namespace gpukern::cuda::softmax {
+
+using core::ceil_div;
+
+// ---------------------------------------------------------------------------------
+// Host side: typed arguments, vector eligibility, dtype dispatch.
+// ---------------------------------------------------------------------------------
+
+/// A validated call with typed pointers; strides and sizes in elements (64-bit, so
+/// tensors of more than 2^31 elements index correctly).
+template <class T>
+struct RowArgs {
+  const T* x;
+  T* y;
+  int64_t rows, cols, ldx, ldy;
+  bool log;
+};
+
+template <class T>
+RowArgs<T> typed_args(const core::SoftmaxArgs& a) {
+  return {static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols, a.ldx, a.ldy, a.log};
+}
+
+/// Bytes of one vector access: the widest global load a thread can issue.
+constexpr int kVectorBytes = 16;
+template <class T>
+constexpr int kVectorElems = kVectorBytes / static_cast<int>(sizeof(T));
+
+/// True when the 16-byte path can serve the call: both pointers 16-byte aligned and the
+/// row strides and the row length multiples of the vector width, so that every vector
+/// of every row is aligned and whole. Otherwise rungs take their scalar path.
+inline bool vector_path_ok(const core::SoftmaxArgs& a) {
+  const int64_t v = kVectorBytes / static_cast<int64_t>(core::dtype_size(a.dtype));
+  const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; };
+  return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0;
+}
+
+/// Calls fn(T{}) with T the storage type of `dtype`.
+template <class Fn>
+void with_storage_type(core::DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case core::DType::F32: fn(float{}); break;
+    case core::DType::F16: fn(gpu::half_t{}); break;
+    case core::DType::BF16: fn(gpu::bf16_t{}); break;
+  }
+}
+
+/// Grid sizes stay below this; kernels loop (grid-stride) over what remains, so any
+/// number of rows is served.
+constexpr int64_t kMaxGridBlocks = int64_t(1) << 20;
+
+// ---------------------------------------------------------------------------------
+// Device side: arithmetic with the special values above.
+// ---------------------------------------------------------------------------------
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+/// max that keeps NaN (fmaxf returns the other operand).
+__device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+
+/// 2^v with the hardware approximation (relative error ~2^-22, far below the f32 bound
+/// of 1e-5): one MUFU.EX2 instead of the ~10-instruction accurate exp2f. 2^-inf = 0.
+__device__ __forceinline__ float fast_exp2(float v) {
+#if defined(GPUKERN_HIP)
+  return exp2f(v);
+#else
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
+#endif
+}
+
+/// Statistics of part of a row: its max and the sum of exp(x - max) over it.
+/// sum == 0 exactly when max == -inf (the part holds only -inf, or nothing).
+struct RowStats {
+  float max;
+  float sum;
+};
+
+__device__ __forceinline__ RowStats empty_stats() { return {-INFINITY, 0.0f}; }
+
+/// The part's sum rescaled to a larger max. A part of only -inf contributes 0 even
+/// when the new max is -inf too (where exp(max - new_max) would be NaN).
+__device__ __forceinline__ float rescaled_sum(RowStats s, float new_max) {
+  return s.sum == 0.0f ? 0.0f : s.sum * fast_exp2((s.max - new_max) * kLog2e);
+}
+
+/// Statistics of the union of two parts. Symmetric bit for bit (float addition
+/// commutes), so every lane of a butterfly reduction ends with identical values.
+__device__ __forceinline__ RowStats merge(RowStats a, RowStats b) {
+  const float m = nan_max(a.max, b.max);
+  return {m, rescaled_sum(a, m) + rescaled_sum(b, m)};
+}
+
+/// Adds n values to running statistics: one rescale per call, one exp per value
+/// (the online softmax, applied a vector at a time).
+template <int N>
+__device__ __forceinline__ RowStats add_values(RowStats s, const float (&v)[N]) {
+  float m = s.max;
+#pragma unroll
+  for (int i = 0; i < N; ++i) m = nan_max(m, v[i]);
+  if (m == -INFINITY) return s;  // nothing but -inf so far
+  float sum = rescaled_sum(s, m);
+#pragma unroll
+  for (int i = 0; i < N; ++i) sum += fast_exp2((v[i] - m) * kLog2e);
+  return {m, sum};
+}
+
+__device__ __forceinline__ RowStats shuffle_xor(RowStats s, int lane_mask) {
+  return {gpu::shfl_xor(s.max, lane_mask), gpu::shfl_xor(s.sum, lane_mask)};
+}
+
+/// Merges the statistics of kWidth consecutive lanes (a power of two up to the warp
+/// size); every lane of the group gets the result. All lanes of the warp must call.
+template <int kWidth>
+__device__ __forceinline__ RowStats group_reduce(RowStats s) {
+  static_assert(kWidth >= 1 && kWidth <= gpu::kWarpSize && (kWidth & (kWidth - 1)) == 0,
+                "a lane group is a power of two no wider than the warp");
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) s = merge(s, shuffle_xor(s, offset));
+  return s;
+}
+
+template <int kWidth>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) v = nan_max(v, gpu::shfl_xor(v, offset));
+  return v;
+}
+
+template <int kWidth>
+__device__ __forceinline__ float group_sum(float v) {
+#pragma unroll
+  for (int offset = kWidth / 2; offset > 0; offset /= 2) v += gpu::shfl_xor(v, offset);
+  return v;
+}
+
+/// Block-wide all-reduce through `scratch` (kThreads / kWarpSize entries), one
+/// __syncthreads. Callers alternate between two scratch arrays on consecutive calls:
+/// the barrier of call i+1 then orders call i's reads before call i+2's writes.
+template <int kThreads, class Value, class WarpReduce>
+__device__ __forceinline__ Value block_allreduce(Value v, Value* scratch, Value identity, WarpReduce warp_reduce) {
+  constexpr int kWarps = kThreads / gpu::kWarpSize;
+  static_assert(kThreads % gpu::kWarpSize == 0, "a block is whole warps");
+  static_assert(kWarps <= gpu::kWarpSize, "one warp reduces the per-warp partials");
+  v = warp_reduce(v);
+  if constexpr (kWarps == 1) {
+    return v;
+  } else {
+    if (gpu::lane_id() == 0) scratch[gpu::warp_id()] = v;
+    __syncthreads();
+    // Every warp reduces the kWarps partials itself (broadcast reads), so no second
+    // barrier is needed to hand the result out.
+    return warp_reduce(gpu::lane_id() < kWarps ? scratch[gpu::lane_id()] : identity);
+  }
+}
+
+template <int kThreads>
+__device__ __forceinline__ RowStats block_reduce(RowStats s, RowStats* scratch) {
+  return block_allreduce<kThreads>(s, scratch, empty_stats(),
+                                   [](RowStats v) { return group_reduce<gpu::kWarpSize>(v); });
+}
+template <int kThreads>
+__device__ __forceinline__ float block_max(float v, float* scratch) {
+  return block_allreduce<kThreads>(v, scratch, -INFINITY, [](float u) { return group_max<gpu::kWarpSize>(u); });
+}
+template <int kThreads>
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  return block_allreduce<kThreads>(v, scratch, 0.0f, [](float u) { return group_sum<gpu::kWarpSize>(u); });
+}
+
+// ---------------------------------------------------------------------------------
+// Packs: V consecutive elements moved as one access.
+// ---------------------------------------------------------------------------------
+
+template <class T, int V>
+struct alignas(sizeof(T) * V) Pack {
+  T v[V];
+};
+
+/// Streaming hint: data read or written once goes through the caches evict-first
+/// (ld/st.global.cs), leaving L2 to what is reused.
+enum class Cache { Default, Streaming };
+
+template <class T, int V, Cache kCache = Cache::Streaming>
+__device__ __forceinline__ Pack<T, V> load_pack(const T* p) {
+  Pack<T, V> r;
+  if constexpr (sizeof(r) == 16) {
+    uint4 u;
+#if defined(GPUKERN_CUDA)
+    if constexpr (kCache == Cache::Streaming) u = __ldcs(reinterpret_cast<const uint4*>(p));
+    else u = *reinterpret_cast<const uint4*>(p);
+#else
+    u = *reinterpret_cast<const uint4*>(p);
+#endif
+    memcpy(&r, &u, sizeof(r));
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) r.v[i] = p[i];
+  }
+  return r;
+}
+
+template <class T, int V, Cache kCache = Cache::Streaming>
+__device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& r) {
+  if constexpr (sizeof(r) == 16) {
+    uint4 u;
+    memcpy(&u, &r, sizeof(r));
+#if defined(GPUKERN_CUDA)
+    if constexpr (kCache == Cache::Streaming) __stcs(reinterpret_cast<uint4*>(p), u);
+    else *reinterpret_cast<uint4*>(p) = u;
+#else
+    *reinterpret_cast<uint4*>(p) = u;
+#endif
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) p[i] = r.v[i];
+  }
+}
+
+/// A pack of -inf, built from 32-bit words when the pack is made of them.
+template <class T, int V>
+__device__ __forceinline__ Pack<T, V> neg_inf_pack() {
+  Pack<T, V> p;
+  if constexpr (sizeof(T) == 2 && V % 2 == 0) {
+    const T one = gpu::from_float<T>(-INFINITY);
+    uint16_t bits;
+    memcpy(&bits, &one, 2);
+    const uint32_t word = uint32_t(bits) | (uint32_t(bits) << 16);
+    uint32_t w[V / 2];
+#pragma unroll
+    for (int i = 0; i < V / 2; ++i) w[i] = word;
+    memcpy(&p, w, sizeof(p));
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) p.v[i] = gpu::from_float<T>(-INFINITY);
+  }
+  return p;
+}
+
+/// Makes the compiler forget what a pack holds (an empty asm that "may change" each
+/// word), so it converts 16-bit elements to f32 again where they are used instead of
+/// keeping every converted copy alive from the sum pass to the output pass (which took
+/// twice the registers and spilled).
+template <class T, int V>
+__device__ __forceinline__ void launder(Pack<T, V>& p) {
+  static_assert(sizeof(p) % 4 == 0, "launder works on 32-bit words");
+  uint32_t w[sizeof(p) / 4];
+  memcpy(w, &p, sizeof(p));
+#pragma unroll
+  for (size_t i = 0; i < sizeof(p) / 4; ++i) asm volatile("" : "+r"(w[i]));
+  memcpy(&p, w, sizeof(p));
+}
+
+template <class T, int V>
+__device__ __forceinline__ void unpack(const Pack<T, V>& p, float (&out)[V]) {
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = gpu::to_float(p.v[i]);
+}
+
+/// Max of a pack, NaN kept. 16-bit packs compare in their own type two at a time
+/// (exact: the max of representable values is representable). Besides halving the
+/// compares, this keeps the compiler from converting every element to f32 up front and
+/// holding the converted copies alive until the output pass (which spilled).
+template <class T, int V>
+__device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
+#if defined(GPUKERN_CUDA)
+  if constexpr (!std::is_same_v<T, float> && V % 2 == 0) {
+    using T2 = std::conditional_t<std::is_same_v<T, gpu::half_t>, __half2, __nv_bfloat162>;
+    T2 m;
+    memcpy(&m, &p.v[0], sizeof(T2));
+#pragma unroll
+    for (int i = 2; i < V; i += 2) {
+      T2 u;
+      memcpy(&u, &p.v[i], sizeof(T2));
+      m = __hmax2_nan(m, u);
+    }
+    return nan_max(gpu::to_float(m.x), gpu::to_float(m.y));
+  } else
+#endif
+  {
+    float m = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_max(m, gpu::to_float(p.v[i]));
+    return m;
+  }
+}
+
+/// The output of one element given the row's statistics (logs precomputed per row):
+/// softmax  y = 2^((x - max) * log2e - log2(sum))   (FADD, FFMA, EX2)
+/// log      y = (x - max) - ln(sum)
+/// x - max first: it is exact near the max, where the large outputs are, whatever the
+/// magnitude of the logits (folding max into one constant lost ~1e-4 at |x| ~ 1000).
+struct OutputScale {
+  float max, log_sum, log2_sum;
+  bool log;
+};
+
+__device__ __forceinline__ OutputScale output_scale(RowStats row, bool log) {
+  return {row.max, logf(row.sum), log2f(row.sum), log};
+}
+
+__device__ __forceinline__ float output_value(float x, const OutputScale& o) {
+  const float shifted = x - o.max;
+  return o.log ? shifted - o.log_sum : fast_exp2(fmaf(shifted, kLog2e, -o.log2_sum));
+}
+
+// ---------------------------------------------------------------------------------
+// A thread's share of one row held in registers: S packs of V elements, pack k at
+// vector index first + k * stride (so that each of the S loads is coalesced across
+// the threads sharing the row). Vectors at or beyond `end` read as -inf, which the
+// statistics ignore, and are never stored.
+// ---------------------------------------------------------------------------------
+
+template <class T, int V, int S>
+struct RowFragment {
+  Pack<T, V> pack[S];
+  // f32 softmax keeps exp(x - thread max) in place of x (kept == true): the output is
+  // then one multiply instead of a second exp.
+  bool kept = false;
+
+  __device__ __forceinline__ void load(const T* row, int64_t first, int64_t stride, int64_t end) {
+    const Pack<T, V> neg_inf = neg_inf_pack<T, V>();
+#pragma unroll
+    for (int k = 0; k < S; ++k) {
+      const int64_t vi = first + k * stride;
+      // Whole-pack assignments (not element by element) keep a pack in one group of
+      // registers; per-element fills made the compiler split 16-bit packs and spill.
+      pack[k] = neg_inf;
+      if (vi < end) pack[k] = load_pack<T, V>(row + vi * V);
+    }
+  }
+
+  /// This thread's statistics. With keep_exp (only for f32, softmax not log) the packs
+  /// are replaced by exp(x - thread max), or by 0 when the thread saw only -inf.
+  __device__ __forceinline__ RowStats stats(bool keep_exp) {
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
+    constexpr bool kIsF32 = std::is_same_v<T, float>;
+    kept = kIsF32 && keep_exp;
+    if (m == -INFINITY) {
+      if constexpr (kIsF32) {
+        if (kept) {
+#pragma unroll
+          for (int k = 0; k < S; ++k)
+#pragma unroll
+            for (int i = 0; i < V; ++i) pack[k].v[i] = 0.0f;
+        }
+      }
+      return empty_stats();
+    }
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < S; ++k)
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float e = fast_exp2((gpu::to_float(pack[k].v[i]) - m) * kLog2e);
+        sum += e;
+        if constexpr (kIsF32) {
+          if (kept) pack[k].v[i] = e;
+        }
+      }
+    return {m, sum};
+  }
+
+  /// Writes the outputs of this thread's packs. `mine` is what stats() returned,
+  /// `row` the statistics of the whole row.
+  __device__ __forceinline__ void store(T* row_out, int64_t first, int64_t stride, int64_t end, RowStats mine,
+                                        RowStats row, bool log) const {
+    // Only f32 keeps exps: for 16-bit storage the compiler must not carry the kept
+    // branch (its temporaries pushed 16-bit kernels into spills).
+    const bool use_kept = std::is_same_v<T, float> && kept;
+    const OutputScale o = output_scale(row, log);
+    // kept: y = e * 2^((m_thread - max) log2e) / sum. A thread of only -inf holds e = 0
+    // and gets 0 (finite row max) or 0 * NaN = NaN (row of all -inf), as required.
+    const float factor = fast_exp2((mine.max - row.max) * kLog2e) / row.sum;
+#pragma unroll
+    for (int k = 0; k < S; ++k) {
+      const int64_t vi = first + k * stride;
+      if (vi >= end) continue;
+      Pack<T, V> in = pack[k];
+      if constexpr (!std::is_same_v<T, float> && sizeof(in) % 4 == 0) launder(in);
+      Pack<T, V> out;
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float x = gpu::to_float(in.v[i]);
+        out.v[i] = gpu::from_float<T>(use_kept ? x * factor : output_value(x, o));
+      }
+      store_pack<T, V>(row_out + vi * V, out);
+    }
+  }
+};
+
+}  // namespace gpukern::cuda::softmax
