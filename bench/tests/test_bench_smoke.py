@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""ctest bench.smoke_cpu: gpukern-bench end to end on the CPU backend at tiny sizes.
+
+Checks the exit status, that the JSON follows schema 1 (docs/design.md "Benchmark
+results format"), that the vendor rung is measured with pct_of_reference 100, that a
+declined or capped rung is listed under "skipped" with a reason, the directory naming
+<device>-<yyyy-mm-dd>.json, --list, and that gpukern-report accepts the run.
+Benchmarks are not tests: no speed is checked, only the shape of what is written.
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FAILURES = []
+
+
+def check(condition, message):
+    if not condition:
+        FAILURES.append(message)
+
+
+GEMM_KEYS = {"op", "variant", "dtype", "m", "n", "k", "ms", "ms_min", "ms_max", "gflops", "reference",
+             "pct_of_reference", "pct_of_peak", "rel_error", "backend", "device"}
+SOFTMAX_KEYS = {"op", "variant", "dtype", "rows", "cols", "ms", "ms_min", "ms_max", "gbps", "reference",
+                "pct_of_reference", "rel_error", "pct_of_copy", "backend", "device"}
+DEVICE_KEYS = {"name", "backend", "arch", "compute_units", "clock_mhz", "driver_version", "runtime_version",
+               "extra"}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("--report", required=True)
+    args = parser.parse_args()
+
+    env = dict(os.environ, GPUKERN_BACKEND="cpu")
+    with tempfile.TemporaryDirectory(prefix="gpukern-bench-test-") as tmp:
+        results_dir = os.path.join(tmp, "results") + "/"
+        cmd = [args.bench, "--backend", "cpu", "--op", "all", "--dtype", "f32,bf16",
+               "--sizes", "32,40x24x56,33x65", "--naive-max-size", "32", "--warmup", "1", "--repeats", "3",
+               "--max-time", "0.2", "--flush-mb", "4", "--json", results_dir, "--check"]
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        check(r.returncode == 0, "gpukern-bench exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
+        check("openblas*" in r.stdout or "openblas" in r.stdout, "table lacks the reference rung:\n" + r.stdout)
+
+        files = glob.glob(os.path.join(results_dir, "*.json"))
+        check(len(files) == 1, "expected one JSON file in {}, found {}".format(results_dir, files))
+        if files:
+            check(re.search(r"-\d{4}-\d{2}-\d{2}\.json$", files[0]) is not None,
+                  "file name {} is not <device>-<yyyy-mm-dd>.json".format(files[0]))
+            with open(files[0], encoding="utf-8") as f:
+                run = json.load(f)
+            check(run.get("schema") == 1, "schema is not 1")
+            for key in ("date", "git_commit", "device", "results"):
+                check(key in run, "top-level key {} missing".format(key))
+            device = run.get("device", {})
+            check(DEVICE_KEYS <= set(device), "device lacks {}".format(DEVICE_KEYS - set(device)))
+            check(device.get("backend") == "cpu", "device backend is not cpu")
+            results = run.get("results", [])
+            gemm = [x for x in results if x["op"] == "gemm"]
+            softmax = [x for x in results if x["op"] == "softmax"]
+            check(gemm and softmax, "results lack gemm or softmax records")
+            for x in gemm:
+                check(GEMM_KEYS <= set(x), "gemm record lacks {}".format(GEMM_KEYS - set(x)))
+            for x in softmax:
+                check(SOFTMAX_KEYS <= set(x), "softmax record lacks {}".format(SOFTMAX_KEYS - set(x)))
+                check(x.get("pct_of_copy") is not None and x["pct_of_copy"] > 0, "softmax without pct_of_copy")
+            shapes = {(x["m"], x["n"], x["k"]) for x in gemm}
+            check(shapes == {(32, 32, 32), (40, 24, 56)}, "gemm shapes {}".format(shapes))
+            check({(x["rows"], x["cols"]) for x in softmax} == {(32, 32), (33, 65)}, "softmax shapes")
+            check({x["dtype"] for x in results} == {"f32", "bf16"}, "dtypes")
+            refs = [x for x in gemm if x.get("is_reference")]
+            check(refs and all(abs(x["pct_of_reference"] - 100) < 1e-9 for x in refs),
+                  "the gemm reference rung is missing or not at 100%")
+            for x in results:
+                check(x["rel_error"] is not None and x["error_ok"], "error above bound: {}".format(x))
+                check(x["ms_min"] <= x["ms"] <= x["ms_max"], "median outside min..max: {}".format(x))
+            # naive capped at 32^3: 40x24x56 is above it and must be listed as skipped.
+            skipped = run.get("skipped", [])
+            capped = [x for x in skipped if x["variant"] == "naive" and x["op"] == "gemm"]
+            check(capped and all("naive-max-size" in x["reason"] for x in capped),
+                  "the capped naive gemm is not listed as skipped: {}".format(skipped))
+
+            r = subprocess.run([args.report, files[0], "--out", os.path.join(tmp, "report")],
+                               capture_output=True, text=True)
+            if r.returncode != 0 and "matplotlib" in r.stderr:
+                r = subprocess.run([args.report, files[0], "--out", os.path.join(tmp, "report"), "--no-plots"],
+                                   capture_output=True, text=True)
+            check(r.returncode == 0, "gpukern-report on the run failed: {}".format(r.stderr))
+            check(os.path.exists(os.path.join(tmp, "report", "report.md")), "no report.md")
+
+        # --json FILE, --list, and an unknown rung.
+        path = os.path.join(tmp, "one.json")
+        r = subprocess.run([args.bench, "--backend", "cpu", "--op", "softmax", "--sizes", "8x8", "--repeats", "1",
+                            "--warmup", "0", "--flush-mb", "0", "--quiet", "--json", path],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 0 and os.path.exists(path), "--json FILE failed: {}".format(r.stderr))
+        check(r.stdout.strip() == "", "--quiet printed a table")
+        r = subprocess.run([args.bench, "--list"], capture_output=True, text=True, env=env)
+        check(r.returncode == 0 and "backend cpu" in r.stdout, "--list failed: {}".format(r.stdout + r.stderr))
+        r = subprocess.run([args.bench, "--backend", "cpu", "--variants", "no_such_rung"],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode != 0 and "no_such_rung" in r.stderr, "an unknown rung was not refused")
+
+    for message in FAILURES:
+        print("FAIL: " + message)
+    if not FAILURES:
+        print("gpukern-bench smoke test: all checks passed")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
