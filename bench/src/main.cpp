@@ -100,6 +100,16 @@ bool write_json(const std::string& path, const nlohmann::json& run) {
   return true;
 }
 
+// --list-rungs OP: machine-readable ladder of the first selected device (for scripts).
+int list_rungs(const Options& options) {
+  const auto specs = resolve_backends(options);
+  if (!specs || specs->empty()) return 2;
+  Device device((*specs)[0]);
+  for (const auto& v : device.variants(options.list_rungs == "gemm" ? GK_OP_GEMM : GK_OP_SOFTMAX))
+    if (v.runs_here) fmt::print("{}\n", v.name);
+  return 0;
+}
+
 int run_benchmarks(const Options& options) {
   const auto specs = resolve_backends(options);
   if (!specs || specs->empty()) return 2;
@@ -178,6 +188,7 @@ int main(int argc, char** argv) {
   try {
     if (options.threads) gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(*options.threads));
     if (options.list) return list_everything();
+    if (!options.list_rungs.empty()) return list_rungs(options);
     return run_benchmarks(options);
   } catch (const gpukern::Error& e) {
     fmt::print(stderr, "gpukern-bench: {}\n", e.what());

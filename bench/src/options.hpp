@@ -39,6 +39,7 @@ struct Options {
   uint64_t seed = 42;
   std::string json_path;                     // empty: no JSON
   bool list = false;
+  std::string list_rungs;                    // "gemm" / "softmax": rung names that run here, one a line
   bool check = false;                        // exit 1 when a result exceeds its error bound
   bool quiet = false;                        // no table on stdout
   std::string command_line;                  // argv as typed, recorded in the JSON
