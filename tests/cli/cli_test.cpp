@@ -105,10 +105,13 @@ TEST(GpukernInfo, BadOptionValueIsReported) {
 }
 
 #ifdef GPUKERN_BENCH_PATH
+// A small, deterministic run: 1 warm-up and 3 timed calls of one rung, no cache flush.
+const char* const kSmallBench =
+    " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive --no-reference"
+    " --warmup 1 --repeats 3 --min-time 0 --flush-mb 0";
+
 TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
-  const ProcessResult r = run_tool("GPUKERN_LOG=info",
-                    quoted(GPUKERN_BENCH_PATH) +
-                        " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive");
+  const ProcessResult r = run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + kSmallBench);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   int call_lines = 0;
   std::istringstream in(r.output);
@@ -120,12 +123,12 @@ TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
     EXPECT_TRUE(contains_text(line, "48")) << line;
     EXPECT_TRUE(contains_text(line, "ms")) << line;
   }
-  EXPECT_GE(call_lines, 1) << "no per-call log line:\n" << r.output;
+  EXPECT_GE(call_lines, 4) << "fewer log lines than calls (1 warm-up + 3 timed):\n" << r.output;
+  EXPECT_LE(call_lines, 5) << "more log lines than calls:\n" << r.output;
 }
 
 TEST(GpukernBench, WithoutLogPrintsNoCallLines) {
-  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) +
-                            " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive");
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + kSmallBench);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains_text(r.output, "[gpukern info]")) << r.output;
 }

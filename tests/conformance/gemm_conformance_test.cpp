@@ -120,25 +120,29 @@ TEST_P(GemmConformance, EmptyOutputTouchesNothing) {
   run_gemm_cases(GetParam(), cases);
 }
 
-// Leading dimensions larger than the row: odd padding (misaligned rows) and padding
-// that keeps rows 16/32-byte aligned (so vectorized rungs are exercised, not declined).
+// Leading dimensions larger than the row: odd padding (misaligned rows) on an odd shape,
+// and padding that keeps rows 32-byte aligned on a tile-friendly shape (so vectorized
+// rungs are exercised, not declined).
 TEST_P(GemmConformance, LeadingDimensions) {
-  struct Pads {
+  struct Padded {
+    GemmCase shape;
     int64_t a, b, c;
   };
-  const Pads pads[] = {{3, 5, 7}, {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {8, 16, 8}, {64, 32, 16}};
+  const Padded padded[] = {
+      {shape(33, 65, 17), 3, 5, 7}, {shape(33, 65, 17), 1, 0, 0}, {shape(33, 65, 17), 0, 1, 0},
+      {shape(33, 65, 17), 0, 0, 1}, {shape(128, 64, 32), 8, 16, 8}, {shape(128, 64, 32), 64, 32, 16},
+  };
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
-    for (const auto& p : pads)
-      for (auto c : {shape(33, 65, 17), shape(128, 64, 32)}) {
-        c = transposed(c, t[0], t[1]);
-        c.pad_a = p.a;
-        c.pad_b = p.b;
-        c.pad_c = p.c;
-        c.alpha = -1.5f;
-        c.beta = 0.5f;
-        cases.push_back(c);
-      }
+    for (const auto& p : padded) {
+      GemmCase c = transposed(p.shape, t[0], t[1]);
+      c.pad_a = p.a;
+      c.pad_b = p.b;
+      c.pad_c = p.c;
+      c.alpha = -1.5f;
+      c.beta = 0.5f;
+      cases.push_back(c);
+    }
   run_gemm_cases(GetParam(), cases);
 }
 

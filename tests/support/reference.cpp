@@ -49,7 +49,7 @@ std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_
                                    double alpha, const MatrixView& a, const MatrixView& b,
                                    double beta, const MatrixView* c) {
   // Dense copies of op(A) (m x k) and op(B) (k x n), then an i-k-j loop the compiler
-  // vectorizes; the rows are independent, so OpenMP splits them.
+  // vectorizes; the rows are independent, so OpenMP splits them for large cases.
   std::vector<double> op_a(static_cast<std::size_t>(m * k)), op_b(static_cast<std::size_t>(k * n));
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p)
@@ -59,7 +59,10 @@ std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_
       op_b[static_cast<std::size_t>(p * n + j)] = trans_b ? b.at(j, p) : b.at(p, j);
 
   std::vector<double> out(static_cast<std::size_t>(m * n), 0.0);
-#pragma omp parallel for schedule(static)
+  // Threads only where they pay: waking a team for a small case costs more than the
+  // case when the machine is busy.
+  const bool large = m * n * k >= (int64_t{1} << 22);
+#pragma omp parallel for schedule(static) if (large)
   for (int64_t i = 0; i < m; ++i) {
     double* row = out.data() + i * n;
     for (int64_t p = 0; p < k; ++p) {
