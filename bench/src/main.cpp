@@ -148,7 +148,7 @@ int run_benchmarks(const Options& options) {
     const std::string label = std::string(runner->info().backend) + ":" + std::to_string(runner->info().index);
     if (!options.quiet) {
       progress.clear();
-      table.device_header(*runner);
+      table.device_header(*runner, options);
     }
     std::vector<Record> records;
     for (const auto& c : runner->plan()) {

@@ -117,9 +117,13 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "[default: 2x the last-level cache on the CPU (at least 64), 512 on GPUs]")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--naive-max-size", naive_max,
-                 "gemm: run the naive rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]")
+                 "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]")
       ->check(CLI::PositiveNumber);
-  app.add_flag("--skip-slow", options.skip_slow, "never run the naive rungs");
+  app.add_flag("--skip-slow", options.skip_slow, "never run the slow rungs (see --slow-rungs)");
+  app.add_option("--slow-rungs", options.slow_rungs,
+                 "rungs that --naive-max-size and --skip-slow apply to")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--layout", layout, "gemm op(A) op(B): NN, NT, TN or TT")
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
       ->capture_default_str();

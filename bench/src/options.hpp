@@ -30,8 +30,9 @@ struct Options {
   std::optional<int> threads;                // GPUKERN_NUM_THREADS
   TimingPolicy timing;
   std::optional<double> flush_mb;            // cache flush buffer; 0 = no flush (warm caches)
-  std::optional<int64_t> naive_max_size;     // gemm: naive rungs only while cbrt(m*n*k) <= this
-  bool skip_slow = false;                    // never run the naive rungs
+  std::optional<int64_t> naive_max_size;     // gemm: slow rungs only while cbrt(m*n*k) <= this
+  bool skip_slow = false;                    // never run the slow rungs
+  std::vector<std::string> slow_rungs{"naive"};  // what --naive-max-size and --skip-slow apply to
   bool trans_a = false, trans_b = false;     // --layout NN|NT|TN|TT
   bool c_f32 = false;                        // gemm C in f32 for f16/bf16 inputs
   bool log_softmax = false;

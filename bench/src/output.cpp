@@ -108,7 +108,7 @@ void Progress::finish() {
 
 // ---- table ----
 
-void TablePrinter::device_header(const DeviceRunner& runner) {
+void TablePrinter::device_header(const DeviceRunner& runner, const Options& options) {
   const DeviceInfo& i = runner.info();
   fmt::print("\n== {}:{}  {}  ({}, {} {}, {} MHz)  peak f32 {:.0f} GFLOP/s", i.backend, i.index,
              i.name, i.arch, i.compute_units, runner.is_cpu() ? "threads" : "compute units",
@@ -117,8 +117,11 @@ void TablePrinter::device_header(const DeviceRunner& runner) {
   if (i.peak_bandwidth_gbps > 0) fmt::print(", memory {:.0f} GB/s", i.peak_bandwidth_gbps);
   fmt::print(" ==\n");
   if (i.extra[0]) fmt::print("   {}\n", i.extra);
-  fmt::print("   cache flush {} MiB between timed calls; naive gemm only up to {}^3\n",
-             runner.flush_bytes() >> 20, runner.naive_max_size());
+  std::string slow;
+  for (const auto& name : options.slow_rungs) slow += (slow.empty() ? "" : ",") + name;
+  fmt::print("   cache flush {} MiB between timed calls; {}\n", runner.flush_bytes() >> 20,
+             options.skip_slow ? "slow rungs (" + slow + ") not run"
+                               : "gemm rungs " + slow + " only up to " + std::to_string(runner.naive_max_size()) + "^3");
   last_op_ = -1;
 }
 
@@ -200,6 +203,7 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
       {"threads", options.threads ? json(*options.threads) : json(nullptr)},
       {"naive_max_size", runner.naive_max_size()},
       {"skip_slow", options.skip_slow},
+      {"slow_rungs", options.slow_rungs},
       {"seed", options.seed},
       {"reference_budget", options.reference_budget},
       {"timing",

@@ -38,7 +38,7 @@ class Progress {
 /// Prints the table of one device's results so far (a header per device and op).
 class TablePrinter {
  public:
-  void device_header(const DeviceRunner& runner);
+  void device_header(const DeviceRunner& runner, const Options& options);
   void print_case(const std::vector<Record>& records);
 
  private:

@@ -168,12 +168,13 @@ std::vector<Case> DeviceRunner::plan() const {
 std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& rung) const {
   if (!rung.info.runs_here)
     return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
-  const bool naive = std::strcmp(rung.info.name, "naive") == 0;
-  if (naive && options_.skip_slow) return std::string("naive rungs not run (--skip-slow)");
-  if (naive && c.op == GK_OP_GEMM) {
+  const std::string name = rung.info.name;
+  const bool slow = name_in(name, options_.slow_rungs);
+  if (slow && options_.skip_slow) return name + " not run (--skip-slow)";
+  if (slow && c.op == GK_OP_GEMM) {
     const double cap = double(naive_max_size_);
     if (double(c.m) * double(c.n) * double(c.k) > cap * cap * cap)
-      return "naive runs only up to " + std::to_string(naive_max_size_) + "^3 (--naive-max-size)";
+      return name + " runs only up to " + std::to_string(naive_max_size_) + "^3 (--naive-max-size)";
   }
   return std::nullopt;
 }
