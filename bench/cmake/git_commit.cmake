@@ -1,8 +1,10 @@
-# Writes OUT (a C++ source defining gpukern::bench::kGitCommit) from `git rev-parse
-# --short HEAD` in SOURCE_DIR, or "unknown". Run at every build; the file is rewritten
-# only when the commit changed, so only this one translation unit recompiles.
+# Writes OUT (a C++ source defining gpukern::bench::kGitCommit): COMMIT when given, else
+# `git rev-parse --short HEAD` in SOURCE_DIR, else "unknown". Run at every build; the file
+# is rewritten only when the commit changed, so only this one translation unit recompiles.
 set(commit "unknown")
-if(GIT_EXECUTABLE)
+if(COMMIT)
+  set(commit "${COMMIT}")
+elseif(GIT_EXECUTABLE)
   execute_process(COMMAND ${GIT_EXECUTABLE} rev-parse --short HEAD
                   WORKING_DIRECTORY ${SOURCE_DIR}
                   OUTPUT_VARIABLE out RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
