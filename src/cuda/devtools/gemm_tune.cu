@@ -42,19 +42,18 @@ struct Candidate {
 
 #define GK_CANDIDATE(...) {#__VA_ARGS__, &launch_any<Hopper<__VA_ARGS__>>}
 const Candidate kCandidates[] = {
-    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 2),   // the Large config as committed
-    GK_CANDIDATE(4, 2, 8, 8, 8, 4, 2),    // K step 8
-    GK_CANDIDATE(4, 2, 8, 8, 16, 3, 2),   // 3 stages
-    GK_CANDIDATE(4, 2, 8, 8, 32, 3, 2),   // K step 32
-    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 1),   // register cap 255
-    GK_CANDIDATE(2, 4, 8, 8, 16, 4, 2),   // 64 x 256 block
+    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 1),   // Large as committed
+    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 2),   // two blocks per SM (128 registers)
+    GK_CANDIDATE(4, 2, 8, 8, 16, 3, 1),   // 3 stages
+    GK_CANDIDATE(4, 2, 8, 8, 32, 3, 1),   // K step 32
+    GK_CANDIDATE(4, 2, 8, 8, 8, 6, 1),    // K step 8, 6 stages
+    GK_CANDIDATE(2, 4, 8, 8, 16, 4, 1),   // 64 x 256 block
     GK_CANDIDATE(4, 2, 16, 8, 16, 3, 1),  // 256 x 128 block, 16 x 8 per thread
     GK_CANDIDATE(4, 2, 8, 16, 16, 3, 1),  // 128 x 256 block, 8 x 16 per thread
     GK_CANDIDATE(4, 4, 8, 8, 16, 3, 1),   // 128 x 256 block, 16 warps
-    GK_CANDIDATE(4, 1, 8, 8, 16, 4, 3),   // the Small config as committed
-    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 3),   // 64 x 128 block
-    GK_CANDIDATE(2, 1, 8, 8, 16, 4, 4),   // 64 x 64 block, 2 warps
-    GK_CANDIDATE(4, 2, 4, 8, 16, 4, 2),   // 64 x 128 block, 4 x 8 per thread
+    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 3),   // Small as committed
+    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 2),   // Small, 2 blocks per SM
+    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 4),   // Small, 4 blocks per SM
 };
 #undef GK_CANDIDATE
 

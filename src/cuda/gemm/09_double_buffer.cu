@@ -6,11 +6,12 @@
 // registers. Here the copies are cp.async (sm_80+): global -> shared without registers,
 // kStages - 1 K tiles in flight ahead of the one being computed, one barrier per K
 // step. Global latency is hidden behind the FMAs of earlier tiles instead of by other
-// blocks, so the tile can stay large (128 x 128, 8 x 8 per thread) with only two
-// blocks per SM. Within a tile the fragments of kk + 1 are read from shared memory
-// while kk's 64 FMAs issue. Blocks are numbered in groups of 8 tile rows so that the
+// blocks, so the tile can stay large (128 x 128, 8 x 8 per thread) with a single
+// block of 8 warps per SM. The fragments of kk + 1 are read from shared memory while kk's 64
+// FMAs issue, across the tile boundary too (the one barrier per K step sits before
+// the last kk, so the next tile's first fragments load under the last FMAs). Blocks are numbered in groups of 8 tile rows so that the
 // blocks resident together reuse the same A and B panels from L2. Problems with too
-// few 128 x 128 tiles to fill the GPU use a 128 x 64 tile (arch_configs.cuh).
+// few 128 x 128 tiles to fill the GPU use a 64 x 128 tile (arch_configs.cuh).
 // Any alignment and leading dimension is accepted: K-contiguous operands are copied
 // 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
 // bytes at a time when aligned; out-of-range elements are zero-filled by the copy.
@@ -43,8 +44,8 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
     using Small = typename decltype(row)::Small;
     const int64_t large_blocks =
         int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
-    // Fewer Large tiles than one full wave would leave SMs idle: take the narrower tile.
-    if (large_blocks >= int64_t(ctx.sm_count) * Large::kMinBlocksPerSm)
+    // Fewer Large tiles than SMs would leave SMs idle: take the smaller tile.
+    if (large_blocks >= int64_t(ctx.sm_count))
       launch_double_buffer<Large>(p, ctx.stream, ctx.device);
     else
       launch_double_buffer<Small>(p, ctx.stream, ctx.device);

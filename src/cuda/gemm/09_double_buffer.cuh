@@ -137,37 +137,49 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     const int r_base = T::row_base(), c_base = T::col_base();
     float acc[T::kThreadM][T::kThreadN] = {};
     float a_frag[2][T::kThreadM], b_frag[2][T::kThreadN];
+    auto load_frags = [&](float (&a)[T::kThreadM], float (&b)[T::kThreadN], int stage, int kk) {
+      const float* a_s = a_stages + stage * kStageA + kk * kLdA + r_base;
+      const float* b_s = b_stages + stage * kStageB + kk * kLdB + c_base;
+#pragma unroll
+      for (int i = 0; i < T::kSubM; ++i)
+        *reinterpret_cast<float4*>(&a[4 * i]) = *reinterpret_cast<const float4*>(a_s + i * T::kSubStrideM);
+#pragma unroll
+      for (int j = 0; j < T::kSubN; ++j)
+        *reinterpret_cast<float4*>(&b[4 * j]) = *reinterpret_cast<const float4*>(b_s + j * T::kSubStrideN);
+    };
 
+    // Tile 0 has landed once at most kStages - 2 younger groups are pending.
+    gpu::cp_async_wait<kStages - 2>();
+    __syncthreads();
+    load_frags(a_frag[0], b_frag[0], 0, 0);
+
+    int read_stage = 0;
     for (int kt = 0; kt < k_tiles; ++kt) {
-      // Tile kt has landed once at most kStages - 2 younger groups are pending; the
-      // barrier also tells us every warp is done with the stage we refill next.
-      gpu::cp_async_wait<kStages - 2>();
-      __syncthreads();
+      // Refill the stage every warp finished reading before the last barrier.
       const int next = kt + kStages - 1;
       if (next < k_tiles) {
-        const int stage = next % kStages;
-        a_pipe.template issue<kLdA>(a_stages + stage * kStageA, next * kBlockK, p.k);
-        b_pipe.template issue<kLdB>(b_stages + stage * kStageB, next * kBlockK, p.k);
+        const int write_stage = next % kStages;
+        a_pipe.template issue<kLdA>(a_stages + write_stage * kStageA, next * kBlockK, p.k);
+        b_pipe.template issue<kLdB>(b_stages + write_stage * kStageB, next * kBlockK, p.k);
       }
       gpu::cp_async_commit();
 
-      const float* a_s = a_stages + (kt % kStages) * kStageA + r_base;
-      const float* b_s = b_stages + (kt % kStages) * kStageB + c_base;
-      // Register double buffering: fragments of kk + 1 load while kk's FMAs issue.
-      auto load_frags = [&](int buf, int kk) {
-#pragma unroll
-        for (int i = 0; i < T::kSubM; ++i)
-          *reinterpret_cast<float4*>(&a_frag[buf][4 * i]) =
-              *reinterpret_cast<const float4*>(a_s + kk * kLdA + i * T::kSubStrideM);
-#pragma unroll
-        for (int j = 0; j < T::kSubN; ++j)
-          *reinterpret_cast<float4*>(&b_frag[buf][4 * j]) =
-              *reinterpret_cast<const float4*>(b_s + kk * kLdB + j * T::kSubStrideN);
-      };
-      load_frags(0, 0);
 #pragma unroll
       for (int kk = 0; kk < kBlockK; ++kk) {
-        if (kk + 1 < kBlockK) load_frags((kk + 1) % 2, kk + 1);
+        // Register double buffering: the fragments of the next kk load while this kk's
+        // FMAs issue. At the last kk the next fragments come from the next tile, so
+        // the barrier sits here: it orders "next tile landed" (the wait) and "every warp
+        // has read its last fragments of this stage" (they were loaded one step ago)
+        // before anyone reads on, and the first shared loads of the next tile overlap
+        // this tile's last 64 FMAs instead of stalling after the barrier.
+        if (kk == kBlockK - 1) {
+          gpu::cp_async_wait<kStages - 2>();
+          __syncthreads();
+          read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+          load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, 0);
+        } else {
+          load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, kk + 1);
+        }
 #pragma unroll
         for (int i = 0; i < T::kThreadM; ++i)
 #pragma unroll
@@ -187,6 +199,16 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
   }
 }
 
+/// Above 48 KB of dynamic shared memory a kernel must opt in, once per kernel and device.
+template <auto kKernel>
+void opt_in_dynamic_smem(int bytes, int device) {
+  static std::atomic<uint64_t> done{0};
+  const uint64_t bit = uint64_t(1) << (device % 64);
+  if ((done.load(std::memory_order_acquire) & bit) != 0) return;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  done.fetch_or(bit, std::memory_order_release);
+}
+
 /// Launches double_buffer_kernel<Cfg> for the call's layout and alignment.
 template <class Cfg>
 void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device) {
@@ -197,23 +219,22 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
   const bool b_vec = p.trans_b || (aligned16(p.b) && p.ldb % 4 == 0);
   const bool vec = a_vec && b_vec;
   const bool c_vec = c_vector_ok(p);
+  static_assert(Cfg::kSmemBytes <= 227 * 1024, "the stages must fit one block's shared memory");
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
-    auto launch = [&](auto kernel) {
-      // Above 48 KB of dynamic shared memory a kernel must opt in, once per device.
-      static_assert(Cfg::kSmemBytes <= 227 * 1024, "the stages must fit one block's shared memory");
-      static std::atomic<uint64_t> opted_in{0};
-      const uint64_t bit = uint64_t(1) << (device % 64);
-      if ((opted_in.load(std::memory_order_relaxed) & bit) == 0) {
-        GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-        opted_in.fetch_or(bit, std::memory_order_relaxed);
-      }
+    auto launch = [&](auto kernel_constant) {
+      constexpr auto kernel = decltype(kernel_constant)::value;
+      opt_in_dynamic_smem<kernel>(Cfg::kSmemBytes, device);
       kernel<<<static_cast<unsigned>(blocks), T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vec);
     };
     // A layout with no MN-contiguous operand has a single (4-byte) copy path.
-    if constexpr (!kTa && kTb) launch(double_buffer_kernel<Cfg, kTa, kTb, false>);
-    else if (vec) launch(double_buffer_kernel<Cfg, kTa, kTb, true>);
-    else launch(double_buffer_kernel<Cfg, kTa, kTb, false>);
+    using Scalar = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, false>),
+                                          &double_buffer_kernel<Cfg, kTa, kTb, false>>;
+    using Vector = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, true>),
+                                          &double_buffer_kernel<Cfg, kTa, kTb, true>>;
+    if constexpr (!kTa && kTb) launch(Scalar{});
+    else if (vec) launch(Vector{});
+    else launch(Scalar{});
   });
   GK_LAUNCH_CHECK();
 }
