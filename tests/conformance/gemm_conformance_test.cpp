@@ -143,6 +143,12 @@ TEST_P(GemmConformance, LeadingDimensions) {
       c.beta = 0.5f;
       cases.push_back(c);
     }
+  // Operands that start off any alignment (an odd number of elements into their buffers).
+  for (auto c : {shape(33, 65, 17), shape(128, 64, 32)}) {
+    c.guard = 1;
+    c.beta = 0.5f;
+    cases.push_back(c);
+  }
   run_gemm_cases(GetParam(), cases);
 }
 

@@ -18,6 +18,7 @@ std::string GemmCase::describe() const {
   s << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N') << " m=" << m << " n=" << n << " k=" << k
     << " alpha=" << alpha << " beta=" << beta;
   if (pad_a || pad_b || pad_c) s << " pad a/b/c=" << pad_a << "/" << pad_b << "/" << pad_c;
+  if (guard % 32 != 0) s << " misaligned (" << guard << " elements in)";
   return s.str();
 }
 

@@ -135,6 +135,8 @@ std::string RungParam::test_name() const {
   return name;
 }
 
+void PrintTo(const RungParam& param, std::ostream* out) { *out << param.test_name(); }
+
 std::string skip_reason(const RungParam& param, bool* fail) {
   *fail = false;
   if (!param.backend_available) {

@@ -6,6 +6,7 @@
 
 #include <gpukern/gpukern.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct RungParam {
   /// "cpu_omp_simd_f16_to_f32": unique, letters/digits/underscores only.
   std::string test_name() const;
 };
+
+/// gtest prints parameters with this (the test name instead of the bytes).
+void PrintTo(const RungParam& param, std::ostream* out);
 
 /// Why a test with this parameter cannot run (unavailable backend, rung not here, CPU ISA
 /// missing), or "" when it can. Sets *fail when the reason is a failure, not a skip

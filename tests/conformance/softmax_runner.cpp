@@ -22,6 +22,7 @@ std::string SoftmaxCase::describe() const {
   s << (log_softmax ? "log_softmax" : "softmax") << " rows=" << rows << " cols=" << cols;
   if (pad_x || pad_y) s << " pad x/y=" << pad_x << "/" << pad_y;
   if (in_place) s << " in place";
+  if (guard % 32 != 0) s << " misaligned (" << guard << " elements in)";
   s << kSpecial[static_cast<int>(special)];
   return s.str();
 }
