@@ -6,7 +6,7 @@
 //            GPU reference; C is poisoned first and guard columns must stay untouched.
 //   bench  : median time (CUDA events) of each rung and cuBLAS (cublasGemmEx, same
 //            dtypes, row-major mapping) at 4096^3, 8192^3, 4097x4095x4093.
-//   variants: wgmma_tma configurations side by side (cluster 1 vs 2), bf16 NN.
+//   variants: other wgmma_tma / mma_multistage configurations side by side, bf16/f16 NN.
 // Build: scripts/tc_build.sh (nvcc, sm_90a). Prints "N passed, M failed" last in check.
 #include "../src/cuda/gemm/10_wmma.cu"
 #include "../src/cuda/gemm/11_mma_multistage.cu"
@@ -375,6 +375,8 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     report(r.name, [&](const core::GemmArgs& g) { r.run(g, ctx); });
   }
   for (const auto& [name, run] : extra) report(name, run);
+  if (extra.empty() && gemm::gemm_wgmma_tma_supports(x.g, ctx).empty())  // the candidate: 2-CTA clusters
+    report("wgmma_tma_cluster2", [&](const core::GemmArgs& g) { gemm::launch_wgmma_config<gemm::TmaClusterConfig>(g, ctx); });
   std::fflush(stdout);
   cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
 }
@@ -386,7 +388,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IONBF, 0);
   CudaContext ctx = make_context();
   cudaFuncAttributes attr{};
-  CHECK(cudaFuncGetAttributes(&attr, gemm::wgmma_tma_kernel<gemm::CopyConfig, gpu::bf16_t, true, false, false>));
+  CHECK(cudaFuncGetAttributes(&attr, gemm::wgmma_tma_kernel<gemm::TmaConfig, gpu::bf16_t, true, false>));
   std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion, attr.numRegs);
   if (mode == "check") return check_mode(ctx);
 
@@ -396,13 +398,35 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
   if (mode == "variants") {
     using namespace gemm;
-    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> v = {
-        {"wgmma_tma_cluster1", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<4, 1, 40, 232>, gpu::bf16_t, true, false, true>(g, ctx); }},
-        {"wgmma_tma_cluster2_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232>, gpu::bf16_t, true, false, true>(g, ctx); }},
-        {"wgmma_copy_producer", [&](const core::GemmArgs& g) { launch_config<CopyConfig, gpu::bf16_t, true, false, false>(g, ctx); }},
+    // What the occupancy query says about 2-CTA clusters.
+    auto kernel = wgmma_tma_kernel<TmaClusterConfig, gpu::bf16_t, true, false>;
+    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, TmaClusterConfig::kSmemBytes));
+    cudaLaunchAttribute attr1[1];
+    attr1[0].id = cudaLaunchAttributeClusterDimension;
+    attr1[0].val.clusterDim.x = 2; attr1[0].val.clusterDim.y = 1; attr1[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t qc{};
+    qc.gridDim = dim3(2); qc.blockDim = dim3(TmaClusterConfig::kThreads); qc.dynamicSmemBytes = TmaClusterConfig::kSmemBytes;
+    qc.attrs = attr1; qc.numAttrs = 1;
+    int max_clusters = 0;
+    const cudaError_t qe = cudaOccupancyMaxActiveClusters(&max_clusters, kernel, &qc);
+    std::printf("cudaOccupancyMaxActiveClusters: %d (%s)\n", max_clusters, cudaGetErrorString(qe));
+    auto variants_for = [&](auto in) {
+      using T = decltype(in);
+      return std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>{
+          {"wgmma_tma_cluster2", [&](const core::GemmArgs& g) { launch_config<TmaClusterConfig, T, true, false>(g, ctx); }},
+          {"wgmma_tma_c2_queried", [&, max_clusters](const core::GemmArgs& g) { launch_config<TmaClusterConfig, T, true, false>(g, ctx, std::max(1, max_clusters)); }},
+          {"wgmma_tma_c2_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232>, T, true, false>(g, ctx); }},
+          {"mma_128x256_w64x64_s3", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 256, 2, 4, 3, 900>, T, true, false>(g, ctx); }},
+          {"mma_128x256_w64x64_s4", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 256, 2, 4, 4, 900>, T, true, false>(g, ctx); }},
+          {"mma_128x128_s3", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 128, 2, 4, 3, 900>, T, true, false>(g, ctx); }},
+      };
     };
-    bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, v);
-    bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, v);
+    const auto vb = variants_for(gpu::bf16_t{});
+    const auto vh = variants_for(gpu::half_t{});
+    bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, vb);
+    bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, vb);
+    bench_one(ctx, h, 4096, 4096, 4096, DType::F16, false, false, false, vh);
+    bench_one(ctx, h, 8192, 8192, 8192, DType::F16, false, false, false, vh);
     return 0;
   }
   const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 4093}};

@@ -18,15 +18,18 @@
 //    a "full" and an "empty" mbarrier per stage lets loads run ahead of the math.
 //  * Persistence: one CTA per SM loops over tiles in an L2-grouped order; the producer
 //    starts the next tile's loads while the consumers run the epilogue of this one.
-//  * Clusters of 2 CTAs along M share the B tile: each CTA loads half of it and TMA
-//    multicasts it to both, halving B's L2 traffic (the L2 -> SM bandwidth, not the
-//    tensor cores, is the next limit at 128x256 tiles).
-// Operand rows that TMA cannot address (row pitch not a multiple of 16 bytes) go
-// through the same pipeline with the producer warpgroup copying element by element
-// into the same swizzled layout (no clusters): slower, but far above the rungs below.
+//  * Clusters (implemented, not yet in the table): 2 CTAs along M share the B tile,
+//    each loading half and TMA-multicasting it to both, which halves B's L2 -> SM
+//    traffic. At 128x256 tiles and full tensor rate one CTA per SM pulls ~12 TB/s from
+//    L2, about the L2's limit: the likely reason this rung stops near 85% of cuBLAS.
+// Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
+// e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
+// memory-bound pass (~2 x 34 MB at 4097x4095x4093 bf16, ~30 us), then run the same way.
 //
-// Measured (H100 SXM, 2026-11-21): see the report table; filled in from
-// scripts/tc_gemm_device.cu.
+// Measured (H100 SXM 80GB, 2026-11-21, cuBLAS in the same run, scripts/tc_gemm_device):
+// bf16 4096^3 668 TFLOP/s (84% of cuBLAS), 8192^3 678 (85%); f16 663 (87%), 678 (90%);
+// tf32 (trans_b = T) 4096^3 371 (91%); bf16 4097x4095x4093 packed 418 (270%: cuBLAS
+// takes a slow path for the unaligned rows, 155).
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 #include "cuda/gemm/tensor_core_sm90.cuh"
@@ -35,7 +38,7 @@
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <array>
-#include <atomic>
+#include <mutex>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -72,11 +75,14 @@ struct WgmmaConfig {
                 "the warpgroups' registers must fit the SM's 64K register file");
 };
 
-// The H100 table: TMA with 2-CTA clusters (one issuing thread: the producer needs few
-// registers); the element-copy producer without clusters, with registers for its
-// 128 threads' address arithmetic.
-using TmaConfig = WgmmaConfig<4, 2, 40, 232>;
-using CopyConfig = WgmmaConfig<4, 1, 56, 224>;
+// The H100 table. One thread issues all TMA copies, so the producer warpgroup gives
+// nearly all its registers away. TmaConfig (no clusters) is what the rung runs.
+// TmaClusterConfig (2-CTA clusters, B multicast) is correct on the device, but its
+// first measurement (2026-11-21) ran at half speed because of a cluster-scope release
+// fence per stage (see mbar_arrive_cluster); with the fence removed it awaits a device
+// run (scripts/tc_gemm_device variants) before it replaces TmaConfig.
+using TmaConfig = WgmmaConfig<4, 1, 40, 232>;
+using TmaClusterConfig = WgmmaConfig<4, 2, 40, 232>;
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
 /// visited in L2 raster order, and K blocks per tile.
@@ -87,52 +93,12 @@ struct WgmmaSchedule {
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
-/// Element-copy producer: copies one operand tile (kBoxes boxes) into the swizzled
-/// layout TMA would have written, zero-filling outside the matrix. Used only when the
-/// operand's row pitch rules TMA out, so every element is read on its own.
-template <class Cfg, class T, bool kKMajor, int kBoxes>
-__device__ __forceinline__ void copy_operand_tile(uint8_t* dst, const T* src, int64_t ld,
-                                                  int mn_extent, int k_extent, int mn0, int k0,
-                                                  int thread) {
-  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
-  constexpr int kChunksPerRow = Cfg::kRowBytes / 16;
-  constexpr int kChunks = kBoxes * Cfg::kBoxRows * kChunksPerRow;
-  static_assert(kChunks % 128 == 0, "the producer warpgroup copies whole rounds of chunks");
-#pragma unroll 2
-  for (int idx = thread; idx < kChunks; idx += 128) {
-    const int chunk = idx % kChunksPerRow;
-    const int r = (idx / kChunksPerRow) % Cfg::kBoxRows;
-    const int box = idx / (kChunksPerRow * Cfg::kBoxRows);
-    // Storage coordinates: (mn, k) when K-major, (k, mn) otherwise.
-    const int row = kKMajor ? mn0 + box * Cfg::kBoxRows + r : k0 + r;
-    const int col = kKMajor ? k0 + chunk * kPerChunk : mn0 + box * Cfg::kBoxRows + chunk * kPerChunk;
-    const int rows = kKMajor ? mn_extent : k_extent, cols = kKMajor ? k_extent : mn_extent;
-    const T* g = src + static_cast<int64_t>(row) * ld + col;
-    T e[kPerChunk];
-#pragma unroll
-    for (int j = 0; j < kPerChunk; ++j) {
-      float v = (row < rows && col + j < cols) ? gpu::to_float(g[j]) : 0.0f;
-      if constexpr (sizeof(T) == 4) {  // tf32: round to nearest like the TMA path's conversion
-        uint32_t t;
-        asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(v));
-        v = __uint_as_float(t);
-      }
-      e[j] = gpu::from_float<T>(v);
-    }
-    uint4 packed;
-    memcpy(&packed, e, sizeof(packed));
-    *reinterpret_cast<uint4*>(dst + box * Cfg::kBoxBytes + r * Cfg::kRowBytes + ((chunk ^ (r & 7)) << 4)) =
-        packed;
-  }
-}
-
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kTma>
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                      TcProblem p, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
-  static_assert(kTma || Cfg::kClusterM == 1, "the element-copy producer runs without clusters");
   constexpr int kCluster = Cfg::kClusterM;
   constexpr int kBK = kElemsPerRow<T>;
   constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
@@ -149,7 +115,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   const uint32_t raw_addr = sm90::smem_addr(smem_raw);
   const uint32_t base = (raw_addr + 1023) & ~1023u;
-  uint8_t* const smem = smem_raw + (base - raw_addr);
   auto a_tile = [&](int s) { return base + s * Cfg::kStageBytes; };
   auto b_tile = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABoxes * Cfg::kBoxBytes; };
   const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes;  // kStages x 8 bytes
@@ -164,7 +129,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (threadIdx.x == 0) {
     for (int s = 0; s < Cfg::kStages; ++s) {
-      sm90::mbar_init(full_bar + 8 * s, kTma ? 1 : 128);
+      sm90::mbar_init(full_bar + 8 * s, 1);  // the producer's arrive.expect_tx; TMA counts the bytes
       // One arrival per consumer warp of every CTA that reads this CTA's multicast.
       sm90::mbar_init(empty_bar + 8 * s, Cfg::kConsumers * 4 * kCluster);
     }
@@ -182,42 +147,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     sm90::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-    if constexpr (kTma) {
-      if (threadIdx.x == 0) {
-        sm90::prefetch_tensor_map(&map_a);
-        sm90::prefetch_tensor_map(&map_b);
-        int stage = 0;
-        uint32_t phase = 0;
-        for (int t = cluster_id; t < sched.total; t += clusters) {
-          int m0, n0;
-          tile_origin(t, m0, n0);
-          for (int kb = 0; kb < sched.k_blocks; ++kb) {
-            const int k0 = kb * kBK;
-            const uint32_t full = full_bar + 8 * stage;
-            sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);  // every reader released the stage
-            sm90::mbar_arrive_expect_tx(full, Cfg::kStageBytes);
-#pragma unroll
-            for (int i = 0; i < Cfg::kABoxes; ++i) {
-              const int mn = m0 + i * Cfg::kBoxRows;
-              sm90::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                                kAKMajor ? mn : k0);
-            }
-#pragma unroll
-            for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
-              const int mn = n0 + i * Cfg::kBoxRows;
-              const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
-              if constexpr (kCluster > 1)
-                sm90::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
-                                            static_cast<uint16_t>((1u << kCluster) - 1));
-              else
-                sm90::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
-            }
-            if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
-          }
-        }
-      }
-    } else {
-      const int thread = static_cast<int>(threadIdx.x);
+    if (threadIdx.x == 0) {
+      sm90::prefetch_tensor_map(&map_a);
+      sm90::prefetch_tensor_map(&map_b);
       int stage = 0;
       uint32_t phase = 0;
       for (int t = cluster_id; t < sched.total; t += clusters) {
@@ -225,15 +157,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         tile_origin(t, m0, n0);
         for (int kb = 0; kb < sched.k_blocks; ++kb) {
           const int k0 = kb * kBK;
-          sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);
-          uint8_t* const a_dst = smem + stage * Cfg::kStageBytes;
-          copy_operand_tile<Cfg, T, kAKMajor, Cfg::kABoxes>(a_dst, static_cast<const T*>(p.a), p.lda, p.m,
-                                                            p.k, m0, k0, thread);
-          copy_operand_tile<Cfg, T, kBKMajor, Cfg::kBBoxes>(a_dst + Cfg::kABoxes * Cfg::kBoxBytes,
-                                                            static_cast<const T*>(p.b), p.ldb, p.n, p.k,
-                                                            n0, k0, thread);
-          sm90::fence_proxy_async();  // ordinary stores above, wgmma reads next
-          sm90::mbar_arrive(full_bar + 8 * stage);
+          const uint32_t full = full_bar + 8 * stage;
+          sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);  // every reader released the stage
+          sm90::mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+#pragma unroll
+          for (int i = 0; i < Cfg::kABoxes; ++i) {
+            const int mn = m0 + i * Cfg::kBoxRows;
+            sm90::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
+                              kAKMajor ? mn : k0);
+          }
+#pragma unroll
+          for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
+            const int mn = n0 + i * Cfg::kBoxRows;
+            const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
+            if constexpr (kCluster > 1)
+              sm90::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
+                                          static_cast<uint16_t>((1u << kCluster) - 1));
+            else
+              sm90::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
+          }
           if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
         }
       }
@@ -347,24 +289,77 @@ bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes) {
   return row_alignment_reason("", ptr, ld, elem_bytes, 16).empty();
 }
 
-/// Concurrently resident clusters of `kernel` (cached per device: it depends only on
-/// the kernel and the device).
-template <class Kernel>
-int max_active_clusters(Kernel kernel, const cudaLaunchConfig_t& config, int device) {
-  static std::array<std::atomic<int>, 64> cache{};
-  if (device >= 0 && device < 64 && cache[device].load() != 0) return cache[device].load();
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-    (void)cudaGetLastError();
-    clusters = -1;  // cannot launch clusters here: remembered as "none"
+/// Copies a rows x cols matrix (row pitch `ld`) to `dst` with a row pitch of
+/// `dst_ld` (a multiple of 8 elements): each thread writes one aligned 16-byte chunk.
+template <class T>
+__global__ void repack_rows_kernel(const T* src, int64_t ld, T* dst, int64_t dst_ld, int rows, int cols) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  const int64_t chunks_per_row = dst_ld / kPerChunk;
+  const int64_t total = static_cast<int64_t>(rows) * chunks_per_row;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / chunks_per_row;
+    const int col = static_cast<int>(i % chunks_per_row) * kPerChunk;
+    T e[kPerChunk];
+#pragma unroll
+    for (int j = 0; j < kPerChunk; ++j)
+      e[j] = col + j < cols ? src[row * ld + col + j] : gpu::from_float<T>(0.0f);
+    uint4 packed;
+    memcpy(&packed, e, sizeof(packed));
+    *reinterpret_cast<uint4*>(dst + row * dst_ld + col) = packed;
   }
-  if (device >= 0 && device < 64) cache[device].store(clusters);
-  return clusters;
 }
 
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kTma>
-bool launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
-  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, kTma>;
+/// Stream-ordered workspace from a library-private pool per device that keeps its
+/// memory between calls (release threshold: never), so repeated calls with unaligned
+/// operands pay for the allocation once, like a BLAS library's workspace.
+void* workspace_alloc(std::size_t bytes, const CudaContext& ctx) {
+  static std::mutex mutex;
+  static std::array<cudaMemPool_t, 64> pools{};
+  if (ctx.device < 0 || ctx.device >= 64) throw core::Error(core::Status::Unsupported, "device index over 63");
+  cudaMemPool_t pool;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!pools[ctx.device]) {
+      cudaMemPoolProps props{};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = ctx.device;
+      GK_GPU_CHECK(cudaMemPoolCreate(&pools[ctx.device], &props));
+      uint64_t keep = UINT64_MAX;
+      GK_GPU_CHECK(cudaMemPoolSetAttribute(pools[ctx.device], cudaMemPoolAttrReleaseThreshold, &keep));
+    }
+    pool = pools[ctx.device];
+  }
+  void* p = nullptr;
+  GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));
+  return p;
+}
+
+/// If TMA cannot address an operand (stored rows x cols, pitch ld), copies it to a
+/// 16-byte-pitched workspace and points `ptr`/`ld` there; returns the workspace or null.
+template <class T>
+void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, const CudaContext& ctx) {
+  if (tma_addressable(ptr, ld, sizeof(T))) return nullptr;
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
+  const int64_t dst_ld = ceil_div<int64_t>(cols, kPerChunk) * kPerChunk;
+  void* dst = workspace_alloc(static_cast<std::size_t>(rows) * dst_ld * sizeof(T), ctx);
+  const int64_t chunks = rows * dst_ld / kPerChunk;
+  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(chunks, 256), 8 * ctx.sm_count));
+  repack_rows_kernel<T><<<blocks, 256, 0, ctx.stream>>>(static_cast<const T*>(ptr), ld, static_cast<T*>(dst), dst_ld,
+                                                        rows, cols);
+  GK_LAUNCH_CHECK();
+  ptr = dst;
+  ld = dst_ld;
+  return dst;
+}
+
+/// Launches one configuration on TMA-addressable operands. `resident_clusters` = 0:
+/// one CTA per SM (the persistent grid; the kernel needs no co-residency, so a cluster
+/// that does not fit at once only runs later).
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+void launch_config(const core::GemmArgs& args, const CudaContext& ctx, int resident_clusters = 0) {
+  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor>;
   TcProblem p = make_tc_problem(args);
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
@@ -374,11 +369,10 @@ bool launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
   sched.total = sched.cluster_tiles_m * sched.tiles_n;
   sched.k_blocks = ceil_div(p.k, kElemsPerRow<T>);
 
-  CUtensorMap map_a{}, map_b{};
-  if constexpr (kTma) {
-    map_a = kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k) : make_tensor_map<T>(args.a, args.lda, p.k, p.m);
-    map_b = kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
-  }
+  const CUtensorMap map_a =
+      kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k) : make_tensor_map<T>(args.a, args.lda, p.k, p.m);
+  const CUtensorMap map_b =
+      kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
   cudaLaunchAttribute attr[1];
@@ -392,36 +386,43 @@ bool launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
   config.stream = ctx.stream;
   config.attrs = attr;
   config.numAttrs = 1;
-
-  int resident = ctx.sm_count;  // clusters that fit at once: one CTA per SM without clusters
-  if constexpr (Cfg::kClusterM > 1) {
-    config.gridDim = dim3(Cfg::kClusterM);
-    resident = max_active_clusters(kernel, config, ctx.device);
-    if (resident <= 0) return false;
-  }
-  const int clusters = std::max(1, std::min(resident, sched.total));
-  config.gridDim = dim3(clusters * Cfg::kClusterM);
+  const int resident = resident_clusters > 0 ? resident_clusters : ctx.sm_count / Cfg::kClusterM;
+  config.gridDim = dim3(std::max(1, std::min(resident, sched.total)) * Cfg::kClusterM);
   GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, p, sched));
-  return true;
 }
 
-template <class T, bool kAKMajor, bool kBKMajor>
-void launch_wgmma_layout(const core::GemmArgs& args, const CudaContext& ctx) {
-  const bool tma = tma_addressable(args.a, args.lda, sizeof(T)) && tma_addressable(args.b, args.ldb, sizeof(T));
-  if (tma && ctx.cluster_launch && launch_config<TmaConfig, T, kAKMajor, kBKMajor, true>(args, ctx)) return;
-  launch_config<CopyConfig, T, kAKMajor, kBKMajor, false>(args, ctx);
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
+  core::GemmArgs args = call;
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+  void* a_copy = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
+                          : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
+  void* b_copy = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
+                          : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
+  launch_config<Cfg, T, kAKMajor, kBKMajor>(args, ctx);
+  if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
+  if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
 }
 
-template <class T>
+template <class Cfg, class T>
 void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if constexpr (sizeof(T) == 4) {
-    launch_wgmma_layout<T, true, true>(args, ctx);  // supports() admitted K-major A and B only
+    launch_wgmma_layout<Cfg, T, true, true>(args, ctx);  // supports() admitted K-major A and B only
   } else {
-    if (ak && bk) launch_wgmma_layout<T, true, true>(args, ctx);
-    else if (ak) launch_wgmma_layout<T, true, false>(args, ctx);
-    else if (bk) launch_wgmma_layout<T, false, true>(args, ctx);
-    else launch_wgmma_layout<T, false, false>(args, ctx);
+    if (ak && bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx);
+    else if (ak) launch_wgmma_layout<Cfg, T, true, false>(args, ctx);
+    else if (bk) launch_wgmma_layout<Cfg, T, false, true>(args, ctx);
+    else launch_wgmma_layout<Cfg, T, false, false>(args, ctx);
+  }
+}
+
+template <class Cfg>
+void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
+  switch (args.ab_type) {
+    case core::DType::F16: launch_wgmma_typed<Cfg, gpu::half_t>(args, ctx); break;
+    case core::DType::BF16: launch_wgmma_typed<Cfg, gpu::bf16_t>(args, ctx); break;
+    default: launch_wgmma_typed<Cfg, float>(args, ctx); break;
   }
 }
 
@@ -429,7 +430,7 @@ void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
 /// 90a target would run an empty body on an H100).
 bool built_for_sm90a() {
   cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, wgmma_tma_kernel<CopyConfig, gpu::bf16_t, true, false, false>) != cudaSuccess) {
+  if (cudaFuncGetAttributes(&attr, wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false>) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }
@@ -461,11 +462,7 @@ std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContex
 
 void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  switch (args.ab_type) {
-    case core::DType::F16: launch_wgmma_typed<gpu::half_t>(args, ctx); break;
-    case core::DType::BF16: launch_wgmma_typed<gpu::bf16_t>(args, ctx); break;
-    default: launch_wgmma_typed<float>(args, ctx); break;
-  }
+  launch_wgmma_config<TmaConfig>(args, ctx);
 }
 
 }  // namespace gpukern::cuda::gemm
