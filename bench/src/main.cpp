@@ -152,7 +152,7 @@ int run_benchmarks(const Options& options) {
     }
     std::vector<Record> records;
     for (const auto& c : runner->plan()) {
-      auto done = runner->run(c, [&](const Case& cc, const Record& r) { progress.step(label, cc, r); });
+      auto done = runner->run(c, [&](const Case& cc, const Record& r, bool finished) { progress.step(label, cc, r, finished); });
       progress.case_done(label, c, done);
       if (!options.quiet) {
         progress.clear();

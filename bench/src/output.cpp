@@ -55,8 +55,8 @@ Progress::Progress(std::size_t total_steps)
     : total_(total_steps), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()),
       case_start_(start_) {}
 
-void Progress::step(const std::string& device, const Case& c, const Record& r) {
-  ++done_;
+void Progress::step(const std::string& device, const Case& c, const Record& r, bool done) {
+  if (done) ++done_;
   label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax",
                        type_name(c.type), c.shape_label(), r.variant);
   if (tty_) draw();

@@ -18,8 +18,8 @@ namespace gpukern::bench {
 class Progress {
  public:
   explicit Progress(std::size_t total_steps);
-  /// One (case, rung) done.
-  void step(const std::string& device, const Case& c, const Record& r);
+  /// A (case, rung) starts (done = false) or is done.
+  void step(const std::string& device, const Case& c, const Record& r, bool done);
   /// One case done (all its rungs); prints the line in non-terminal mode.
   void case_done(const std::string& device, const Case& c, const std::vector<Record>& records);
   /// Erases the bar before something else is printed to the terminal.

@@ -275,9 +275,10 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     if (auto why = skip_reason(c, rung)) {
       r.reason = *why;
       records.push_back(r);
-      if (progress) progress(c, r);
+      if (progress) progress(c, r, true);
       continue;
     }
+    if (progress) progress(c, r, false);
     try {
       device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
       r.timing = measure(device_, timer_, flusher, options_.timing, [&] { call(rung.info.name); });
@@ -303,7 +304,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       }
     }
     records.push_back(r);
-    if (progress) progress(c, r);
+    if (progress) progress(c, r, true);
   }
   finish(records);
   return records;

@@ -44,8 +44,8 @@ struct Rung {
   int index = 0;
 };
 
-/// Called after each (case, rung) for progress reporting.
-using ProgressFn = std::function<void(const Case&, const Record&)>;
+/// Called before (done = false) and after (done = true) each (case, rung), for progress.
+using ProgressFn = std::function<void(const Case&, const Record&, bool done)>;
 
 class DeviceRunner {
  public:
