@@ -46,7 +46,19 @@ run() {
   fi
   echo "GPUKERN_CUDNN_PATH=${GPUKERN_CUDNN_PATH:-}"
   nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv || true
-  "$BUILD/softmax_driver" --out "$out" "$@" 2>&1 | tee "$out/softmax_driver.log"
+  # Phases, each with its own time limit (seconds) and log: perf first, it is the
+  # part that matters most when the lease is short.
+  local phases=${PHASES:-"perf:${PERF_LIMIT:-110} tests:${TESTS_LIMIT:-60} big:${BIG_LIMIT:-40}"}
+  local status=0
+  for p in $phases; do
+    local name=${p%%:*} limit=${p##*:}
+    timeout "$limit" "$BUILD/softmax_driver" "--$name" --out "$out" "$@" > "$out/$name.log" 2>&1 || status=$?
+    echo "---- $name (exit $status) ----"
+    grep -E "^(\[|tests:|big tests:|PASSED|FAILED|  FAIL|  big )" "$out/$name.log" | tail -n 40 || true
+  done
+  # The summary table last: the reply carries the end of the output.
+  [ -f "$out/perf.log" ] && sed -n '/^shape /,$p' "$out/perf.log"
+  return $status
 }
 
 case "${1:-}" in

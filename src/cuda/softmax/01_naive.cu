@@ -25,8 +25,16 @@ __global__ void __launch_bounds__(kThreads) naive_kernel(RowArgs<T> a) {
     T* y = a.y + row * a.ldy;
     float max = -INFINITY;
     for (int64_t j = 0; j < a.cols; ++j) max = nan_max(max, gpu::to_float(x[j]));
-    float sum = 0.0f;
-    for (int64_t j = 0; j < a.cols; ++j) sum += expf(gpu::to_float(x[j]) - max);
+    // One thread adds the whole row, so a plain f32 sum drifts by ~sqrt(cols) ulps
+    // (1.5e-5 relative at 100000 columns, over the f32 bound): compensated (Kahan)
+    // summation keeps it at a few ulps, still in f32.
+    float sum = 0.0f, carry = 0.0f;
+    for (int64_t j = 0; j < a.cols; ++j) {
+      const float term = expf(gpu::to_float(x[j]) - max) - carry;
+      const float next = sum + term;
+      carry = (next - sum) - term;
+      sum = next;
+    }
     const float log_sum = logf(sum);
     for (int64_t j = 0; j < a.cols; ++j) {
       const float shifted = gpu::to_float(x[j]) - max;

@@ -25,34 +25,53 @@ namespace {
 constexpr int kThreads = 128;
 
 /// One register layout: `lanes` lanes share a row, each holding `packs` vectors.
+/// float_exps: 16-bit rows of at most 32 elements a lane also keep their exps in f32
+/// registers (one exp per element instead of two). sweep_only: measured by the
+/// development driver, never picked by the policy.
 struct WarpRowConfig {
   int lanes;
   int packs;
+  bool float_exps;
+  bool sweep_only;
 };
 
-/// Ordered by capacity (lanes x packs vectors); the policy takes the first that holds
-/// the row. Up to 32 vectors a row prefers 4 packs per lane over more lanes: 64 bytes
-/// in flight per thread instead of 16.
+/// Policy entries ordered by capacity (lanes x packs vectors); the policy takes the
+/// first that holds the row. Up to 32 vectors a row prefers 4 packs per lane over more
+/// lanes: 64 bytes in flight per thread instead of 16.
 constexpr WarpRowConfig kConfigs[] = {
-    {1, 1}, {2, 1}, {4, 1}, {4, 2}, {4, 4}, {8, 4}, {16, 4}, {32, 4}, {32, 8}, {32, 16},
+    {1, 1, true, false},   {2, 1, true, false},   {4, 1, true, false},  {4, 2, true, false},
+    {4, 4, true, false},   {8, 4, true, false},   {16, 4, true, false}, {32, 4, true, false},
+    {32, 8, true, false},  {32, 16, true, false}, {4, 4, false, true},  {8, 4, false, true},
+    {32, 4, false, true},
 };
 constexpr int kNumConfigs = static_cast<int>(sizeof(kConfigs) / sizeof(kConfigs[0]));
 
 constexpr bool configs_valid() {
+  int last_policy = -1;
   for (int i = 0; i < kNumConfigs; ++i) {
     const WarpRowConfig c = kConfigs[i];
     if (c.lanes < 1 || c.lanes > 32 || (c.lanes & (c.lanes - 1)) != 0) return false;
     if (kThreads % c.lanes != 0 || c.packs < 1 || c.packs > 16) return false;
-    if (i > 0 && c.lanes * c.packs < kConfigs[i - 1].lanes * kConfigs[i - 1].packs) return false;
+    if (c.sweep_only) continue;
+    if (last_policy >= 0 && c.lanes * c.packs < kConfigs[last_policy].lanes * kConfigs[last_policy].packs) return false;
+    last_policy = i;
   }
   return true;
 }
 static_assert(configs_valid(),
               "warp_row configs: lanes a power of two dividing the block (<= 32, so a group never spans "
-              "warps on either vendor), at most 16 packs a lane (64 registers of data), capacity ascending");
-constexpr int kMaxVectors = kConfigs[kNumConfigs - 1].lanes * kConfigs[kNumConfigs - 1].packs;
+              "warps on either vendor), at most 16 packs a lane (64 registers of data), policy entries by "
+              "ascending capacity");
 
-template <class T, int V, int kLanes, int kPacks>
+constexpr int max_policy_vectors() {
+  int m = 0;
+  for (const WarpRowConfig c : kConfigs)
+    if (!c.sweep_only && c.lanes * c.packs > m) m = c.lanes * c.packs;
+  return m;
+}
+constexpr int kMaxVectors = max_policy_vectors();
+
+template <class T, int V, int kLanes, int kPacks, bool kExpsInFloat>
 __global__ void __launch_bounds__(kThreads) warp_row_kernel(RowArgs<T> a) {
   constexpr int kRowsPerBlock = kThreads / kLanes;
   const int lane = threadIdx.x % kLanes;
@@ -63,7 +82,7 @@ __global__ void __launch_bounds__(kThreads) warp_row_kernel(RowArgs<T> a) {
        first_row += int64_t(gridDim.x) * kRowsPerBlock) {
     const int64_t row = first_row + threadIdx.x / kLanes;
     const bool active = row < a.rows;
-    RowFragment<T, V, kPacks> frag;
+    RowFragment<T, V, kPacks, kExpsInFloat> frag;
     frag.load(a.x + (active ? row : 0) * a.ldx, lane, kLanes, active ? num_vec : 0);
     const RowStats mine = frag.stats(keep_exp);
     const RowStats stats = group_reduce<kLanes>(mine);
@@ -75,8 +94,10 @@ template <class T, int V, int kIndex>
 void launch_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   constexpr WarpRowConfig c = kConfigs[kIndex];
   constexpr int kRowsPerBlock = kThreads / c.lanes;
+  // Keeping exps in f32 costs packs x V registers: only where that is at most 32.
+  constexpr bool kFloatExps = c.float_exps && c.packs * V <= 32;
   const int64_t blocks = std::min(ceil_div<int64_t>(args.rows, kRowsPerBlock), kMaxGridBlocks);
-  warp_row_kernel<T, V, c.lanes, c.packs>
+  warp_row_kernel<T, V, c.lanes, c.packs, kFloatExps>
       <<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(typed_args<T>(args));
   GK_LAUNCH_CHECK();
 }
@@ -94,7 +115,7 @@ int64_t vector_elems(const core::SoftmaxArgs& args) {
 int pick_config(const core::SoftmaxArgs& args) {
   const int64_t num_vec = args.cols / vector_elems(args);
   for (int i = 0; i < kNumConfigs; ++i)
-    if (int64_t(kConfigs[i].lanes) * kConfigs[i].packs >= num_vec) return i;
+    if (!kConfigs[i].sweep_only && int64_t(kConfigs[i].lanes) * kConfigs[i].packs >= num_vec) return i;
   return -1;
 }
 
@@ -127,7 +148,8 @@ void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 std::vector<std::string> warp_row_config_names() {
   std::vector<std::string> names;
-  for (const auto& c : kConfigs) names.push_back(std::to_string(c.lanes) + "x" + std::to_string(c.packs));
+  for (const auto& c : kConfigs)
+    names.push_back(std::to_string(c.lanes) + "x" + std::to_string(c.packs) + (c.float_exps ? "" : "/noexp"));
   return names;
 }
 

@@ -26,6 +26,9 @@
 #include <cooperative_groups.h>
 #endif
 
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <utility>
 
 namespace gpukern::cuda::softmax {
@@ -139,6 +142,233 @@ void launch_cluster_indexed(int index, const core::SoftmaxArgs& args, const Cuda
 }
 #endif
 
+// ----- the streaming cluster path (sm_90+, 16-byte path) -----
+// Persistent clusters, each walking rows cluster_id, cluster_id + clusters, ...; each
+// CTA's chunk of a row lands in shared memory through cp.async, double-buffered: the
+// chunk of row i+2 is in flight while row i is reduced and written. The register path
+// above runs every row in lockstep (load all, reduce, write all), leaving DRAM idle
+// during the exps and the cluster barrier; with few rows that is most of the time.
+
+/// Threads x packs per CTA: the chunk one shared-memory buffer holds (16-byte packs).
+/// relaxed_sync: the cluster barrier orders memory only for the thread that publishes
+/// the CTA's pair (release), the others arrive relaxed. cluster.sync() makes every
+/// thread's arrival a release, a GPU-scope memory barrier that waits for that thread's
+/// outstanding stores.
+struct StreamConfig {
+  int threads;
+  int packs;
+  bool relaxed_sync;
+};
+constexpr StreamConfig kStreamConfigs[] = {{512, 8, false}, {512, 8, true}, {256, 8, false}, {256, 8, true}};
+constexpr int kNumStreamConfigs = static_cast<int>(sizeof(kStreamConfigs) / sizeof(kStreamConfigs[0]));
+
+constexpr size_t stream_smem_bytes(StreamConfig c) { return 2 * size_t(c.threads) * c.packs * kVectorBytes; }
+
+constexpr bool stream_configs_valid() {
+  for (const StreamConfig c : kStreamConfigs)
+    if (c.threads % 64 != 0 || c.threads > 1024 || stream_smem_bytes(c) > 200 * 1024) return false;
+  return true;
+}
+static_assert(stream_configs_valid(),
+              "stream configs: whole warps, at most 1024 threads, two buffers within the smallest shared-memory "
+              "opt-in of the sm_90 parts we build for");
+
+/// Cluster barrier halves in PTX: arrive with release (orders this thread's earlier
+/// writes, e.g. its shared memory, before the other CTAs' acquire) or relaxed.
+__device__ __forceinline__ void cluster_arrive(bool release) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (release) asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+  else asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void cluster_wait() {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
+#endif
+}
+
+template <class T, int V, int kThreads, int kPacks, bool kRelaxedSync>
+__global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async moves whole 16-byte packs");
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  constexpr int kChunk = kThreads * kPacks;
+  extern __shared__ uint4 smem_raw[];
+  Pack<T, V>* const buffers = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [2][kChunk]
+  __shared__ RowStats scratch[2][kThreads / gpu::kWarpSize];
+  __shared__ RowStats cta_stats[2];  // by row parity, as in the register path
+  const unsigned rank = cluster.block_rank();
+  const unsigned cluster_size = cluster.num_blocks();
+  const int64_t num_vec = a.cols / V;
+  const int64_t begin = int64_t(rank) * chunk_vecs;
+  const int64_t end = begin + chunk_vecs < num_vec ? begin + chunk_vecs : num_vec;
+  const int64_t first_row = blockIdx.x / cluster_size;
+  const int64_t row_step = gridDim.x / cluster_size;
+  constexpr bool kIsF32 = std::is_same_v<T, float>;
+  const bool keep_exp = kIsF32 && !a.log;
+
+  // Each thread copies, and later reads, only its own packs (tid + k * kThreads): the
+  // buffers need no barrier, only this thread's cp.async wait.
+  const auto prefetch = [&](int64_t row, int buffer) {
+    if (row < a.rows) {
+      const T* x = a.x + row * a.ldx;
+      Pack<T, V>* dst = buffers + buffer * kChunk + threadIdx.x;
+#pragma unroll
+      for (int k = 0; k < kPacks; ++k) {
+        const int64_t vi = begin + threadIdx.x + int64_t(k) * kThreads;
+        if (vi < end) cp_async_16(dst + k * kThreads, x + vi * V);
+      }
+    }
+    cp_async_commit();  // a group per row slot, empty past the last row: the wait count stays uniform
+  };
+
+  prefetch(first_row, 0);
+  prefetch(first_row + row_step, 1);
+  int parity = 0, buffer = 0;
+  for (int64_t row = first_row; row < a.rows; row += row_step, buffer ^= 1) {
+    cp_async_wait<1>();  // all but the newest group (row + row_step) have landed
+    Pack<T, V>* mine = buffers + buffer * kChunk + threadIdx.x;
+
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k)
+      if (begin + threadIdx.x + int64_t(k) * kThreads < end) m = nan_max(m, pack_max(mine[k * kThreads]));
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      if (begin + threadIdx.x + int64_t(k) * kThreads >= end) continue;
+      Pack<T, V> p = mine[k * kThreads];
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        // A thread of only -inf sums nothing and keeps zeros (see RowFragment).
+        const float e = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[i]) - m) * kLog2e);
+        sum += e;
+        if constexpr (kIsF32) p.v[i] = e;
+      }
+      if constexpr (kIsF32) {
+        if (keep_exp) mine[k * kThreads] = p;  // f32 softmax: the exps replace x in place
+      }
+    }
+    const RowStats own = m == -INFINITY ? empty_stats() : RowStats{m, sum};
+    const RowStats cta = block_reduce<kThreads>(own, scratch[parity]);
+    if (threadIdx.x == 0) cta_stats[parity] = cta;
+    if constexpr (kRelaxedSync) {
+      cluster_arrive(threadIdx.x == 0);  // only the publishing thread needs release
+      cluster_wait();
+    } else {
+      cluster.sync();
+    }
+    RowStats stats = empty_stats();
+    for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, *cluster.map_shared_rank(&cta_stats[parity], r));
+    parity ^= 1;
+
+    const OutputScale o = output_scale(stats, a.log);
+    const float factor = fast_exp2((own.max - stats.max) * kLog2e) / stats.sum;
+    T* y = a.y + row * a.ldy;
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) {
+      const int64_t vi = begin + threadIdx.x + int64_t(k) * kThreads;
+      if (vi >= end) continue;
+      const Pack<T, V> p = mine[k * kThreads];
+      Pack<T, V> out;
+#pragma unroll
+      for (int i = 0; i < V; ++i) {
+        const float v = gpu::to_float(p.v[i]);
+        out.v[i] = gpu::from_float<T>(keep_exp ? v * factor : output_value(v, o));
+      }
+      store_pack<T, V>(y + vi * V, out);
+    }
+    // This buffer's packs are consumed (by this thread, in program order before the
+    // copy is issued): refill it with the row two steps ahead.
+    prefetch(row + 2 * row_step, buffer);
+  }
+  cp_async_wait<0>();
+  // No CTA may exit while another still reads its cta_stats. The readers consumed the
+  // values before arriving, so the relaxed variant needs no release here.
+  if constexpr (kRelaxedSync) {
+    cluster_arrive(false);
+    cluster_wait();
+  } else {
+    cluster.sync();
+  }
+#endif
+}
+
+#if defined(GPUKERN_CUDA)
+/// Clusters of `cluster_size` CTAs of this kernel that fit on the device at once (the
+/// persistent grid), cached per device, kernel and cluster size; 0 = cannot launch.
+int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, int device, int cluster_size) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, int>, int> cache;
+  const auto key = std::make_tuple(device, kernel, cluster_size);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  int clusters = 0;
+  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
+    cudaGetLastError();
+    clusters = 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = clusters;
+  return clusters;
+}
+
+/// Launches the streaming kernel; false (nothing launched) when no cluster of this
+/// size fits on the device.
+template <class T, int V, int kIndex>
+bool launch_stream_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
+  constexpr StreamConfig c = kStreamConfigs[kIndex];
+  const auto kernel = split_row_stream_kernel<T, V, c.threads, c.packs, c.relaxed_sync>;
+  constexpr size_t kSmem = stream_smem_bytes(c);
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
+  if (cluster_size > kMaxPortableCluster)
+    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(cluster_size));
+  config.blockDim = dim3(c.threads);
+  config.dynamicSmemBytes = kSmem;
+  config.stream = ctx.stream;
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeClusterDimension;
+  attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
+  attribute[0].val.clusterDim.y = 1;
+  attribute[0].val.clusterDim.z = 1;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const int resident = max_active_clusters(reinterpret_cast<const void*>(kernel), config, ctx.device, cluster_size);
+  if (resident <= 0) return false;
+  const int64_t clusters = std::min<int64_t>(args.rows, resident);
+  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
+  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
+  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), chunk_vecs));
+  GK_LAUNCH_CHECK();
+  return true;
+}
+
+template <class T, int V, size_t... I>
+bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size,
+                           std::index_sequence<I...>) {
+  bool launched = false;
+  ((index == static_cast<int>(I) ? (launched = launch_stream_config<T, V, static_cast<int>(I)>(args, ctx, cluster_size))
+                                 : false),
+   ...);
+  return launched;
+}
+#endif
+
+int64_t stream_capacity(int config) { return int64_t(kStreamConfigs[config].threads) * kStreamConfigs[config].packs; }
+
+/// Smallest power-of-two cluster whose CTAs' buffers hold the row's chunks.
+int min_stream_cluster(const core::SoftmaxArgs& args, int config) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  int size = 1;
+  while (size <= kMaxCluster && stream_capacity(config) * size < num_vec) size *= 2;
+  return size;
+}
+
 // ----- the split across blocks (any architecture, any length) -----
 
 constexpr int kBlockThreads = 256;
@@ -228,30 +458,55 @@ void launch_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 // ----- policy -----
 
-/// A plan: cluster config index and cluster size, or config -1 for the split across blocks.
+enum class Path { Stream, Registers, Blocks };
+
+/// A plan: the path, its configuration index and cluster size.
 struct Plan {
+  Path path;
   int config;
   int cluster_size;
 };
 
-/// The policy: on sm_90+ the cluster path with 512 x 8 vectors per CTA and the smallest
-/// cluster that holds the row, 1024 x 8 when 512 x 8 would need more than 8 CTAs;
-/// otherwise the split across blocks.
+/// The policy, on sm_90+ with 16-byte vectors: the streaming kernel with 512 x 8
+/// vectors a CTA and the smallest cluster (up to 16) whose buffers hold the row;
+/// without 16-byte vectors, the register cluster kernel (512 x 8, else 1024 x 8, up to
+/// 8 CTAs); otherwise, and before sm_90, the split across blocks. run_plan falls back
+/// from Stream to Registers when the device cannot hold such a cluster.
 Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (!ctx.cluster_launch) return {-1, 0};
+  if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
+  if (vector_path_ok(args)) {
+    const int size = min_stream_cluster(args, 0);
+    if (size <= kMaxCluster) return {Path::Stream, 0, size};
+  }
   for (int config : {1, 2}) {
     const int size = min_cluster_size(args, config);
-    if (size <= kMaxPortableCluster) return {config, size};
+    if (size <= kMaxPortableCluster) return {Path::Registers, config, size};
   }
-  return {-1, 0};
+  return {Path::Blocks, 0, 0};
 }
 
-void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
+/// The register plan for a call the streaming kernel could not take.
+Plan register_fallback(const core::SoftmaxArgs& args) {
+  for (int config : {1, 2}) {
+    const int size = min_cluster_size(args, config);
+    if (size <= kMaxPortableCluster) return {Path::Registers, config, size};
+  }
+  return {Path::Blocks, 0, 0};
+}
+
+/// Runs a plan; false when a streaming plan found no room for its cluster (nothing ran).
+bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
   const bool vec = vector_path_ok(args);
+  bool ran = true;
   with_storage_type(args.dtype, [&](auto tag) {
     using T = decltype(tag);
 #if defined(GPUKERN_CUDA)
-    if (plan.config >= 0) {
+    if (plan.path == Path::Stream) {
+      constexpr auto kSeq = std::make_index_sequence<kNumStreamConfigs>{};
+      ran = launch_stream_indexed<T, kVectorElems<T>>(plan.config, args, ctx, plan.cluster_size, kSeq);
+      return;
+    }
+    if (plan.path == Path::Registers) {
       constexpr auto kSeq = std::make_index_sequence<kNumClusterConfigs>{};
       if (vec) launch_cluster_indexed<T, kVectorElems<T>>(plan.config, args, ctx, plan.cluster_size, kSeq);
       else launch_cluster_indexed<T, 1>(plan.config, args, ctx, plan.cluster_size, kSeq);
@@ -261,6 +516,11 @@ void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
     if (vec) launch_blocks<T, kVectorElems<T>>(args, ctx);
     else launch_blocks<T, 1>(args, ctx);
   });
+  return ran;
+}
+
+void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
+  if (!try_plan(args, ctx, plan)) try_plan(args, ctx, register_fallback(args));
 }
 
 }  // namespace
@@ -275,22 +535,28 @@ void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 std::vector<std::string> split_row_config_names() {
   std::vector<std::string> names;
   for (const auto& c : kClusterConfigs) names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs));
+  for (const auto& c : kStreamConfigs)
+    names.push_back("s" + std::to_string(c.threads) + "x" + std::to_string(c.packs) + (c.relaxed_sync ? "r" : ""));
   return names;
 }
 
 std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config, int cluster) {
   if (args.rows == 0 || args.cols == 0) return {};
   if (cluster < 0) {
-    run_plan(args, ctx, {-1, 0});
+    run_plan(args, ctx, {Path::Blocks, 0, 0});
     return {};
   }
   if (!ctx.cluster_launch) return "no clusters before sm_90";
-  if (config < 0 || config >= kNumClusterConfigs) return "no such config";
-  const int min_size = min_cluster_size(args, config);
+  if (config < 0 || config >= kNumClusterConfigs + kNumStreamConfigs) return "no such config";
+  const bool stream = config >= kNumClusterConfigs;
+  if (stream && !vector_path_ok(args)) return "the streaming kernel needs the 16-byte path";
+  const int index = stream ? config - kNumClusterConfigs : config;
+  const int min_size = stream ? min_stream_cluster(args, index) : min_cluster_size(args, index);
   const int size = cluster == 0 ? min_size : cluster;
   if (size < min_size) return "row does not fit " + std::to_string(size) + " CTAs";
   if (size > kMaxCluster || (size & (size - 1)) != 0) return "cluster size " + std::to_string(size) + " unsupported";
-  run_plan(args, ctx, {config, size});
+  if (!try_plan(args, ctx, {stream ? Path::Stream : Path::Registers, index, size}))
+    return "no cluster of " + std::to_string(size) + " fits on the device";
   return {};
 }
 

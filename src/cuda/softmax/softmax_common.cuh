@@ -337,11 +337,16 @@ __device__ __forceinline__ float output_value(float x, const OutputScale& o) {
 // statistics ignore, and are never stored.
 // ---------------------------------------------------------------------------------
 
-template <class T, int V, int S>
+template <class T, int V, int S, bool kExpsInFloat = false>
 struct RowFragment {
+  static constexpr bool kIsF32 = std::is_same_v<T, float>;
+  /// 16-bit storage with kExpsInFloat keeps the exps in an f32 array beside the packs
+  /// (S x V more registers): one exp per element instead of two.
+  static constexpr bool kSeparateExps = kExpsInFloat && !kIsF32;
   Pack<T, V> pack[S];
-  // f32 softmax keeps exp(x - thread max) in place of x (kept == true): the output is
-  // then one multiply instead of a second exp.
+  float exps[kSeparateExps ? S : 1][kSeparateExps ? V : 1];
+  // Softmax (not log) keeps exp(x - thread max) -- in place of x for f32, in `exps`
+  // for 16-bit with kExpsInFloat: the output is then one multiply instead of an exp.
   bool kept = false;
 
   __device__ __forceinline__ void load(const T* row, int64_t first, int64_t stride, int64_t end) {
@@ -356,22 +361,19 @@ struct RowFragment {
     }
   }
 
-  /// This thread's statistics. With keep_exp (only for f32, softmax not log) the packs
-  /// are replaced by exp(x - thread max), or by 0 when the thread saw only -inf.
+  /// This thread's statistics; with keep_exp, also keeps the exps (see `kept`), or
+  /// zeros when the thread saw only -inf.
   __device__ __forceinline__ RowStats stats(bool keep_exp) {
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
-    constexpr bool kIsF32 = std::is_same_v<T, float>;
-    kept = kIsF32 && keep_exp;
+    kept = keep_exp && (kIsF32 || kSeparateExps);
     if (m == -INFINITY) {
-      if constexpr (kIsF32) {
-        if (kept) {
+      if (kept) {
 #pragma unroll
-          for (int k = 0; k < S; ++k)
+        for (int k = 0; k < S; ++k)
 #pragma unroll
-            for (int i = 0; i < V; ++i) pack[k].v[i] = 0.0f;
-        }
+          for (int i = 0; i < V; ++i) set_exp(k, i, 0.0f);
       }
       return empty_stats();
     }
@@ -382,9 +384,7 @@ struct RowFragment {
       for (int i = 0; i < V; ++i) {
         const float e = fast_exp2((gpu::to_float(pack[k].v[i]) - m) * kLog2e);
         sum += e;
-        if constexpr (kIsF32) {
-          if (kept) pack[k].v[i] = e;
-        }
+        if (kept) set_exp(k, i, e);
       }
     return {m, sum};
   }
@@ -393,9 +393,9 @@ struct RowFragment {
   /// `row` the statistics of the whole row.
   __device__ __forceinline__ void store(T* row_out, int64_t first, int64_t stride, int64_t end, RowStats mine,
                                         RowStats row, bool log) const {
-    // Only f32 keeps exps: for 16-bit storage the compiler must not carry the kept
-    // branch (its temporaries pushed 16-bit kernels into spills).
-    const bool use_kept = std::is_same_v<T, float> && kept;
+    // Compile-time false where nothing can be kept, so that the compiler does not carry
+    // the kept branch (its temporaries pushed 16-bit kernels into spills).
+    const bool use_kept = (kIsF32 || kSeparateExps) && kept;
     const OutputScale o = output_scale(row, log);
     // kept: y = e * 2^((m_thread - max) log2e) / sum. A thread of only -inf holds e = 0
     // and gets 0 (finite row max) or 0 * NaN = NaN (row of all -inf), as required.
@@ -405,16 +405,50 @@ struct RowFragment {
       const int64_t vi = first + k * stride;
       if (vi >= end) continue;
       Pack<T, V> in = pack[k];
-      if constexpr (!std::is_same_v<T, float> && sizeof(in) % 4 == 0) launder(in);
+      if constexpr (!kIsF32 && sizeof(in) % 4 == 0) launder(in);
       Pack<T, V> out;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float x = gpu::to_float(in.v[i]);
-        out.v[i] = gpu::from_float<T>(use_kept ? x * factor : output_value(x, o));
+        const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]), o);
+        out.v[i] = gpu::from_float<T>(y);
       }
       store_pack<T, V>(row_out + vi * V, out);
     }
   }
+
+ private:
+  __device__ __forceinline__ void set_exp(int k, int i, float e) {
+    if constexpr (kIsF32) pack[k].v[i] = e;
+    else if constexpr (kSeparateExps) exps[k][i] = e;
+  }
+  __device__ __forceinline__ float kept_exp(int k, int i) const {
+    if constexpr (kIsF32) return pack[k].v[i];
+    else if constexpr (kSeparateExps) return exps[k][i];
+    else return 0.0f;
+  }
 };
+
+/// Asynchronous 16-byte global -> shared copy (cp.async.cg: through L2 only), its
+/// commit and its wait; the copying thread sees the data after cp_async_wait.
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
+#endif
+}
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+/// Waits until at most kPending of this thread's most recent copy groups are in flight.
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
 
 }  // namespace gpukern::cuda::softmax

@@ -92,7 +92,7 @@ std::vector<Variant> config_variants(const SoftmaxArgs& probe) {
 
 /// Median over batches of the per-call time; calls rotate over `sets` buffer sets so
 /// that inputs come from DRAM, not L2. Returns <0 on failure.
-double time_calls(const std::function<void(int)>& call, int sets, cudaStream_t stream, double budget_ms = 60) {
+double time_calls(const std::function<void(int)>& call, int sets, cudaStream_t stream, double budget_ms = 30) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
@@ -147,6 +147,7 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
     encode(values.data(), n, t, host.data());
     CHECK_CUDA(cudaMemcpy(xs[0], host.data(), bytes, cudaMemcpyHostToDevice));
     for (int i = 1; i < sets; ++i) CHECK_CUDA(cudaMemcpy(xs[i], xs[0], bytes, cudaMemcpyDeviceToDevice));
+    CHECK_CUDA(cudaDeviceSynchronize());  // the rungs run on a non-blocking stream
   }
   // Rows checked: all of a small tensor, else 96 spread over it (first and last included).
   std::vector<int64_t> check_rows;
@@ -234,7 +235,8 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
       // Skip layouts far larger than the row (mostly idle threads).
       const auto x = v.config.find('x');
       if (x != std::string::npos && v.config != "blocks") {
-        const int64_t threads = std::stoll(v.config.substr(0, x));
+        const size_t digits = v.config[0] == 's' ? 1 : 0;  // "s512x8r/c0": the streaming kernel
+        const int64_t threads = std::stoll(v.config.substr(digits, x - digits));
         const int64_t packs = std::stoll(v.config.substr(x + 1));
         int64_t cluster = 1;
         if (const auto c = v.config.find("/c"); c != std::string::npos) cluster = std::max<int64_t>(1, std::stoll(v.config.substr(c + 2)));
@@ -267,6 +269,7 @@ int run_big_tests(const CudaContext& ctx, uint64_t seed);
 }  // namespace softmax_dev
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines reach the log even if the run is cut short
   bool tests = false, perf = false, big = false, sweep = true;
   std::string out_dir = ".";
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
@@ -282,9 +285,15 @@ int main(int argc, char** argv) {
   if (!tests && !perf && !big) tests = perf = big = true;
   std::printf("seed %llu\n", (unsigned long long)seed);
   const CudaContext ctx = make_context();
-  if (tests) g_failures += run_tests(ctx, seed);
-  if (big) g_failures += run_big_tests(ctx, seed);
+  const auto t_start = std::chrono::steady_clock::now();
+  auto stamp = [&](const char* what) {
+    std::printf("[%6.1f s] %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), what);
+    std::fflush(stdout);
+  };
+  if (tests) { stamp("tests"); g_failures += run_tests(ctx, seed); }
+  if (big) { stamp("big tests"); g_failures += run_big_tests(ctx, seed); }
   if (perf) {
+    stamp("perf");
     const int64_t shapes[][2] = {{4096, 4096}, {16384, 1024}, {65536, 128}, {1024, 32768}, {64, 262144}, {32768, 8192}};
     for (const auto& s : shapes)
       for (DType t : {DType::F32, DType::F16, DType::BF16}) perf_shape(ctx, s[0], s[1], t, seed + s[0] * 7 + s[1], sweep);
@@ -322,6 +331,7 @@ int main(int argc, char** argv) {
                   dnn ? dnn->tbps : 0, cfg ? cfg->rung.c_str() : "-", cfg ? cfg->config.c_str() : "-", cfg ? cfg->tbps : 0);
     }
   }
+  stamp("done");
   std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "PASSED", g_failures);
   return g_failures ? 1 : 0;
 }

@@ -41,6 +41,14 @@ std::vector<Variant> test_variants() {
   v.push_back({"split_row", "blocks", [](const SoftmaxArgs& a, const CudaContext& c) {
                  return sm::split_row_run_config(a, c, 0, -1);
                }});
+  // The register cluster kernel and the relaxed-barrier streaming kernel, forced (the
+  // policy takes the plain streaming kernel on the 16-byte path).
+  const auto names = sm::split_row_config_names();
+  for (int i = 0; i < static_cast<int>(names.size()); ++i)
+    if (names[i] == "512x8" || names[i] == "s512x8r" || names[i] == "s256x8")
+      v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     return sm::split_row_run_config(a, c, i, 0);
+                   }});
   return v;
 }
 
@@ -112,8 +120,10 @@ int run_tests(const CudaContext& ctx, uint64_t seed) {
           for (bool log : {false, true}) {
             if (log && layout != Layout::Contiguous && layout != Layout::InPlace) continue;
             for (const Variant& v : variants) {
-              CHECK_CUDA(cudaMemcpy(xbuf, x_image.data(), x_image.size(), cudaMemcpyHostToDevice));
-              CHECK_CUDA(cudaMemset(ybuf, 0xff, static_cast<size_t>(y_elems) * es));
+              // Stream-ordered: the rungs run on ctx.stream, a non-blocking stream that
+              // does not wait for work on the legacy default stream.
+              CHECK_CUDA(cudaMemcpyAsync(xbuf, x_image.data(), x_image.size(), cudaMemcpyHostToDevice, ctx.stream));
+              CHECK_CUDA(cudaMemsetAsync(ybuf, 0xff, static_cast<size_t>(y_elems) * es, ctx.stream));
               SoftmaxArgs a;
               a.rows = rows; a.cols = cols; a.dtype = t; a.log = log;
               a.x = static_cast<char*>(xbuf) + (kGuard + offset) * es;
@@ -175,7 +185,7 @@ int run_tests(const CudaContext& ctx, uint64_t seed) {
     CHECK_CUDA(cudaMalloc(&buf, 4096));
     for (const Variant& v : variants)
       for (int which = 0; which < 2; ++which) {
-        CHECK_CUDA(cudaMemset(buf, 0xff, 4096));
+        CHECK_CUDA(cudaMemsetAsync(buf, 0xff, 4096, ctx.stream));
         SoftmaxArgs a;
         a.rows = which ? 5 : 0; a.cols = which ? 0 : 5; a.x = buf; a.y = buf; a.ldx = a.ldy = 5;
         bool device_error = false;
@@ -215,15 +225,17 @@ int run_big_tests(const CudaContext& ctx, uint64_t seed) {
       std::vector<char> enc(static_cast<size_t>(c.chunk_rows * c.cols) * 2);
       encode(chunk.data(), c.chunk_rows * c.cols, t, enc.data());
       const size_t chunk_bytes = enc.size();
-      CHECK_CUDA(cudaMemcpy(x, enc.data(), chunk_bytes, cudaMemcpyHostToDevice));
+      CHECK_CUDA(cudaMemcpyAsync(x, enc.data(), chunk_bytes, cudaMemcpyHostToDevice, ctx.stream));
       for (size_t off = chunk_bytes; off < bytes; off += chunk_bytes)
-        CHECK_CUDA(cudaMemcpy(static_cast<char*>(x) + off, x, std::min(chunk_bytes, bytes - off), cudaMemcpyDeviceToDevice));
+        CHECK_CUDA(cudaMemcpyAsync(static_cast<char*>(x) + off, x, std::min(chunk_bytes, bytes - off),
+                                   cudaMemcpyDeviceToDevice, ctx.stream));
+      CHECK_CUDA(cudaStreamSynchronize(ctx.stream));
     }
     std::vector<Variant> variants = test_variants();
     for (const Variant& v : variants) {
       // naive reads a 512 KB row per thread three times: minutes on the long-row case.
       if (v.rung == "naive" && c.cols > 4096) continue;
-      CHECK_CUDA(cudaMemset(y, 0xff, bytes));
+      CHECK_CUDA(cudaMemsetAsync(y, 0xff, bytes, ctx.stream));
       SoftmaxArgs a;
       a.rows = c.rows; a.cols = c.cols; a.x = x; a.y = y; a.ldx = a.ldy = c.cols; a.dtype = t;
       bool device_error = false;
