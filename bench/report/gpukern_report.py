@@ -490,9 +490,17 @@ def write_report(runs, out_dir, profiles, with_plots):
     run_rows = []
     for run in sorted(runs, key=lambda r: (device_label(r["device"]), r.get("time_utc", ""), r["_path"])):
         d = run["device"]
+        settings = run.get("settings") or {}
+        loads = [settings.get("host_load_start"), settings.get("host_load_end")]
+        load = " → ".join("{:.1f}".format(x) for x in loads if isinstance(x, (int, float)))
+        if load and settings.get("host_cpus"):
+            load += " ({} CPUs)".format(settings["host_cpus"])
         run_rows.append([device_label(d), d.get("arch", ""), d.get("compute_units", ""),
-                         run.get("date", ""), run.get("git_commit", ""), os.path.basename(run["_path"])])
-    lines += [md_table(["device", "arch", "units", "date", "commit", "file"], run_rows), ""]
+                         run.get("date", ""), run.get("git_commit", ""), load or "—",
+                         os.path.basename(run["_path"])])
+    lines += [md_table(["device", "arch", "units", "date", "commit", "host load", "file"], run_rows), "",
+              "Host load: the 1-minute load average at the start and end of the run; well above the "
+              "number of CPUs, other work shared the machine and CPU figures understate it.", ""]
 
     best = best_rows(entries)
     if best:

@@ -185,6 +185,7 @@ int main(int argc, char** argv) {
   if (auto rc = parse_options(argc, argv, options)) return *rc;
   for (int i = 0; i < argc; ++i)
     options.command_line += (i ? " " : "") + std::filesystem::path(i ? argv[i] : argv[0]).string();
+  options.load_at_start = load_average();
   try {
     if (options.threads) gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(*options.threads));
     if (options.list) return list_everything();

@@ -44,6 +44,7 @@ struct Options {
   bool check = false;                        // exit 1 when a result exceeds its error bound
   bool quiet = false;                        // no table on stdout
   std::string command_line;                  // argv as typed, recorded in the JSON
+  std::optional<double> load_at_start;       // 1-minute load average when the run began
 };
 
 /// Parses argv. Returns the exit code to stop with (help, bad option), or nullopt to go on.

@@ -6,7 +6,9 @@
 
 #include <cctype>
 #include <ctime>
+#include <thread>
 #include <filesystem>
+#include <fstream>
 
 namespace gpukern::bench {
 
@@ -205,6 +207,9 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
       {"skip_slow", options.skip_slow},
       {"slow_rungs", options.slow_rungs},
       {"seed", options.seed},
+      {"host_load_start", number(options.load_at_start)},
+      {"host_load_end", number(load_average())},
+      {"host_cpus", std::thread::hardware_concurrency()},
       {"reference_budget", options.reference_budget},
       {"timing",
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
@@ -292,6 +297,13 @@ std::string slug(const std::string& text) {
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "device" : out;
+}
+
+std::optional<double> load_average() {
+  std::ifstream file("/proc/loadavg");
+  double one_minute = 0;
+  if (file >> one_minute) return one_minute;
+  return std::nullopt;
 }
 
 std::string today_utc() {

@@ -55,6 +55,9 @@ std::string json_file_for(const std::string& json_option, const DeviceInfo& info
 
 /// "nvidia-h100-80gb-hbm3": lowercase, runs of other characters as one '-'.
 std::string slug(const std::string& text);
+/// The host's 1-minute load average (/proc/loadavg), if readable: other work on the
+/// machine during a run shows up here, and CPU results under load are not comparable.
+std::optional<double> load_average();
 /// yyyy-mm-dd (UTC) of now.
 std::string today_utc();
 
