@@ -61,8 +61,7 @@ std::vector<RungParam> enumerate(gk_op op, Which which) {
   for (const auto& backend : known_backends()) {
     RungParam base;
     base.backend = backend.name;
-    if (!backend.available) {
-      if (which == Which::Unlisted) continue;
+    if (!backend.available) {  // one parameter that skips with the reason, in every suite
       base.backend_available = false;
       base.backend_reason = backend.reason;
       base.rung = "unavailable";

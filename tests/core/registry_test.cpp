@@ -124,6 +124,11 @@ TEST_P(AvailableBackend, OpensAndDescribesItself) {
       references += r.is_reference;
     }
     EXPECT_LE(references, 1);
+    // Ladder order: the textbook rung first, the vendor reference last.
+    EXPECT_STREQ(rungs.front().name, "naive");
+    if (references == 1) {
+      EXPECT_TRUE(rungs.back().is_reference) << "the reference rung is not last";
+    }
   }
   // Index past the device count.
   gk_handle handle = nullptr;
