@@ -35,12 +35,15 @@ build() {
 run() {
   local out=${1:-${OUT:-$BUILD/out}} bin=$BUILD/gemm_check
   mkdir -p "$out"
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv \
-    > "$out/nvidia-smi.txt" 2>&1 || true
-  cat "$out/nvidia-smi.txt"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv || true
   "$bin" info
-  echo "== check (every rung and dtype; details in check.log)"
-  timeout "${CHECK_TIMEOUT:-90}" "$bin" check "" "$out" 2>&1 | tee "$out/check.out" | tail -n 25 || true
+  echo "== check, SIMT rungs and cuBLAS (every dtype; details in check.log)"
+  GEMM_CHECK_RUNGS=naive,coalesced,smem_tiled,blocktile_1d,blocktile_2d,vectorized,rect_tile,warptile,double_buffer,cublas \
+    timeout "${CHECK_TIMEOUT:-90}" "$bin" check "" "$out" 2>&1 | tee "$out/check.out" | tail -n 25 || true
+  echo "== check, tensor-core rungs (details in tc/check.log)"
+  mkdir -p "$out/tc"
+  GEMM_CHECK_RUNGS=wmma,mma_multistage,wgmma_tma timeout "${CHECK_TIMEOUT:-90}" "$bin" check "" "$out/tc" 2>&1 \
+    | grep -v "^  rung" | tail -n 15 || true
   echo "== bench"
   timeout "${BENCH_TIMEOUT:-100}" "$bin" bench "${GEMM_BENCH_SIZES:-1024,2048,4096,8192,4097x4095x4093,1000}" "$out" 2>&1 | tee "$out/bench.out" || true
   if [ -z "${SKIP_TUNE:-}" ]; then

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -87,6 +88,14 @@ float from_bits(uint16_t bits, DType t) {
 }
 
 constexpr float kGuard = 7777.0f;
+
+/// GEMM_CHECK_RUNGS=name,name limits the check to those rungs (default: all).
+bool selected(const std::string& rung) {
+  const char* list = std::getenv("GEMM_CHECK_RUNGS");
+  if (!list || !*list) return true;
+  const std::string padded = "," + std::string(list) + ",";
+  return padded.find("," + rung + ",") != std::string::npos;
+}
 
 struct Case {
   int m, n, k;
@@ -219,6 +228,7 @@ struct Checker {
     std::vector<std::string> rungs;
     for (const auto& info : backend.variants(OpKind::Gemm)) {
       if (!(info.dtypes & gpukern::core::type_mask(args))) continue;
+      if (!selected(info.name)) continue;
       const std::string why = backend.supports(args, info.name);
       if (why.empty()) {
         rungs.push_back(info.name);

@@ -42,18 +42,12 @@ struct Candidate {
 
 #define GK_CANDIDATE(...) {#__VA_ARGS__, &launch_any<Hopper<__VA_ARGS__>>}
 const Candidate kCandidates[] = {
-    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 1),   // Large as committed
-    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 2),   // two blocks per SM (128 registers)
-    GK_CANDIDATE(4, 2, 8, 8, 16, 3, 1),   // 3 stages
-    GK_CANDIDATE(4, 2, 8, 8, 32, 3, 1),   // K step 32
-    GK_CANDIDATE(4, 2, 8, 8, 8, 6, 1),    // K step 8, 6 stages
-    GK_CANDIDATE(2, 4, 8, 8, 16, 4, 1),   // 64 x 256 block
-    GK_CANDIDATE(4, 2, 16, 8, 16, 3, 1),  // 256 x 128 block, 16 x 8 per thread
-    GK_CANDIDATE(4, 2, 8, 16, 16, 3, 1),  // 128 x 256 block, 8 x 16 per thread
-    GK_CANDIDATE(4, 4, 8, 8, 16, 3, 1),   // 128 x 256 block, 16 warps
+    GK_CANDIDATE(4, 2, 8, 16, 16, 3, 1),  // Large as committed: 128 x 256, 8 x 16 per thread
+    GK_CANDIDATE(4, 2, 8, 16, 16, 4, 1),  // 4 stages
+    GK_CANDIDATE(4, 2, 8, 16, 8, 5, 1),   // K step 8, 5 stages
+    GK_CANDIDATE(4, 2, 8, 8, 16, 4, 1),   // 128 x 128, 8 x 8 per thread (the first Large)
     GK_CANDIDATE(2, 2, 8, 8, 16, 4, 3),   // Small as committed
-    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 2),   // Small, 2 blocks per SM
-    GK_CANDIDATE(2, 2, 8, 8, 16, 4, 4),   // Small, 4 blocks per SM
+    GK_CANDIDATE(4, 1, 8, 16, 16, 4, 2),  // 128 x 128 with 4 warps of 8 x 16, 2 blocks per SM
 };
 #undef GK_CANDIDATE
 

@@ -7,9 +7,9 @@
 // those device passes of the fat binary, and the launcher picks the config whose range
 // contains the device's compute capability (never a kernel with an empty body).
 //
-// Every architecture gets a Large config (the throughput tile, for problems with at
-// least one Large tile per SM) and a Small one (half the tile, for problems with fewer
-// Large tiles than SMs, e.g. 1000^3 on 132 SMs).
+// Every architecture gets a Large config (the throughput tile) and a Small one (a
+// quarter of its area, for problems whose Large tiles would leave SMs idle, e.g.
+// 1000^3 on 132 SMs).
 #pragma once
 
 #include "cuda/gemm/warp_tiling.cuh"
@@ -37,35 +37,40 @@ struct PipelineConfig {
 };
 
 // ---- Hopper (sm_90, sm_90a): 228 KB shared memory and 64K registers per SM ----
-// Chosen from a sweep of 13 shapes on the H100 (scripts/cuda_gemm_device.sh, tune):
-// Large: 128 x 128 tile, 8 warps of 32 x 64, 8 x 8 per thread, 4 stages of K = 16
-// (66 KB). One block per SM lets ptxas use up to 255 registers, which schedules the
-// fragment loads better than capping at 128 for two blocks (2-3% at 2048..8192).
-// Small: 64 x 128 tile, 4 warps, three blocks per SM: 2x the blocks of Large, for
-// problems such as 1000^3 that have fewer Large tiles than SMs.
+// Chosen from two sweeps of 13 shapes each on the H100 (scripts/cuda_gemm_device.sh,
+// mode tune; 2026-11-21), in % of cuBLAS at 2048 / 4096 / 8192 / 4097x4095x4093:
+//   128 x 256, 8 x 16 per thread, 3 stages, 1 block/SM   97.0 / 96.1 / 96.5 / 94.2
+//   128 x 128, 8 x 8 per thread,  4 stages, 1 block/SM   92.6 / 90.7 / 91.7 / 91.7
+//   256 x 128, 16 x 8 per thread, 3 stages, 1 block/SM   94.0 / 92.8 / 92.6 / 72.4
+// Large: 128 x 256 tile, 8 warps of 32 x 128, 8 x 16 outputs per thread (225
+// registers): per kk a lane reads 8 + 16 values for 128 FMAs (8 x 8: 16 for 64), so
+// shared-memory traffic and non-FMA instructions per FMA drop by a third. 3 stages of
+// K = 16 (75 KB), one block (8 warps) per SM.
+// Small: 64 x 128 tile, 4 warps, three blocks per SM: for problems with too few Large
+// tiles to cover the SMs (1000^3: 89.8% against 58% with the 128 x 128 tile).
 namespace sm90 {
-using DoubleBufferLarge = PipelineConfig<4, 2, 8, 8, 16, 4, 1, 900, 999>;
+using DoubleBufferLarge = PipelineConfig<4, 2, 8, 16, 16, 3, 1, 900, 999>;
 using DoubleBufferSmall = PipelineConfig<2, 2, 8, 8, 16, 4, 3, 900, 999>;
 }  // namespace sm90
 
 // ---- A100 (sm_80): 164 KB shared memory per SM ----
-// (Not measured here: Hopper's shapes with one stage fewer.)
+// (Not measured here: Hopper's shapes.)
 namespace sm80 {
-using DoubleBufferLarge = PipelineConfig<4, 2, 8, 8, 16, 3, 1, 800, 809>;
+using DoubleBufferLarge = PipelineConfig<4, 2, 8, 16, 16, 3, 1, 800, 809>;
 using DoubleBufferSmall = PipelineConfig<2, 2, 8, 8, 16, 3, 2, 800, 809>;
 }  // namespace sm80
 
 // ---- GeForce Ampere / Ada (sm_86, sm_89): ~100 KB shared memory per SM, 1536 threads ----
-// K = 8 per stage keeps the stages (25 KB per 128 x 128 block) small next to the L1
+// K = 8 per stage keeps the stages (38 KB per 128 x 256 block) small next to the L1
 // carve-out. (Not measured here.)
 namespace sm86 {
-using DoubleBufferLarge = PipelineConfig<4, 2, 8, 8, 8, 3, 1, 860, 899>;
+using DoubleBufferLarge = PipelineConfig<4, 2, 8, 16, 8, 3, 1, 860, 899>;
 using DoubleBufferSmall = PipelineConfig<2, 2, 8, 8, 8, 3, 2, 860, 899>;
 }  // namespace sm86
 
 // ---- consumer Blackwell (sm_120): ~100 KB shared memory per SM, like sm_86/89 ----
 namespace sm120 {
-using DoubleBufferLarge = PipelineConfig<4, 2, 8, 8, 8, 3, 1, 1200, 1299>;
+using DoubleBufferLarge = PipelineConfig<4, 2, 8, 16, 8, 3, 1, 1200, 1299>;
 using DoubleBufferSmall = PipelineConfig<2, 2, 8, 8, 8, 3, 2, 1200, 1299>;
 }  // namespace sm120
 
