@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     std::printf("GPUKERN_BACKEND=%s selects %s:%d\n", env ? env : "(unset: auto)",
                 chosen.info().backend, chosen.info().index);
   } catch (const gpukern::Error& e) {
-    std::fprintf(stderr, "gpukern-info: GPUKERN_BACKEND=%s: %s\n", env ? env : "", e.what());
+    std::fprintf(stderr, "gpukern-info: %s\n", e.what());  // the message names GPUKERN_BACKEND
     return 3;
   }
   return 0;
