@@ -43,6 +43,9 @@ TEST_P(GemmConformance, SquareAndOddShapes) {
       shape(1, 33, 7),    shape(33, 1, 127),   shape(7, 33, 1),    shape(1000, 7, 33),
       shape(33, 1000, 7), shape(7, 33, 1000),  shape(2049, 33, 65), shape(33, 65, 2049),
       shape(64, 64, 64),  shape(128, 256, 32),
+      // Leading dimensions that are multiples of 8 (what vectorized and tensor-core rungs
+      // need) with sizes that are not multiples of any tile.
+      shape(8, 8, 8),     shape(24, 40, 56),   shape(136, 264, 72), shape(33, 64, 128),
   };
   if (on_gpu()) {  // the GPU rungs' tiles and pipelines need room to show their edges
     for (auto c : {shape(1000, 1000, 1000), shape(4097, 129, 257), shape(256, 384, 4097),
@@ -55,7 +58,8 @@ TEST_P(GemmConformance, SquareAndOddShapes) {
 TEST_P(GemmConformance, Transposes) {
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
-    for (auto c : {shape(33, 7, 127), shape(127, 33, 65), shape(128, 64, 96), shape(1, 1000, 7)})
+    for (auto c : {shape(33, 7, 127), shape(127, 33, 65), shape(128, 64, 96), shape(1, 1000, 7),
+                   shape(136, 264, 72), shape(24, 40, 56)})
       cases.push_back(transposed(c, t[0], t[1]));
   if (on_gpu())
     for (const auto& t : kTransposes) cases.push_back(transposed(shape(1000, 513, 1031), t[0], t[1]));
