@@ -2,17 +2,27 @@
 // 132 SMs idle when rows are few (64 rows of 262144 columns: 64 blocks), and a row
 // longer than a block's on-chip storage cannot be held at all. This rung splits each
 // row across several CTAs:
-//   * sm_90+: a thread-block cluster of 1-8 CTAs per row. Each CTA holds its chunk in
-//     registers (read once, 16-byte loads all in flight), reduces its (max, sum) pair,
-//     publishes it in its shared memory, and after one cluster barrier every CTA merges
-//     the cluster's pairs through distributed shared memory (DSMEM) and writes its chunk
-//     from registers. One read, one write, one cluster barrier per row: the traffic of
-//     block_row with cluster-size times the parallelism.
+//   * sm_90+ (the policy): a thread-block cluster of 1-8 CTAs per row. Each CTA holds
+//     its chunk in registers (read once, 16-byte loads all in flight), reduces its
+//     (max, sum) pair, publishes it in its shared memory, and after one cluster barrier
+//     every CTA merges the cluster's pairs through distributed shared memory (DSMEM) and
+//     writes its chunk from registers. One read, one write, one cluster barrier per row:
+//     the traffic of block_row with cluster-size times the parallelism.
 //   * elsewhere, and for rows beyond 8 CTAs' registers: a split across ordinary blocks in
 //     two kernels. The first writes each chunk's (max, sum) to a workspace; the second
 //     merges the row's pairs and reads its chunk again to write it (1.5x the traffic of
 //     one read and one write, but any shape).
-// Measured on the H100 (2026-11-21): see the device log (64x262144 f32 ~2.7 TB/s).
+//   * a streaming variant of the cluster path (persistent clusters, chunks double-
+//     buffered in shared memory by cp.async), reachable only through the development
+//     driver until it is measured on the long-row shapes (see below).
+// Measured on the H100 (2026-11-21): 64x262144 f32 2.06 TB/s (75% of the copy; cuDNN
+// 0.21, online 0.65), f16 1.63 (64%), bf16 1.46 (57%); 1024x32768 f32 2.58 (90%).
+// Below 95% because every row is a wave in lockstep: all CTAs load, then reduce (the
+// exps and the cluster barrier, with DRAM idle), then write. The streaming variant
+// overlaps the next rows' loads with that phase; its only measurement so far is
+// 4096x4096 f32, 1.28 TB/s (46%: 132 persistent CTAs each holding a quarter-full
+// buffer), a shape it is not meant for. The split across blocks: 64x262144 f32 1.33
+// TB/s (48%).
 //
 // Accepts every valid call (the ladder's last resort for `auto`). Scalar path when
 // pointers, strides or the row length are not 16-byte multiples. Special values as
@@ -150,16 +160,11 @@ void launch_cluster_indexed(int index, const core::SoftmaxArgs& args, const Cuda
 // during the exps and the cluster barrier; with few rows that is most of the time.
 
 /// Threads x packs per CTA: the chunk one shared-memory buffer holds (16-byte packs).
-/// relaxed_sync: the cluster barrier orders memory only for the thread that publishes
-/// the CTA's pair (release), the others arrive relaxed. cluster.sync() makes every
-/// thread's arrival a release, a GPU-scope memory barrier that waits for that thread's
-/// outstanding stores.
 struct StreamConfig {
   int threads;
   int packs;
-  bool relaxed_sync;
 };
-constexpr StreamConfig kStreamConfigs[] = {{512, 8, false}, {512, 8, true}, {256, 8, false}, {256, 8, true}};
+constexpr StreamConfig kStreamConfigs[] = {{512, 8}, {256, 8}};
 constexpr int kNumStreamConfigs = static_cast<int>(sizeof(kStreamConfigs) / sizeof(kStreamConfigs[0]));
 
 constexpr size_t stream_smem_bytes(StreamConfig c) { return 2 * size_t(c.threads) * c.packs * kVectorBytes; }
@@ -173,21 +178,7 @@ static_assert(stream_configs_valid(),
               "stream configs: whole warps, at most 1024 threads, two buffers within the smallest shared-memory "
               "opt-in of the sm_90 parts we build for");
 
-/// Cluster barrier halves in PTX: arrive with release (orders this thread's earlier
-/// writes, e.g. its shared memory, before the other CTAs' acquire) or relaxed.
-__device__ __forceinline__ void cluster_arrive(bool release) {
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (release) asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
-  else asm volatile("barrier.cluster.arrive.relaxed;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void cluster_wait() {
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
-#endif
-}
-
-template <class T, int V, int kThreads, int kPacks, bool kRelaxedSync>
+template <class T, int V, int kThreads, int kPacks>
 __global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async moves whole 16-byte packs");
@@ -253,12 +244,7 @@ __global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a
     const RowStats own = m == -INFINITY ? empty_stats() : RowStats{m, sum};
     const RowStats cta = block_reduce<kThreads>(own, scratch[parity]);
     if (threadIdx.x == 0) cta_stats[parity] = cta;
-    if constexpr (kRelaxedSync) {
-      cluster_arrive(threadIdx.x == 0);  // only the publishing thread needs release
-      cluster_wait();
-    } else {
-      cluster.sync();
-    }
+    cluster.sync();
     RowStats stats = empty_stats();
     for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, *cluster.map_shared_rank(&cta_stats[parity], r));
     parity ^= 1;
@@ -284,14 +270,7 @@ __global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a
     prefetch(row + 2 * row_step, buffer);
   }
   cp_async_wait<0>();
-  // No CTA may exit while another still reads its cta_stats. The readers consumed the
-  // values before arriving, so the relaxed variant needs no release here.
-  if constexpr (kRelaxedSync) {
-    cluster_arrive(false);
-    cluster_wait();
-  } else {
-    cluster.sync();
-  }
+  cluster.sync();  // no CTA may exit while another still reads its cta_stats
 #endif
 }
 
@@ -321,7 +300,7 @@ int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, in
 template <class T, int V, int kIndex>
 bool launch_stream_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr StreamConfig c = kStreamConfigs[kIndex];
-  const auto kernel = split_row_stream_kernel<T, V, c.threads, c.packs, c.relaxed_sync>;
+  const auto kernel = split_row_stream_kernel<T, V, c.threads, c.packs>;
   constexpr size_t kSmem = stream_smem_bytes(c);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
   if (cluster_size > kMaxPortableCluster)
@@ -467,27 +446,14 @@ struct Plan {
   int cluster_size;
 };
 
-/// The policy, on sm_90+ with 16-byte vectors: the streaming kernel with 512 x 8
-/// vectors a CTA and the smallest cluster (up to 16) whose buffers hold the row;
-/// without 16-byte vectors, the register cluster kernel (512 x 8, else 1024 x 8, up to
-/// 8 CTAs); otherwise, and before sm_90, the split across blocks. run_plan falls back
-/// from Stream to Registers when the device cannot hold such a cluster.
+/// The policy, from the H100 sweep of 2026-11-21: on sm_90+ the register cluster path
+/// with the smallest cluster of at most 8 CTAs that holds the row, trying 512 x 8
+/// vectors a CTA, then 512 x 16 (f32 64x262144: 2.06 TB/s against 1.92 for 1024 x 8),
+/// then 1024 x 8; otherwise, and before sm_90, the split across blocks. The streaming
+/// kernel is not in the policy: it has no measurement on the long-row shapes yet.
 Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
-  if (vector_path_ok(args)) {
-    const int size = min_stream_cluster(args, 0);
-    if (size <= kMaxCluster) return {Path::Stream, 0, size};
-  }
-  for (int config : {1, 2}) {
-    const int size = min_cluster_size(args, config);
-    if (size <= kMaxPortableCluster) return {Path::Registers, config, size};
-  }
-  return {Path::Blocks, 0, 0};
-}
-
-/// The register plan for a call the streaming kernel could not take.
-Plan register_fallback(const core::SoftmaxArgs& args) {
-  for (int config : {1, 2}) {
+  for (int config : {1, 3, 2}) {
     const int size = min_cluster_size(args, config);
     if (size <= kMaxPortableCluster) return {Path::Registers, config, size};
   }
@@ -519,9 +485,7 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
   return ran;
 }
 
-void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
-  if (!try_plan(args, ctx, plan)) try_plan(args, ctx, register_fallback(args));
-}
+void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) { try_plan(args, ctx, plan); }
 
 }  // namespace
 
@@ -535,8 +499,7 @@ void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 std::vector<std::string> split_row_config_names() {
   std::vector<std::string> names;
   for (const auto& c : kClusterConfigs) names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs));
-  for (const auto& c : kStreamConfigs)
-    names.push_back("s" + std::to_string(c.threads) + "x" + std::to_string(c.packs) + (c.relaxed_sync ? "r" : ""));
+  for (const auto& c : kStreamConfigs) names.push_back("s" + std::to_string(c.threads) + "x" + std::to_string(c.packs));
   return names;
 }
 

@@ -235,7 +235,7 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
       // Skip layouts far larger than the row (mostly idle threads).
       const auto x = v.config.find('x');
       if (x != std::string::npos && v.config != "blocks") {
-        const size_t digits = v.config[0] == 's' ? 1 : 0;  // "s512x8r/c0": the streaming kernel
+        const size_t digits = v.config[0] == 's' ? 1 : 0;  // "s512x8/c0": the streaming kernel
         const int64_t threads = std::stoll(v.config.substr(digits, x - digits));
         const int64_t packs = std::stoll(v.config.substr(x + 1));
         int64_t cluster = 1;

@@ -41,13 +41,19 @@ std::vector<Variant> test_variants() {
   v.push_back({"split_row", "blocks", [](const SoftmaxArgs& a, const CudaContext& c) {
                  return sm::split_row_run_config(a, c, 0, -1);
                }});
-  // The register cluster kernel and the relaxed-barrier streaming kernel, forced (the
-  // policy takes the plain streaming kernel on the 16-byte path).
+  // Paths outside the policies, forced: split_row's streaming kernel (its 16-byte
+  // path only) and warp_row's f32-exps layouts.
   const auto names = sm::split_row_config_names();
   for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i] == "512x8" || names[i] == "s512x8r" || names[i] == "s256x8")
+    if (names[i] == "s512x8" || names[i] == "s256x8")
       v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::split_row_run_config(a, c, i, 0);
+                   }});
+  const auto warp_names = sm::warp_row_config_names();
+  for (int i = 0; i < static_cast<int>(warp_names.size()); ++i)
+    if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp")
+      v.push_back({"warp_row", warp_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     return sm::warp_row_run_config(a, c, i);
                    }});
   return v;
 }
