@@ -157,7 +157,7 @@ TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {
           check_blocked(c0, kernel, tiny, 2);
           check_blocked(c1, kernel, tiny, 3);
           const GemmBlocking chosen =
-              choose_blocking(cpu_features().caches, kernel, s[0], s[1], s[2], tp.c == DType::F32);
+              choose_blocking(cpu_features().caches, kernel, s[0], s[1], s[2], tp.c == DType::F32, 1);
           check_blocked(c1, kernel, chosen, 1);
         }
   }
@@ -168,7 +168,7 @@ TEST(GemmBlocked, LargerThanOneBlockWithChosenBlocking) {
     const GemmKernel& kernel = gemm_kernel_for(isa);
     for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}}) {
       const Case t{301, 517, 1100, false, true, tp.ab, tp.c, 1.0f, 0.5f};
-      check_blocked(t, kernel, choose_blocking(cpu_features().caches, kernel, t.m, t.n, t.k, tp.c == DType::F32),
+      check_blocked(t, kernel, choose_blocking(cpu_features().caches, kernel, t.m, t.n, t.k, tp.c == DType::F32, 2),
                     2);
     }
   }
@@ -186,29 +186,39 @@ TEST(GemmBlocking, FitsTheCaches) {
   const CacheSizes caches{48 << 10, 1 << 20, 32 << 20};
   for (Isa isa : supported_isas()) {
     const GemmKernel& kernel = gemm_kernel_for(isa);
-    const GemmBlocking b = choose_blocking(caches, kernel, 4096, 4096, 4096, true);
-    EXPECT_EQ(b.mc % kernel.mr, 0);
-    EXPECT_EQ(b.nc % kernel.nr, 0);
-    EXPECT_EQ(b.kc % 16, 0);
-    EXPECT_LE((kernel.mr + kernel.nr) * b.kc * 4, static_cast<int64_t>(caches.l1d)) << kernel.name;
-    EXPECT_LE(b.kc * b.nc * 4, static_cast<int64_t>(caches.l2)) << kernel.name;
-    EXPECT_LE(b.mc * b.kc * 4, static_cast<int64_t>(caches.l3)) << kernel.name;
-    // Balanced depth blocks: no thin last block (each pays a full pass over C).
-    const int64_t last = 4096 % b.kc;
-    EXPECT_TRUE(last == 0 || last >= b.kc / 2) << b.kc;
+    for (int threads : {1, 2, 8}) {
+      const GemmBlocking b = choose_blocking(caches, kernel, 4096, 4096, 4096, true, threads);
+      EXPECT_EQ(b.mc % kernel.mr, 0);
+      EXPECT_EQ(b.nc % kernel.nr, 0);
+      EXPECT_EQ(b.kc % 16, 0);
+      EXPECT_LE(kernel.mr * b.kc * 4, static_cast<int64_t>(caches.l1d)) << kernel.name;
+      EXPECT_LE(b.kc * b.nc * 4 * threads, static_cast<int64_t>(caches.l3)) << kernel.name;
+      EXPECT_LE(b.mc * 4096 * 4, CacheBudget::kMaxPackedABytes) << kernel.name;
+      // Balanced depth slices: no thin last slice (each pays a full pass over C).
+      const int64_t last = 4096 % b.kc;
+      EXPECT_TRUE(last == 0 || last >= b.kc / 2) << b.kc;
+    }
+    // f16/bf16 C: the per-thread f32 accumulator stays within its budget.
+    const GemmBlocking b16 = choose_blocking(caches, kernel, 8192, 8192, 512, false, 2);
+    EXPECT_LE(b16.mc * std::min<int64_t>(b16.nc, 8192) * 4, CacheBudget::kMaxF32CBytes + kernel.mr * b16.nc * 4);
   }
 }
 
-TEST(GemmBlocking, ThreadGridPrefersColumnsAndAvoidsIdleThreads) {
-  EXPECT_EQ(choose_grid(2, 1024, 1024, 14, 32).tn, 2);
-  EXPECT_EQ(choose_grid(1, 1024, 1024, 14, 32).tn, 1);
-  // One column panel: split rows instead.
-  const ThreadGrid narrow = choose_grid(2, 1024, 20, 14, 32);
-  EXPECT_EQ(narrow.tm, 2);
-  EXPECT_EQ(narrow.tn, 1);
-  const ThreadGrid g4 = choose_grid(4, 4096, 40, 14, 32);
-  EXPECT_EQ(g4.tm * g4.tn, 4);
-  EXPECT_LE(g4.tn, 2);
+TEST(GemmBlocking, WorkSplitKeepsEveryThreadBusy) {
+  // Square: column chunks only, at least one per thread.
+  WorkSplit w = choose_split(1024, 1024, 1024, 14, 32, 2);
+  EXPECT_GE(w.column_chunks, 2);
+  EXPECT_EQ(w.row_parts, 1);
+  // Wide: as many chunks as nc requires.
+  w = choose_split(1024, 8192, 1024, 14, 32, 2);
+  EXPECT_EQ(w.column_chunks, 8);
+  // Narrow C (one column panel): the rows are split instead.
+  w = choose_split(4096, 20, 1024, 14, 32, 4);
+  EXPECT_EQ(w.column_chunks, 1);
+  EXPECT_EQ(w.row_parts, 4);
+  // One thread: one task when it fits.
+  w = choose_split(1024, 1024, 2048, 14, 32, 1);
+  EXPECT_EQ(w.column_chunks * w.row_parts, 1);
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
 // CPU GEMM rung 2, `omp_simd`: the BLIS/Goto algorithm. Changes vs `naive`:
-//  * packing: op(A) and op(B) are copied, per cache block, into panels laid out in the
-//    exact order the micro-kernel reads them (converting f16/bf16 to f32 and resolving
-//    the transposes), so the inner loop only streams contiguous memory;
-//  * cache blocking (blocking.hpp): a kc x nc block of B stays in L2, an MR x kc panel of A
-//    in L1 while it multiplies the whole B block, the packed mc x kc A block in L3;
+//  * packing: op(A) and op(B) are copied into panels laid out in the exact order the
+//    micro-kernel reads them (converting f16/bf16 to f32 and resolving the transposes),
+//    so the inner loop only streams contiguous memory;
+//  * cache blocking (blocking.hpp): an MR x kc panel of A stays in L1 while it multiplies
+//    a whole kc x nc block of B, which streams from L2/L3; C is visited once per kc;
 //  * register blocking: an MR x NR tile of C stays in vector registers for the whole kc
 //    loop (kernel_avx512.cpp 14x32, kernel_avx2.cpp 6x16, kernel_scalar.cpp 6x8), so each
 //    loaded value feeds MR or NR FMAs instead of one;
-//  * threads: OpenMP over the columns of C (and the rows when C is narrow), sharing the
-//    packed A block, which all threads pack together.
+//  * threads: all threads pack op(A) together (one barrier), then take column chunks of C
+//    dynamically, each with its own B block: a thread the OS preempts delays nobody, the
+//    others take its remaining chunks.
 // Together these take the FMA units from waiting on memory to running nearly every cycle.
 // Edges (M, N not multiples of the tile) use zero-padded panels and masked stores.
 #include "cpu/element.hpp"
@@ -23,8 +24,10 @@
 namespace gpukern::cpu {
 namespace {
 
-/// A 64-byte aligned float buffer that only grows. One per thread (thread_local), so
+/// A 64-byte aligned float buffer that only grows, one per calling thread (thread_local):
 /// repeated calls do not pay for fresh pages (page faults cost several % at N = 1024).
+/// Allocated before the parallel region, so an allocation failure is an error, not a
+/// std::terminate from inside OpenMP.
 class ScratchBuffer {
  public:
   ~ScratchBuffer() { std::free(data_); }
@@ -48,12 +51,13 @@ class ScratchBuffer {
   std::size_t capacity_ = 0;
 };
 
-thread_local ScratchBuffer tls_a_block, tls_b_block, tls_c_block;
+thread_local ScratchBuffer tls_packed_a, tls_thread_blocks;
 
 int64_t round_up(int64_t v, int64_t multiple) { return core::ceil_div(v, multiple) * multiple; }
+int64_t round_down(int64_t v, int64_t multiple) { return v / multiple * multiple; }
 
 /// [begin, end) of part `index` when `count` units are split into `parts` near-equal parts.
-void split(int64_t count, int parts, int index, int64_t* begin, int64_t* end) {
+void split(int64_t count, int64_t parts, int64_t index, int64_t* begin, int64_t* end) {
   const int64_t base = count / parts, extra = count % parts;
   *begin = index * base + std::min<int64_t>(index, extra);
   *end = *begin + base + (index < extra ? 1 : 0);
@@ -62,39 +66,39 @@ void split(int64_t count, int parts, int index, int64_t* begin, int64_t* end) {
 }  // namespace
 
 GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n,
-                             int64_t k, bool f32_c) {
+                             int64_t k, bool f32_c, int threads) {
   GemmBlocking b;
-  // kc: one A micro-panel and one B micro-panel fit in L1 together.
-  int64_t kc = static_cast<int64_t>(caches.l1d * CacheBudget::kL1) / ((kernel.mr + kernel.nr) * 4);
-  kc = std::clamp<int64_t>(kc / 16 * 16, CacheBudget::kMinKc, CacheBudget::kMaxKc);
-  // Equal depth blocks: no thin last block paying a full C read/write for little work.
+  // kc: the MR x kc panel of A fits the L1 budget; then equal depth slices, so there is
+  // no thin last slice paying a full pass over C for little work.
+  int64_t kc = static_cast<int64_t>(caches.l1d * CacheBudget::kL1) / (kernel.mr * 4);
+  kc = std::clamp<int64_t>(round_down(kc, 16), CacheBudget::kMinKc, CacheBudget::kMaxKc);
   b.kc = round_up(core::ceil_div(k, core::ceil_div(k, kc)), 16);
-  // nc: one kc x nc block of B fits in the L2 budget.
-  const int64_t nc = static_cast<int64_t>(caches.l2 * CacheBudget::kL2) / (b.kc * 4);
-  b.nc = std::max<int64_t>(kernel.nr, nc / kernel.nr * kernel.nr);
-  // mc: the two shared mc x kc blocks of A (double-buffered) fit in the L3 budget;
-  // f16/bf16 C also needs an mc x n f32 accumulator.
-  int64_t mc = static_cast<int64_t>(caches.l3 * CacheBudget::kL3) / (2 * b.kc * 4);
-  if (!f32_c) mc = std::min<int64_t>(mc, CacheBudget::kMaxF32CBytes / (std::max<int64_t>(n, 1) * 4));
-  mc = std::max<int64_t>(kernel.mr, mc / kernel.mr * kernel.mr);
-  b.mc = round_up(core::ceil_div(m, core::ceil_div(m, mc)), kernel.mr);
+  // nc: each thread's kc x nc block of B fits its share of the L3 budget.
+  const int64_t nc = static_cast<int64_t>(caches.l3 * CacheBudget::kL3) / (std::max(threads, 1) * b.kc * 4);
+  b.nc = std::max<int64_t>(std::max<int64_t>(kernel.nr, round_down(CacheBudget::kMinNc, kernel.nr)),
+                           round_down(nc, kernel.nr));
+  // mc: packed op(A) rows held at once (all of them when they fit); f16/bf16 C also
+  // needs an f32 accumulator of mc x nc per thread.
+  int64_t mc = CacheBudget::kMaxPackedABytes / (std::max<int64_t>(k, 1) * 4);
+  if (!f32_c) mc = std::min<int64_t>(mc, CacheBudget::kMaxF32CBytes / (std::min(b.nc, std::max<int64_t>(n, 1)) * 4));
+  mc = std::max<int64_t>(kernel.mr, round_down(mc, kernel.mr));
+  b.mc = round_up(core::ceil_div(m, core::ceil_div(m, mc)), kernel.mr);  // equal blocks
   return b;
 }
 
-ThreadGrid choose_grid(int threads, int64_t m, int64_t n, int mr, int nr) {
-  ThreadGrid best;
-  int64_t best_tiles = -1;
-  const int64_t m_panels = core::ceil_div<int64_t>(m, mr), n_panels = core::ceil_div<int64_t>(n, nr);
-  for (int tn = threads; tn >= 1; --tn) {  // prefer splitting columns: each thread keeps its B
-    if (threads % tn != 0) continue;
-    const int tm = threads / tn;
-    const int64_t tiles = core::ceil_div<int64_t>(m_panels, tm) * core::ceil_div<int64_t>(n_panels, tn);
-    if (best_tiles < 0 || tiles < best_tiles) {
-      best_tiles = tiles;
-      best = ThreadGrid{tm, tn};
-    }
+WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, int threads) {
+  WorkSplit w;
+  const int64_t n_panels = core::ceil_div<int64_t>(n, nr);
+  const int64_t min_chunk_panels = std::max<int64_t>(1, CacheBudget::kMinNc / nr);
+  w.column_chunks = core::ceil_div<int64_t>(n, nc);
+  // One chunk per thread at least, while chunks stay reasonably wide.
+  w.column_chunks = std::max(w.column_chunks, std::min<int64_t>(threads, n_panels / min_chunk_panels));
+  w.column_chunks = std::clamp<int64_t>(w.column_chunks, 1, n_panels);
+  if (w.column_chunks < threads) {
+    const int64_t m_panels = core::ceil_div<int64_t>(m_rows, mr);
+    w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.column_chunks), 1, m_panels);
   }
-  return best;
+  return w;
 }
 
 const GemmKernel& gemm_kernel_for(Isa isa) {
@@ -112,83 +116,92 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   const PackSource b{g.b, g.ldb, g.trans_b, g.ab_type};
   const bool f32_c = g.c_type == core::DType::F32;
   const int mr = kernel.mr, nr = kernel.nr;
+  const int64_t mc = std::min(blk.mc, g.m), kc = blk.kc;
+  const int64_t slices = core::ceil_div(g.k, kc);
+  const WorkSplit work = choose_split(mc, g.n, blk.nc, mr, nr, threads);
+  const int64_t n_panels = core::ceil_div<int64_t>(g.n, nr);
 
-  // Shared buffers of the calling thread: two packed A blocks (double buffering: a thread
-  // may pack the next depth block while another still multiplies with the current one,
-  // so one barrier per depth block suffices), and the f32 accumulator of an mc x n block
-  // of C when C is f16/bf16.
-  const std::size_t a_block_floats = static_cast<std::size_t>(round_up(std::min(blk.mc, g.m), mr) * blk.kc);
-  float* a_blocks = tls_a_block.get(2 * a_block_floats);
-  float* c_block = f32_c ? nullptr : tls_c_block.get(static_cast<std::size_t>(std::min(blk.mc, g.m) * g.n));
+  // Buffers, all allocated here (outside the parallel region): packed op(A) for mc rows,
+  // slice after slice: slice s holds its panels at s * kc * mc_round, panel q of slice s
+  // at + q * MR * (depth of s)); and per thread a B block, plus for f16/bf16 C an f32
+  // accumulator of the chunk.
+  const int64_t mc_round = round_up(mc, mr);
+  float* packed_a = tls_packed_a.get(static_cast<std::size_t>(mc_round * g.k));
+  const int64_t chunk_cols = round_up(core::ceil_div(n_panels, work.column_chunks), 1) * nr;
+  const int64_t b_floats = round_up(kc * chunk_cols, 16);
+  const int64_t c_floats = f32_c ? 0 : round_up(mc * chunk_cols, 16);
+  float* thread_blocks = tls_thread_blocks.get(static_cast<std::size_t>((b_floats + c_floats) * threads));
 
 #pragma omp parallel num_threads(threads)
   {
-    const int team = omp_get_num_threads(), tid = omp_get_thread_num();  // team may be < threads
-    const ThreadGrid grid = choose_grid(team, std::min(blk.mc, g.m), g.n, mr, nr);
-    const int ti = tid / grid.tn, tj = tid % grid.tn;
-    int64_t n_begin, n_end;  // this thread's columns, whole NR panels
-    split(core::ceil_div<int64_t>(g.n, nr), grid.tn, tj, &n_begin, &n_end);
-    n_begin = std::min(n_begin * nr, g.n);
-    n_end = std::min(n_end * nr, g.n);
-    float* b_block = tls_b_block.get(static_cast<std::size_t>(blk.kc * blk.nc));
+    const int tid = omp_get_thread_num();
+    float* b_block = thread_blocks + tid * (b_floats + c_floats);
+    float* c_acc = b_block + b_floats;  // f16/bf16 C only
 
-    int64_t step = 0;  // depth blocks done, over all A blocks: selects the A buffer
-    for (int64_t ic = 0; ic < g.m; ic += blk.mc) {
-      const int64_t mcur = std::min(blk.mc, g.m - ic);
-      const int64_t panels = core::ceil_div<int64_t>(mcur, mr);
-      int64_t q_begin, q_end;  // this thread's A panels for the multiply
-      split(panels, grid.tm, ti, &q_begin, &q_end);
-      int64_t pack_begin, pack_end;  // and for the shared packing
-      split(panels, team, tid, &pack_begin, &pack_end);
+    for (int64_t ic = 0; ic < g.m; ic += mc) {
+      const int64_t mcur = std::min(mc, g.m - ic);
+      const int64_t m_panels = core::ceil_div<int64_t>(mcur, mr);
 
-      for (int64_t pc = 0; pc < g.k; pc += blk.kc) {
-        const int64_t kcur = std::min(blk.kc, g.k - pc);
-        float* a_block = a_blocks + (step++ % 2) * a_block_floats;
-        if (pack_end > pack_begin) {
-          const int64_t first_row = pack_begin * mr;
-          kernel.pack_a(a, ic + first_row, std::min(pack_end * mr, mcur) - first_row, pc, kcur,
-                        a_block + pack_begin * mr * kcur);
-        }
-        // After this barrier every thread has packed its share of this block and finished
-        // multiplying with the previous one, whose buffer the next depth block reuses.
-#pragma omp barrier
-        // The first depth block applies the caller's beta; later ones accumulate. An f32
-        // accumulator for f16/bf16 C starts from zero (beta is applied when storing C).
-        const float beta = pc > 0 ? 1.0f : f32_c ? g.beta : 0.0f;
-        float* c_base = f32_c ? static_cast<float*>(g.c) + ic * g.ldc : c_block;
-        const int64_t ldc = f32_c ? g.ldc : g.n;
-        for (int64_t jc = n_begin; jc < n_end; jc += blk.nc) {
-          const int64_t ncur = std::min(blk.nc, n_end - jc);
+      // ---- all threads pack op(A) rows [ic, ic + mcur), every slice ----
+      constexpr int64_t kPanelsPerUnit = 8;  // one packing call per 8 panels of one slice
+      const int64_t groups = core::ceil_div(m_panels, kPanelsPerUnit);
+#pragma omp for schedule(static)
+      for (int64_t unit = 0; unit < slices * groups; ++unit) {
+        const int64_t s = unit / groups, first_panel = (unit % groups) * kPanelsPerUnit;
+        const int64_t pc = s * kc, kcur = std::min(kc, g.k - pc);
+        const int64_t row = first_panel * mr, rows = std::min(kPanelsPerUnit * mr, mcur - row);
+        kernel.pack_a(a, ic + row, rows, pc, kcur, packed_a + pc * mc_round + row * kcur);
+      }  // implicit barrier: op(A) is packed
+
+      // ---- tasks: column chunk x row part, taken dynamically ----
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t task = 0; task < work.column_chunks * work.row_parts; ++task) {
+        int64_t p_begin, p_end, q_begin, q_end;
+        split(n_panels, work.column_chunks, task / work.row_parts, &p_begin, &p_end);
+        split(m_panels, work.row_parts, task % work.row_parts, &q_begin, &q_end);
+        const int64_t jc = p_begin * nr, ncur = std::min(p_end * nr, g.n) - jc;
+        if (ncur <= 0 || q_end <= q_begin) continue;
+        // f32 C is updated in place; f16/bf16 C goes through the f32 accumulator, whose
+        // row 0 is the task's first row.
+        const int64_t ldc = f32_c ? g.ldc : ncur;
+        auto c_panel = [&](int64_t q) {
+          return f32_c ? static_cast<float*>(g.c) + (ic + q * mr) * g.ldc + jc : c_acc + (q - q_begin) * mr * ncur;
+        };
+        for (int64_t pc = 0; pc < g.k; pc += kc) {
+          const int64_t kcur = std::min(kc, g.k - pc);
           kernel.pack_b(b, pc, kcur, jc, ncur, b_block);
+          // The first slice applies the caller's beta; later ones accumulate. The f32
+          // accumulator starts from zero (beta is applied when storing C).
+          const float beta = pc > 0 ? 1.0f : f32_c ? g.beta : 0.0f;
+          const float* a_slice = packed_a + pc * mc_round;
           for (int64_t q = q_begin; q < q_end; ++q) {
-            const float* a_panel = a_block + q * mr * kcur;
+            const float* a_panel = a_slice + q * mr * kcur;
             const int mr_here = static_cast<int>(std::min<int64_t>(mr, mcur - q * mr));
             for (int64_t jr = 0; jr < ncur; jr += nr) {
               const int nr_here = static_cast<int>(std::min<int64_t>(nr, ncur - jr));
-              kernel.micro(kcur, a_panel, b_block + jr * kcur, c_base + q * mr * ldc + jc + jr, ldc,
-                           g.alpha, beta, mr_here, nr_here);
+              kernel.micro(kcur, a_panel, b_block + jr * kcur, c_panel(q) + jr, ldc, g.alpha, beta, mr_here,
+                           nr_here);
             }
           }
         }
-      }
-      if (!f32_c && q_end > q_begin && n_end > n_begin) {
-        const int64_t row = q_begin * mr, rows = std::min(q_end * mr, mcur) - row;
-        char* c = static_cast<char*>(g.c) + ((ic + row) * g.ldc + n_begin) * 2;
-        kernel.store_c(c_block + row * g.n + n_begin, g.n, c, g.ldc, g.c_type, rows, n_end - n_begin, g.beta);
-      }
-      // Each thread stores only the C rows and columns it computed; the accumulator rows are
-      // rewritten only after the next barrier, which every thread reaches after its store.
+        if (!f32_c) {
+          const int64_t row = q_begin * mr, rows = std::min(q_end * mr, mcur) - row;
+          char* c = static_cast<char*>(g.c) + ((ic + row) * g.ldc + jc) * 2;
+          kernel.store_c(c_acc, ncur, c, g.ldc, g.c_type, rows, ncur, g.beta);
+        }
+      }  // implicit barrier: the next A block may overwrite packed op(A)
     }
   }
 }
 
 void gemm_omp_simd(const core::GemmArgs& args, const CpuContext& ctx) {
   const GemmKernel& kernel = gemm_kernel_for(ctx.isa);
-  const GemmBlocking blocking = choose_blocking(ctx.features->caches, kernel, args.m, args.n, args.k,
-                                                args.c_type == core::DType::F32);
   // Below ~1 MFLOP a second thread costs more to wake than it saves.
   const double flops = 2.0 * static_cast<double>(args.m) * args.n * args.k;
-  gemm_blocked(args, kernel, blocking, flops < 1e6 ? 1 : ctx.threads);
+  const int threads = flops < 1e6 ? 1 : ctx.threads;
+  const GemmBlocking blocking = choose_blocking(ctx.features->caches, kernel, args.m, args.n, args.k,
+                                                args.c_type == core::DType::F32, threads);
+  gemm_blocked(args, kernel, blocking, threads);
 }
 
 }  // namespace gpukern::cpu

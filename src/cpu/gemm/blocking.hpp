@@ -1,7 +1,6 @@
-// Cache blocking and thread partition of `omp_simd` GEMM, chosen at run time from the
-// cache sizes of the CPU and the micro-tile of the kernel; separate from the loops so
-// tests can force small blocks (every edge and multi-block path at small sizes) and the
-// choice itself can be tested.
+// Blocking and work split of `omp_simd` GEMM, chosen at run time from the cache sizes of
+// the CPU and the micro-tile of the kernel; separate from the loops so tests can force
+// small blocks (every edge and multi-block path at small sizes) and check the choice.
 #pragma once
 
 #include "cpu/cpu_context.hpp"
@@ -11,44 +10,51 @@
 
 namespace gpukern::cpu {
 
-/// Loop blocking (BLIS names): a kc-deep block of op(A) with mc rows is packed once,
-/// by all threads together, and shared (lives in L3); each thread packs kc x nc blocks of op(B) (in its
-/// L2) and runs the micro-kernel over them with one MR x kc panel of A held in L1.
+/// Loop blocking (BLIS names). All of op(A) (or mc rows of it at a time) is packed once,
+/// by all threads together, as kc-deep slices of MR-row panels; then each task (a chunk
+/// of at most nc columns of C, threads taking tasks dynamically) walks the depth in kc
+/// steps: it packs its kc x nc block of op(B), and multiplies every A panel (held in L1
+/// across the chunk's column panels) with it (B streaming from L2/L3).
 struct GemmBlocking {
-  int64_t mc = 0;  // rows of the packed A block, a multiple of MR
-  int64_t kc = 0;  // depth of one packed block
-  int64_t nc = 0;  // columns of one packed B block, a multiple of NR
+  int64_t mc = 0;  // rows of op(A) packed at once (all of M when it fits the budget)
+  int64_t kc = 0;  // depth of one slice: an MR x kc panel of A stays in L1
+  int64_t nc = 0;  // widest column chunk: its kc x nc block of B stays in the L3 share
 };
 
-/// Fractions of each cache level the packed blocks may use (the rest holds the C tile,
-/// the other operand's stream and whatever else runs).
+/// The budgets, as fractions of a cache level (measured on Zen 5 against OpenBLAS: fewer,
+/// larger blocks win; the B block need not fit L2, the per-tile costs of switching A
+/// panels and of passes over C matter more).
 struct CacheBudget {
-  static constexpr double kL1 = 0.80;  // one A micro-panel + one B micro-panel (MR + NR) x kc
-  static constexpr double kL2 = 0.50;  // one kc x nc block of B
-  static constexpr double kL3 = 0.50;  // two mc x kc blocks of A (double-buffered), shared by the threads
+  static constexpr double kL1 = 0.60;       // one MR x kc panel of A
+  static constexpr double kL3 = 0.125;      // each thread's kc x nc block of B
   static constexpr int64_t kMinKc = 64, kMaxKc = 1024;
-  /// f16/bf16 C is accumulated in an f32 buffer of mc x n; at most this many bytes.
-  static constexpr int64_t kMaxF32CBytes = 8 << 20;
+  static constexpr int64_t kMinNc = 256;    // narrower chunks switch A panels too often
+  /// Packed op(A) held at once (f32), at most this many bytes...
+  static constexpr int64_t kMaxPackedABytes = 64 << 20;
+  /// ...and f16/bf16 C is accumulated in an f32 mc x nc buffer per thread of at most this.
+  static constexpr int64_t kMaxF32CBytes = 4 << 20;
 };
-static_assert(CacheBudget::kL1 + 0.0 < 1.0 && CacheBudget::kL2 < 1.0 && CacheBudget::kL3 < 1.0,
-              "budgets are fractions of a cache level");
+static_assert(CacheBudget::kL1 < 1.0 && CacheBudget::kL3 < 1.0, "budgets are fractions of a cache level");
 static_assert(CacheBudget::kMinKc % 16 == 0 && CacheBudget::kMaxKc % 16 == 0,
               "kc bounds are multiples of 16 (the transposing packers work on 16 depth steps)");
 
-GK_CPU_TESTED GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n,
-                             int64_t k, bool f32_c);
+GK_CPU_TESTED GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m,
+                                           int64_t n, int64_t k, bool f32_c, int threads);
 
-/// Threads as a tm x tn grid: tn split the columns of C (each with its own B blocks),
-/// tm split the rows of every A block.
-struct ThreadGrid {
-  int tm = 1, tn = 1;
+/// The tasks of one packed A block: column chunks x row parts. Column chunks: enough that
+/// none is wider than nc, at least one per thread while chunks stay kMinNc wide, whole NR
+/// panels each. Row parts (> 1 only when C is too narrow for one chunk per thread) split
+/// the A panels; each such task packs its own copy of the (narrow) B block.
+struct WorkSplit {
+  int64_t column_chunks = 1;
+  int64_t row_parts = 1;
 };
-GK_CPU_TESTED ThreadGrid choose_grid(int threads, int64_t m, int64_t n, int mr, int nr);
+GK_CPU_TESTED WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, int threads);
 
 /// The `omp_simd` algorithm with an explicit kernel and blocking (the rung picks both from
 /// the context; tests pass their own).
-GK_CPU_TESTED void gemm_blocked(const core::GemmArgs& args, const GemmKernel& kernel, const GemmBlocking& blocking,
-                  int threads);
+GK_CPU_TESTED void gemm_blocked(const core::GemmArgs& args, const GemmKernel& kernel,
+                                const GemmBlocking& blocking, int threads);
 
 /// The kernel of a path.
 GK_CPU_TESTED const GemmKernel& gemm_kernel_for(Isa isa);

@@ -26,21 +26,24 @@ using avx512::load16;
 using avx512::store16;
 
 /// The register tile, as data.
+#ifndef TILE_MR
+#define TILE_MR 14
+#define TILE_NV 2
+#endif
 struct Avx512Tile {
-  static constexpr int kLanes = 16;  // floats per zmm
-  static constexpr int kMr = 14;     // rows: broadcasts of packed A
-  static constexpr int kNr = 32;     // columns: vectors of packed B
-  static constexpr int kNrVectors = kNr / kLanes;
+  static constexpr int kLanes = 16;        // floats per zmm
+  static constexpr int kMr = TILE_MR;           // rows: broadcasts of packed A
+  static constexpr int kNrVectors = TILE_NV;     // columns: vectors of packed B
+  static constexpr int kNr = kNrVectors * kLanes;
   static constexpr int kRegisters = 32;
 };
-static_assert(Avx512Tile::kNr % Avx512Tile::kLanes == 0, "NR must be whole zmm vectors");
 static_assert(Avx512Tile::kMr * Avx512Tile::kNrVectors + Avx512Tile::kNrVectors + 1 <= Avx512Tile::kRegisters,
               "accumulators + B vectors + one broadcast must fit the 32 zmm registers, or the "
               "compiler spills accumulators to the stack inside the depth loop");
-static_assert(Avx512Tile::kMr <= Avx512Tile::kLanes, "packing A transposes 16-row blocks");
 
 constexpr int kMr = Avx512Tile::kMr;
 constexpr int kNr = Avx512Tile::kNr;
+constexpr int kNv = Avx512Tile::kNrVectors;
 
 /// Bytes of packed B ahead of the current depth step to prefetch (B streams from L2).
 constexpr int kPrefetchBytesB = 1024;
@@ -92,16 +95,20 @@ void pack_transposed(const T* src, int64_t ld, int lines, int64_t kc, float* dst
 template <class T>
 void pack_a_typed(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst) {
   const T* base = static_cast<const T*>(a.data);
-  const __mmask16 panel_lanes = first_lanes(kMr);
   for (int64_t first = 0; first < rows; first += kMr, dst += kMr * kc) {
     const int r = static_cast<int>(rows - first < kMr ? rows - first : kMr);
-    if (a.trans) {  // stored k x m: one depth step is MR contiguous values
-      const __mmask16 mask = first_lanes(r);
-      const T* src = base + p0 * a.ld + i0 + first;
-      for (int64_t p = 0; p < kc; ++p)
-        _mm512_mask_storeu_ps(dst + p * kMr, panel_lanes, load16(src + p * a.ld, mask));
-    } else {  // stored m x k: transpose MR rows into depth-major order
-      pack_transposed(base + (i0 + first) * a.ld + p0, a.ld, r, kc, dst, kMr, panel_lanes);
+    // The panel's rows in groups of 16 (one vector, one transpose).
+    for (int row0 = 0; row0 < kMr; row0 += 16) {
+      const int lines = r - row0 < 0 ? 0 : r - row0 > 16 ? 16 : r - row0;
+      const __mmask16 panel_lanes = first_lanes(kMr - row0);
+      if (a.trans) {  // stored k x m: one depth step is MR contiguous values
+        const __mmask16 mask = first_lanes(lines);
+        const T* src = base + p0 * a.ld + i0 + first + row0;
+        for (int64_t p = 0; p < kc; ++p)
+          _mm512_mask_storeu_ps(dst + p * kMr + row0, panel_lanes, load16(src + p * a.ld, mask));
+      } else {  // stored m x k: transpose MR rows into depth-major order
+        pack_transposed(base + (i0 + first + row0) * a.ld + p0, a.ld, lines, kc, dst + row0, kMr, panel_lanes);
+      }
     }
   }
 }
@@ -113,11 +120,10 @@ void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64
     const int64_t c = cols - first < kNr ? cols - first : kNr;
     if (!b.trans) {  // stored k x n: one depth step is NR contiguous values
       const T* src = base + p0 * b.ld + j0 + first;
-      const __mmask16 m0 = first_lanes(c), m1 = first_lanes(c > 16 ? c - 16 : 0);
-      for (int64_t p = 0; p < kc; ++p) {
-        _mm512_store_ps(dst + p * kNr, load16(src + p * b.ld, m0));
-        _mm512_store_ps(dst + p * kNr + 16, load16(src + p * b.ld + 16, m1));
-      }
+      __mmask16 masks[kNv];
+      for (int v = 0; v < kNv; ++v) masks[v] = first_lanes(c - 16 * v);
+      for (int64_t p = 0; p < kc; ++p)
+        for (int v = 0; v < kNv; ++v) _mm512_store_ps(dst + p * kNr + 16 * v, load16(src + p * b.ld + 16 * v, masks[v]));
     } else {  // stored n x k: transpose 16 columns of op(B) at a time
       for (int half = 0; half < kNr / 16; ++half) {
         const int64_t lines = c - half * 16;
@@ -145,17 +151,16 @@ void pack_b(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t col
   }
 }
 
-/// One depth step: 2 vectors of B, 14 broadcasts of A, 28 FMAs.
-__attribute__((always_inline)) inline void depth_step(const float*& a, const float*& b, __m512* acc0, __m512* acc1) {
-  const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+/// One depth step: NV vectors of B, MR broadcasts of A, MR x NV FMAs.
+__attribute__((always_inline)) inline void depth_step(const float*& a, const float*& b, __m512 (*acc)[kMr]) {
+  __m512 bv[kNv];
+  for (int v = 0; v < kNv; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
   // B streams from L2 (each micro-panel is used once per A panel): fetch it ahead.
-  _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB, _MM_HINT_T0);
-  _mm_prefetch(reinterpret_cast<const char*>(b) + kPrefetchBytesB + 64, _MM_HINT_T0);
-#pragma GCC unroll 14
+  for (int v = 0; v < kNv; ++v) _mm_prefetch(reinterpret_cast<const char*>(b + 16 * v) + kPrefetchBytesB, _MM_HINT_T0);
+#pragma GCC unroll 32
   for (int i = 0; i < kMr; ++i) {
     const __m512 ai = _mm512_set1_ps(a[i]);
-    acc0[i] = _mm512_fmadd_ps(ai, b0, acc0[i]);
-    acc1[i] = _mm512_fmadd_ps(ai, b1, acc1[i]);
+    for (int v = 0; v < kNv; ++v) acc[v][i] = _mm512_fmadd_ps(ai, bv[v], acc[v][i]);
   }
   a += kMr;
   b += kNr;
@@ -163,39 +168,52 @@ __attribute__((always_inline)) inline void depth_step(const float*& a, const flo
 
 void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
            int mr, int nr) {
-  __m512 acc0[kMr], acc1[kMr];  // (MR, 16) + (MR, 16) columns
-#pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) acc0[i] = acc1[i] = _mm512_setzero_ps();
+  __m512 acc[kNv][kMr];  // (MR, NR) as NV column vectors per row
+#pragma GCC unroll 32
+  for (int i = 0; i < kMr; ++i)
+    for (int v = 0; v < kNv; ++v) acc[v][i] = _mm512_setzero_ps();
   // The C tile (rows ldc apart: no hardware prefetcher guesses them) is needed after the
   // depth loop: bring it to L2 now, and into L1 during the last MR steps, late enough
   // that the stream of B through L1 does not evict it again.
-#pragma GCC unroll 14
-  for (int i = 0; i < kMr; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T1);
-    _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16), _MM_HINT_T1);
-  }
+#pragma GCC unroll 32
+  for (int i = 0; i < kMr; ++i)
+    for (int v = 0; v < kNv; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T1);
   const int64_t tail = kc < kMr ? kc : kMr;
   int64_t p = 0;
 #pragma GCC unroll 2
-  for (; p < kc - tail; ++p) depth_step(a, b, acc0, acc1);
+  for (; p < kc - tail; ++p) depth_step(a, b, acc);
   for (int64_t row = 0; p < kc; ++p, ++row) {
-    _mm_prefetch(reinterpret_cast<const char*>(c + row * ldc), _MM_HINT_T0);
-    _mm_prefetch(reinterpret_cast<const char*>(c + row * ldc + 16), _MM_HINT_T0);
-    depth_step(a, b, acc0, acc1);
+    for (int v = 0; v < kNv; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + row * ldc + 16 * v), _MM_HINT_T0);
+    depth_step(a, b, acc);
   }
   const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-  const __mmask16 m0 = first_lanes(nr), m1 = first_lanes(nr > 16 ? nr - 16 : 0);
-#pragma GCC unroll 14
+  if (nr == kNr) {
+    // Full-width tile (all but the last column panel): plain stores. Masked stores cost
+    // several times a plain one on some cores (AMD Zen), and this runs once per tile.
+#pragma GCC unroll 32
+    for (int i = 0; i < kMr; ++i) {
+      if (i >= mr) break;
+      float* row = c + i * ldc;
+      for (int v = 0; v < kNv; ++v) {
+        __m512 out = _mm512_mul_ps(va, acc[v][i]);
+        if (beta != 0.0f) out = _mm512_fmadd_ps(vb, _mm512_loadu_ps(row + 16 * v), out);  // beta == 0: C unread
+        _mm512_storeu_ps(row + 16 * v, out);
+      }
+    }
+    return;
+  }
+  __mmask16 masks[kNv];
+  for (int v = 0; v < kNv; ++v) masks[v] = first_lanes(nr - 16 * v);
+#pragma GCC unroll 32
   for (int i = 0; i < kMr; ++i) {
     if (i >= mr) break;
     float* row = c + i * ldc;
-    __m512 v0 = _mm512_mul_ps(va, acc0[i]), v1 = _mm512_mul_ps(va, acc1[i]);
-    if (beta != 0.0f) {  // beta == 0 must not read C (it may hold NaN)
-      v0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m0, row), v0);
-      v1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m1, row + 16), v1);
+    for (int v = 0; v < kNv; ++v) {
+      __m512 out = _mm512_mul_ps(va, acc[v][i]);
+      if (beta != 0.0f)  // beta == 0 must not read C (it may hold NaN)
+        out = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(masks[v], row + 16 * v), out);
+      _mm512_mask_storeu_ps(row + 16 * v, masks[v], out);
     }
-    _mm512_mask_storeu_ps(row, m0, v0);
-    _mm512_mask_storeu_ps(row + 16, m1, v1);
   }
 }
 
@@ -221,7 +239,7 @@ void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_ty
 }  // namespace
 
 const GemmKernel& gemm_kernel_avx512() {
-  static constexpr GemmKernel kernel = {"avx512 14x32", kMr, kNr, pack_a, pack_b, micro, store_c};
+  static constexpr GemmKernel kernel = {"avx512", kMr, kNr, pack_a, pack_b, micro, store_c};
   return kernel;
 }
 
