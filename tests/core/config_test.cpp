@@ -3,6 +3,7 @@
 // "" removes the override.
 #include "core/rejection.hpp"
 
+#include <ostream>
 #include <tuple>
 
 namespace gpukern::test {
@@ -27,6 +28,11 @@ struct BadOption {
   const char* name;
   const char* value;
 };
+
+/// gtest prints the option as NAME=value.
+void PrintTo(const BadOption& option, std::ostream* out) {
+  *out << option.name << "=" << option.value;
+}
 
 // Values the library can reject when they are set (their syntax is wrong).
 const BadOption kBadValues[] = {

@@ -5,6 +5,7 @@
 #include "support/reference.hpp"
 
 #include <functional>
+#include <ostream>
 #include <tuple>
 
 namespace gpukern::test {
@@ -21,6 +22,9 @@ struct BadGemm {
   gk_status expected;
   std::vector<const char*> words;  // the message names at least one
 };
+
+/// gtest prints the case by its name.
+void PrintTo(const BadGemm& bad, std::ostream* out) { *out << bad.name; }
 
 const std::vector<BadGemm>& bad_gemm_cases() {
   static const std::vector<BadGemm> cases = {

@@ -3,6 +3,7 @@
 #include "core/rejection.hpp"
 
 #include <functional>
+#include <ostream>
 #include <tuple>
 
 namespace gpukern::test {
@@ -19,6 +20,9 @@ struct BadSoftmax {
   gk_status expected;
   std::vector<const char*> words;
 };
+
+/// gtest prints the case by its name.
+void PrintTo(const BadSoftmax& bad, std::ostream* out) { *out << bad.name; }
 
 const std::vector<BadSoftmax>& bad_softmax_cases() {
   static const std::vector<BadSoftmax> cases = {
