@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# One call on the GPU machine over a carried build (default build-dev, configured with
+# -DGPUKERN_CUDA_ARCHS=90a): GPU conformance tests, compute-sanitizer memcheck and
+# racecheck on small odd shapes for every CUDA rung, the CUDA benchmark (JSON), and
+# Nsight Compute profiles of the f32 gemm ladder. Logs and results go to $OUT.
+#   scripts/device_run.sh [BUILD_DIR]
+set -uo pipefail
+build=${1:-build-dev}
+out=${OUT:-/tmp/gpukern-device}
+mkdir -p "$out"
+cudnn_dir=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' 2>/dev/null)
+[ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH="$cudnn_dir:${LD_LIBRARY_PATH:-}"
+bench="$build/bin/gpukern-bench"
+phase() { echo "== $(date +%T) $*"; }
+
+phase info
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv | tee "$out/gpu.txt"
+"$build/bin/gpukern-info" > "$out/info.txt" 2>&1; echo "gpukern-info rc=$?"
+
+phase "benchmark (cuda)"
+timeout 230 "$bench" --backend cuda --op all --dtype f32,tf32,f16,bf16 \
+  --gemm-sizes 1000,4096,8192,4097x4095x4093 \
+  --softmax-sizes 4096x4096,16384x1024,65536x128,1024x32768,64x262144,32768x8192 \
+  --repeats 10 --min-time 0.05 --max-time 1 --naive-max-size 4096 \
+  --json "$out/" > "$out/bench.txt" 2> "$out/bench.err"
+echo "bench rc=$?"
+
+phase "ctest -L gpu"
+timeout 150 ctest --test-dir "$build" -L gpu -j 8 --output-on-failure > "$out/ctest_gpu.log" 2>&1
+echo "ctest rc=$?"; grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout" "$out/ctest_gpu.log" | head -20
+
+phase "compute-sanitizer"
+small=(--backend cuda --op all --dtype f32,tf32,f16,bf16 --gemm-sizes 67x33x45 --softmax-sizes 33x127,3x5000
+       --warmup 0 --repeats 1 --min-time 0 --max-time 0.01 --flush-mb 0 -q)
+for tool in memcheck racecheck; do
+  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$bench" "${small[@]}" \
+    > "$out/sanitizer_$tool.log" 2>&1
+  echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitizer_$tool.log" | tail -2
+done
+
+phase "ncu profile (gemm f32 4096)"
+GPUKERN_BENCH="$bench" timeout 150 scripts/profile_ncu.sh --op gemm --dtype f32 --size 4096 \
+  --out "$out/profile" > "$out/profile.log" 2>&1
+echo "ncu rc=$?"
+phase done
+grep -E "^(cuda|gemm|softmax)|%" "$out/bench.txt" | tail -60
