@@ -176,6 +176,10 @@ TEST(GemmBlocked, LargerThanOneBlockWithChosenBlocking) {
 
 TEST(GemmBlocked, DepthZeroScalesC) {
   const GemmKernel& kernel = gemm_kernel_for(cpu_features().best);
+  // Empty sizes must not reach a division by zero when choosing blocks.
+  const GemmBlocking empty = choose_blocking(cpu_features().caches, kernel, 0, 0, 0, false, 2);
+  EXPECT_GT(empty.kc, 0);
+  EXPECT_GT(empty.mc, 0);
   check_blocked(Case{5, 9, 0, false, false, DType::F32, DType::F32, 1.0f, 0.0f}, kernel, {14, 16, 32}, 2);
   check_blocked(Case{5, 9, 0, false, false, DType::BF16, DType::F32, 1.0f, -2.0f}, kernel, {14, 16, 32}, 2);
 }

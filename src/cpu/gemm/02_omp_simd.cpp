@@ -68,6 +68,9 @@ void split(int64_t count, int64_t parts, int64_t index, int64_t* begin, int64_t*
 GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n,
                              int64_t k, bool f32_c, int threads) {
   GemmBlocking b;
+  m = std::max<int64_t>(m, 1);  // empty products are handled before blocking matters
+  n = std::max<int64_t>(n, 1);
+  k = std::max<int64_t>(k, 1);
   // kc: the MR x kc panel of A fits the L1 budget; then equal depth slices, so there is
   // no thin last slice paying a full pass over C for little work.
   int64_t kc = static_cast<int64_t>(caches.l1d * CacheBudget::kL1) / (kernel.mr * 4);
@@ -79,8 +82,8 @@ GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel,
                            round_down(nc, kernel.nr));
   // mc: packed op(A) rows held at once (all of them when they fit); f16/bf16 C also
   // needs an f32 accumulator of mc x nc per thread.
-  int64_t mc = CacheBudget::kMaxPackedABytes / (std::max<int64_t>(k, 1) * 4);
-  if (!f32_c) mc = std::min<int64_t>(mc, CacheBudget::kMaxF32CBytes / (std::min(b.nc, std::max<int64_t>(n, 1)) * 4));
+  int64_t mc = CacheBudget::kMaxPackedABytes / (k * 4);
+  if (!f32_c) mc = std::min<int64_t>(mc, CacheBudget::kMaxF32CBytes / (std::min(b.nc, n) * 4));
   mc = std::max<int64_t>(kernel.mr, round_down(mc, kernel.mr));
   b.mc = round_up(core::ceil_div(m, core::ceil_div(m, mc)), kernel.mr);  // equal blocks
   return b;
@@ -195,6 +198,8 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
 }
 
 void gemm_omp_simd(const core::GemmArgs& args, const CpuContext& ctx) {
+  if (args.m == 0 || args.n == 0) return;
+  if (args.k == 0) return scale_c(args);
   const GemmKernel& kernel = gemm_kernel_for(ctx.isa);
   // Below ~1 MFLOP a second thread costs more to wake than it saves.
   const double flops = 2.0 * static_cast<double>(args.m) * args.n * args.k;
