@@ -116,21 +116,33 @@ void pack_a_typed(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int
 template <class T>
 void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
   const T* base = static_cast<const T*>(b.data);
-  for (int64_t first = 0; first < cols; first += kNr, dst += kNr * kc) {
-    const int64_t c = cols - first < kNr ? cols - first : kNr;
-    if (!b.trans) {  // stored k x n: one depth step is NR contiguous values
-      const T* src = base + p0 * b.ld + j0 + first;
-      __mmask16 masks[kNv];
-      for (int v = 0; v < kNv; ++v) masks[v] = first_lanes(c - 16 * v);
-      for (int64_t p = 0; p < kc; ++p)
-        for (int v = 0; v < kNv; ++v) _mm512_store_ps(dst + p * kNr + 16 * v, load16(src + p * b.ld + 16 * v, masks[v]));
-    } else {  // stored n x k: transpose 16 columns of op(B) at a time
-      for (int half = 0; half < kNr / 16; ++half) {
-        const int64_t lines = c - half * 16;
-        const int n = static_cast<int>(lines < 0 ? 0 : lines > 16 ? 16 : lines);
-        pack_transposed(base + (j0 + first + half * 16) * b.ld + p0, b.ld, n, kc, dst + half * 16, kNr,
-                        first_lanes(16));
+  if (!b.trans) {
+    // Stored k x n: one depth step of a panel is NR contiguous values. Walk 8 depth steps
+    // across all panels before the next 8: the source is then read as 8 long row streams
+    // (few pages at a time) instead of one short piece of every row per panel.
+    constexpr int64_t kRowsPerPass = 8;
+    const T* src = base + p0 * b.ld + j0;
+    for (int64_t p_first = 0; p_first < kc; p_first += kRowsPerPass) {
+      const int64_t p_last = p_first + kRowsPerPass < kc ? p_first + kRowsPerPass : kc;
+      for (int64_t first = 0; first < cols; first += kNr) {
+        __mmask16 masks[kNv];
+        for (int v = 0; v < kNv; ++v) masks[v] = first_lanes(cols - first - 16 * v);
+        float* panel = dst + first * kc;  // panel (first / NR) starts at first / NR * NR * kc
+        for (int64_t p = p_first; p < p_last; ++p)
+          for (int v = 0; v < kNv; ++v)
+            _mm512_store_ps(panel + p * kNr + 16 * v, load16(src + p * b.ld + first + 16 * v, masks[v]));
       }
+    }
+    return;
+  }
+  for (int64_t first = 0; first < cols; first += kNr, dst += kNr * kc) {
+    // Stored n x k: transpose 16 columns of op(B) at a time.
+    const int64_t c = cols - first < kNr ? cols - first : kNr;
+    for (int part = 0; part < kNv; ++part) {
+      const int64_t lines = c - part * 16;
+      const int n = static_cast<int>(lines < 0 ? 0 : lines > 16 ? 16 : lines);
+      pack_transposed(base + (j0 + first + part * 16) * b.ld + p0, b.ld, n, kc, dst + part * 16, kNr,
+                      first_lanes(16));
     }
   }
 }
