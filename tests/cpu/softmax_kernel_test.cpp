@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -14,6 +15,12 @@ namespace gpukern::cpu::test {
 namespace {
 
 using core::DType;
+
+/// The per-thread scratch row a kernel needs (kSoftmaxScratch floats, 64-byte aligned).
+float* scratch_row() {
+  static float* row = static_cast<float*>(std::aligned_alloc(64, kSoftmaxScratch * sizeof(float)));
+  return row;
+}
 
 TEST(SoftmaxExp, RelativeErrorAgainstStdExp) {
   // Dense sweep of the softmax domain x <= 0, down past the subnormal range.
@@ -88,7 +95,7 @@ void check_rows(const SoftmaxKernel& kernel, const RowCase& t, float scale = 3.0
   s.ldy = ldy;
   s.dtype = t.type;
   s.log = t.log;
-  kernel.rows(s, 0, t.rows, t.stream);
+  kernel.rows(s, 0, t.rows, t.stream, scratch_row());
 
   std::vector<double> ref, got;
   for (int64_t r = 0; r < t.rows; ++r) {
@@ -113,7 +120,7 @@ void check_rows(const SoftmaxKernel& kernel, const RowCase& t, float scale = 3.0
 }
 
 TEST(SoftmaxRows, OddLengthsTypesInPlaceStreaming) {
-  const int64_t lengths[] = {1, 7, 8, 15, 16, 17, 31, 33, 100, 2047, 2048, 2049, 5000};
+  const int64_t lengths[] = {1, 7, 8, 15, 16, 17, 31, 33, 100, 2047, 2048, 2049, 5000, kSoftmaxScratch, kSoftmaxScratch + 3};
   for (Isa isa : supported_isas()) {
     const SoftmaxKernel& kernel = softmax_kernel_for(isa);
     for (DType type : {DType::F32, DType::F16, DType::BF16})
@@ -142,7 +149,7 @@ std::vector<float> run_row(const SoftmaxKernel& kernel, std::vector<float> x, bo
   s.y = y.data();
   s.ldy = s.cols;
   s.log = log;
-  kernel.rows(s, 0, 1, false);
+  kernel.rows(s, 0, 1, false, scratch_row());
   return y;
 }
 

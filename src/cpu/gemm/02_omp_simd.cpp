@@ -15,6 +15,7 @@
 #include "cpu/element.hpp"
 #include "cpu/gemm/blocking.hpp"
 #include "cpu/rungs.hpp"
+#include "cpu/scratch.hpp"
 
 #include <omp.h>
 
@@ -23,33 +24,6 @@
 
 namespace gpukern::cpu {
 namespace {
-
-/// A 64-byte aligned float buffer that only grows, one per calling thread (thread_local):
-/// repeated calls do not pay for fresh pages (page faults cost several % at N = 1024).
-/// Allocated before the parallel region, so an allocation failure is an error, not a
-/// std::terminate from inside OpenMP.
-class ScratchBuffer {
- public:
-  ~ScratchBuffer() { std::free(data_); }
-  float* get(std::size_t floats) {
-    if (floats > capacity_) {
-      std::free(data_);
-      const std::size_t bytes = core::ceil_div<std::size_t>(floats * sizeof(float), 64) * 64;
-      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
-      if (!data_) {
-        capacity_ = 0;
-        throw core::Error(core::Status::OutOfMemory,
-                          "omp_simd: cannot allocate " + std::to_string(bytes) + " bytes of packing buffer");
-      }
-      capacity_ = floats;
-    }
-    return data_;
-  }
-
- private:
-  float* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
 
 thread_local ScratchBuffer tls_packed_a, tls_thread_blocks;
 

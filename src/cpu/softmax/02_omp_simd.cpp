@@ -4,11 +4,14 @@
 //    per block of the row, not per element: kernel.hpp);
 //  * a vectorized exp (range reduction + polynomial, simd/avx512.hpp, simd/avx2.hpp), 16
 //    or 8 lanes at a time, instead of one libm call per element;
-//  * OpenMP over rows;
+//  * each exponential computed once: rows up to kSoftmaxScratch keep them in an L2-resident
+//    scratch row between the passes;
+//  * OpenMP over rows, each thread prefetching its next row while it works on this one;
 //  * non-temporal stores of y when the data is far larger than the last-level cache (and
 //    y != x), so writing y does not first read it: memory then sees what a copy does.
 // Memory-bound like a copy; the vector exp keeps the arithmetic under the memory time.
 #include "cpu/rungs.hpp"
+#include "cpu/scratch.hpp"
 #include "cpu/softmax/kernel.hpp"
 
 #include <omp.h>
@@ -16,6 +19,11 @@
 #include <algorithm>
 
 namespace gpukern::cpu {
+namespace {
+
+thread_local ScratchBuffer tls_scratch_rows;
+
+}  // namespace
 
 const SoftmaxKernel& softmax_kernel_for(Isa isa) {
   switch (isa) {
@@ -35,11 +43,12 @@ void softmax_omp_simd(const core::SoftmaxArgs& args, const CpuContext& ctx) {
   // Enough rows per thread to amortize waking it: about 64 KiB of data each.
   const int64_t rows_per_64k = std::max<int64_t>(1, (64 << 10) / std::max<int64_t>(1, args.cols * 4));
   const int threads = static_cast<int>(std::clamp<int64_t>(args.rows / rows_per_64k, 1, ctx.threads));
+  float* scratch = tls_scratch_rows.get(static_cast<std::size_t>(threads) * kSoftmaxScratch);
 #pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads(), tid = omp_get_thread_num();
     const int64_t first = args.rows * tid / team, last = args.rows * (tid + 1) / team;
-    kernel.rows(args, first, last, stream);
+    kernel.rows(args, first, last, stream, scratch + tid * kSoftmaxScratch);
   }
 }
 

@@ -2,14 +2,17 @@
 // per-ISA row kernels (kernel_avx512.cpp, kernel_avx2.cpp, kernel_scalar.cpp).
 //
 // Each kernel computes, per row, in f32 whatever the storage type:
-//   pass 1 (one read of the row from memory): blocks of kBlock elements; per block the
-//          maximum (one read), then the sum of exp(x - running max) re-reading the block
-//          from L1, the running sum rescaled by exp(old max - new max) when the max grows:
+//   pass 1 (one read of the row from memory): blocks of kSoftmaxBlock elements; per block
+//          the maximum (one read), then exp(x - running max) re-reading the block from L1,
+//          summed, the running sum rescaled by exp(old max - new max) when the max grows:
 //          the online softmax of the seeds, with one rescale per block instead of per
-//          element;
-//   pass 2: y = exp(x - max) / sum, or x - max - log(sum) for log-softmax (the row is
-//          re-read from L1/L2 when it fits, so memory sees one read and one write per
-//          element, as a copy does).
+//          element. Rows up to kSoftmaxScratch elements also keep these exponentials in
+//          a per-thread f32 scratch row (L2), with the max each block used;
+//   pass 2: y = scratch * exp(block max - max) / sum (one multiply: each exp computed
+//          once), or exp(x - max) / sum for longer rows, or x - max - log(sum) for
+//          log-softmax. Memory sees one read and one write per element, as a copy does.
+// While a row is processed, the next row is prefetched into L2 a little at a time, so the
+// memory stream never stalls behind the arithmetic.
 // Special values as PyTorch: NaN anywhere in a row -> the whole row NaN; a row of all -inf
 // -> NaN. exp underflows to 0, never overflows (x - max <= 0).
 #pragma once
@@ -24,13 +27,17 @@ namespace gpukern::cpu {
 /// Elements per online block: 8 KiB of f32, well inside L1 for the second read.
 constexpr int64_t kSoftmaxBlock = 2048;
 static_assert(kSoftmaxBlock % 16 == 0, "blocks are whole AVX-512 vectors");
+/// Longest row whose exponentials are kept (64 KiB of f32 per thread, in L2).
+constexpr int64_t kSoftmaxScratch = 16384;
+static_assert(kSoftmaxScratch % kSoftmaxBlock == 0, "the scratch row holds whole blocks");
 
 struct SoftmaxKernel {
   const char* name;
   /// Rows [first, last) of the call. stream: store y with non-temporal stores (the caller
   /// sets it when y != x and the data far exceeds the last-level cache, so the write does
-  /// not first read every line of y into the cache).
-  void (*rows)(const core::SoftmaxArgs& args, int64_t first, int64_t last, bool stream);
+  /// not first read every line of y into the cache). scratch: kSoftmaxScratch floats of
+  /// this thread, 64-byte aligned.
+  void (*rows)(const core::SoftmaxArgs& args, int64_t first, int64_t last, bool stream, float* scratch);
   /// y[i] = exp(x[i]) with this path's exp, for x[i] <= 0, -inf and NaN (what softmax
   /// feeds it). Exposed for the tests.
   void (*exp)(const float* x, float* y, int64_t n);

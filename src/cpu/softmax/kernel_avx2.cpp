@@ -136,7 +136,7 @@ void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool st
   for (int64_t r = first; r < last; ++r) softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log, stream);
 }
 
-void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream) {
+void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* /*scratch: recomputes*/) {
   switch (s.dtype) {
     case core::DType::F16: return rows_typed<Half>(s, first, last, stream);
     case core::DType::BF16: return rows_typed<BFloat16>(s, first, last, stream);

@@ -24,13 +24,61 @@ void fill_nan(T* y, int64_t n) {
   for (int64_t j = 0; j < n; j += 16) avx512::store16(y + j, _mm512_set1_ps(NAN), first_lanes(n - j));
 }
 
-template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
+/// Prefetches the next row into L2 at the pace of the current one: one call per vector
+/// step, two steps per element over the two passes, so the whole next row arrives by the
+/// end of this one without a burst.
+class NextRowPrefetch {
+ public:
+  NextRowPrefetch(const void* next, int64_t bytes) : next_(static_cast<const char*>(next)), bytes_(next ? bytes : 0) {}
+  template <class T>
+  void step() {
+    constexpr int64_t kBytesPerStep = 8 * sizeof(T);  // 16 elements per step, 2 steps each
+    if (offset_ < bytes_ && offset_ % 64 == 0) _mm_prefetch(next_ + offset_, _MM_HINT_T1);
+    offset_ += kBytesPerStep;
+  }
+
+ private:
+  const char* next_;
+  int64_t bytes_, offset_ = 0;
+};
+
+/// Writes y[0, n) from value(j, mask) (16 elements from j), with non-temporal stores when
+/// `stream`: those need y + j aligned to a whole vector, so the head goes through a masked
+/// ordinary store (and if y is not even element-aligned, nothing is streamed).
+template <class T, class Value>
+void store_row(T* y, int64_t n, bool stream, Value value) {
   constexpr __mmask16 kAll = 0xffff;
+  int64_t j = 0;
+  if (stream) {
+    constexpr uintptr_t kVectorBytes = 16 * sizeof(T);
+    const uintptr_t address = reinterpret_cast<uintptr_t>(y);
+    if (address % sizeof(T) == 0) {
+      const int64_t head = static_cast<int64_t>(((kVectorBytes - address % kVectorBytes) % kVectorBytes) / sizeof(T));
+      if (head > 0) {
+        const __mmask16 mask = first_lanes(head < n ? head : n);
+        avx512::store16(y, value(0, mask), mask);
+        j = head;
+      }
+      for (; j + 16 <= n; j += 16) avx512::stream16(y + j, value(j, kAll));
+    }
+  }
+  for (; j + 16 <= n; j += 16) avx512::store16(y + j, value(j, kAll), kAll);
+  if (j < n) {
+    const __mmask16 mask = first_lanes(n - j);
+    avx512::store16(y + j, value(j, mask), mask);
+  }
+}
+
+template <class T>
+void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scratch, NextRowPrefetch& prefetch) {
+  constexpr __mmask16 kAll = 0xffff;
+  // Keep each block's exponentials (softmax only; log-softmax needs none) when they fit.
+  const bool keep = !log && n <= kSoftmaxScratch;
+  float block_ref[kSoftmaxScratch / kSoftmaxBlock];  // the max each kept block was exponentiated against
   float max = -INFINITY;
   __m512 sum = _mm512_setzero_ps();
   // ---- pass 1: online max and sum of exp, one block of the row at a time ----
-  for (int64_t first = 0; first < n; first += kSoftmaxBlock) {
+  for (int64_t first = 0, block = 0; first < n; first += kSoftmaxBlock, ++block) {
     const T* xb = x + first;
     const int64_t len = n - first < kSoftmaxBlock ? n - first : kSoftmaxBlock;
     __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
@@ -49,7 +97,13 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     }
     if (nan) return fill_nan(y, n);  // NaN anywhere makes the whole row NaN
     const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
-    if (block_max == -INFINITY) continue;  // all -inf so far: exp(-inf) adds nothing
+    if (keep) block_ref[block] = block_max > max ? block_max : max;
+    if (block_max == -INFINITY) {  // all -inf so far: exp(-inf) adds nothing
+      if (keep)
+        for (j = 0; j < len; j += 16) _mm512_store_ps(scratch + first + j, _mm512_setzero_ps());
+      for (j = 0; j < len; j += 16) prefetch.step<T>();
+      continue;
+    }
     if (block_max > max) {  // rescale what was summed against the old maximum
       sum = _mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max)));
       max = block_max;
@@ -58,11 +112,23 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     const __m512 vmax = _mm512_set1_ps(max);
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
     for (j = 0; j + 32 <= len; j += 32) {
-      sum0 = _mm512_add_ps(sum0, avx512::exp(_mm512_sub_ps(avx512::load16(xb + j, kAll), vmax)));
-      sum1 = _mm512_add_ps(sum1, avx512::exp(_mm512_sub_ps(avx512::load16(xb + j + 16, kAll), vmax)));
+      const __m512 e0 = avx512::exp(_mm512_sub_ps(avx512::load16(xb + j, kAll), vmax));
+      const __m512 e1 = avx512::exp(_mm512_sub_ps(avx512::load16(xb + j + 16, kAll), vmax));
+      sum0 = _mm512_add_ps(sum0, e0);
+      sum1 = _mm512_add_ps(sum1, e1);
+      if (keep) {
+        _mm512_store_ps(scratch + first + j, e0);
+        _mm512_store_ps(scratch + first + j + 16, e1);
+      }
+      prefetch.step<T>();
+      prefetch.step<T>();
     }
-    for (; j < len; j += 16)
-      sum0 = _mm512_add_ps(sum0, avx512::exp(_mm512_sub_ps(load_or_neg_inf(xb + j, first_lanes(len - j)), vmax)));
+    for (; j < len; j += 16) {
+      const __m512 e = avx512::exp(_mm512_sub_ps(load_or_neg_inf(xb + j, first_lanes(len - j)), vmax));
+      sum0 = _mm512_add_ps(sum0, e);
+      if (keep) _mm512_store_ps(scratch + first + j, e);
+      prefetch.step<T>();
+    }
     sum = _mm512_add_ps(sum, _mm512_add_ps(sum0, sum1));
   }
   if (max == -INFINITY) return fill_nan(y, n);  // a row of all -inf is NaN, as in PyTorch
@@ -70,46 +136,56 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
   // ---- pass 2: the output ----
   const float total = _mm512_reduce_add_ps(sum);
   const __m512 vmax = _mm512_set1_ps(max);
-  const __m512 scale = _mm512_set1_ps(log ? ::logf(total) : 1.0f / total);
-  auto value = [&](__m512 v) {
-    const __m512 shifted = _mm512_sub_ps(v, vmax);
-    return log ? _mm512_sub_ps(shifted, scale) : _mm512_mul_ps(avx512::exp(shifted), scale);
+  const float log_total = log ? ::logf(total) : 0.0f, inverse = 1.0f / total;
+  // Kept exponentials become outputs by one factor per block: exp(block ref - max) / sum.
+  float factor[kSoftmaxScratch / kSoftmaxBlock + 1] = {};
+  if (keep)
+    for (int64_t b = 0; b * kSoftmaxBlock < n; ++b)
+      factor[b] = block_ref[b] == -INFINITY ? 0.0f : ::expf(block_ref[b] - max) * inverse;
+  // The factors of the 16 elements from j (a vector may straddle two blocks when the
+  // streaming head shifted the vectors).
+  auto factors = [&](int64_t j) {
+    const int64_t b = j / kSoftmaxBlock, boundary = (b + 1) * kSoftmaxBlock;
+    if (j + 16 <= boundary) return _mm512_set1_ps(factor[b]);
+    return _mm512_mask_blend_ps(first_lanes(boundary - j), _mm512_set1_ps(factor[b + 1]), _mm512_set1_ps(factor[b]));
   };
-  int64_t j = 0;
-  if (stream) {
-    // Non-temporal stores need y + j aligned to a whole vector: do the head with a masked
-    // ordinary store (if y is not even element-aligned, stream nothing).
-    constexpr uintptr_t kVectorBytes = 16 * sizeof(T);
-    const uintptr_t address = reinterpret_cast<uintptr_t>(y);
-    if (address % sizeof(T) == 0) {
-      const int64_t head = static_cast<int64_t>(((kVectorBytes - address % kVectorBytes) % kVectorBytes) / sizeof(T));
-      if (head > 0) {
-        const __mmask16 mask = first_lanes(head < n ? head : n);
-        avx512::store16(y, value(avx512::load16(x, mask)), mask);
-        j = head;
-      }
-      for (; j + 16 <= n; j += 16) avx512::stream16(y + j, value(avx512::load16(x + j, kAll)));
-      _mm_sfence();  // order the non-temporal stores before anything that follows
-    }
-  }
-  for (; j < n; j += 16) {
-    const __mmask16 mask = first_lanes(n - j);
-    avx512::store16(y + j, value(avx512::load16(x + j, mask)), mask);
+  // Output vector j (16 elements from element j) under `mask`, one loop per mode.
+  if (keep) {
+    store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
+      prefetch.step<T>();
+      return _mm512_mul_ps(_mm512_maskz_loadu_ps(mask, scratch + j), factors(j));
+    });
+  } else if (log) {
+    const __m512 vlog = _mm512_set1_ps(log_total);
+    store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
+      prefetch.step<T>();
+      return _mm512_sub_ps(_mm512_sub_ps(avx512::load16(x + j, mask), vmax), vlog);
+    });
+  } else {
+    const __m512 vinverse = _mm512_set1_ps(inverse);
+    store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
+      prefetch.step<T>();
+      return _mm512_mul_ps(avx512::exp(_mm512_sub_ps(avx512::load16(x + j, mask), vmax)), vinverse);
+    });
   }
 }
 
 template <class T>
-void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream) {
+void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* scratch) {
   const T* x = static_cast<const T*>(s.x);
   T* y = static_cast<T*>(s.y);
-  for (int64_t r = first; r < last; ++r) softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log, stream);
+  for (int64_t r = first; r < last; ++r) {
+    NextRowPrefetch prefetch(r + 1 < last ? x + (r + 1) * s.ldx : nullptr, s.cols * static_cast<int64_t>(sizeof(T)));
+    softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log, stream, scratch, prefetch);
+  }
+  if (stream) _mm_sfence();  // order the non-temporal stores before anything that follows
 }
 
-void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream) {
+void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* scratch) {
   switch (s.dtype) {
-    case core::DType::F16: return rows_typed<Half>(s, first, last, stream);
-    case core::DType::BF16: return rows_typed<BFloat16>(s, first, last, stream);
-    default: return rows_typed<float>(s, first, last, stream);
+    case core::DType::F16: return rows_typed<Half>(s, first, last, stream, scratch);
+    case core::DType::BF16: return rows_typed<BFloat16>(s, first, last, stream, scratch);
+    default: return rows_typed<float>(s, first, last, stream, scratch);
   }
 }
 

@@ -47,7 +47,8 @@ void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last) {
   for (int64_t r = first; r < last; ++r) softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log);
 }
 
-void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool /*stream: no portable NT store*/) {
+void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool /*stream: no portable NT store*/,
+          float* /*scratch: recomputes*/) {
   with_element_type(s.dtype, [&](auto tag) { rows_typed<decltype(tag)>(s, first, last); });
 }
 

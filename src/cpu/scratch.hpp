@@ -1,0 +1,43 @@
+// Per-calling-thread working memory of the CPU rungs (packed panels, softmax scratch rows).
+#pragma once
+
+#include "core/types.hpp"
+
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+
+namespace gpukern::cpu {
+
+/// A 64-byte aligned float buffer that only grows. Keep one per calling thread
+/// (thread_local): repeated calls then do not pay for fresh pages (page faults cost
+/// several % of a GEMM at N = 1024). Get it before a parallel region, so an allocation
+/// failure is an error value, not a std::terminate from inside OpenMP.
+class ScratchBuffer {
+ public:
+  ScratchBuffer() = default;
+  ScratchBuffer(const ScratchBuffer&) = delete;
+  ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+  ~ScratchBuffer() { std::free(data_); }
+
+  float* get(std::size_t floats) {
+    if (floats > capacity_) {
+      std::free(data_);
+      const std::size_t bytes = core::ceil_div<std::size_t>(floats * sizeof(float), 64) * 64;
+      data_ = static_cast<float*>(std::aligned_alloc(64, bytes));
+      if (!data_) {
+        capacity_ = 0;
+        throw core::Error(core::Status::OutOfMemory,
+                          "cpu: cannot allocate " + std::to_string(bytes) + " bytes of working memory");
+      }
+      capacity_ = floats;
+    }
+    return data_;
+  }
+
+ private:
+  float* data_ = nullptr;
+  std::size_t capacity_ = 0;
+};
+
+}  // namespace gpukern::cpu
