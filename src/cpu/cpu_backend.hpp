@@ -8,6 +8,6 @@
 namespace gpukern::cpu {
 
 /// Opens the CPU "device" (the host). Never fails.
-std::unique_ptr<core::Backend> create_backend();
+GK_CORE_API std::unique_ptr<core::Backend> create_backend();  // exported for tests/cpu
 
 }  // namespace gpukern::cpu
