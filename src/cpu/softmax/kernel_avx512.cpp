@@ -74,6 +74,9 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
   constexpr __mmask16 kAll = 0xffff;
   // Keep each block's exponentials (softmax only; log-softmax needs none) when they fit.
   const bool keep = !log && n <= kSoftmaxScratch;
+  // f16/bf16 kept rows: the first read also stores the converted f32 values in the
+  // scratch row, so the second read converts nothing (the exponentials overwrite them).
+  const bool convert_once = keep && sizeof(T) != sizeof(float);
   float block_ref[kSoftmaxScratch / kSoftmaxBlock];  // the max each kept block was exponentiated against
   float max = -INFINITY;
   __m512 sum = _mm512_setzero_ps();
@@ -84,23 +87,29 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
     __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
     __mmask16 nan = 0;  // maxps drops NaN, so NaN is tracked on the side
     int64_t j = 0;
+    float* sb = scratch + first;  // this block's scratch (kept rows only)
     for (; j + 32 <= len; j += 32) {
       const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
       max0 = _mm512_max_ps(max0, v0);
       max1 = _mm512_max_ps(max1, v1);
       nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);  // unordered: a NaN in either
+      if (convert_once) {
+        _mm512_store_ps(sb + j, v0);
+        _mm512_store_ps(sb + j + 16, v1);
+      }
     }
     for (; j < len; j += 16) {
       const __m512 v = load_or_neg_inf(xb + j, first_lanes(len - j));
       max0 = _mm512_max_ps(max0, v);
       nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      if (convert_once) _mm512_store_ps(sb + j, v);  // -inf past the row: exp gives 0
     }
     if (nan) return fill_nan(y, n);  // NaN anywhere makes the whole row NaN
     const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
     if (keep) block_ref[block] = block_max > max ? block_max : max;
     if (block_max == -INFINITY) {  // all -inf so far: exp(-inf) adds nothing
       if (keep)
-        for (j = 0; j < len; j += 16) _mm512_store_ps(scratch + first + j, _mm512_setzero_ps());
+        for (j = 0; j < len; j += 16) _mm512_store_ps(sb + j, _mm512_setzero_ps());
       for (j = 0; j < len; j += 16) prefetch.step<T>();
       continue;
     }
@@ -108,25 +117,28 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
       sum = _mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max)));
       max = block_max;
     }
-    // Second read of the block, from L1.
+    // Second read of the block, from L1 (the converted copy for f16/bf16 kept rows).
+    auto source = [&](int64_t at, __mmask16 mask) {
+      return convert_once ? _mm512_load_ps(sb + at) : load_or_neg_inf(xb + at, mask);
+    };
     const __m512 vmax = _mm512_set1_ps(max);
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
     for (j = 0; j + 32 <= len; j += 32) {
-      const __m512 e0 = avx512::exp(_mm512_sub_ps(avx512::load16(xb + j, kAll), vmax));
-      const __m512 e1 = avx512::exp(_mm512_sub_ps(avx512::load16(xb + j + 16, kAll), vmax));
+      const __m512 e0 = avx512::exp(_mm512_sub_ps(source(j, kAll), vmax));
+      const __m512 e1 = avx512::exp(_mm512_sub_ps(source(j + 16, kAll), vmax));
       sum0 = _mm512_add_ps(sum0, e0);
       sum1 = _mm512_add_ps(sum1, e1);
       if (keep) {
-        _mm512_store_ps(scratch + first + j, e0);
-        _mm512_store_ps(scratch + first + j + 16, e1);
+        _mm512_store_ps(sb + j, e0);
+        _mm512_store_ps(sb + j + 16, e1);
       }
       prefetch.step<T>();
       prefetch.step<T>();
     }
     for (; j < len; j += 16) {
-      const __m512 e = avx512::exp(_mm512_sub_ps(load_or_neg_inf(xb + j, first_lanes(len - j)), vmax));
+      const __m512 e = avx512::exp(_mm512_sub_ps(source(j, first_lanes(len - j)), vmax));
       sum0 = _mm512_add_ps(sum0, e);
-      if (keep) _mm512_store_ps(scratch + first + j, e);
+      if (keep) _mm512_store_ps(sb + j, e);
       prefetch.step<T>();
     }
     sum = _mm512_add_ps(sum, _mm512_add_ps(sum0, sum1));
