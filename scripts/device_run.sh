@@ -12,6 +12,11 @@ tmp=$(mktemp -d)  # at most 8 files come back: full logs are appended to $out/lo
 cudnn_dir=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(nvidia.cudnn.__file__) + "/lib")' 2>/dev/null)
 [ -n "$cudnn_dir" ] && export LD_LIBRARY_PATH="$cudnn_dir:${LD_LIBRARY_PATH:-}"
 bench="$build/bin/gpukern-bench"
+# The carried build keeps the absolute paths of the machine it was built on: make them resolve.
+home=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+[ -n "$home" ] && [ ! -e "$home" ] && mkdir -p "$(dirname "$home")" && ln -s "$PWD" "$home"
+bdir=$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+[ -n "$bdir" ] && [ ! -e "$bdir" ] && ln -s "$PWD/$build" "$bdir"
 phase() { echo "== $(date +%T) $*"; }
 
 phase info
