@@ -1,14 +1,19 @@
 // The CUDA backend module (libgpukern_cuda.so): device discovery that never crashes
 // without a driver, one Backend per device with its own stream, memory and timing,
 // device description, and dispatch through the GEMM and softmax ladders.
-#include "cuda/backend.cuh"
-
+// Runtime calls go through the gpu:: wrappers of portable.cuh, so the HIP module
+// (src/hip) compiles this glue too; what differs per vendor is in vendor:: (the CUDA
+// part at the end of this file, the HIP part in src/hip/device.hip). cuBLAS is CUDA only.
 #include "core/backend.hpp"
 #include "core/log.hpp"
 #include "core/rung_table.hpp"
 #include "cuda/context.cuh"
 
+#if defined(GPUKERN_CUDA)
+#include "cuda/backend.cuh"
+
 #include <cublas_v2.h>
+#endif
 
 #include <memory>
 #include <mutex>
@@ -20,6 +25,7 @@ namespace {
 using core::Error;
 using core::Status;
 
+#if defined(GPUKERN_CUDA)
 /// "13.0" from 13000.
 std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
 
@@ -47,85 +53,79 @@ std::string describe_count_error(cudaError_t e) {
     default: return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
   }
 }
+#endif
 
 class CudaTimer final : public core::Timer {
  public:
-  CudaTimer(int device, cudaStream_t stream) : device_(device), stream_(stream) {
-    GK_GPU_CHECK(cudaSetDevice(device_));
-    GK_GPU_CHECK(cudaEventCreate(&start_));
-    if (auto e = cudaEventCreate(&stop_); e != cudaSuccess) {
-      cudaEventDestroy(start_);
+  CudaTimer(int device, gpu::stream_t stream) : device_(device), stream_(stream) {
+    GK_GPU_CHECK(gpu::set_device(device_));
+    GK_GPU_CHECK(gpu::event_create(&start_));
+    if (auto e = gpu::event_create(&stop_); e != gpu::kSuccess) {
+      gpu::event_destroy(start_);
       GK_GPU_CHECK(e);
     }
   }
   ~CudaTimer() override {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
+    gpu::event_destroy(start_);
+    gpu::event_destroy(stop_);
   }
-  void start() override { GK_GPU_CHECK(cudaEventRecord(start_, stream_)); }
-  void stop() override { GK_GPU_CHECK(cudaEventRecord(stop_, stream_)); }
+  void start() override { GK_GPU_CHECK(gpu::event_record(start_, stream_)); }
+  void stop() override { GK_GPU_CHECK(gpu::event_record(stop_, stream_)); }
   double elapsed_ms() override {
-    GK_GPU_CHECK(cudaEventSynchronize(stop_));
+    GK_GPU_CHECK(gpu::event_synchronize(stop_));
     float ms = 0.0f;
-    GK_GPU_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+    GK_GPU_CHECK(gpu::event_elapsed_ms(&ms, start_, stop_));
     return ms;
   }
 
  private:
   int device_;
-  cudaStream_t stream_;  // the stream current when the timer was created
-  cudaEvent_t start_ = nullptr, stop_ = nullptr;
+  gpu::stream_t stream_;  // the stream current when the timer was created
+  gpu::event_t start_ = nullptr, stop_ = nullptr;
 };
 
 class CudaBackend final : public core::Backend {
  public:
   explicit CudaBackend(int device) {
     ctx_.device = device;
-    GK_GPU_CHECK(cudaSetDevice(device));
-    cudaDeviceProp prop{};
-    GK_GPU_CHECK(cudaGetDeviceProperties(&prop, device));
-    name_ = prop.name;
-    ctx_.arch = prop.major * 10 + prop.minor;
-    ctx_.sm_count = prop.multiProcessorCount;
-    ctx_.smem_per_block_optin = prop.sharedMemPerBlockOptin;
-    ctx_.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
-    ctx_.cluster_launch = prop.major >= 9;
-    memory_bytes_ = prop.totalGlobalMem;
-    bus_width_bits_ = prop.memoryBusWidth;
-    GK_GPU_CHECK(cudaDeviceGetAttribute(&clock_khz_, cudaDevAttrClockRate, device));
-    GK_GPU_CHECK(cudaDeviceGetAttribute(&memory_clock_khz_, cudaDevAttrMemoryClockRate, device));
-    GK_GPU_CHECK(cudaStreamCreateWithFlags(&own_stream_, cudaStreamNonBlocking));
+    GK_GPU_CHECK(gpu::set_device(device));
+    desc_ = vendor::describe_device(device);
+    ctx_.arch = desc_.arch;
+    ctx_.sm_count = desc_.compute_units;
+    ctx_.warp_size = desc_.warp_size;
+    ctx_.smem_per_block_optin = desc_.smem_per_block_optin;
+    ctx_.l2_bytes = desc_.l2_bytes;
+    ctx_.cluster_launch = desc_.cluster_launch;
+    GK_GPU_CHECK(gpu::stream_create_non_blocking(&own_stream_));
     ctx_.stream = own_stream_;
     ctx_.backend = this;
   }
 
   ~CudaBackend() override {
-    cudaSetDevice(ctx_.device);
+    gpu::set_device(ctx_.device);
+#if defined(GPUKERN_CUDA)
     if (cublas_) cublasDestroy(cublas_);
-    cudaStreamSynchronize(own_stream_);
-    cudaStreamDestroy(own_stream_);
+#endif
+    gpu::stream_synchronize(own_stream_);
+    gpu::stream_destroy(own_stream_);
   }
 
   core::DeviceInfo device_info() const override {
     core::DeviceInfo info;
-    info.backend = "cuda";
-    info.name = name_;
+    info.backend = vendor::backend_name();
+    info.name = desc_.name;
     info.index = ctx_.device;
     info.arch_number = ctx_.arch;
-    info.arch = "sm_" + std::to_string(ctx_.arch);
+    info.arch = desc_.arch_name;
     info.compute_units = ctx_.sm_count;
-    info.clock_mhz = clock_khz_ / 1000;
-    info.memory_bytes = memory_bytes_;
-    int driver = 0, runtime = 0;
-    cudaDriverGetVersion(&driver);
-    cudaRuntimeGetVersion(&runtime);
-    info.driver_version = version_string(driver);
-    info.runtime_version = version_string(runtime);
-    const double ghz = clock_khz_ / 1e6;
-    info.peak_f32_gflops = double(ctx_.sm_count) * fp32_lanes_per_sm(ctx_.arch) * 2.0 * ghz;
-    info.peak_tensor_gflops = double(ctx_.sm_count) * tensor_flops_per_clock_per_sm(ctx_.arch) * ghz;
-    // Double data rate: two transfers per memory clock over the whole bus.
-    info.peak_bandwidth_gbps = 2.0 * memory_clock_khz_ * 1e3 * (bus_width_bits_ / 8.0) / 1e9;
+    info.clock_mhz = desc_.clock_mhz;
+    info.memory_bytes = desc_.memory_bytes;
+    info.driver_version = desc_.driver_version;
+    info.runtime_version = desc_.runtime_version;
+    info.peak_f32_gflops = desc_.peak_f32_gflops;
+    info.peak_tensor_gflops = desc_.peak_tensor_gflops;
+    info.peak_bandwidth_gbps = desc_.peak_bandwidth_gbps;
+    info.extra.emplace_back("warp_size", std::to_string(ctx_.warp_size));
     info.extra.emplace_back("l2_bytes", std::to_string(ctx_.l2_bytes));
     info.extra.emplace_back("smem_per_block_optin", std::to_string(ctx_.smem_per_block_optin));
     return info;
@@ -135,10 +135,10 @@ class CudaBackend final : public core::Backend {
     select_device();
     void* ptr = nullptr;
     if (bytes == 0) return nullptr;
-    const cudaError_t e = cudaMalloc(&ptr, bytes);
-    if (e == cudaErrorMemoryAllocation) {
-      cudaGetLastError();  // reset the runtime's last-error slot so later launch checks stay clean
-      throw Error(Status::OutOfMemory, "cudaMalloc of " + std::to_string(bytes) + " bytes failed: out of device memory");
+    const gpu::error_t e = gpu::device_malloc(&ptr, bytes);
+    if (gpu::is_out_of_memory(e)) {
+      gpu::clear_last_error();  // reset the runtime's last-error slot so later launch checks stay clean
+      throw Error(Status::OutOfMemory, "device allocation of " + std::to_string(bytes) + " bytes failed: out of device memory");
     }
     GK_GPU_CHECK(e);
     return ptr;
@@ -146,38 +146,38 @@ class CudaBackend final : public core::Backend {
 
   void free(void* ptr) noexcept override {
     if (!ptr) return;
-    cudaSetDevice(ctx_.device);
-    if (cudaError_t e = cudaFree(ptr); e != cudaSuccess)
-      core::log_line(core::LogLevel::Warn, std::string("cudaFree failed: ") + cudaGetErrorString(e));
+    gpu::set_device(ctx_.device);
+    if (gpu::error_t e = gpu::device_free(ptr); e != gpu::kSuccess)
+      core::log_line(core::LogLevel::Warn, std::string("freeing device memory failed: ") + gpu::error_string(e));
   }
 
   void copy(void* dst, const void* src, std::size_t bytes, core::CopyKind kind) override {
     if (bytes == 0) return;
     select_device();
-    const cudaStream_t s = stream();
-    const cudaMemcpyKind k = kind == core::CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
-                             : kind == core::CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
-                                                                    : cudaMemcpyDeviceToDevice;
-    GK_GPU_CHECK(cudaMemcpyAsync(dst, src, bytes, k, s));
+    const gpu::stream_t s = stream();
+    const gpu::memcpy_kind_t k = kind == core::CopyKind::HostToDevice   ? gpu::kHostToDevice
+                                 : kind == core::CopyKind::DeviceToHost ? gpu::kDeviceToHost
+                                                                        : gpu::kDeviceToDevice;
+    GK_GPU_CHECK(gpu::memcpy_async(dst, src, bytes, k, s));
     // The host owns one side of H2D/D2H copies: it may reuse the source or read the
     // destination as soon as we return. Device-to-device copies stay queued.
-    if (kind != core::CopyKind::DeviceToDevice) GK_GPU_CHECK(cudaStreamSynchronize(s));
+    if (kind != core::CopyKind::DeviceToDevice) GK_GPU_CHECK(gpu::stream_synchronize(s));
   }
 
   void memset(void* dst, int value, std::size_t bytes) override {
     if (bytes == 0) return;
     select_device();
-    GK_GPU_CHECK(cudaMemsetAsync(dst, value, bytes, stream()));
+    GK_GPU_CHECK(gpu::memset_async(dst, value, bytes, stream()));
   }
 
   void synchronize() override {
     select_device();
-    GK_GPU_CHECK(cudaStreamSynchronize(stream()));
+    GK_GPU_CHECK(gpu::stream_synchronize(stream()));
   }
 
   void set_stream(void* stream) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    ctx_.stream = stream ? static_cast<cudaStream_t>(stream) : own_stream_;
+    ctx_.stream = stream ? static_cast<gpu::stream_t>(stream) : own_stream_;
   }
 
   std::unique_ptr<core::Timer> create_timer() override {
@@ -220,6 +220,7 @@ class CudaBackend final : public core::Backend {
     r->run(args, context());
   }
 
+#if defined(GPUKERN_CUDA)
   /// See with_cublas in backend.cuh.
   void run_with_cublas(cudaStream_t stream, const std::function<void(cublasHandle_t)>& use) {
     std::lock_guard<std::mutex> lock(library_mutex_);
@@ -235,12 +236,13 @@ class CudaBackend final : public core::Backend {
       throw Error(Status::DeviceError, std::string("cublasSetStream failed: ") + cublasGetStatusString(s));
     use(cublas_);
   }
+#endif
 
  private:
   /// The calling thread's current device must be ours before any runtime call.
-  void select_device() const { GK_GPU_CHECK(cudaSetDevice(ctx_.device)); }
+  void select_device() const { GK_GPU_CHECK(gpu::set_device(ctx_.device)); }
 
-  cudaStream_t stream() const {
+  gpu::stream_t stream() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return ctx_.stream;
   }
@@ -254,22 +256,22 @@ class CudaBackend final : public core::Backend {
   mutable std::mutex mutex_;  // guards ctx_.stream
   std::mutex library_mutex_;  // guards the lazily created library handles
   CudaContext ctx_;
-  cudaStream_t own_stream_ = nullptr;
+  gpu::stream_t own_stream_ = nullptr;
+#if defined(GPUKERN_CUDA)
   cublasHandle_t cublas_ = nullptr;
-  std::string name_;
-  uint64_t memory_bytes_ = 0;
-  int clock_khz_ = 0, memory_clock_khz_ = 0, bus_width_bits_ = 0;
+#endif
+  DeviceDescription desc_;
 };
 
 int device_count(std::string* reason) {
   int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    cudaGetLastError();  // leave no sticky error behind for the application
-    if (reason) *reason = describe_count_error(e);
+  const gpu::error_t e = gpu::device_count(&count);
+  if (e != gpu::kSuccess) {
+    gpu::clear_last_error();  // leave no sticky error behind for the application
+    if (reason) *reason = vendor::no_device_reason(e);
     return 0;
   }
-  if (count == 0 && reason) *reason = "no CUDA device found";
+  if (count == 0 && reason) *reason = vendor::no_device_reason(e);
   return count;
 }
 
@@ -278,24 +280,66 @@ core::Backend* create(int index) {
   const int count = device_count(&why);
   if (index < 0 || index >= count)
     throw Error(Status::Unavailable, count == 0 ? why
-                                                : "CUDA device " + std::to_string(index) + " does not exist (" +
-                                                      std::to_string(count) + " found)");
+                                                : std::string(vendor::backend_name()) + " device " + std::to_string(index) +
+                                                      " does not exist (" + std::to_string(count) + " found)");
   return new CudaBackend(index);
 }
 
-constexpr core::ModuleApi kApi = {
-    core::kModuleAbiVersion, "cuda",
-    "SIMT SGEMM ladder and softmax ladder; cuBLAS reference",
-    &device_count, &create};
-
 }  // namespace
 
+#if defined(GPUKERN_CUDA)
 void with_cublas(const CudaContext& ctx, const std::function<void(cublasHandle_t)>& use) {
   static_cast<CudaBackend*>(ctx.backend)->run_with_cublas(ctx.stream, use);
 }
 
+// ---- the CUDA part of vendor:: (the HIP part is src/hip/device.hip) ----
+namespace vendor {
+
+const char* backend_name() { return "cuda"; }
+const char* module_note() { return "SIMT SGEMM ladder and softmax ladder; cuBLAS reference"; }
+
+std::string no_device_reason(cudaError_t e) {
+  return e == cudaSuccess ? "no CUDA device found" : describe_count_error(e);
+}
+
+DeviceDescription describe_device(int index) {
+  cudaDeviceProp prop{};
+  GK_GPU_CHECK(cudaGetDeviceProperties(&prop, index));
+  int clock_khz = 0, memory_clock_khz = 0;
+  GK_GPU_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
+  GK_GPU_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, index));
+  DeviceDescription d;
+  d.name = prop.name;
+  d.arch = prop.major * 10 + prop.minor;
+  d.arch_name = "sm_" + std::to_string(d.arch);
+  d.compute_units = prop.multiProcessorCount;
+  d.warp_size = prop.warpSize;
+  d.smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  d.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
+  d.cluster_launch = prop.major >= 9;
+  d.memory_bytes = prop.totalGlobalMem;
+  d.clock_mhz = clock_khz / 1000;
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  d.driver_version = version_string(driver);
+  d.runtime_version = version_string(runtime);
+  const double ghz = clock_khz / 1e6;
+  d.peak_f32_gflops = double(d.compute_units) * fp32_lanes_per_sm(d.arch) * 2.0 * ghz;
+  d.peak_tensor_gflops = double(d.compute_units) * tensor_flops_per_clock_per_sm(d.arch) * ghz;
+  // Double data rate: two transfers per memory clock over the whole bus.
+  d.peak_bandwidth_gbps = 2.0 * memory_clock_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
+  return d;
+}
+
+}  // namespace vendor
+#endif
+
 }  // namespace gpukern::cuda
 
 extern "C" __attribute__((visibility("default"))) const gpukern::core::ModuleApi* gpukern_module_api() {
-  return &gpukern::cuda::kApi;
+  namespace cuda = gpukern::cuda;
+  static const gpukern::core::ModuleApi api = {gpukern::core::kModuleAbiVersion, cuda::vendor::backend_name(),
+                                               cuda::vendor::module_note(), &cuda::device_count, &cuda::create};
+  return &api;
 }

@@ -5,6 +5,7 @@
 #include "core/rung_table.hpp"
 #include "cuda/portable.cuh"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,15 +15,44 @@ namespace gpukern::cuda {
 /// Library handles (cuBLAS, cuDNN) are created lazily by the rungs that need
 /// them, through the accessors of the backend, and bound to `stream`.
 struct CudaContext {
-  cudaStream_t stream = nullptr;
+  gpu::stream_t stream = nullptr;
   int device = 0;
-  int arch = 0;                // compute capability as 10*major + minor, e.g. 90
-  int sm_count = 0;
+  int arch = 0;                // compute capability as 10*major + minor, e.g. 90 (HIP: gfx90a -> 910, gfx1030 -> 1030)
+  int sm_count = 0;            // SMs (HIP: compute units)
+  int warp_size = 32;          // lanes per warp of this device (HIP: 64 on CDNA, 32 on RDNA); see gpu::with_warp_size
   size_t smem_per_block_optin = 0;  // bytes a block can opt in to
   size_t l2_bytes = 0;
   bool cluster_launch = false;      // thread-block clusters (sm_90+)
   void* backend = nullptr;          // the owning backend (for lazily created handles)
 };
+
+/// A device as the backend glue (backend.cu) reports it. The vendor part of each
+/// module fills it: backend.cu for CUDA, src/hip/device.hip for HIP.
+struct DeviceDescription {
+  std::string name;       // product name
+  std::string arch_name;  // "sm_90", "gfx90a"
+  int arch = 0;           // as CudaContext::arch
+  int compute_units = 0;  // SMs / CUs
+  int warp_size = 32;
+  size_t smem_per_block_optin = 0;
+  size_t l2_bytes = 0;
+  bool cluster_launch = false;
+  uint64_t memory_bytes = 0;
+  int clock_mhz = 0;
+  double peak_f32_gflops = 0, peak_tensor_gflops = 0, peak_bandwidth_gbps = 0;
+  std::string driver_version, runtime_version;
+};
+
+/// What differs between the vendors in the backend glue; everything else in
+/// backend.cu goes through the gpu:: wrappers of portable.cuh.
+namespace vendor {
+const char* backend_name();  // "cuda", "hip": the name gpukern-info and GPUKERN_BACKEND use
+const char* module_note();   // ModuleApi::note
+/// Why no device can be used, after the device count failed with `e` (or found none: kSuccess).
+std::string no_device_reason(gpu::error_t e);
+/// Properties of device `index` (the calling thread's current device is set). Throws core::Error.
+DeviceDescription describe_device(int index);
+}  // namespace vendor
 
 using GemmRung = core::Rung<core::GemmArgs, CudaContext>;
 using SoftmaxRung = core::Rung<core::SoftmaxArgs, CudaContext>;

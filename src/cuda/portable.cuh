@@ -7,7 +7,7 @@
 #if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
 #include <hip/hip_runtime.h>
 #include <hip/hip_fp16.h>
-#include <hip/hip_bf16.h>
+#include <hip/hip_bfloat16.h>  // hip_bfloat16 (HIP 5.2 has no hip_bf16.h)
 #define GPUKERN_HIP 1
 #else
 #include <cuda_runtime.h>
@@ -188,5 +188,126 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 #endif
 }
+
+}  // namespace gpukern::gpu
+
+// ---- Warp size on the host side (additive) ----
+//
+// gpu::kWarpSize is a constant of the *device* pass. A HIP host pass serves targets
+// of both wavefront sizes at once (gfx90a/gfx940: 64 lanes, gfx1030: 32), so host code
+// never derives launch shapes from gpu::kWarpSize: a kernel whose layout depends on the
+// warp size takes it as a template parameter, the launcher picks the instantiation
+// matching the device's warp size (read at run time, CudaContext::warp_size), and each
+// device pass compiles only the instantiation of its own wavefront size.
+
+#include <type_traits>
+
+namespace gpukern::gpu {
+
+/// Calls f(std::integral_constant<int, W>{}) with W = `warp_size` (32 or 64 on AMD).
+/// NVIDIA warps are always 32 lanes: CUDA builds instantiate that variant only.
+template <class F>
+void with_warp_size(int warp_size, F&& f) {
+#if defined(GPUKERN_HIP)
+  if (warp_size == 32) f(std::integral_constant<int, 32>{});
+  else f(std::integral_constant<int, 64>{});
+#else
+  (void)warp_size;
+  f(std::integral_constant<int, 32>{});
+#endif
+}
+
+/// True in the device pass whose warp size is kWarp, and in the host pass. A kernel
+/// instantiated for another warp size is never launched on this target: it compiles
+/// to an empty body (`if constexpr (!gpu::warp_size_compiled<kWarp>()) return;`).
+template <int kWarp>
+constexpr bool warp_size_compiled() {
+#if defined(__HIP_DEVICE_COMPILE__) || defined(__CUDA_ARCH__)
+  return kWarp == kWarpSize;
+#else
+  return true;
+#endif
+}
+
+}  // namespace gpukern::gpu
+
+// ---- Host runtime calls used by the backend glue and the launchers (additive) ----
+
+namespace gpukern::gpu {
+
+#if defined(GPUKERN_HIP)
+using stream_t = hipStream_t;
+using event_t = hipEvent_t;
+using memcpy_kind_t = hipMemcpyKind;
+constexpr memcpy_kind_t kHostToDevice = hipMemcpyHostToDevice;
+constexpr memcpy_kind_t kDeviceToHost = hipMemcpyDeviceToHost;
+constexpr memcpy_kind_t kDeviceToDevice = hipMemcpyDeviceToDevice;
+
+inline error_t set_device(int device) { return hipSetDevice(device); }
+inline error_t device_count(int* count) { return hipGetDeviceCount(count); }
+/// Resets the runtime's last-error slot (after an expected failure).
+inline void clear_last_error() { (void)hipGetLastError(); }
+inline bool is_out_of_memory(error_t e) { return e == hipErrorOutOfMemory; }
+inline error_t device_malloc(void** ptr, size_t bytes) { return hipMalloc(ptr, bytes); }
+inline error_t device_free(void* ptr) { return hipFree(ptr); }
+inline error_t memcpy_async(void* dst, const void* src, size_t bytes, memcpy_kind_t kind, stream_t s) {
+  return hipMemcpyAsync(dst, src, bytes, kind, s);
+}
+inline error_t memset_async(void* dst, int value, size_t bytes, stream_t s) {
+  return hipMemsetAsync(dst, value, bytes, s);
+}
+/// Stream-ordered allocation (freed after the work queued before free_async).
+inline error_t malloc_async(void** ptr, size_t bytes, stream_t s) { return hipMallocAsync(ptr, bytes, s); }
+inline error_t free_async(void* ptr, stream_t s) { return hipFreeAsync(ptr, s); }
+inline error_t stream_create_non_blocking(stream_t* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
+inline error_t stream_destroy(stream_t s) { return hipStreamDestroy(s); }
+inline error_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return hipEventCreate(e); }
+inline error_t event_destroy(event_t e) { return hipEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return hipEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return hipEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) { return hipEventElapsedTime(ms, start, stop); }
+/// Lets `kernel` use `bytes` of dynamic shared memory. AMD gives a workgroup the whole
+/// LDS (64 KB) without an opt-in, so there is nothing to set.
+template <class Kernel>
+error_t allow_dynamic_smem(Kernel, size_t) { return hipSuccess; }
+#else
+using stream_t = cudaStream_t;
+using event_t = cudaEvent_t;
+using memcpy_kind_t = cudaMemcpyKind;
+constexpr memcpy_kind_t kHostToDevice = cudaMemcpyHostToDevice;
+constexpr memcpy_kind_t kDeviceToHost = cudaMemcpyDeviceToHost;
+constexpr memcpy_kind_t kDeviceToDevice = cudaMemcpyDeviceToDevice;
+
+inline error_t set_device(int device) { return cudaSetDevice(device); }
+inline error_t device_count(int* count) { return cudaGetDeviceCount(count); }
+/// Resets the runtime's last-error slot (after an expected failure).
+inline void clear_last_error() { (void)cudaGetLastError(); }
+inline bool is_out_of_memory(error_t e) { return e == cudaErrorMemoryAllocation; }
+inline error_t device_malloc(void** ptr, size_t bytes) { return cudaMalloc(ptr, bytes); }
+inline error_t device_free(void* ptr) { return cudaFree(ptr); }
+inline error_t memcpy_async(void* dst, const void* src, size_t bytes, memcpy_kind_t kind, stream_t s) {
+  return cudaMemcpyAsync(dst, src, bytes, kind, s);
+}
+inline error_t memset_async(void* dst, int value, size_t bytes, stream_t s) {
+  return cudaMemsetAsync(dst, value, bytes, s);
+}
+/// Stream-ordered allocation (freed after the work queued before free_async).
+inline error_t malloc_async(void** ptr, size_t bytes, stream_t s) { return cudaMallocAsync(ptr, bytes, s); }
+inline error_t free_async(void* ptr, stream_t s) { return cudaFreeAsync(ptr, s); }
+inline error_t stream_create_non_blocking(stream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
+inline error_t stream_destroy(stream_t s) { return cudaStreamDestroy(s); }
+inline error_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }
+inline error_t event_create(event_t* e) { return cudaEventCreate(e); }
+inline error_t event_destroy(event_t e) { return cudaEventDestroy(e); }
+inline error_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, s); }
+inline error_t event_synchronize(event_t e) { return cudaEventSynchronize(e); }
+inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) { return cudaEventElapsedTime(ms, start, stop); }
+/// Lets `kernel` use `bytes` of dynamic shared memory (beyond 48 KB needs the opt-in).
+template <class Kernel>
+error_t allow_dynamic_smem(Kernel kernel, size_t bytes) {
+  return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+}
+#endif
 
 }  // namespace gpukern::gpu
