@@ -24,7 +24,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv
 "$build/bin/gpukern-info" > "$tmp/info.txt" 2>&1; echo "gpukern-info rc=$?"; cat "$tmp/info.txt" >> "$out/logs.txt"
 
 phase "benchmark (cuda)"
-timeout 230 "$bench" --backend cuda --op all --dtype f32,tf32,f16,bf16 \
+timeout 190 "$bench" --backend cuda --op all --dtype f32,tf32,f16,bf16 \
   --gemm-sizes 1000,4096,8192,4097x4095x4093 \
   --softmax-sizes 4096x4096,16384x1024,65536x128,1024x32768,64x262144,32768x8192 \
   --repeats 10 --min-time 0.05 --max-time 1 --naive-max-size 4096 \
@@ -32,7 +32,7 @@ timeout 230 "$bench" --backend cuda --op all --dtype f32,tf32,f16,bf16 \
 echo "bench rc=$?"; tail -5 "$tmp/bench.err"; cat "$tmp/bench.err" >> "$out/logs.txt"
 
 phase "ctest -L gpu"
-timeout 150 ctest --test-dir "$build" -L gpu -j 8 --output-on-failure > "$tmp/ctest.log" 2>&1
+timeout 110 ctest --test-dir "$build" -L gpu -j 8 --output-on-failure > "$tmp/ctest.log" 2>&1
 echo "ctest rc=$?"; grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|Timeout" "$tmp/ctest.log" | head -20
 cat "$tmp/ctest.log" >> "$out/logs.txt"
 
@@ -40,14 +40,14 @@ phase "compute-sanitizer"
 small=(--backend cuda --op all --dtype f32,tf32,f16,bf16 --gemm-sizes 67x33x45 --softmax-sizes 33x127,3x5000
        --warmup 0 --repeats 1 --min-time 0 --max-time 0.01 --flush-mb 0 -q)
 for tool in memcheck racecheck; do
-  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$bench" "${small[@]}" \
+  timeout 50 compute-sanitizer --tool $tool --error-exitcode 9 "$bench" "${small[@]}" \
     > "$tmp/sanitizer_$tool.log" 2>&1
   echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/sanitizer_$tool.log" | tail -2
   head -c 200000 "$tmp/sanitizer_$tool.log" >> "$out/logs.txt"
 done
 
 phase "ncu profile (gemm f32 4096)"
-GPUKERN_BENCH="$bench" timeout 150 scripts/profile_ncu.sh --op gemm --dtype f32 --size 4096 \
+GPUKERN_BENCH="$bench" timeout 60 scripts/profile_ncu.sh --op gemm --dtype f32 --size 4096 \
   --out "$tmp/profile" > "$tmp/profile.log" 2>&1
 echo "ncu rc=$?"; tail -3 "$tmp/profile.log"; cp "$tmp"/profile/profile.csv "$tmp"/profile/profile.md "$out/" 2>/dev/null
 phase done
