@@ -24,12 +24,14 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.sm --format=csv
 "$build/bin/gpukern-info" > "$tmp/info.txt" 2>&1; echo "gpukern-info rc=$?"; cat "$tmp/info.txt" >> "$out/logs.txt"
 
 phase "benchmark (cuda)"
-timeout 190 "$bench" --backend cuda --op all --dtype f32,tf32,f16,bf16 \
-  --gemm-sizes 1000,4096,8192,4097x4095x4093 \
+common=(--backend cuda --repeats 10 --min-time 0.05 --max-time 1 --naive-max-size 4096)
+timeout 130 "$bench" "${common[@]}" --op gemm --dtype f32,tf32,f16,bf16 \
+  --gemm-sizes 1000,4096,8192,4097x4095x4093 --json "$out/gemm.json" > "$out/bench.txt" 2> "$tmp/bench.err"
+echo "bench gemm rc=$?"
+timeout 80 "$bench" "${common[@]}" --op softmax --dtype f32,f16,bf16 \
   --softmax-sizes 4096x4096,16384x1024,65536x128,1024x32768,64x262144,32768x8192 \
-  --repeats 10 --min-time 0.05 --max-time 1 --naive-max-size 4096 \
-  --json "$out/" > "$out/bench.txt" 2> "$tmp/bench.err"
-echo "bench rc=$?"; tail -5 "$tmp/bench.err"; cat "$tmp/bench.err" >> "$out/logs.txt"
+  --json "$out/softmax.json" >> "$out/bench.txt" 2>> "$tmp/bench.err"
+echo "bench softmax rc=$?"; tail -3 "$tmp/bench.err"; cat "$tmp/bench.err" >> "$out/logs.txt"
 
 phase "ctest -L gpu"
 timeout 110 ctest --test-dir "$build" -L gpu -j 8 --output-on-failure > "$tmp/ctest.log" 2>&1
