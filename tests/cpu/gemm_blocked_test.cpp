@@ -209,17 +209,25 @@ TEST(GemmBlocking, FitsTheCaches) {
 }
 
 TEST(GemmBlocking, WorkSplitKeepsEveryThreadBusy) {
-  // Square: column chunks only, at least one per thread.
+  for (int threads : {2, 3, 8}) {
+    const int64_t shapes[][2] = {{1024, 1024}, {4096, 4096}, {100, 8192}, {8192, 20}, {1, 1}};
+    for (const auto& shape : shapes) {
+      const WorkSplit w = choose_split(shape[0], shape[1], 1024, 14, 32, threads);
+      const int64_t m_panels = (shape[0] + 13) / 14, n_panels = (shape[1] + 31) / 32;
+      EXPECT_LE(w.row_parts, m_panels);
+      EXPECT_LE(w.column_chunks, n_panels);
+      // A task per thread at least, wherever the panels allow it.
+      EXPECT_GE(w.column_chunks * w.row_parts, std::min<int64_t>(threads, m_panels * n_panels))
+          << shape[0] << "x" << shape[1] << " threads " << threads;
+    }
+  }
+  // Square on 2 threads: a row part per thread (they pack A side by side), >= 2 tasks each.
   WorkSplit w = choose_split(1024, 1024, 1024, 14, 32, 2);
-  EXPECT_GE(w.column_chunks, 2);
-  EXPECT_EQ(w.row_parts, 1);
-  // Wide: as many chunks as nc requires.
+  EXPECT_GE(w.row_parts, 2);
+  EXPECT_GE(w.column_chunks * w.row_parts, 4);
+  // Column chunks never wider than nc.
   w = choose_split(1024, 8192, 1024, 14, 32, 2);
-  EXPECT_EQ(w.column_chunks, 8);
-  // Narrow C (one column panel): the rows are split instead.
-  w = choose_split(4096, 20, 1024, 14, 32, 4);
-  EXPECT_EQ(w.column_chunks, 1);
-  EXPECT_EQ(w.row_parts, 4);
+  EXPECT_GE(w.column_chunks, 8);
   // One thread: one task when it fits.
   w = choose_split(1024, 1024, 2048, 14, 32, 1);
   EXPECT_EQ(w.column_chunks * w.row_parts, 1);

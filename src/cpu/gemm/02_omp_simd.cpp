@@ -7,9 +7,9 @@
 //  * register blocking: an MR x NR tile of C stays in vector registers for the whole kc
 //    loop (kernel_avx512.cpp 14x32, kernel_avx2.cpp 6x16, kernel_scalar.cpp 6x8), so each
 //    loaded value feeds MR or NR FMAs instead of one;
-//  * threads: all threads pack op(A) together (one barrier), then take column chunks of C
-//    dynamically, each with its own B block: a thread the OS preempts delays nobody, the
-//    others take its remaining chunks.
+//  * threads: tasks (row part x column chunk of C, each with its own B blocks) taken
+//    dynamically; the first task of each row part packs that part of op(A) for all: no
+//    barrier, so a thread the OS preempts delays nobody and the others take its tasks.
 // Together these take the FMA units from waiting on memory to running nearly every cycle.
 // Edges (M, N not multiples of the tile) use zero-padded panels and masked stores.
 #include "cpu/element.hpp"
@@ -17,10 +17,14 @@
 #include "cpu/rungs.hpp"
 #include "cpu/scratch.hpp"
 
+#include <immintrin.h>  // _mm_pause (SSE2: baseline x86-64)
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <memory>
+#include <thread>
 
 namespace gpukern::cpu {
 namespace {
@@ -35,6 +39,16 @@ void split(int64_t count, int64_t parts, int64_t index, int64_t* begin, int64_t*
   const int64_t base = count / parts, extra = count % parts;
   *begin = index * base + std::min<int64_t>(index, extra);
   *end = *begin + base + (index < extra ? 1 : 0);
+}
+
+/// Waits for another thread to finish packing an A part: short pauses first (packing a
+/// part takes microseconds), then yielding the core, which on a busy machine may be the
+/// one the packing thread is waiting for.
+void wait_until_packed(const std::atomic<int>& state) {
+  for (int spin = 0; state.load(std::memory_order_acquire) != 2; ++spin) {
+    if (spin < 4096) _mm_pause();
+    else std::this_thread::yield();
+  }
 }
 
 }  // namespace
@@ -65,15 +79,28 @@ GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel,
 
 WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, int threads) {
   WorkSplit w;
-  const int64_t n_panels = core::ceil_div<int64_t>(n, nr);
-  const int64_t min_chunk_panels = std::max<int64_t>(1, CacheBudget::kMinNc / nr);
-  w.column_chunks = core::ceil_div<int64_t>(n, nc);
-  // One chunk per thread at least, while chunks stay reasonably wide.
-  w.column_chunks = std::max(w.column_chunks, std::min<int64_t>(threads, n_panels / min_chunk_panels));
-  w.column_chunks = std::clamp<int64_t>(w.column_chunks, 1, n_panels);
-  if (w.column_chunks < threads) {
-    const int64_t m_panels = core::ceil_div<int64_t>(m_rows, mr);
-    w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.column_chunks), 1, m_panels);
+  const int64_t n_panels = std::max<int64_t>(1, core::ceil_div<int64_t>(n, nr));
+  const int64_t m_panels = std::max<int64_t>(1, core::ceil_div<int64_t>(m_rows, mr));
+  w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(n, nc), 1, n_panels);
+  if (threads > 1) {
+    // Row parts: about kTasksPerThread tasks per thread, so a thread the OS preempts
+    // leaves work the others can take, and at least one part per thread so the threads
+    // pack A side by side from the start. Each part packs its own B blocks, so parts keep
+    // at least kMinRowPanels panels of A where the rows allow.
+    constexpr int64_t kTasksPerThread = 2, kMinRowPanels = 8;
+    const int64_t wanted = std::max<int64_t>(threads, core::ceil_div<int64_t>(kTasksPerThread * threads, w.column_chunks));
+    w.row_parts = std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, m_panels / kMinRowPanels));
+    // Short and wide C: more column chunks instead, while they stay kMinNc wide.
+    if (w.column_chunks * w.row_parts < kTasksPerThread * threads) {
+      const int64_t max_chunks = std::max<int64_t>(1, n_panels / std::max<int64_t>(1, CacheBudget::kMinNc / nr));
+      w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(kTasksPerThread * threads, w.row_parts),
+                                            w.column_chunks, std::max(w.column_chunks, max_chunks));
+    }
+    // Still fewer tasks than threads (a tiny C): the thinnest parts there are.
+    if (w.column_chunks * w.row_parts < threads) {
+      w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.column_chunks), 1, m_panels);
+      w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.row_parts), w.column_chunks, n_panels);
+    }
   }
   return w;
 }
@@ -94,7 +121,6 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   const bool f32_c = g.c_type == core::DType::F32;
   const int mr = kernel.mr, nr = kernel.nr;
   const int64_t mc = std::min(blk.mc, g.m), kc = blk.kc;
-  const int64_t slices = core::ceil_div(g.k, kc);
   const WorkSplit work = choose_split(mc, g.n, blk.nc, mr, nr, threads);
   const int64_t n_panels = core::ceil_div<int64_t>(g.n, nr);
 
@@ -109,35 +135,47 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   const int64_t c_floats = f32_c ? 0 : round_up(mc * chunk_cols, 16);
   float* thread_blocks = tls_thread_blocks.get(static_cast<std::size_t>((b_floats + c_floats) * threads));
 
+  // Packing state of each (A block, row part): 0 not packed, 1 being packed, 2 packed.
+  // The task that first needs a part packs it (for every depth slice): no barrier, the
+  // threads pack different parts side by side, and a late thread delays nobody.
+  const int64_t ic_blocks = core::ceil_div(g.m, mc);
+  std::unique_ptr<std::atomic<int>[]> part_state(new std::atomic<int>[ic_blocks * work.row_parts]);
+  for (int64_t i = 0; i < ic_blocks * work.row_parts; ++i) part_state[i].store(0, std::memory_order_relaxed);
+
 #pragma omp parallel num_threads(threads)
   {
     const int tid = omp_get_thread_num();
     float* b_block = thread_blocks + tid * (b_floats + c_floats);
     float* c_acc = b_block + b_floats;  // f16/bf16 C only
 
-    for (int64_t ic = 0; ic < g.m; ic += mc) {
+    for (int64_t ic = 0, block = 0; ic < g.m; ic += mc, ++block) {
       const int64_t mcur = std::min(mc, g.m - ic);
       const int64_t m_panels = core::ceil_div<int64_t>(mcur, mr);
 
-      // ---- all threads pack op(A) rows [ic, ic + mcur), every slice ----
-      constexpr int64_t kPanelsPerUnit = 8;  // one packing call per 8 panels of one slice
-      const int64_t groups = core::ceil_div(m_panels, kPanelsPerUnit);
-#pragma omp for schedule(static)
-      for (int64_t unit = 0; unit < slices * groups; ++unit) {
-        const int64_t s = unit / groups, first_panel = (unit % groups) * kPanelsPerUnit;
-        const int64_t pc = s * kc, kcur = std::min(kc, g.k - pc);
-        const int64_t row = first_panel * mr, rows = std::min(kPanelsPerUnit * mr, mcur - row);
-        kernel.pack_a(a, ic + row, rows, pc, kcur, packed_a + pc * mc_round + row * kcur);
-      }  // implicit barrier: op(A) is packed
-
-      // ---- tasks: column chunk x row part, taken dynamically ----
+      // ---- tasks: row part x column chunk, taken dynamically; consecutive tasks are
+      // different row parts, so the first ones pack all of A between them ----
 #pragma omp for schedule(dynamic, 1)
       for (int64_t task = 0; task < work.column_chunks * work.row_parts; ++task) {
+        const int64_t part = task % work.row_parts, chunk = task / work.row_parts;
         int64_t p_begin, p_end, q_begin, q_end;
-        split(n_panels, work.column_chunks, task / work.row_parts, &p_begin, &p_end);
-        split(m_panels, work.row_parts, task % work.row_parts, &q_begin, &q_end);
+        split(n_panels, work.column_chunks, chunk, &p_begin, &p_end);
+        split(m_panels, work.row_parts, part, &q_begin, &q_end);
         const int64_t jc = p_begin * nr, ncur = std::min(p_end * nr, g.n) - jc;
         if (ncur <= 0 || q_end <= q_begin) continue;
+
+        std::atomic<int>& state = part_state[block * work.row_parts + part];
+        int unpacked = 0;
+        if (state.compare_exchange_strong(unpacked, 1, std::memory_order_acq_rel)) {
+          const int64_t row = q_begin * mr, rows = std::min(q_end * mr, mcur) - row;
+          for (int64_t pc = 0; pc < g.k; pc += kc) {
+            const int64_t kcur = std::min(kc, g.k - pc);
+            kernel.pack_a(a, ic + row, rows, pc, kcur, packed_a + pc * mc_round + row * kcur);
+          }
+          state.store(2, std::memory_order_release);
+        } else {
+          wait_until_packed(state);
+        }
+
         // f32 C is updated in place; f16/bf16 C goes through the f32 accumulator, whose
         // row 0 is the task's first row.
         const int64_t ldc = f32_c ? g.ldc : ncur;

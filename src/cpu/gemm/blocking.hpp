@@ -41,10 +41,11 @@ static_assert(CacheBudget::kMinKc % 16 == 0 && CacheBudget::kMaxKc % 16 == 0,
 GK_CPU_TESTED GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m,
                                            int64_t n, int64_t k, bool f32_c, int threads);
 
-/// The tasks of one packed A block: column chunks x row parts. Column chunks: enough that
-/// none is wider than nc, at least one per thread while chunks stay kMinNc wide, whole NR
-/// panels each. Row parts (> 1 only when C is too narrow for one chunk per thread) split
-/// the A panels; each such task packs its own copy of the (narrow) B block.
+/// The tasks of one packed A block: column chunks x row parts, taken dynamically by the
+/// threads. Column chunks: enough that none is wider than nc, at least one per thread
+/// while chunks stay kMinNc wide, whole NR panels each. Row parts split the A panels so
+/// that there are about two tasks per thread (a preempted thread's work can be taken
+/// over); each row part packs its own copy of its chunk's B block.
 struct WorkSplit {
   int64_t column_chunks = 1;
   int64_t row_parts = 1;
