@@ -83,19 +83,17 @@ WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, in
   const int64_t m_panels = std::max<int64_t>(1, core::ceil_div<int64_t>(m_rows, mr));
   w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(n, nc), 1, n_panels);
   if (threads > 1) {
-    // Row parts: about kTasksPerThread tasks per thread, so a thread the OS preempts
-    // leaves work the others can take, and at least one part per thread so the threads
-    // pack A side by side from the start. Each part packs its own B blocks, so parts keep
-    // at least kMinRowPanels panels of A where the rows allow.
+    // A row part per thread, so the threads pack A side by side from the start; about
+    // kTasksPerThread tasks per thread, so a thread the OS preempts leaves work the others
+    // can take. Extra tasks come from column chunks first (kept kMinNc wide), then from
+    // more row parts (kept kMinRowPanels tall: each part packs its own B blocks).
     constexpr int64_t kTasksPerThread = 2, kMinRowPanels = 8;
-    const int64_t wanted = std::max<int64_t>(threads, core::ceil_div<int64_t>(kTasksPerThread * threads, w.column_chunks));
-    w.row_parts = std::clamp<int64_t>(wanted, 1, std::max<int64_t>(1, m_panels / kMinRowPanels));
-    // Short and wide C: more column chunks instead, while they stay kMinNc wide.
-    if (w.column_chunks * w.row_parts < kTasksPerThread * threads) {
-      const int64_t max_chunks = std::max<int64_t>(1, n_panels / std::max<int64_t>(1, CacheBudget::kMinNc / nr));
-      w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(kTasksPerThread * threads, w.row_parts),
-                                            w.column_chunks, std::max(w.column_chunks, max_chunks));
-    }
+    const int64_t max_parts = std::max<int64_t>(1, m_panels / kMinRowPanels);
+    const int64_t max_chunks = std::max(w.column_chunks, n_panels / std::max<int64_t>(1, CacheBudget::kMinNc / nr));
+    const int64_t tasks = kTasksPerThread * threads;
+    w.row_parts = std::clamp<int64_t>(threads, 1, max_parts);
+    w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(tasks, w.row_parts), w.column_chunks, max_chunks);
+    w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(tasks, w.column_chunks), w.row_parts, std::max(w.row_parts, max_parts));
     // Still fewer tasks than threads (a tiny C): the thinnest parts there are.
     if (w.column_chunks * w.row_parts < threads) {
       w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.column_chunks), 1, m_panels);
