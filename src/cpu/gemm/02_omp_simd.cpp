@@ -205,6 +205,8 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
       }  // implicit barrier: the next A block may overwrite packed op(A)
     }
   }
+  tls_packed_a.trim(ScratchBuffer::kKeepFloats);
+  tls_thread_blocks.trim(ScratchBuffer::kKeepFloats);
 }
 
 void gemm_omp_simd(const core::GemmArgs& args, const CpuContext& ctx) {
