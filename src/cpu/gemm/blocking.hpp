@@ -11,10 +11,11 @@
 namespace gpukern::cpu {
 
 /// Loop blocking (BLIS names). All of op(A) (or mc rows of it at a time) is packed once,
-/// by all threads together, as kc-deep slices of MR-row panels; then each task (a chunk
-/// of at most nc columns of C, threads taking tasks dynamically) walks the depth in kc
-/// steps: it packs its kc x nc block of op(B), and multiplies every A panel (held in L1
-/// across the chunk's column panels) with it (B streaming from L2/L3).
+/// as kc-deep slices of MR-row panels, each row part by the first task that needs it;
+/// each task (a row part x a chunk of at most nc columns of C, threads taking tasks
+/// dynamically) walks the depth in kc steps: it packs its kc x nc block of op(B) and
+/// multiplies each of its A panels (held in L1 across the chunk's column panels) with it
+/// (B streaming from L2/L3).
 struct GemmBlocking {
   int64_t mc = 0;  // rows of op(A) packed at once (all of M when it fits the budget)
   int64_t kc = 0;  // depth of one slice: an MR x kc panel of A stays in L1
