@@ -13,17 +13,21 @@
 namespace gpukern::cuda::gemm {
 namespace {
 
+/// For a warp of kWarp lanes (the device's: gpu::with_warp_size).
+template <int kWarp>
 struct CoalescedConfig {
   /// One warp spans consecutive columns, so its loads of B and stores of C coalesce.
-  static constexpr int kBlockCols = gpu::kWarpSize;
-  static constexpr int kBlockRows = 1024 / gpu::kWarpSize;
+  static constexpr int kBlockCols = kWarp;
+  static constexpr int kBlockRows = 1024 / kWarp;
   static_assert(kBlockRows * kBlockCols <= 1024, "a thread block holds at most 1024 threads");
 };
 
-template <bool kTransA, bool kTransB>
+template <int kWarp, bool kTransA, bool kTransB>
 __global__ void coalesced_kernel(SgemmProblem p) {
-  const int col = static_cast<int>(blockIdx.x) * CoalescedConfig::kBlockCols + static_cast<int>(threadIdx.x);
-  const int row = static_cast<int>(blockIdx.y) * CoalescedConfig::kBlockRows + static_cast<int>(threadIdx.y);
+  if constexpr (!gpu::warp_size_compiled<kWarp>()) return;  // never launched on this target
+  using Cfg = CoalescedConfig<kWarp>;
+  const int col = static_cast<int>(blockIdx.x) * Cfg::kBlockCols + static_cast<int>(threadIdx.x);
+  const int row = static_cast<int>(blockIdx.y) * Cfg::kBlockRows + static_cast<int>(threadIdx.y);
   if (row >= p.m || col >= p.n) return;
   float acc = 0.0f;
   for (int kk = 0; kk < p.k; ++kk) acc += load_a<kTransA>(p, row, kk) * load_b<kTransB>(p, kk, col);
@@ -32,19 +36,27 @@ __global__ void coalesced_kernel(SgemmProblem p) {
 
 }  // namespace
 
-std::string coalesced_supports(const core::GemmArgs& args, const CudaContext&) {
+std::string coalesced_supports(const core::GemmArgs& args, const CudaContext& ctx) {
   if (auto why = check_int_dims(args); !why.empty()) return why;
-  return check_grid(ceil_div<int64_t>(args.n, CoalescedConfig::kBlockCols),
-                    ceil_div<int64_t>(args.m, CoalescedConfig::kBlockRows));
+  std::string why;
+  gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
+    using Cfg = CoalescedConfig<decltype(warp)::value>;
+    why = check_grid(ceil_div<int64_t>(args.n, Cfg::kBlockCols), ceil_div<int64_t>(args.m, Cfg::kBlockRows));
+  });
+  return why;
 }
 
 void coalesced_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
   if (empty_output(p)) return;
-  const dim3 block(CoalescedConfig::kBlockCols, CoalescedConfig::kBlockRows);
-  const dim3 grid(ceil_div(p.n, CoalescedConfig::kBlockCols), ceil_div(p.m, CoalescedConfig::kBlockRows));
-  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    coalesced_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, block, 0, ctx.stream>>>(p);
+  gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
+    constexpr int kWarp = decltype(warp)::value;
+    using Cfg = CoalescedConfig<kWarp>;
+    const dim3 block(Cfg::kBlockCols, Cfg::kBlockRows);
+    const dim3 grid(ceil_div(p.n, Cfg::kBlockCols), ceil_div(p.m, Cfg::kBlockRows));
+    dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
+      coalesced_kernel<kWarp, decltype(ta)::value, decltype(tb)::value><<<grid, block, 0, ctx.stream>>>(p);
+    });
   });
   GK_LAUNCH_CHECK();
 }

@@ -19,15 +19,20 @@ namespace gpukern::cuda::gemm {
 namespace {
 
 struct WarptileConfig {
-  using Tiling = WarpTiling</*warps_m=*/4, /*warps_n=*/2, /*thread_m=*/8, /*thread_n=*/8>;
+  /// For a warp of kWarp lanes (32: 32 x 64 warp tiles; 64 on CDNA: 64 x 64).
+  template <int kWarp>
+  using Tiling = WarpTiling</*warps_m=*/4, /*warps_n=*/2, /*thread_m=*/8, /*thread_n=*/8, kWarp>;
   static constexpr int kBlockK = 16;
   static constexpr int kPad = 4;  // floats: keeps shared rows 16-byte aligned, spreads transposing stores
-  static_assert(Tiling::kBlockM % 4 == 0 && Tiling::kBlockN % 4 == 0, "tiles are copied in float4s");
+  static_assert(Tiling<32>::kBlockM % 4 == 0 && Tiling<32>::kBlockN % 4 == 0 && Tiling<64>::kBlockM % 4 == 0 &&
+                    Tiling<64>::kBlockN % 4 == 0,
+                "tiles are copied in float4s");
 };
 
-template <bool kTransA, bool kTransB>
-__global__ void __launch_bounds__(WarptileConfig::Tiling::kThreads) warptile_kernel(SgemmProblem p, bool c_vec) {
-  using T = WarptileConfig::Tiling;
+template <int kWarp, bool kTransA, bool kTransB>
+__global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warptile_kernel(SgemmProblem p, bool c_vec) {
+  if constexpr (!gpu::warp_size_compiled<kWarp>()) return;  // never launched on this target
+  using T = WarptileConfig::Tiling<kWarp>;
   constexpr int kBlockK = WarptileConfig::kBlockK;
   constexpr int kLdA = T::kBlockM + WarptileConfig::kPad, kLdB = T::kBlockN + WarptileConfig::kPad;
   __shared__ __align__(16) float a_tile[kBlockK * kLdA];  // (kk, row)
@@ -73,21 +78,28 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling::kThreads) warptile_ker
 
 }  // namespace
 
-std::string warptile_supports(const core::GemmArgs& args, const CudaContext&) {
-  using T = WarptileConfig::Tiling;
+std::string warptile_supports(const core::GemmArgs& args, const CudaContext& ctx) {
   if (auto why = check_int_dims(args); !why.empty()) return why;
   if (auto why = check_vec4_operands(args); !why.empty()) return why;
-  return check_grid(ceil_div<int64_t>(args.n, T::kBlockN), ceil_div<int64_t>(args.m, T::kBlockM));
+  std::string why;
+  gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
+    using T = WarptileConfig::Tiling<decltype(warp)::value>;
+    why = check_grid(ceil_div<int64_t>(args.n, T::kBlockN), ceil_div<int64_t>(args.m, T::kBlockM));
+  });
+  return why;
 }
 
 void warptile_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  using T = WarptileConfig::Tiling;
   const SgemmProblem p = make_problem(args);
   if (empty_output(p)) return;
-  const dim3 grid(ceil_div(p.n, T::kBlockN), ceil_div(p.m, T::kBlockM));
   const bool c_vec = c_vector_ok(p);
-  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    warptile_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, T::kThreads, 0, ctx.stream>>>(p, c_vec);
+  gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
+    constexpr int kWarp = decltype(warp)::value;
+    using T = WarptileConfig::Tiling<kWarp>;
+    const dim3 grid(ceil_div(p.n, T::kBlockN), ceil_div(p.m, T::kBlockM));
+    dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
+      warptile_kernel<kWarp, decltype(ta)::value, decltype(tb)::value><<<grid, T::kThreads, 0, ctx.stream>>>(p, c_vec);
+    });
   });
   GK_LAUNCH_CHECK();
 }

@@ -4,6 +4,9 @@
 #include "cuda/context.cuh"
 #include "cuda/gemm/gemm_rungs.cuh"
 #include "cuda/gemm/tensor_core.cuh"
+#if defined(GPUKERN_HIP)
+#include "hip/gemm/mfma.hpp"
+#endif
 
 namespace gpukern::cuda {
 
@@ -29,6 +32,7 @@ const core::Ladder<core::GemmArgs, CudaContext>& gemm_ladder() {
        rect_tile_supports, rect_tile_run},
       {"warptile", "warp tiles of 32x64, interleaved 4x4 sub-tiles: conflict-free shared loads", kF32, 0, "",
        false, warptile_supports, warptile_run},
+#if defined(GPUKERN_CUDA)
       {"double_buffer", "cp.async multi-stage pipeline, register double buffering, L2 block swizzle", kF32, 80,
        "sm_80", false, double_buffer_supports, double_buffer_run},
       // Tensor-core rungs (10_wmma.cu, 11_mma_multistage.cu, 12_wgmma_tma.cu; see tensor_core.cuh).
@@ -39,16 +43,26 @@ const core::Ladder<core::GemmArgs, CudaContext>& gemm_ladder() {
       {"wgmma_tma", "Hopper wgmma fed by TMA, warp-specialized persistent kernel", kTF32 | kF16 | kBF16, 90,
        "sm_90a", false, gemm_wgmma_tma_supports, gemm_wgmma_tma},
       {"cublas", "cuBLAS cublasGemmEx_64 (vendor reference)", kAll, 0, "", true, cublas_supports, cublas_run},
+#else
+      // AMD matrix cores (src/hip/gemm/mfma.hip); no vendor reference on HIP.
+      {"mfma", "MFMA 32x32x8 matrix cores (CDNA: gfx90a, gfx940), f32 accumulation", kF16 | kBF16, 0, "", false,
+       hip::gemm_mfma_supports, hip::gemm_mfma},
+#endif
   };
   return table;
 }
 
-std::vector<std::string> gemm_auto_order(const core::GemmArgs&, const CudaContext&) {
+std::vector<std::string> gemm_auto_order([[maybe_unused]] const core::GemmArgs& args,
+                                         [[maybe_unused]] const CudaContext& ctx) {
+#if defined(GPUKERN_HIP)
+  return hip::gemm_auto_order(args, ctx);  // src/hip/gemm/mfma.hip
+#else
   // Fastest first, measured on the H100 (2026-11-21): for exact f32 cuBLAS leads our
   // best SIMT rung (double_buffer: 89-97% of cuBLAS from 1000^3 to 8192^3); tf32, f16
   // and bf16 have no faster rung here. cuBLAS (64-bit API) accepts every valid call,
   // so it also ends the list.
   return {"cublas"};
+#endif
 }
 
 }  // namespace gpukern::cuda

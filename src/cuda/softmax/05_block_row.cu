@@ -135,7 +135,7 @@ void launch_smem(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const size_t bytes = static_cast<size_t>(args.cols) * sizeof(T);
   const auto kernel = block_row_smem_kernel<T, V>;
   // Per device and cheap: set on every launch rather than caching per device.
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
   const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
   kernel<<<static_cast<unsigned>(blocks), kSmemThreads, bytes, ctx.stream>>>(typed_args<T>(args));
   GK_LAUNCH_CHECK();

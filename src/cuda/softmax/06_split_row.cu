@@ -423,14 +423,14 @@ void launch_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   // second kernel without a host synchronization.
   RowStats* partial = nullptr;
   const size_t bytes = static_cast<size_t>(args.rows) * static_cast<size_t>(splits) * sizeof(RowStats);
-  GK_GPU_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&partial), bytes, ctx.stream));
+  GK_GPU_CHECK(gpu::malloc_async(reinterpret_cast<void**>(&partial), bytes, ctx.stream));
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(grid_y));
   const RowArgs<T> a = typed_args<T>(args);
   split_stats_kernel<T, V><<<grid, kBlockThreads, 0, ctx.stream>>>(a, kBlockChunkVecs, partial);
-  const cudaError_t first = cudaGetLastError();
-  if (first == cudaSuccess) split_write_kernel<T, V><<<grid, kBlockThreads, 0, ctx.stream>>>(a, kBlockChunkVecs, partial);
-  const cudaError_t second = cudaGetLastError();
-  GK_GPU_CHECK(cudaFreeAsync(partial, ctx.stream));
+  const gpu::error_t first = gpu::last_launch_error();
+  if (first == gpu::kSuccess) split_write_kernel<T, V><<<grid, kBlockThreads, 0, ctx.stream>>>(a, kBlockChunkVecs, partial);
+  const gpu::error_t second = gpu::last_launch_error();
+  GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));
   GK_GPU_CHECK(first);
   GK_GPU_CHECK(second);
 }

@@ -21,8 +21,10 @@ const core::Ladder<core::SoftmaxArgs, CudaContext>& softmax_ladder() {
        block_row_supports, block_row_run},
       {"split_row", "long rows split across a thread-block cluster (DSMEM merge) or across blocks", kAll, 0, "",
        false, split_row_supports, split_row_run},
+#if defined(GPUKERN_CUDA)
       {"cudnn", "cuDNN cudnnSoftmaxForward (vendor reference, loaded at run time)", kAll, 0, "", true,
        cudnn_supports, cudnn_run},
+#endif
   };
   return table;
 }
