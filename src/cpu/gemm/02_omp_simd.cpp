@@ -41,11 +41,13 @@ void split(int64_t count, int64_t parts, int64_t index, int64_t* begin, int64_t*
   *end = *begin + base + (index < extra ? 1 : 0);
 }
 
-/// Waits for another thread to finish packing an A part: short pauses first (packing a
-/// part takes microseconds), then yielding the core, which on a busy machine may be the
-/// one the packing thread is waiting for.
-void wait_until_packed(const std::atomic<int>& state) {
-  for (int spin = 0; state.load(std::memory_order_acquire) != 2; ++spin) {
+/// Waits until `done()`: short pauses first (the awaited work takes microseconds), then
+/// yielding the core, which on a busy machine may be the one the awaited thread needs.
+/// (OpenMP's own barriers spin without yielding: on a loaded 2-core machine that halved
+/// the 2-thread speed of a 1024^3 GEMM.)
+template <class Done>
+void wait_yielding(Done done) {
+  for (int spin = 0; !done(); ++spin) {
     if (spin < 4096) _mm_pause();
     else std::this_thread::yield();
   }
@@ -139,10 +141,11 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   const int64_t ic_blocks = core::ceil_div(g.m, mc);
   std::unique_ptr<std::atomic<int>[]> part_state(new std::atomic<int>[ic_blocks * work.row_parts]);
   for (int64_t i = 0; i < ic_blocks * work.row_parts; ++i) part_state[i].store(0, std::memory_order_relaxed);
+  std::atomic<int64_t> arrived{0};  // threads done with A blocks, summed over the blocks
 
 #pragma omp parallel num_threads(threads)
   {
-    const int tid = omp_get_thread_num();
+    const int tid = omp_get_thread_num(), team = omp_get_num_threads();
     float* b_block = thread_blocks + tid * (b_floats + c_floats);
     float* c_acc = b_block + b_floats;  // f16/bf16 C only
 
@@ -152,7 +155,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
 
       // ---- tasks: row part x column chunk, taken dynamically; consecutive tasks are
       // different row parts, so the first ones pack all of A between them ----
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
       for (int64_t task = 0; task < work.column_chunks * work.row_parts; ++task) {
         const int64_t part = task % work.row_parts, chunk = task / work.row_parts;
         int64_t p_begin, p_end, q_begin, q_end;
@@ -171,7 +174,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
           }
           state.store(2, std::memory_order_release);
         } else {
-          wait_until_packed(state);
+          wait_yielding([&] { return state.load(std::memory_order_acquire) == 2; });
         }
 
         // f32 C is updated in place; f16/bf16 C goes through the f32 accumulator, whose
@@ -202,7 +205,11 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
           char* c = static_cast<char*>(g.c) + ((ic + row) * g.ldc + jc) * 2;
           kernel.store_c(c_acc, ncur, c, g.ldc, g.c_type, rows, ncur, g.beta);
         }
-      }  // implicit barrier: the next A block may overwrite packed op(A)
+      }
+      // Every thread is done with this A block before the next one overwrites the packed
+      // panels, and before the region's own barrier, which then does not spin.
+      arrived.fetch_add(1, std::memory_order_acq_rel);
+      wait_yielding([&] { return arrived.load(std::memory_order_acquire) >= (block + 1) * team; });
     }
   }
   tls_packed_a.trim(ScratchBuffer::kKeepFloats);
