@@ -82,6 +82,7 @@ std::vector<RungParam> enumerate(gk_op op, Which which) {
       RungParam p = base;
       p.rung = info.name;
       p.dtypes = info.dtypes;
+      p.is_reference = info.is_reference != 0;
       const auto dtypes = split_list(info.dtypes);
       if (!info.runs_here) {
         if (which == Which::Unlisted) continue;

@@ -20,6 +20,7 @@ struct RungParam {
   bool runs_here = true;
   std::string rung_reason;         // why the rung cannot run on this device
   std::string dtypes;              // the rung's dtypes string, as listed
+  bool is_reference = false;       // the vendor library's rung (cublas, cudnn, openblas)
 
   // One storage/arithmetic configuration.
   std::string arithmetic;          // "f32", "tf32", "f16", "bf16"

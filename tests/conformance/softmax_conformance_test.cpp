@@ -96,6 +96,10 @@ TEST_P(SoftmaxConformance, NegativeInfinityGivesFiniteResults) {
 }
 
 TEST_P(SoftmaxConformance, RowOfNegativeInfinityGivesNan) {
+  // libgpukern's rungs give NaN for a row of all -inf, as PyTorch does. A vendor
+  // reference keeps the vendor's own answer (cuDNN writes 0, or -inf for log-softmax).
+  if (GetParam().is_reference)
+    GTEST_SKIP() << GetParam().rung << " is the vendor reference: its all -inf rows follow the vendor";
   std::vector<SoftmaxCase> cases;
   for (auto c : {shape(33, 127), shape(7, 2049), shape(64, 256), shape(1, 1), shape(3, 1)})
     for (bool log_softmax : {false, true})
