@@ -16,6 +16,7 @@ import csv
 import json
 import math
 import os
+import re
 import sys
 
 SCHEMA = 1
@@ -226,6 +227,35 @@ def group(entries, key):
     return out
 
 
+def short_reason(reason):
+    """The library's reason without the call it repeats: "Unsupported: gemm variant 'wmma'
+    declines NN m=1000 n=1000 k=1000 f32: no f32 support" -> "no f32 support"."""
+    return re.sub(r"^\w+: \w+ variant '[^']*' declines [^:]*: ", "", reason).strip()
+
+
+def skipped_notes(items):
+    """Bullet lines for the rungs not measured in one table, one per reason, naming the
+    rungs and sizes (or "every size")."""
+    all_shapes = sorted({e.shape_key: e.shape for e in items}.items())
+    skipped = [e for e in items if not e.measured]
+    lines = []
+    by_reason = group(skipped, lambda e: short_reason(e.reason))
+    for reason in sorted(by_reason, key=lambda r: (min(e.rung_index for e in by_reason[r]), r)):
+        shapes_of = {}
+        for e in by_reason[reason]:
+            shapes_of.setdefault((e.rung_index, e.variant), set()).add(e.shape_key)
+        by_shapes = {}
+        for rung, keys in sorted(shapes_of.items()):
+            by_shapes.setdefault(tuple(sorted(keys)), []).append(rung[1])
+        parts = []
+        for keys, rungs in sorted(by_shapes.items(), key=lambda kv: kv[1][0]):
+            where = "every size" if len(keys) == len(all_shapes) else ", ".join(
+                shape for key, shape in all_shapes if key in keys)
+            parts.append("{} at {}".format(", ".join(rungs), where))
+        lines.append("- not measured ({}): {}".format(reason, "; ".join(parts)))
+    return lines
+
+
 def naive_rates(entries):
     """(device, op, dtype, size) -> rate of the naive rung, where it ran."""
     return {e.case_key(): e.rate for e in entries if e.measured and e.variant == "naive"}
@@ -431,23 +461,28 @@ def device_section(device, entries, plt, out_dir):
             if op != "gemm":
                 header.append("% of copy")
             header.append("rel. error")
-            rows = []
+            rows, over_f32 = [], False
             for e in measured:
                 base = naive.get(e.case_key())
+                speedup = fmt_speedup(e.rate / base if base else None)
+                if base is None and not any(x.variant == "naive" and x.measured for x in items):
+                    # The naive rung does not take this dtype at all: compare with naive f32.
+                    base = naive.get((e.device, e.op, "f32", e.shape_key))
+                    if base:
+                        speedup, over_f32 = fmt_speedup(e.rate / base) + " †", True
                 row = [e.variant + (" (reference)" if e.is_reference else ""), e.dtype, e.shape,
-                       unit.show(e.rate), fmt_speedup(e.rate / base if base else None),
+                       unit.show(e.rate), speedup,
                        fmt_pct(e.pct_of_reference), fmt_pct(e.pct_of_peak)]
                 if op != "gemm":
                     row.append(fmt_pct(e.pct_of_copy))
                 row.append(fmt_error(e))
                 rows.append(row)
             lines += ["#### {} {}".format(op_title(op), dtype), "", md_table(header, rows), ""]
-            skipped = group([e for e in items if not e.measured], lambda e: (e.rung_index, e.variant, e.reason))
-            for (_, name, reason), group_items in sorted(skipped.items()):
-                shapes = ", ".join(e.shape for e in sorted(group_items, key=lambda e: e.shape_key))
-                lines.append("- not measured: {} at {} — {}".format(name, shapes, reason))
-            if skipped:
-                lines.append("")
+            if over_f32:
+                lines += ["† over the naive rung in f32 (the naive rung does not take {}).".format(dtype), ""]
+            notes = skipped_notes(items)
+            if notes:
+                lines += notes + [""]
         if plt is not None:
             charts = [ladder_chart(plt, out_dir, device, op, op_entries)]
             if op == "gemm":
