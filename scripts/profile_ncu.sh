@@ -74,7 +74,7 @@ if [[ -z $rungs ]]; then
   if [[ $dry_run == 1 ]] && ! "$bench" --backend "$device" --list-rungs "$op" >/dev/null 2>&1; then
     rungs="RUNG"
   else
-    rungs=$("$bench" --backend "$device" --list-rungs "$op" 2>/dev/null | paste -sd, -) ||
+    rungs=$("$bench" --backend "$device" --dtype "$dtype" --list-rungs "$op" 2>/dev/null | paste -sd, -) ||
       die "cannot list the $op rungs of $device: $("$bench" --backend "$device" --list-rungs "$op" 2>&1 | tail -n1)"
   fi
 fi
@@ -114,7 +114,7 @@ for rung in "${rung_list[@]}"; do
       --metrics "$metric_list" --launch-count "$launch_count" --force-overwrite \
       --export "$out/ncu/$tag" \
       "$bench" --backend "$device" --op "$op" --dtype "$dtype" --sizes "$size" --variants "$rung" \
-      --no-reference --warmup 0 --repeats 1 --min-time 0 --flush-mb 0 --quiet; then
+      --no-reference --warmup 0 --repeats 1 --min-time 0 --flush-mb 0; then
     echo "profile_ncu.sh: ncu failed for $rung (see $out/ncu/$tag.log)" >&2
     if grep -q ERR_NVGPUCTRPERM "$out/ncu/$tag.log" 2>/dev/null; then
       echo "profile_ncu.sh: no permission for GPU counters (run as root, or load the driver with" \
@@ -168,7 +168,16 @@ for rung, path in pairs:
     # The CSV starts at the header line naming "Kernel Name" (ncu may print ==PROF== lines first).
     start = next((i for i, l in enumerate(lines) if '"Kernel Name"' in l), None)
     if start is None:
-        rows.append({"op": op, "dtype": dtype, "shape": size, "rung": rung, "kernel": "(no kernel profiled)"})
+        # Why: the benchmark's table line for the rung ("skipped: reason"), in the ncu log.
+        why = "no kernel profiled"
+        log = path[:-len(".csv")] + ".log"
+        if os.path.exists(log):
+            with open(log, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    fields = line.split()
+                    if rung in fields and ("skipped:" in fields or "failed:" in fields):
+                        why = line.split(":", 1)[0].split()[-1] + ":" + line.split(":", 1)[1].rstrip()
+        rows.append({"op": op, "dtype": dtype, "shape": size, "rung": rung, "kernel": "({})".format(why.strip())})
         continue
     table = list(csv.reader(io.StringIO("\n".join(lines[start:]))))
     header, body = table[0], table[1:]

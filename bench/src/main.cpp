@@ -100,13 +100,25 @@ bool write_json(const std::string& path, const nlohmann::json& run) {
   return true;
 }
 
-// --list-rungs OP: machine-readable ladder of the first selected device (for scripts).
+// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that
+// exact f32 rungs satisfy too.
+bool takes(const VariantInfo& v, BenchType type) {
+  const std::string list = std::string(",") + v.dtypes + ",";
+  auto has = [&](const char* name) { return list.find(std::string(",") + name + ",") != std::string::npos; };
+  return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
+}
+
+// --list-rungs OP: the rungs of the first selected device that run here (and take one of
+// the --dtype types, when given), one a line, for scripts.
 int list_rungs(const Options& options) {
   const auto specs = resolve_backends(options);
   if (!specs || specs->empty()) return 2;
   Device device((*specs)[0]);
-  for (const auto& v : device.variants(options.list_rungs == "gemm" ? GK_OP_GEMM : GK_OP_SOFTMAX))
-    if (v.runs_here) fmt::print("{}\n", v.name);
+  for (const auto& v : device.variants(options.list_rungs == "gemm" ? GK_OP_GEMM : GK_OP_SOFTMAX)) {
+    bool wanted = v.runs_here != 0 && options.types.empty();
+    for (BenchType type : options.types) wanted = wanted || (v.runs_here && takes(v, type));
+    if (wanted) fmt::print("{}\n", v.name);
+  }
   return 0;
 }
 

@@ -139,7 +139,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "(existing, or ending in '/'); one file per device");
   app.add_flag("--list", options.list, "list backends, devices and rungs (like gpukern-info) and exit");
   app.add_option("--list-rungs", options.list_rungs,
-                 "print the names of the OP rungs that can run on the --backend device, one a line, and exit")
+                 "print the names of the OP rungs that run on the --backend device (and take a --dtype), one a line, and exit")
       ->check(CLI::IsMember({"gemm", "softmax"}));
   app.add_flag("--check", options.check, "exit with 1 when a result exceeds its error bound");
   app.add_flag("-q,--quiet", options.quiet, "no table on stdout");
