@@ -26,6 +26,7 @@ VENDOR_NAMES = {
     "cublas": "cuBLAS", "cudnn": "cuDNN", "openblas": "OpenBLAS", "rocblas": "rocBLAS",
     "hipblas": "hipBLAS", "hipblaslt": "hipBLASLt", "miopen": "MIOpen",
 }
+LEGEND_ORDER = {"device copy": (-1, "device copy")}  # legend label -> (ladder index, name)
 PROFILE_COLUMNS = [
     ("rung", "rung"), ("kernel", "kernel"), ("sm_throughput_pct", "SM %"),
     ("dram_throughput_pct", "DRAM %"), ("l2_throughput_pct", "L2 %"),
@@ -166,6 +167,14 @@ def fmt_rate(value):
     return "{:.{}f}".format(value, digits)
 
 
+def fmt_compact(value):
+    """Bar labels: 3 significant digits with k / M, e.g. 6.06k, 670k, 1.07M."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return fmt_rate(value / scale) + suffix
+    return fmt_rate(value)
+
+
 def fmt_pct(value):
     return "—" if value is None else "{:.0f}%".format(value) if value >= 10 else "{:.1f}%".format(value)
 
@@ -269,6 +278,16 @@ def largest_case(entries):
     return max(measured, key=lambda e: (e.work, e.shape_key)).shape_key
 
 
+def fullest_case(entries):
+    """The shape where the most rungs were measured (the whole ladder, naive included, where
+    possible); ties: the largest."""
+    counts = {}
+    for e in entries:
+        if e.measured:
+            counts[e.shape_key] = counts.get(e.shape_key, 0) + 1
+    return max(counts, key=lambda k: (counts[k], k)) if counts else None
+
+
 def best_rows(entries):
     """Cross-device rows: per op, dtype and device, the fastest non-reference rung at the
     device's largest measured size, with the vendor rung of the same case."""
@@ -306,8 +325,21 @@ def plotting():
 
 
 def rung_color(entry):
-    """The same colour for a rung in every panel of a device."""
-    return "C{}".format(entry.rung_index % 10)
+    """The same colour for a rung in every panel of a device (20 distinct colours: ladders
+    have up to 13 rungs)."""
+    import matplotlib
+    return matplotlib.colormaps["tab20"](entry.rung_index % 20)
+
+
+def figure_legend(fig, axes):
+    """One legend for all panels, right of them: each label once, in ladder order."""
+    seen = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, handle)
+    order = sorted(seen, key=lambda label: LEGEND_ORDER.get(label, (99, label)))
+    fig.legend([seen[k] for k in order], order, fontsize=7, loc="upper left",
+               bbox_to_anchor=(1.0, 0.95))
 
 
 def plain_formatter():
@@ -318,7 +350,8 @@ def plain_formatter():
 
 def save(fig, out_dir, name):
     # No Software/date metadata: the same inputs give the same bytes.
-    fig.savefig(os.path.join(out_dir, name), format="png", metadata={"Software": None})
+    fig.savefig(os.path.join(out_dir, name), format="png", metadata={"Software": None},
+                bbox_inches="tight")
     fig.clf()
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -336,7 +369,7 @@ def ladder_chart(plt, out_dir, device, op, entries):
     fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(rungs) + 2), 4.2))
     width = 0.8 / max(1, len(dtypes))
     for di, dtype in enumerate(dtypes):
-        shape_key = largest_case(by_dtype[dtype])
+        shape_key = fullest_case(by_dtype[dtype])
         at = {e.variant: e for e in by_dtype[dtype] if e.shape_key == shape_key}
         xs, ys, hatches = [], [], []
         for ri, (_, name) in enumerate(rungs):
@@ -348,7 +381,7 @@ def ladder_chart(plt, out_dir, device, op, entries):
         bars = ax.bar(xs, ys, width, label="{} @ {}".format(dtype, shape))
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
-        ax.bar_label(bars, labels=[fmt_rate(y) for y in ys], fontsize=6, padding=1)
+        ax.bar_label(bars, labels=[fmt_compact(y) for y in ys], fontsize=6, padding=2, rotation=90)
     ax.set_xticks(range(len(rungs)))
     ax.set_xticklabels([name for _, name in rungs], rotation=30, ha="right")
     ax.set_yscale("log")
@@ -356,6 +389,7 @@ def ladder_chart(plt, out_dir, device, op, entries):
     ax.margins(y=0.15)
     ax.set_ylabel(unit.name)
     ax.set_title("{} — {} ladder (hatched: vendor reference)".format(device, op_title(op)))
+    ax.set_ylim(top=ax.get_ylim()[1] * 3)  # room for the rotated labels
     ax.legend(loc="upper left", fontsize=8)
     fig.tight_layout()
     return save(fig, out_dir, "{}-{}-ladder.png".format(slug(device), op))
@@ -370,20 +404,30 @@ def size_chart(plt, out_dir, device, entries):
     fig, axes = plt.subplots(1, len(dtypes), figsize=(4.2 * len(dtypes), 3.8), squeeze=False)
     for ax, dtype in zip(axes[0], dtypes):
         by_rung = group(by_dtype[dtype], lambda e: (e.rung_index, e.variant))
-        for (_, name), items in sorted(by_rung.items()):
+        for (index, name), items in sorted(by_rung.items()):
+            LEGEND_ORDER[name] = (index, name)
             items = sorted(items, key=lambda e: e.shape_key)
-            style = "--" if items[0].is_reference else "-"
-            ax.plot([(e.work / 2) ** (1 / 3) for e in items], [e.rate for e in items], style,
-                    marker="o", markersize=3, label=name, color=rung_color(items[0]))
+            # Square sizes as a line; other shapes as unconnected hollow markers at the cube
+            # root of M*N*K (a 4097x4095x4093 point would otherwise make a vertical zigzag).
+            square = [e for e in items if e.shape.endswith("³")]
+            other = [e for e in items if not e.shape.endswith("³")]
+            color = rung_color(items[0])
+            ax.plot([(e.work / 2) ** (1 / 3) for e in square], [e.rate for e in square],
+                    "--" if items[0].is_reference else "-", marker="o", markersize=3, label=name,
+                    color=color)
+            if other:
+                ax.plot([(e.work / 2) ** (1 / 3) for e in other], [e.rate for e in other], "none",
+                        marker="D", markersize=5, markerfacecolor="none", color=color,
+                        label=None if square else name)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.xaxis.set_major_formatter(plain_formatter())
         ax.yaxis.set_major_formatter(plain_formatter())
-        ax.set_xlabel("size (cube root of M·N·K)")
+        ax.set_xlabel("size (cube root of M·N·K; ◇ = not square)")
         ax.set_ylabel("GFLOP/s")
         ax.set_title("{}: {}".format(device, dtype))
-        ax.legend(fontsize=7)
     fig.tight_layout()
+    figure_legend(fig, axes[0])
     return save(fig, out_dir, "{}-gemm-size.png".format(slug(device)))
 
 
@@ -409,7 +453,8 @@ def columns_chart(plt, out_dir, device, op, entries):
         if copy:
             cols = sorted(copy)
             ax.plot(cols, [unit.of(copy[c]) for c in cols], "k--", linewidth=1.5, label="device copy")
-        for (_, name), rung_items in sorted(group(kept, lambda e: (e.rung_index, e.variant)).items()):
+        for (index, name), rung_items in sorted(group(kept, lambda e: (e.rung_index, e.variant)).items()):
+            LEGEND_ORDER[name] = (index, name)
             rung_items = sorted(rung_items, key=lambda e: e.cols)
             ax.plot([e.cols for e in rung_items], [unit.of(e.rate) for e in rung_items],
                     ":" if rung_items[0].is_reference else "-", marker="o", markersize=3, label=name,
@@ -420,8 +465,8 @@ def columns_chart(plt, out_dir, device, op, entries):
         ax.set_ylabel("{} (read + written)".format(unit.name))
         ax.set_ylim(bottom=0)
         ax.set_title("{}: {}".format(device, dtype))
-        ax.legend(fontsize=7)
     fig.tight_layout()
+    figure_legend(fig, axes[0])
     return save(fig, out_dir, "{}-{}-cols.png".format(slug(device), op))
 
 
