@@ -27,8 +27,8 @@ namespace gpukern::cpu {
 /// Elements per online block: 8 KiB of f32, well inside L1 for the second read.
 constexpr int64_t kSoftmaxBlock = 2048;
 static_assert(kSoftmaxBlock % 16 == 0, "blocks are whole AVX-512 vectors");
-/// Longest row whose exponentials are kept (64 KiB of f32 per thread, in L2).
-constexpr int64_t kSoftmaxScratch = 16384;
+/// Longest row whose exponentials are kept (256 KiB of f32 per thread, in L2).
+constexpr int64_t kSoftmaxScratch = 65536;
 static_assert(kSoftmaxScratch % kSoftmaxBlock == 0, "the scratch row holds whole blocks");
 
 struct SoftmaxKernel {
