@@ -187,5 +187,29 @@ TEST(SoftmaxRows, SpecialRows) {
   }
 }
 
+TEST(SoftmaxRows, MaxJumpsBetweenBlocks) {
+  // Later blocks raising the max a little (rescale) or by more than exp's safe range
+  // from the running max (the block is redone against its own max), and falling again.
+  for (Isa isa : supported_isas()) {
+    const SoftmaxKernel& kernel = softmax_kernel_for(isa);
+    for (float jump : {3.0f, 63.0f, 65.0f, 100.0f, 300.0f})
+      for (bool log : {false, true}) {
+        std::vector<float> x(3 * kSoftmaxBlock + 5);
+        for (std::size_t i = 0; i < x.size(); ++i)
+          x[i] = 0.001f * static_cast<float>(i % 97) + (i >= kSoftmaxBlock && i < 2 * kSoftmaxBlock ? jump : 0.0f);
+        const std::vector<float> y = run_row(kernel, x, log);
+        double max = -INFINITY, sum = 0;
+        for (float v : x) max = std::max(max, double(v));
+        for (float v : x) sum += std::exp(v - max);
+        std::vector<double> ref, got;
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          ref.push_back(log ? x[i] - max - std::log(sum) : std::exp(x[i] - max) / sum);
+          got.push_back(y[i]);
+        }
+        EXPECT_LE(relative_error(ref, got), 1e-5) << kernel.name << " jump " << jump << (log ? " log" : "");
+      }
+  }
+}
+
 }  // namespace
 }  // namespace gpukern::cpu::test

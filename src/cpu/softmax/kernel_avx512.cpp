@@ -80,52 +80,16 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
   float block_ref[kSoftmaxScratch / kSoftmaxBlock];  // the max each kept block was exponentiated against
   float max = -INFINITY;
   __m512 sum = _mm512_setzero_ps();
-  // ---- pass 1: online max and sum of exp, one block of the row at a time ----
-  for (int64_t first = 0, block = 0; first < n; first += kSoftmaxBlock, ++block) {
-    const T* xb = x + first;
-    const int64_t len = n - first < kSoftmaxBlock ? n - first : kSoftmaxBlock;
-    __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
-    __mmask16 nan = 0;  // maxps drops NaN, so NaN is tracked on the side
-    int64_t j = 0;
-    float* sb = scratch + first;  // this block's scratch (kept rows only)
-    for (; j + 32 <= len; j += 32) {
-      const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
-      max0 = _mm512_max_ps(max0, v0);
-      max1 = _mm512_max_ps(max1, v1);
-      nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);  // unordered: a NaN in either
-      if (convert_once) {
-        _mm512_store_ps(sb + j, v0);
-        _mm512_store_ps(sb + j + 16, v1);
-      }
-    }
-    for (; j < len; j += 16) {
-      const __m512 v = load_or_neg_inf(xb + j, first_lanes(len - j));
-      max0 = _mm512_max_ps(max0, v);
-      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
-      if (convert_once) _mm512_store_ps(sb + j, v);  // -inf past the row: exp gives 0
-    }
-    if (nan) return fill_nan(y, n);  // NaN anywhere makes the whole row NaN
-    const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
-    if (keep) block_ref[block] = block_max > max ? block_max : max;
-    if (block_max == -INFINITY) {  // all -inf so far: exp(-inf) adds nothing
-      if (keep)
-        for (j = 0; j < len; j += 16) _mm512_store_ps(sb + j, _mm512_setzero_ps());
-      for (j = 0; j < len; j += 16) prefetch.step<T>();
-      continue;
-    }
-    if (block_max > max) {  // rescale what was summed against the old maximum
-      sum = _mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max)));
-      max = block_max;
-    }
-    // Second read of the block, from L1 (the converted copy for f16/bf16 kept rows).
-    auto source = [&](int64_t at, __mmask16 mask) {
-      return convert_once ? _mm512_load_ps(sb + at) : load_or_neg_inf(xb + at, mask);
-    };
-    const __m512 vmax = _mm512_set1_ps(max);
+
+  // Sum of exp(source(j) - ref) over a block of len elements, storing the exponentials
+  // at sb when the row is kept.
+  auto exp_block = [&](auto source, int64_t len, float* sb, float ref) {
+    const __m512 vref = _mm512_set1_ps(ref);
     __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
-    for (j = 0; j + 32 <= len; j += 32) {
-      const __m512 e0 = avx512::exp(_mm512_sub_ps(source(j, kAll), vmax));
-      const __m512 e1 = avx512::exp(_mm512_sub_ps(source(j + 16, kAll), vmax));
+    int64_t j = 0;
+    for (; j + 32 <= len; j += 32) {
+      const __m512 e0 = avx512::exp(_mm512_sub_ps(source(j, kAll), vref));
+      const __m512 e1 = avx512::exp(_mm512_sub_ps(source(j + 16, kAll), vref));
       sum0 = _mm512_add_ps(sum0, e0);
       sum1 = _mm512_add_ps(sum1, e1);
       if (keep) {
@@ -136,12 +100,104 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
       prefetch.step<T>();
     }
     for (; j < len; j += 16) {
-      const __m512 e = avx512::exp(_mm512_sub_ps(source(j, first_lanes(len - j)), vmax));
+      const __m512 e = avx512::exp(_mm512_sub_ps(source(j, first_lanes(len - j)), vref));
       sum0 = _mm512_add_ps(sum0, e);
       if (keep) _mm512_store_ps(sb + j, e);
       prefetch.step<T>();
     }
-    sum = _mm512_add_ps(sum, _mm512_add_ps(sum0, sum1));
+    return _mm512_add_ps(sum0, sum1);
+  };
+
+  // ---- pass 1: online max and sum of exp, one block of the row at a time ----
+  for (int64_t first = 0, block = 0; first < n; first += kSoftmaxBlock, ++block) {
+    const T* xb = x + first;
+    const int64_t len = n - first < kSoftmaxBlock ? n - first : kSoftmaxBlock;
+    float* sb = scratch + first;  // this block's scratch (kept rows only)
+    auto from_x = [&](int64_t at, __mmask16 mask) { return load_or_neg_inf(xb + at, mask); };
+    __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
+    __mmask16 nan = 0;  // maxps drops NaN, so NaN is tracked on the side
+
+    if (max != -INFINITY) {
+      // One read: exponentials against the running max, the block's max on the side.
+      // Values up to kSlack above the running max are fine (exp(64) ~ 6e27, far from
+      // overflow even summed); a larger jump redoes the block against its own max.
+      constexpr float kSlack = 64.0f;
+      const __m512 vref = _mm512_set1_ps(max);
+      __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
+      int64_t j = 0;
+      for (; j + 32 <= len; j += 32) {
+        const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
+        max0 = _mm512_max_ps(max0, v0);
+        max1 = _mm512_max_ps(max1, v1);
+        nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);  // unordered: a NaN in either
+        const __m512 e0 = avx512::exp(_mm512_sub_ps(v0, vref)), e1 = avx512::exp(_mm512_sub_ps(v1, vref));
+        sum0 = _mm512_add_ps(sum0, e0);
+        sum1 = _mm512_add_ps(sum1, e1);
+        if (keep) {
+          _mm512_store_ps(sb + j, e0);
+          _mm512_store_ps(sb + j + 16, e1);
+        }
+        prefetch.step<T>();
+        prefetch.step<T>();
+      }
+      for (; j < len; j += 16) {
+        const __m512 v = from_x(j, first_lanes(len - j));
+        max0 = _mm512_max_ps(max0, v);
+        nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+        const __m512 e = avx512::exp(_mm512_sub_ps(v, vref));
+        sum0 = _mm512_add_ps(sum0, e);
+        if (keep) _mm512_store_ps(sb + j, e);
+        prefetch.step<T>();
+      }
+      if (nan) return fill_nan(y, n);  // NaN anywhere makes the whole row NaN
+      const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
+      if (block_max <= max + kSlack) {
+        if (keep) block_ref[block] = max;
+        sum = _mm512_add_ps(sum, _mm512_add_ps(sum0, sum1));
+      } else {
+        if (keep) block_ref[block] = block_max;
+        sum = _mm512_add_ps(_mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max))),
+                            exp_block(from_x, len, sb, block_max));
+        max = block_max;
+      }
+      if (block_max > max) {  // rescale to the new maximum
+        sum = _mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max)));
+        max = block_max;
+      }
+      continue;
+    }
+
+    // No finite maximum yet: the block's max first (one read), then its exponentials (a
+    // second read, from L1; f16/bf16 kept rows read the f32 copy the first read stored).
+    int64_t j = 0;
+    for (; j + 32 <= len; j += 32) {
+      const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
+      max0 = _mm512_max_ps(max0, v0);
+      max1 = _mm512_max_ps(max1, v1);
+      nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);
+      if (convert_once) {
+        _mm512_store_ps(sb + j, v0);
+        _mm512_store_ps(sb + j + 16, v1);
+      }
+    }
+    for (; j < len; j += 16) {
+      const __m512 v = from_x(j, first_lanes(len - j));
+      max0 = _mm512_max_ps(max0, v);
+      nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      if (convert_once) _mm512_store_ps(sb + j, v);  // -inf past the row: exp gives 0
+    }
+    if (nan) return fill_nan(y, n);
+    const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
+    if (keep) block_ref[block] = block_max;
+    if (block_max == -INFINITY) {  // all -inf so far: exp(-inf) adds nothing
+      if (keep)
+        for (j = 0; j < len; j += 16) _mm512_store_ps(sb + j, _mm512_setzero_ps());
+      for (j = 0; j < len; j += 16) prefetch.step<T>();
+      continue;
+    }
+    max = block_max;  // the sum so far is 0: nothing to rescale
+    auto from_copy = [&](int64_t at, __mmask16) { return _mm512_load_ps(sb + at); };
+    sum = convert_once ? exp_block(from_copy, len, sb, max) : exp_block(from_x, len, sb, max);
   }
   if (max == -INFINITY) return fill_nan(y, n);  // a row of all -inf is NaN, as in PyTorch
 
