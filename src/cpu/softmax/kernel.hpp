@@ -2,17 +2,20 @@
 // per-ISA row kernels (kernel_avx512.cpp, kernel_avx2.cpp, kernel_scalar.cpp).
 //
 // Each kernel computes, per row, in f32 whatever the storage type:
-//   pass 1 (one read of the row from memory): blocks of kSoftmaxBlock elements; per block
-//          the maximum (one read), then exp(x - running max) re-reading the block from L1,
-//          summed, the running sum rescaled by exp(old max - new max) when the max grows:
-//          the online softmax of the seeds, with one rescale per block instead of per
-//          element. Rows up to kSoftmaxScratch elements also keep these exponentials in
-//          a per-thread f32 scratch row (L2), with the max each block used;
+//   pass 1 (one read of the row from memory): blocks of kSoftmaxBlock elements, summing
+//          exp(x - running max) and rescaling the sum by exp(old max - new max) when the
+//          max grows: the online softmax of the seeds, rescaled once per block instead of
+//          per element. The AVX-512 kernel reads each block once (exponentials against
+//          the running max, the block's max on the side; redone only when the max jumps
+//          by more than 64); until a finite max exists, and in the AVX2 and scalar
+//          kernels, a block is read twice (its max, then its exponentials, from L1).
+//          Rows up to kSoftmaxScratch elements keep these exponentials in a per-thread
+//          f32 scratch row (L2), with the max each block used (AVX-512 kernel);
 //   pass 2: y = scratch * exp(block max - max) / sum (one multiply: each exp computed
 //          once), or exp(x - max) / sum for longer rows, or x - max - log(sum) for
 //          log-softmax. Memory sees one read and one write per element, as a copy does.
 // While a row is processed, the next row is prefetched into L2 a little at a time, so the
-// memory stream never stalls behind the arithmetic.
+// memory stream never stalls behind the arithmetic (AVX-512 kernel).
 // Special values as PyTorch: NaN anywhere in a row -> the whole row NaN; a row of all -inf
 // -> NaN. exp underflows to 0, never overflows (x - max <= 0).
 #pragma once
