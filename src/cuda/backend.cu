@@ -61,13 +61,13 @@ class CudaTimer final : public core::Timer {
     GK_GPU_CHECK(gpu::set_device(device_));
     GK_GPU_CHECK(gpu::event_create(&start_));
     if (auto e = gpu::event_create(&stop_); e != gpu::kSuccess) {
-      gpu::event_destroy(start_);
+      (void)gpu::event_destroy(start_);
       GK_GPU_CHECK(e);
     }
   }
   ~CudaTimer() override {
-    gpu::event_destroy(start_);
-    gpu::event_destroy(stop_);
+    (void)gpu::event_destroy(start_);
+    (void)gpu::event_destroy(stop_);
   }
   void start() override { GK_GPU_CHECK(gpu::event_record(start_, stream_)); }
   void stop() override { GK_GPU_CHECK(gpu::event_record(stop_, stream_)); }
@@ -102,12 +102,12 @@ class CudaBackend final : public core::Backend {
   }
 
   ~CudaBackend() override {
-    gpu::set_device(ctx_.device);
+    (void)gpu::set_device(ctx_.device);
 #if defined(GPUKERN_CUDA)
     if (cublas_) cublasDestroy(cublas_);
 #endif
-    gpu::stream_synchronize(own_stream_);
-    gpu::stream_destroy(own_stream_);
+    (void)gpu::stream_synchronize(own_stream_);
+    (void)gpu::stream_destroy(own_stream_);
   }
 
   core::DeviceInfo device_info() const override {
@@ -146,7 +146,7 @@ class CudaBackend final : public core::Backend {
 
   void free(void* ptr) noexcept override {
     if (!ptr) return;
-    gpu::set_device(ctx_.device);
+    (void)gpu::set_device(ctx_.device);
     if (gpu::error_t e = gpu::device_free(ptr); e != gpu::kSuccess)
       core::log_line(core::LogLevel::Warn, std::string("freeing device memory failed: ") + gpu::error_string(e));
   }

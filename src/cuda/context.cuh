@@ -17,7 +17,7 @@ namespace gpukern::cuda {
 struct CudaContext {
   gpu::stream_t stream = nullptr;
   int device = 0;
-  int arch = 0;                // compute capability as 10*major + minor, e.g. 90 (HIP: gfx90a -> 910, gfx1030 -> 1030)
+  int arch = 0;                // compute capability as 10*major + minor, e.g. 90 (HIP: the gfx number read as hex, gfx90a -> 0x90a)
   int sm_count = 0;            // SMs (HIP: compute units)
   int warp_size = 32;          // lanes per warp of this device (HIP: 64 on CDNA, 32 on RDNA); see gpu::with_warp_size
   size_t smem_per_block_optin = 0;  // bytes a block can opt in to

@@ -311,3 +311,21 @@ error_t allow_dynamic_smem(Kernel kernel, size_t bytes) {
 #endif
 
 }  // namespace gpukern::gpu
+
+// ---- Register-level helpers (additive) ----
+
+namespace gpukern::gpu {
+
+/// An empty asm that "may change" a 32-bit register: the compiler forgets what it
+/// holds (and so cannot keep derived values alive across it). The register class
+/// differs: any register on NVIDIA, a per-lane VGPR on AMD (an SGPR would be illegal
+/// for a per-lane value).
+__device__ __forceinline__ void forget_value(uint32_t& word) {
+#if defined(GPUKERN_HIP)
+  asm volatile("" : "+v"(word));
+#else
+  asm volatile("" : "+r"(word));
+#endif
+}
+
+}  // namespace gpukern::gpu

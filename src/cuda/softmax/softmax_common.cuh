@@ -273,7 +273,7 @@ __device__ __forceinline__ void launder(Pack<T, V>& p) {
   uint32_t w[sizeof(p) / 4];
   memcpy(w, &p, sizeof(p));
 #pragma unroll
-  for (size_t i = 0; i < sizeof(p) / 4; ++i) asm volatile("" : "+r"(w[i]));
+  for (size_t i = 0; i < sizeof(p) / 4; ++i) gpu::forget_value(w[i]);
   memcpy(&p, w, sizeof(p));
 }
 
