@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace gpukern::gpu {
 
@@ -199,8 +200,6 @@ __device__ __forceinline__ void cp_async_wait() {
 // warp size takes it as a template parameter, the launcher picks the instantiation
 // matching the device's warp size (read at run time, CudaContext::warp_size), and each
 // device pass compiles only the instantiation of its own wavefront size.
-
-#include <type_traits>
 
 namespace gpukern::gpu {
 
