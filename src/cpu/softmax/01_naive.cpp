@@ -24,9 +24,12 @@ void naive_rows(const core::SoftmaxArgs& s) {
       const float v = to_float(xr[j]);
       if (v > max || std::isnan(v)) max = std::isnan(max) ? max : v;
     }
-    float sum = 0.0f;
-    for (int64_t j = 0; j < s.cols; ++j) sum += std::exp(to_float(xr[j]) - max);
-    const float log_sum = std::log(sum);
+    // The sum is kept in double: a plain f32 running sum drifts past the f32 error bound
+    // on long rows (2.8e-5 at 32768 columns), while every exp stays f32 math.
+    double sum_d = 0.0;
+    for (int64_t j = 0; j < s.cols; ++j) sum_d += std::exp(to_float(xr[j]) - max);
+    const float sum = static_cast<float>(sum_d);
+    const float log_sum = static_cast<float>(std::log(sum_d));
     for (int64_t j = 0; j < s.cols; ++j) {
       const float shifted = to_float(xr[j]) - max;
       yr[j] = from_float<T>(s.log ? shifted - log_sum : std::exp(shifted) / sum);
