@@ -3,7 +3,10 @@
 #   * the mfma rung's code for gfx90a (and gfx940 when built) holds f16 and bf16
 #     v_mfma_f32_32x32x8 instructions (disassembled with llvm-objdump);
 #   * wavefront sizes as the targets have them: 64 on gfx9 (CDNA), 32 on gfx10 (RDNA),
-#     and no MFMA in RDNA code.
+#     and no MFMA in RDNA code;
+#   * the warp-size dispatch of the shared sources (gpu::with_warp_size): a kernel
+#     instantiated for 32 and 64 lanes (coalesced, warptile) has code only in the
+#     instantiation of the target's own wavefront size, an empty one (s_endpgm) in the other.
 # Run as: cmake -DMODULE=... -DARCHS="gfx90a;gfx940;gfx1030" -DROC_OBJ_LS=... -DROC_OBJ_EXTRACT=...
 #               -DOBJDUMP=... -DREADELF=... -DWORK_DIR=... -P code_objects_test.cmake
 # Exit 77 (skipped) when a tool is missing.
@@ -58,6 +61,7 @@ foreach(target IN LISTS targets)
 endforeach()
 
 # Disassemble every code object; count MFMA instructions and check wavefront sizes.
+set(warp_checked 0)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 set(index 0)
@@ -71,6 +75,10 @@ foreach(entry IN LISTS objects)
   if(NOT rc EQUAL 0)
     fail("roc-obj-extract ${uri}: ${err}")
     continue()
+  endif()
+  set(expected_wave 64)
+  if(target MATCHES "^gfx1[0-9]")
+    set(expected_wave 32)
   endif()
   execute_process(COMMAND ${OBJDUMP} -d --mcpu=${target} ${co} OUTPUT_VARIABLE asm RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
@@ -87,16 +95,28 @@ foreach(entry IN LISTS objects)
   math(EXPR mfma_bf16_${target} "${mfma_bf16_${target}} + ${n_bf16}")
   math(EXPR mfma_all_${target} "${mfma_all_${target}} + ${n_mfma}")
 
+  # Kernels templated on the warp size: "<size> FUNC ... name" with name ...kernelILi<32|64>E...
+  execute_process(COMMAND ${READELF} -s ${co} OUTPUT_VARIABLE symbols)
+  string(REGEX MATCHALL "[0-9]+ FUNC[^\n]*[0-9](warptile|coalesced)_kernelILi[0-9]+E[^\n]*" templated "${symbols}")
+  foreach(symbol IN LISTS templated)
+    string(REGEX MATCH "^([0-9]+) .*[0-9]([a-z]+)_kernelILi([0-9]+)E" _ "${symbol}")
+    set(size ${CMAKE_MATCH_1})
+    set(kernel ${CMAKE_MATCH_2})
+    set(lanes ${CMAKE_MATCH_3})
+    if(lanes EQUAL expected_wave AND size LESS 64)
+      fail("${target}: ${kernel}_kernel for ${lanes} lanes is empty (${size} bytes): the target's own warp size")
+    elseif(NOT lanes EQUAL expected_wave AND size GREATER 16)
+      fail("${target}: ${kernel}_kernel for ${lanes} lanes has code (${size} bytes) on a ${expected_wave}-lane target")
+    endif()
+    math(EXPR warp_checked "${warp_checked} + 1")
+  endforeach()
+
   execute_process(COMMAND ${READELF} --notes ${co} OUTPUT_VARIABLE notes)
   string(REGEX MATCHALL "\\.wavefront_size: *[0-9]+" sizes "${notes}")
   list(REMOVE_DUPLICATES sizes)
-  set(expected 64)
-  if(target MATCHES "^gfx1[0-9]")
-    set(expected 32)
-  endif()
   foreach(size IN LISTS sizes)
-    if(NOT size MATCHES ": *${expected}$")
-      fail("${target} code object ${index} has ${size}, expected ${expected}")
+    if(NOT size MATCHES ": *${expected_wave}$")
+      fail("${target} code object ${index} has ${size}, expected ${expected_wave}")
     endif()
   endforeach()
 endforeach()
@@ -116,6 +136,11 @@ foreach(target IN LISTS targets)
     fail("${target} has no matrix cores but its code holds MFMA instructions")
   endif()
 endforeach()
+
+message("warp-size instantiations checked: ${warp_checked}")
+if(NOT warp_checked GREATER 0)
+  fail("found no warp-size-templated kernel (coalesced, warptile) to check")
+endif()
 
 if(failures)
   message(FATAL_ERROR "hip.code_objects failed:\n${failures}")
