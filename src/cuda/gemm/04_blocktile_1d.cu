@@ -63,19 +63,15 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) blocktile_1d_kern
 
 std::string blocktile_1d_supports(const core::GemmArgs& args, const CudaContext&) {
   if (auto why = check_int_dims(args); !why.empty()) return why;
-  return check_grid(ceil_div<int64_t>(args.n, Blocktile1dConfig::kBlockN),
-                    ceil_div<int64_t>(args.m, Blocktile1dConfig::kBlockM));
+  return check_block_tile_grid<Blocktile1dConfig>(args);
 }
 
 void blocktile_1d_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  using Cfg = Blocktile1dConfig;
   const SgemmProblem p = make_problem(args);
   if (empty_output(p)) return;
-  const dim3 grid(ceil_div(p.n, Cfg::kBlockN), ceil_div(p.m, Cfg::kBlockM));
-  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, Cfg::kThreads, 0, ctx.stream>>>(p);
+  launch_block_tiles<Blocktile1dConfig>(p, ctx, [](auto ta, auto tb) {
+    return blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value>;
   });
-  GK_LAUNCH_CHECK();
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -66,14 +66,7 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warpt
     }
     __syncthreads();
   }
-#pragma unroll
-  for (int i = 0; i < T::kThreadM; ++i) {
-    const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
-#pragma unroll
-    for (int j = 0; j < T::kSubN; ++j)
-      store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
-               make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
-  }
+  store_warp_tile<T>(p, row0, col0, r_base, c_base, acc, c_vec);
 }
 
 }  // namespace
@@ -83,8 +76,7 @@ std::string warptile_supports(const core::GemmArgs& args, const CudaContext& ctx
   if (auto why = check_vec4_operands(args); !why.empty()) return why;
   std::string why;
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
-    using T = WarptileConfig::Tiling<decltype(warp)::value>;
-    why = check_grid(ceil_div<int64_t>(args.n, T::kBlockN), ceil_div<int64_t>(args.m, T::kBlockM));
+    why = check_block_tile_grid<WarptileConfig::Tiling<decltype(warp)::value>>(args);
   });
   return why;
 }
@@ -95,13 +87,10 @@ void warptile_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool c_vec = c_vector_ok(p);
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
     constexpr int kWarp = decltype(warp)::value;
-    using T = WarptileConfig::Tiling<kWarp>;
-    const dim3 grid(ceil_div(p.n, T::kBlockN), ceil_div(p.m, T::kBlockM));
-    dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-      warptile_kernel<kWarp, decltype(ta)::value, decltype(tb)::value><<<grid, T::kThreads, 0, ctx.stream>>>(p, c_vec);
-    });
+    launch_block_tiles<WarptileConfig::Tiling<kWarp>>(
+        p, ctx, [](auto ta, auto tb) { return warptile_kernel<kWarp, decltype(ta)::value, decltype(tb)::value>; },
+        c_vec);
   });
-  GK_LAUNCH_CHECK();
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -203,6 +203,25 @@ inline std::string check_grid(int64_t blocks_x, int64_t blocks_y) {
   return {};
 }
 
+/// The grid of a rung that covers C with Tile::kBlockM x Tile::kBlockN block tiles of
+/// Tile::kThreads threads, one block per tile: x over the columns, y over the rows.
+template <class Tile>
+std::string check_block_tile_grid(const core::GemmArgs& args) {
+  return check_grid(ceil_div<int64_t>(args.n, Tile::kBlockN), ceil_div<int64_t>(args.m, Tile::kBlockM));
+}
+
+/// Launches such a rung's kernel on that grid: kernel_for(trans_a, trans_b) (called with
+/// std::bool_constant values, see dispatch_layout) names the kernel instantiated for the
+/// call's layout; it receives p and then `extra`.
+template <class Tile, class KernelFor, class... Extra>
+void launch_block_tiles(const SgemmProblem& p, const CudaContext& ctx, KernelFor kernel_for, Extra... extra) {
+  const dim3 grid(ceil_div(p.n, Tile::kBlockN), ceil_div(p.m, Tile::kBlockM));
+  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
+    kernel_for(ta, tb)<<<grid, Tile::kThreads, 0, ctx.stream>>>(p, extra...);
+  });
+  GK_LAUNCH_CHECK();
+}
+
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 /// Why 16-byte loads of A and B are not possible for this call ("" when they are).

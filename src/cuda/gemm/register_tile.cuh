@@ -78,7 +78,7 @@ template <class Cfg>
 std::string register_tile_supports(const core::GemmArgs& args) {
   if (auto why = check_int_dims(args); !why.empty()) return why;
   if (auto why = check_vec4_operands(args); !why.empty()) return why;
-  return check_grid(ceil_div<int64_t>(args.n, Cfg::kBlockN), ceil_div<int64_t>(args.m, Cfg::kBlockM));
+  return check_block_tile_grid<Cfg>(args);
 }
 
 /// Launches register_tile_kernel<Cfg> for the call's layout.
@@ -86,12 +86,9 @@ template <class Cfg>
 void launch_register_tile(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
   if (empty_output(p)) return;
-  const dim3 grid(ceil_div(p.n, Cfg::kBlockN), ceil_div(p.m, Cfg::kBlockM));
-  const bool c_vec = c_vector_ok(p);
-  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    register_tile_kernel<Cfg, decltype(ta)::value, decltype(tb)::value><<<grid, Cfg::kThreads, 0, ctx.stream>>>(p, c_vec);
-  });
-  GK_LAUNCH_CHECK();
+  launch_block_tiles<Cfg>(
+      p, ctx, [](auto ta, auto tb) { return register_tile_kernel<Cfg, decltype(ta)::value, decltype(tb)::value>; },
+      c_vector_ok(p));
 }
 
 }  // namespace gpukern::cuda::gemm
