@@ -15,7 +15,8 @@
 //   B (8 x 32):   B[k][j] in lane j + 32 * (k / 4), element k % 4
 //   D (32 x 32):  D[i][j] in lane j + 32 * ((i / 4) % 2), register 4 * (i / 8) + i % 4
 // so every operand of every MFMA is one 8-byte LDS read per lane. Rows are padded by 4
-// elements (40 bytes): the 32 rows one half-wave reads start in different banks. The next
+// elements to 40 bytes, which spreads the 32 rows a half-wave reads over the LDS banks
+// (unpadded 32-byte rows would put every fourth row on the same banks). The next
 // K tile is read from global memory into registers while the matrix cores work on the
 // current one.
 //
@@ -37,8 +38,8 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <limits>
+#include <type_traits>
 
 // MFMA exists on the CDNA targets of this build; elsewhere the kernel body is empty.
 #if defined(__gfx90a__) || defined(__gfx940__) || defined(__gfx941__) || defined(__gfx942__)
