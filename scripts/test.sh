@@ -12,4 +12,13 @@ args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
 [ -n "${GPUKERN_HIP_ARCHS:-}" ] && args+=("-DGPUKERN_HIP_ARCHS=${GPUKERN_HIP_ARCHS}")
 cmake -S . -B "$BUILD_DIR" "${args[@]}"
 cmake --build "$BUILD_DIR" -j "$(nproc)"
-ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)"
+"$BUILD_DIR"/bin/gpukern-info | grep -E "^backend" || true
+status=0
+ctest --test-dir "$BUILD_DIR" --output-on-failure -j "$(nproc)" || status=$?
+# ctest shows skipped tests without their reason: list the reasons (no GPU, missing ISA).
+log="$BUILD_DIR/Testing/Temporary/LastTest.log"
+if [ -f "$log" ] && grep -q "Skipped$" "$log"; then
+  echo "Skipped tests, by reason:"
+  grep -hE "Skipped$" -A1 "$log" | grep -vE "Skipped$|^--$" | sort | uniq -c | sort -rn
+fi
+exit $status

@@ -51,8 +51,9 @@ std::vector<BackendState> known_backends() {
 }
 
 std::string unavailable_message(const BackendState& backend) {
-  return "no " + upper(backend.name) + " device: " +
-         (backend.reason.empty() ? std::string("(no reason given)") : backend.reason);
+  const std::string prefix = "no " + upper(backend.name) + " device";
+  if (backend.reason.rfind(prefix, 0) == 0) return backend.reason;  // already says it
+  return prefix + ": " + (backend.reason.empty() ? std::string("(no reason given)") : backend.reason);
 }
 
 Device& shared_device(const std::string& backend) {
