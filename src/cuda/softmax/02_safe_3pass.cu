@@ -62,24 +62,14 @@ __global__ void __launch_bounds__(kThreads) safe_3pass_kernel(RowArgs<T> a) {
   }
 }
 
-template <class T, int V>
-void launch(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
-  safe_3pass_kernel<T, V><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(typed_args<T>(args));
-  GK_LAUNCH_CHECK();
-}
-
 }  // namespace
 
 std::string safe_3pass_supports(const core::SoftmaxArgs&, const CudaContext&) { return {}; }
 
 void safe_3pass_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (args.rows == 0 || args.cols == 0) return;
-  const bool vec = vector_path_ok(args);
-  with_storage_type(args.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (vec) launch<T, kVectorElems<T>>(args, ctx);
-    else launch<T, 1>(args, ctx);
+  with_storage_and_width(args, [&](auto tag, auto width) {
+    launch_block_per_row(safe_3pass_kernel<decltype(tag), decltype(width)::value>, kThreads, args, ctx);
   });
 }
 

@@ -52,21 +52,11 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
 
     const OutputScale o = output_scale(stats, a.log);
     for (int64_t i = threadIdx.x; i < num_vec; i += kThreads) {
-      float v[V];
-      unpack(load_pack<T, V, Cache::Default>(x + i * V), v);
       Pack<T, V> out;
-#pragma unroll
-      for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
+      output_pack(load_pack<T, V, Cache::Default>(x + i * V), o, out);
       store_pack<T, V>(y + i * V, out);
     }
   }
-}
-
-template <class T, int V>
-void launch(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
-  online_kernel<T, V><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(typed_args<T>(args));
-  GK_LAUNCH_CHECK();
 }
 
 }  // namespace
@@ -75,11 +65,8 @@ std::string online_supports(const core::SoftmaxArgs&, const CudaContext&) { retu
 
 void online_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (args.rows == 0 || args.cols == 0) return;
-  const bool vec = vector_path_ok(args);
-  with_storage_type(args.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (vec) launch<T, kVectorElems<T>>(args, ctx);
-    else launch<T, 1>(args, ctx);
+  with_storage_and_width(args, [&](auto tag, auto width) {
+    launch_block_per_row(online_kernel<decltype(tag), decltype(width)::value>, kThreads, args, ctx);
   });
 }
 

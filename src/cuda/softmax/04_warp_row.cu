@@ -110,10 +110,6 @@ void launch_indexed(int index, const core::SoftmaxArgs& args, const CudaContext&
   ((index == static_cast<int>(I) ? launch_config<T, V, static_cast<int>(I)>(args, ctx) : void()), ...);
 }
 
-int64_t vector_elems(const core::SoftmaxArgs& args) {
-  return vector_path_ok(args) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(args.dtype)) : 1;
-}
-
 /// The policy: the smallest configuration that holds the row; -1 when none does.
 int pick_config(const core::SoftmaxArgs& args) {
   const int64_t num_vec = args.cols / vector_elems(args);
@@ -123,11 +119,8 @@ int pick_config(const core::SoftmaxArgs& args) {
 }
 
 void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
-  const bool vec = vector_path_ok(args);
-  with_storage_type(args.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (vec) launch_indexed<T, kVectorElems<T>>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
-    else launch_indexed<T, 1>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
+  with_storage_and_width(args, [&](auto tag, auto width) {
+    launch_indexed<decltype(tag), decltype(width)::value>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
   });
 }
 

@@ -111,11 +111,8 @@ __global__ void __launch_bounds__(kSmemThreads) block_row_smem_kernel(RowArgs<T>
     const OutputScale o = output_scale(stats, a.log);
     T* y = a.y + row * a.ldy;
     for (int64_t i = threadIdx.x; i < num_vec; i += kSmemThreads) {
-      float v[V];
-      unpack(staged[i], v);
       Pack<T, V> out;
-#pragma unroll
-      for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
+      output_pack(staged[i], o, out);
       store_pack<T, V>(y + i * V, out);
     }
   }
@@ -124,10 +121,7 @@ __global__ void __launch_bounds__(kSmemThreads) block_row_smem_kernel(RowArgs<T>
 template <class T, int V, int kIndex>
 void launch_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   constexpr BlockRowConfig c = kConfigs[kIndex];
-  const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
-  block_row_kernel<T, V, c.threads, c.packs>
-      <<<static_cast<unsigned>(blocks), c.threads, 0, ctx.stream>>>(typed_args<T>(args));
-  GK_LAUNCH_CHECK();
+  launch_block_per_row(block_row_kernel<T, V, c.threads, c.packs>, c.threads, args, ctx);
 }
 
 template <class T, int V>
@@ -145,10 +139,6 @@ template <class T, int V, size_t... I>
 void launch_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>) {
   if (index == kNumConfigs) return launch_smem<T, V>(args, ctx);
   ((index == static_cast<int>(I) ? launch_config<T, V, static_cast<int>(I)>(args, ctx) : void()), ...);
-}
-
-int64_t vector_elems(const core::SoftmaxArgs& args) {
-  return vector_path_ok(args) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(args.dtype)) : 1;
 }
 
 bool fits_smem(const core::SoftmaxArgs& args, const CudaContext& ctx) {
@@ -170,11 +160,8 @@ int pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 }
 
 void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
-  const bool vec = vector_path_ok(args);
-  with_storage_type(args.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    if (vec) launch_indexed<T, kVectorElems<T>>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
-    else launch_indexed<T, 1>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
+  with_storage_and_width(args, [&](auto tag, auto width) {
+    launch_indexed<decltype(tag), decltype(width)::value>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
   });
 }
 

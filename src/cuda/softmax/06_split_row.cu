@@ -102,10 +102,6 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
 #endif
 }
 
-int64_t vector_elems(const core::SoftmaxArgs& args) {
-  return vector_path_ok(args) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(args.dtype)) : 1;
-}
-
 int64_t cluster_capacity(int config) { return int64_t(kClusterConfigs[config].threads) * kClusterConfigs[config].packs; }
 
 /// Smallest power-of-two cluster whose CTAs hold the row in `config`'s registers.
@@ -401,11 +397,8 @@ __global__ void __launch_bounds__(kBlockThreads) split_write_kernel(RowArgs<T> a
     const T* x = a.x + row * a.ldx;
     T* y = a.y + row * a.ldy;
     for (int64_t i = begin + threadIdx.x; i < end; i += kBlockThreads) {
-      float v[V];
-      unpack(load_pack<T, V, Cache::Default>(x + i * V), v);
       Pack<T, V> out;
-#pragma unroll
-      for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
+      output_pack(load_pack<T, V, Cache::Default>(x + i * V), o, out);
       store_pack<T, V>(y + i * V, out);
     }
   }

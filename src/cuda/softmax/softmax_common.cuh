@@ -60,6 +60,12 @@ inline bool vector_path_ok(const core::SoftmaxArgs& a) {
   return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0;
 }
 
+/// Elements a thread moves per access for this call: a 16-byte vector's worth on the
+/// vector path, else 1.
+inline int64_t vector_elems(const core::SoftmaxArgs& a) {
+  return vector_path_ok(a) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(a.dtype)) : 1;
+}
+
 /// Calls fn(T{}) with T the storage type of `dtype`.
 template <class Fn>
 void with_storage_type(core::DType dtype, Fn&& fn) {
@@ -70,9 +76,31 @@ void with_storage_type(core::DType dtype, Fn&& fn) {
   }
 }
 
+/// Calls fn(T{}, std::integral_constant<int, V>{}) with T the call's storage type and V
+/// the elements per access: kVectorElems<T> where the 16-byte path serves the call
+/// (vector_path_ok), 1 otherwise. Rungs instantiate their kernels <T, V> through it.
+template <class Fn>
+void with_storage_and_width(const core::SoftmaxArgs& a, Fn&& fn) {
+  const bool vec = vector_path_ok(a);
+  with_storage_type(a.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (vec) fn(tag, std::integral_constant<int, kVectorElems<T>>{});
+    else fn(tag, std::integral_constant<int, 1>{});
+  });
+}
+
 /// Grid sizes stay below this; kernels loop (grid-stride) over what remains, so any
 /// number of rows is served.
 constexpr int64_t kMaxGridBlocks = int64_t(1) << 20;
+
+/// Launches `kernel` with one block of `threads` threads per row (grid-stride beyond
+/// kMaxGridBlocks rows).
+template <class T>
+void launch_block_per_row(void (*kernel)(RowArgs<T>), int threads, const core::SoftmaxArgs& a, const CudaContext& ctx) {
+  const int64_t blocks = std::min(a.rows, kMaxGridBlocks);
+  kernel<<<static_cast<unsigned>(blocks), threads, 0, ctx.stream>>>(typed_args<T>(a));
+  GK_LAUNCH_CHECK();
+}
 
 // ---------------------------------------------------------------------------------
 // Device side: arithmetic with the special values above.
@@ -328,6 +356,16 @@ __device__ __forceinline__ OutputScale output_scale(RowStats row, bool log) {
 __device__ __forceinline__ float output_value(float x, const OutputScale& o) {
   const float shifted = x - o.max;
   return o.log ? shifted - o.log_sum : fast_exp2(fmaf(shifted, kLog2e, -o.log2_sum));
+}
+
+/// Writes into `out` the outputs of a pack of inputs. (An out-parameter, not a returned
+/// pack: returning it changed the 16-bit kernels' machine code.)
+template <class T, int V>
+__device__ __forceinline__ void output_pack(const Pack<T, V>& in, const OutputScale& o, Pack<T, V>& out) {
+  float v[V];
+  unpack(in, v);
+#pragma unroll
+  for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
 }
 
 // ---------------------------------------------------------------------------------
