@@ -175,6 +175,17 @@ __device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int 
 #endif
 }
 
+/// A whole 16-byte copy of any data (no zero fill); both addresses 16-byte aligned.
+/// Bypasses L1 (.cg).
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
+#else
+  *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
+#endif
+}
+
 /// Closes the group of copies issued since the previous commit.
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -204,17 +204,17 @@ __global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a
 #pragma unroll
       for (int k = 0; k < kPacks; ++k) {
         const int64_t vi = begin + threadIdx.x + int64_t(k) * kThreads;
-        if (vi < end) cp_async_16(dst + k * kThreads, x + vi * V);
+        if (vi < end) gpu::cp_async_16(dst + k * kThreads, x + vi * V);
       }
     }
-    cp_async_commit();  // a group per row slot, empty past the last row: the wait count stays uniform
+    gpu::cp_async_commit();  // a group per row slot, empty past the last row: the wait count stays uniform
   };
 
   prefetch(first_row, 0);
   prefetch(first_row + row_step, 1);
   int parity = 0, buffer = 0;
   for (int64_t row = first_row; row < a.rows; row += row_step, buffer ^= 1) {
-    cp_async_wait<1>();  // all but the newest group (row + row_step) have landed
+    gpu::cp_async_wait<1>();  // all but the newest group (row + row_step) have landed
     Pack<T, V>* mine = buffers + buffer * kChunk + threadIdx.x;
 
     float m = -INFINITY;
@@ -265,7 +265,7 @@ __global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a
     // copy is issued): refill it with the row two steps ahead.
     prefetch(row + 2 * row_step, buffer);
   }
-  cp_async_wait<0>();
+  gpu::cp_async_wait<0>();
   cluster.sync();  // no CTA may exit while another still reads its cta_stats
 #endif
 }

@@ -466,27 +466,4 @@ struct RowFragment {
   }
 };
 
-/// Asynchronous 16-byte global -> shared copy (cp.async.cg: through L2 only), its
-/// commit and its wait; the copying thread sees the data after cp_async_wait.
-__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(gmem) : "memory");
-#else
-  *static_cast<uint4*>(smem) = *static_cast<const uint4*>(gmem);
-#endif
-}
-__device__ __forceinline__ void cp_async_commit() {
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-/// Waits until at most kPending of this thread's most recent copy groups are in flight.
-template <int kPending>
-__device__ __forceinline__ void cp_async_wait() {
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
-
 }  // namespace gpukern::cuda::softmax
