@@ -49,7 +49,10 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads) blocktile_2d_kern
       for (int i = 0; i < Cfg::kThreadM; ++i) a_reg[i] = a_tile[ty * Cfg::kThreadM + i][kk];
 #pragma unroll
       for (int j = 0; j < Cfg::kThreadN; ++j) b_reg[j] = b_tile[kk][tx * Cfg::kThreadN + j];
-      accumulate_outer_product(acc, a_reg, b_reg);
+#pragma unroll
+      for (int i = 0; i < Cfg::kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kThreadN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
     }
     __syncthreads();
   }

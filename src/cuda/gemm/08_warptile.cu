@@ -59,7 +59,10 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warpt
       for (int j = 0; j < T::kSubN; ++j)
         *reinterpret_cast<float4*>(&b_reg[4 * j]) =
             *reinterpret_cast<const float4*>(&b_tile[kk * kLdB + c_base + j * T::kSubStrideN]);
-      accumulate_outer_product(acc, a_reg, b_reg);
+#pragma unroll
+      for (int i = 0; i < T::kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < T::kThreadN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
     }
     __syncthreads();
   }

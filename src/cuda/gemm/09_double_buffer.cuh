@@ -180,7 +180,10 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
         } else {
           load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, kk + 1);
         }
-        accumulate_outer_product(acc, a_frag[kk % 2], b_frag[kk % 2]);
+#pragma unroll
+        for (int i = 0; i < T::kThreadM; ++i)
+#pragma unroll
+          for (int j = 0; j < T::kThreadN; ++j) acc[i][j] += a_frag[kk % 2][i] * b_frag[kk % 2][j];
       }
     }
     gpu::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)

@@ -106,17 +106,6 @@ __device__ __forceinline__ void store_c4(const SgemmProblem& p, int row, int col
     if (col + j < p.n) dst[j] = p.beta == 0.0f ? p.alpha * v[j] : p.alpha * v[j] + p.beta * dst[j];
 }
 
-/// The register micro-kernel of the register-tiled rungs (05 to 09): acc += a b^T, the
-/// outer product of a thread's kM values of A and kN values of B for one kk.
-template <int kM, int kN>
-__device__ __forceinline__ void accumulate_outer_product(float (&acc)[kM][kN], const float (&a)[kM],
-                                                         const float (&b)[kN]) {
-#pragma unroll
-  for (int i = 0; i < kM; ++i)
-#pragma unroll
-    for (int j = 0; j < kN; ++j) acc[i][j] += a[i] * b[j];
-}
-
 /// Copies the tile of an operand with logical extent [mn0, mn0 + kTileMN) x [k0, k0 + kTileK)
 /// into shared memory with scalar loads, zero-filling everything outside
 /// [0, mn_size) x [0, k_size). Consecutive threads walk the contiguous storage direction

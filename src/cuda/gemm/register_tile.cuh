@@ -57,7 +57,10 @@ __global__ void __launch_bounds__(Cfg::kThreads) register_tile_kernel(SgemmProbl
       for (int j = 0; j < Cfg::kThreadN; j += 4)
         *reinterpret_cast<float4*>(&b_reg[j]) =
             *reinterpret_cast<const float4*>(&b_tile[kk * kLdB + tx * Cfg::kThreadN + j]);
-      accumulate_outer_product(acc, a_reg, b_reg);
+#pragma unroll
+      for (int i = 0; i < Cfg::kThreadM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kThreadN; ++j) acc[i][j] += a_reg[i] * b_reg[j];
     }
     __syncthreads();
   }
