@@ -66,7 +66,14 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warpt
     }
     __syncthreads();
   }
-  store_warp_tile<T>(p, row0, col0, r_base, c_base, acc, c_vec);
+#pragma unroll
+  for (int i = 0; i < T::kThreadM; ++i) {
+    const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
+#pragma unroll
+    for (int j = 0; j < T::kSubN; ++j)
+      store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
+               make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
+  }
 }
 
 }  // namespace

@@ -19,7 +19,6 @@
 // 64-lane wavefronts at once on HIP, names it from the device (gpu::with_warp_size).
 #pragma once
 
-#include "cuda/gemm/gemm_common.cuh"
 #include "cuda/portable.cuh"
 
 namespace gpukern::cuda::gemm {
@@ -54,21 +53,5 @@ struct WarpTiling {
   static constexpr int kSubStrideM = kLanesM * 4;
   static constexpr int kSubStrideN = kLanesN * 4;
 };
-
-/// The epilogue of the warp-tiled rungs: writes a thread's outputs acc[i][j] to C,
-/// one 16-byte row of a 4 x 4 sub-tile at a time. (r_base, c_base) is the thread's
-/// place in the block tile at (row0, col0), from T::row_base() / T::col_base().
-template <class T>
-__device__ __forceinline__ void store_warp_tile(const SgemmProblem& p, int row0, int col0, int r_base, int c_base,
-                                                const float (&acc)[T::kThreadM][T::kThreadN], bool c_vec) {
-#pragma unroll
-  for (int i = 0; i < T::kThreadM; ++i) {
-    const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
-#pragma unroll
-    for (int j = 0; j < T::kSubN; ++j)
-      store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
-               make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
-  }
-}
 
 }  // namespace gpukern::cuda::gemm

@@ -51,9 +51,14 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
     parity ^= 1;
 
     const OutputScale o = output_scale(stats, a.log);
+    // output_pack's computation, written out: through the helper the HIP module's code
+    // for this kernel changes (2-3 more instructions on gfx90a/gfx940/gfx1030).
     for (int64_t i = threadIdx.x; i < num_vec; i += kThreads) {
+      float v[V];
+      unpack(load_pack<T, V, Cache::Default>(x + i * V), v);
       Pack<T, V> out;
-      output_pack(load_pack<T, V, Cache::Default>(x + i * V), o, out);
+#pragma unroll
+      for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
       store_pack<T, V>(y + i * V, out);
     }
   }
