@@ -5,4 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 profiles=()
 for f in bench/results/profiles/*.csv; do [ -f "$f" ] && profiles+=(--profile "$f"); done
-python3 bench/report/gpukern_report.py bench/results/*.json --out bench/report "${profiles[@]}"
+# Debian's python3-matplotlib belongs to the system interpreter; prefer one that has it.
+py=python3
+for candidate in /usr/bin/python3 python3; do
+  if "$candidate" -c 'import matplotlib' 2>/dev/null; then py=$candidate; break; fi
+done
+"$py" bench/report/gpukern_report.py bench/results/*.json --out bench/report "${profiles[@]}"
