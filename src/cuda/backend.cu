@@ -296,7 +296,7 @@ void with_cublas(const CudaContext& ctx, const std::function<void(cublasHandle_t
 namespace vendor {
 
 const char* backend_name() { return "cuda"; }
-const char* module_note() { return "SIMT SGEMM ladder and softmax ladder; cuBLAS reference"; }
+const char* module_note() { return "SIMT and tensor-core GEMM ladders, softmax ladder; cuBLAS and cuDNN references"; }
 
 std::string no_device_reason(cudaError_t e) {
   return e == cudaSuccess ? "no CUDA device found" : describe_count_error(e);
