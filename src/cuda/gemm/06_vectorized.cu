@@ -20,9 +20,10 @@ namespace gpukern::cuda::gemm {
 namespace {
 
 /// 128 x 128 block tile, 8 x 8 outputs per thread (256 threads), K step 8, rows padded by
-/// 4 floats (16-byte aligned, banks shifted by 4 per row).
-using VectorizedConfig = RegisterTileConfig</*block_m=*/128, /*block_n=*/128, /*block_k=*/8, /*thread_m=*/8,
-                                            /*thread_n=*/8, /*pad=*/4>;
+/// 4 floats (16-byte aligned, banks shifted by 4 per row). A type of its own (not an
+/// alias) so the kernel's name says which rung it serves and it stays local to this file.
+struct VectorizedConfig : RegisterTileConfig</*block_m=*/128, /*block_n=*/128, /*block_k=*/8, /*thread_m=*/8,
+                                             /*thread_n=*/8, /*pad=*/4> {};
 
 }  // namespace
 

@@ -18,8 +18,8 @@ namespace gpukern::cuda::gemm {
 namespace {
 
 /// 64 x 64 block tile, the rectangular 8 x 4 register tile (128 threads), K step 16.
-using RectTileConfig = RegisterTileConfig</*block_m=*/64, /*block_n=*/64, /*block_k=*/16, /*thread_m=*/8,
-                                          /*thread_n=*/4, /*pad=*/4>;
+struct RectTileConfig : RegisterTileConfig</*block_m=*/64, /*block_n=*/64, /*block_k=*/16, /*thread_m=*/8,
+                                           /*thread_n=*/4, /*pad=*/4> {};
 
 }  // namespace
 
