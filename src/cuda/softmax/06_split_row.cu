@@ -102,17 +102,43 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
 #endif
 }
 
-int64_t cluster_capacity(int config) { return int64_t(kClusterConfigs[config].threads) * kClusterConfigs[config].packs; }
-
-/// Smallest power-of-two cluster whose CTAs hold the row in `config`'s registers.
-int min_cluster_size(const core::SoftmaxArgs& args, int config) {
+/// Smallest power-of-two cluster whose CTAs, `capacity` vectors each, hold the row
+/// (2 * kMaxCluster when none does).
+int min_cluster_holding(const core::SoftmaxArgs& args, int64_t capacity) {
   const int64_t num_vec = args.cols / vector_elems(args);
   int size = 1;
-  while (size <= kMaxCluster && cluster_capacity(config) * size < num_vec) size *= 2;
+  while (size <= kMaxCluster && capacity * size < num_vec) size *= 2;
   return size;
 }
 
+int64_t cluster_capacity(int config) { return int64_t(kClusterConfigs[config].threads) * kClusterConfigs[config].packs; }
+
+/// Smallest power-of-two cluster whose CTAs hold the row in `config`'s registers.
+int min_cluster_size(const core::SoftmaxArgs& args, int config) { return min_cluster_holding(args, cluster_capacity(config)); }
+
 #if defined(GPUKERN_CUDA)
+/// The launch configuration of a kernel in clusters of `cluster_size` CTAs along x.
+/// `config` points at `attribute`: use it where it is made (no copies).
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute[1];
+  cudaLaunchConfig_t config = {};
+
+  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size) {
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+
 template <class T, int V, int kIndex>
 void launch_cluster_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr ClusterConfig c = kClusterConfigs[kIndex];
@@ -122,20 +148,8 @@ void launch_cluster_config(const core::SoftmaxArgs& args, const CudaContext& ctx
   const int64_t num_vec = args.cols / V;
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, cluster_size);
   const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
-
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
-  config.blockDim = dim3(c.threads);
-  config.dynamicSmemBytes = 0;
-  config.stream = ctx.stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), chunk_vecs));
+  ClusterLaunch launch(clusters * cluster_size, c.threads, 0, ctx.stream, cluster_size);
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
   GK_LAUNCH_CHECK();
 }
 
@@ -301,24 +315,14 @@ bool launch_stream_config(const core::SoftmaxArgs& args, const CudaContext& ctx,
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
   if (cluster_size > kMaxPortableCluster)
     GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(cluster_size));
-  config.blockDim = dim3(c.threads);
-  config.dynamicSmemBytes = kSmem;
-  config.stream = ctx.stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeClusterDimension;
-  attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
-  attribute[0].val.clusterDim.y = 1;
-  attribute[0].val.clusterDim.z = 1;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  const int resident = max_active_clusters(reinterpret_cast<const void*>(kernel), config, ctx.device, cluster_size);
+  // One cluster to ask the occupancy calculator; the grid is set once it has answered.
+  ClusterLaunch launch(cluster_size, c.threads, kSmem, ctx.stream, cluster_size);
+  const int resident = max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size);
   if (resident <= 0) return false;
   const int64_t clusters = std::min<int64_t>(args.rows, resident);
-  config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
+  launch.config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
-  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), chunk_vecs));
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
   GK_LAUNCH_CHECK();
   return true;
 }
@@ -337,12 +341,7 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 int64_t stream_capacity(int config) { return int64_t(kStreamConfigs[config].threads) * kStreamConfigs[config].packs; }
 
 /// Smallest power-of-two cluster whose CTAs' buffers hold the row's chunks.
-int min_stream_cluster(const core::SoftmaxArgs& args, int config) {
-  const int64_t num_vec = args.cols / vector_elems(args);
-  int size = 1;
-  while (size <= kMaxCluster && stream_capacity(config) * size < num_vec) size *= 2;
-  return size;
-}
+int min_stream_cluster(const core::SoftmaxArgs& args, int config) { return min_cluster_holding(args, stream_capacity(config)); }
 
 // ----- the split across blocks (any architecture, any length) -----
 
