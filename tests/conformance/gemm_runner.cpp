@@ -191,14 +191,7 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
 }
 
 void run_gemm_cases(const RungParam& param, const std::vector<GemmCase>& cases) {
-  int passed = 0, declined = 0;
-  for (const auto& c : cases) {
-    Outcome outcome = run_gemm_case(param, c);
-    passed += outcome == Outcome::Passed;
-    declined += outcome == Outcome::Declined;
-  }
-  std::cout << "[          ] " << param.test_name() << ": " << passed << " passed, " << declined
-            << " declined (checked through auto), of " << cases.size() << " cases\n";
+  run_all_cases(param, cases, run_gemm_case);
 }
 
 void expect_gemm_declined(const RungParam& p, const GemmCase& gc) {

@@ -6,6 +6,7 @@
 
 #include <gpukern/gpukern.h>
 
+#include <iostream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -54,6 +55,19 @@ std::vector<RungParam> softmax_unlisted_params();
 
 /// How one case ended: a declined case was checked through `auto` instead.
 enum class Outcome { Passed, Declined, Failed };
+
+/// Runs every case through `run_one` (a case -> Outcome) and prints the tally.
+template <class Case, class RunOne>
+void run_all_cases(const RungParam& param, const std::vector<Case>& cases, RunOne run_one) {
+  int passed = 0, declined = 0;
+  for (const auto& c : cases) {
+    const Outcome outcome = run_one(param, c);
+    passed += outcome == Outcome::Passed;
+    declined += outcome == Outcome::Declined;
+  }
+  std::cout << "[          ] " << param.test_name() << ": " << passed << " passed, " << declined
+            << " declined (checked through auto), of " << cases.size() << " cases\n";
+}
 
 /// gtest's name generator for these parameters.
 struct ParamName {

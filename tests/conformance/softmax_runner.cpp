@@ -201,14 +201,7 @@ Outcome run_softmax_case(const RungParam& p, const SoftmaxCase& sc) {
 }
 
 void run_softmax_cases(const RungParam& param, const std::vector<SoftmaxCase>& cases) {
-  int passed = 0, declined = 0;
-  for (const auto& c : cases) {
-    Outcome outcome = run_softmax_case(param, c);
-    passed += outcome == Outcome::Passed;
-    declined += outcome == Outcome::Declined;
-  }
-  std::cout << "[          ] " << param.test_name() << ": " << passed << " passed, " << declined
-            << " declined (checked through auto), of " << cases.size() << " cases\n";
+  run_all_cases(param, cases, run_softmax_case);
 }
 
 void expect_softmax_declined(const RungParam& p, const SoftmaxCase& sc) {
