@@ -82,4 +82,14 @@ inline std::string expect_status(gk_status status, gk_status expected,
   return message;
 }
 
+/// Expects a call that forced the rung `name` (unknown) to fail with InvalidArgument and a
+/// message that names it and lists every rung of `op` on `dev`.
+inline void expect_unknown_rung_rejected(gk_status status, Device& dev, gk_op op, const char* name) {
+  const std::string message = expect_status(status, GK_INVALID_ARGUMENT, {});
+  EXPECT_TRUE(contains_text(message, name)) << message;
+  for (const auto& rung : dev.variants(op))
+    EXPECT_TRUE(contains_word(message, rung.name)) << "message does not list '" << rung.name
+                                                   << "': " << message;
+}
+
 }  // namespace gpukern::test
