@@ -60,9 +60,26 @@ std::string rung_supports(const Rung<Args, Ctx>& r, const Args& args, const Ctx&
   return r.supports ? r.supports(args, ctx) : std::string();
 }
 
+/// Backend::supports through a ladder: "" when rung `name` accepts the call, else why not.
+/// Names are checked against variants() by the core, so a missing one is a bug.
 template <class Args, class Ctx>
-std::vector<RungInfo> rung_infos(const Ladder<Args, Ctx>& table, int arch,
-                                 const std::string& unavailable_all = {}) {
+std::string ladder_supports(const Ladder<Args, Ctx>& table, const Args& args, const Ctx& ctx,
+                            int arch, std::string_view name) {
+  const Rung<Args, Ctx>* r = find_rung(table, name);
+  return r ? rung_supports(*r, args, ctx, arch) : "no rung named '" + std::string(name) + "'";
+}
+
+/// Backend::gemm / softmax through a ladder: runs rung `name`.
+template <class Args, class Ctx>
+void ladder_run(const Ladder<Args, Ctx>& table, const Args& args, const Ctx& ctx,
+                std::string_view name) {
+  const Rung<Args, Ctx>* r = find_rung(table, name);
+  if (!r) throw Error(Status::InternalError, "no rung named '" + std::string(name) + "'");
+  r->run(args, ctx);
+}
+
+template <class Args, class Ctx>
+std::vector<RungInfo> rung_infos(const Ladder<Args, Ctx>& table, int arch) {
   std::vector<RungInfo> out;
   for (const auto& r : table) {
     RungInfo i;
@@ -71,8 +88,7 @@ std::vector<RungInfo> rung_infos(const Ladder<Args, Ctx>& table, int arch,
     i.dtypes = r.dtypes;
     i.min_arch = r.min_arch_name ? r.min_arch_name : "";
     i.is_reference = r.is_reference;
-    if (!unavailable_all.empty()) i.unavailable = unavailable_all;
-    else if (r.min_arch > arch) i.unavailable = std::string("needs ") + r.min_arch_name;
+    if (r.min_arch > arch) i.unavailable = std::string("needs ") + r.min_arch_name;
     out.push_back(std::move(i));
   }
   return out;

@@ -63,22 +63,6 @@ class CpuTimer final : public core::Timer {
   Clock::time_point start_{}, stop_{};
 };
 
-template <class Args>
-std::string supports_in(const core::Ladder<Args, CpuContext>& ladder, const Args& args,
-                        std::string_view rung) {
-  const auto* r = core::find_rung(ladder, rung);
-  if (!r) return "no CPU rung named \"" + std::string(rung) + "\"";
-  return core::rung_supports(*r, args, current_context(), 0);
-}
-
-template <class Args>
-void run_in(const core::Ladder<Args, CpuContext>& ladder, const Args& args, std::string_view rung) {
-  const auto* r = core::find_rung(ladder, rung);
-  if (!r)
-    throw core::Error(core::Status::InternalError, "no CPU rung named \"" + std::string(rung) + "\"");
-  r->run(args, current_context());
-}
-
 /// FP32 lanes per FMA instruction of a path. The scalar path's baseline x86-64 code
 /// still has 4-lane SSE2 (with separate multiply and add units).
 int simd_lanes(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Avx2 ? 8 : 4; }
@@ -160,16 +144,16 @@ class CpuBackend final : public core::Backend {
   }
 
   std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
-    return supports_in(gemm_ladder(), args, rung);
+    return core::ladder_supports(gemm_ladder(), args, current_context(), 0, rung);
   }
   std::string supports(const core::SoftmaxArgs& args, std::string_view rung) const override {
-    return supports_in(softmax_ladder(), args, rung);
+    return core::ladder_supports(softmax_ladder(), args, current_context(), 0, rung);
   }
   void gemm(const core::GemmArgs& args, std::string_view rung) override {
-    run_in(gemm_ladder(), args, rung);
+    core::ladder_run(gemm_ladder(), args, current_context(), rung);
   }
   void softmax(const core::SoftmaxArgs& args, std::string_view rung) override {
-    run_in(softmax_ladder(), args, rung);
+    core::ladder_run(softmax_ladder(), args, current_context(), rung);
   }
 };
 

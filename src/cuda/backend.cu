@@ -197,27 +197,19 @@ class CudaBackend final : public core::Backend {
   }
 
   std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
-    const auto* r = core::find_rung(gemm_ladder(), rung);
-    if (!r) return "unknown rung " + std::string(rung);
-    return core::rung_supports(*r, args, context(), ctx_.arch);
+    return core::ladder_supports(gemm_ladder(), args, context(), ctx_.arch, rung);
   }
   std::string supports(const core::SoftmaxArgs& args, std::string_view rung) const override {
-    const auto* r = core::find_rung(softmax_ladder(), rung);
-    if (!r) return "unknown rung " + std::string(rung);
-    return core::rung_supports(*r, args, context(), ctx_.arch);
+    return core::ladder_supports(softmax_ladder(), args, context(), ctx_.arch, rung);
   }
 
   void gemm(const core::GemmArgs& args, std::string_view rung) override {
-    const auto* r = core::find_rung(gemm_ladder(), rung);
-    if (!r) throw Error(Status::InvalidArgument, "unknown gemm rung " + std::string(rung));
     select_device();
-    r->run(args, context());
+    core::ladder_run(gemm_ladder(), args, context(), rung);
   }
   void softmax(const core::SoftmaxArgs& args, std::string_view rung) override {
-    const auto* r = core::find_rung(softmax_ladder(), rung);
-    if (!r) throw Error(Status::InvalidArgument, "unknown softmax rung " + std::string(rung));
     select_device();
-    r->run(args, context());
+    core::ladder_run(softmax_ladder(), args, context(), rung);
   }
 
 #if defined(GPUKERN_CUDA)
