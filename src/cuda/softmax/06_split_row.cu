@@ -164,133 +164,199 @@ void launch_cluster_indexed(int index, const core::SoftmaxArgs& args, const Cuda
 
 // ----- the streaming cluster path (sm_90+, 16-byte path) -----
 // Persistent clusters, each walking rows cluster_id, cluster_id + clusters, ...; each
-// CTA's chunk of a row lands in shared memory through cp.async, double-buffered: the
-// chunk of row i+2 is in flight while row i is reduced and written. The register path
-// above runs every row in lockstep (load all, reduce, write all), leaving DRAM idle
+// CTA owns one contiguous chunk of every row (row / cluster size). The chunks of the
+// next rows stream into a ring of shared-memory stages through the bulk copy engine
+// (cp.async.bulk, one thread issues them, completion on a per-stage mbarrier), so that
+// while the cluster reduces and writes row i, rows i+1 .. i+stages-1 are in flight and
+// DRAM does not idle. The CTAs of a cluster exchange their (max, sum) pairs by pushing
+// them into every CTA's shared memory with st.async, which completes on a per-parity
+// mbarrier: no cluster barrier (and no fence on the global stores) per row. The register
+// path above runs every row in lockstep (load all, reduce, write all), leaving DRAM idle
 // during the exps and the cluster barrier; with few rows that is most of the time.
+//
+// Why the exchange is safe without a barrier: CTA a pushes its pair for row i+2 into
+// slot (and mbarrier) parity p of CTA b only after it received b's pair for row i+1,
+// which b sends after its block barrier of row i+1, i.e. after every thread of b has
+// finished reading slot p for row i and waiting on its phase.
 
-/// Threads x packs per CTA: the chunk one shared-memory buffer holds (16-byte packs).
+/// Threads per CTA and the most stages of the ring (the stage count is also bounded by
+/// shared memory: stages x chunk bytes).
 struct StreamConfig {
   int threads;
-  int packs;
+  int max_stages;
 };
-constexpr StreamConfig kStreamConfigs[] = {{512, 8}, {256, 8}};
+constexpr StreamConfig kStreamConfigs[] = {{256, 2}, {256, 4}, {512, 4}, {512, 8}};
 constexpr int kNumStreamConfigs = static_cast<int>(sizeof(kStreamConfigs) / sizeof(kStreamConfigs[0]));
-
-constexpr size_t stream_smem_bytes(StreamConfig c) { return 2 * size_t(c.threads) * c.packs * kVectorBytes; }
+constexpr int kMaxStreamStages = 8;
+/// Bytes per bulk copy instruction: a stage is issued as pieces of at most this size.
+constexpr uint32_t kBulkPiece = 32 * 1024;
+/// Shared memory kept free beside the ring (static arrays of the kernel and slack).
+constexpr size_t kStreamSmemReserve = 4 * 1024;
 
 constexpr bool stream_configs_valid() {
   for (const StreamConfig c : kStreamConfigs)
-    if (c.threads % 64 != 0 || c.threads > 1024 || stream_smem_bytes(c) > 200 * 1024) return false;
+    if (c.threads % 64 != 0 || c.threads > 1024 || c.max_stages < 1 || c.max_stages > kMaxStreamStages) return false;
   return true;
 }
-static_assert(stream_configs_valid(),
-              "stream configs: whole warps, at most 1024 threads, two buffers within the smallest shared-memory "
-              "opt-in of the sm_90 parts we build for");
+static_assert(stream_configs_valid(), "stream configs: whole warps, at most 1024 threads, 1..kMaxStreamStages stages");
 
-template <class T, int V, int kThreads, int kPacks>
-__global__ void __launch_bounds__(kThreads) split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async moves whole 16-byte packs");
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
+}
+/// One arrival that also expects `bytes` of transactions in the current phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+/// Waits for the phase of parity `parity` to complete (acquire, cluster scope: the
+/// transactions may come from other CTAs of the cluster).
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT_%=:\n"
+      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra WAIT_%=;\n"
+      "}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
+/// Bulk copy global -> this CTA's shared memory, completing `bytes` on `bar`.
+__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   smem_u32(dst)),
+               "l"(src), "r"(bytes), "r"(smem_u32(bar))
+               : "memory");
+}
+/// The shared::cluster address of `local` (this CTA's variable) in CTA `rank`.
+__device__ __forceinline__ uint32_t map_rank(const void* local, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_u32(local)), "r"(rank));
+  return r;
+}
+/// Stores a pair into another CTA's shared memory, completing 8 bytes on its mbarrier.
+__device__ __forceinline__ void push_pair(uint32_t remote_slot, RowStats s, uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];" ::"r"(remote_slot),
+               "f"(s.max), "f"(s.sum), "r"(remote_bar)
+               : "memory");
+}
+#endif
+
+template <class T, int V, int kThreads>
+__global__ void __launch_bounds__(kThreads, 1)
+    split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs, int stages) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  static_assert(sizeof(Pack<T, V>) == kVectorBytes, "bulk copies move whole 16-byte packs");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
-  constexpr int kChunk = kThreads * kPacks;
   extern __shared__ uint4 smem_raw[];
-  Pack<T, V>* const buffers = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [2][kChunk]
+  Pack<T, V>* const ring = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [stages][chunk_vecs]
+  __shared__ uint64_t full[kMaxStreamStages];                         // a stage's chunk has landed
+  __shared__ uint64_t exchanged[2];                                   // every CTA's pair has landed, by row parity
+  __shared__ alignas(8) RowStats pairs[2][kMaxCluster];               // the pairs, by row parity and rank
   __shared__ RowStats scratch[2][kThreads / gpu::kWarpSize];
-  __shared__ RowStats cta_stats[2];  // by row parity, as in the register path
   const unsigned rank = cluster.block_rank();
   const unsigned cluster_size = cluster.num_blocks();
   const int64_t num_vec = a.cols / V;
-  const int64_t begin = int64_t(rank) * chunk_vecs;
+  const int64_t begin = int64_t(rank) * chunk_vecs < num_vec ? int64_t(rank) * chunk_vecs : num_vec;
   const int64_t end = begin + chunk_vecs < num_vec ? begin + chunk_vecs : num_vec;
+  const int64_t my_vecs = end - begin;
+  const uint32_t my_bytes = static_cast<uint32_t>(my_vecs) * kVectorBytes;
   const int64_t first_row = blockIdx.x / cluster_size;
   const int64_t row_step = gridDim.x / cluster_size;
-  constexpr bool kIsF32 = std::is_same_v<T, float>;
-  const bool keep_exp = kIsF32 && !a.log;
 
-  // Each thread copies, and later reads, only its own packs (tid + k * kThreads): the
-  // buffers need no barrier, only this thread's cp.async wait.
-  const auto prefetch = [&](int64_t row, int buffer) {
-    if (row < a.rows) {
-      const T* x = a.x + row * a.ldx;
-      Pack<T, V>* dst = buffers + buffer * kChunk + threadIdx.x;
-#pragma unroll
-      for (int k = 0; k < kPacks; ++k) {
-        const int64_t vi = begin + threadIdx.x + int64_t(k) * kThreads;
-        if (vi < end) gpu::cp_async_16(dst + k * kThreads, x + vi * V);
-      }
-    }
-    gpu::cp_async_commit();  // a group per row slot, empty past the last row: the wait count stays uniform
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
+    mbar_init(&exchanged[0], 1);
+    mbar_init(&exchanged[1], 1);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster.sync();  // every CTA's barriers initialized before any CTA pushes into them
+
+  // Thread 0 only: the chunk of `row` into stage s (an arrival without bytes past the
+  // last row or for an empty chunk, so that every stage's phases stay in step).
+  const auto issue = [&](int64_t row, int s) {
+    if (row >= a.rows) return;
+    mbar_arrive_expect_tx(&full[s], my_bytes);
+    const char* src = reinterpret_cast<const char*>(a.x + row * a.ldx + begin * V);
+    char* dst = reinterpret_cast<char*>(ring + int64_t(s) * chunk_vecs);
+    for (uint32_t off = 0; off < my_bytes; off += kBulkPiece)
+      bulk_load(dst + off, src + off, my_bytes - off < kBulkPiece ? my_bytes - off : kBulkPiece, &full[s]);
   };
+  if (threadIdx.x == 0)
+    for (int s = 0; s < stages; ++s) issue(first_row + s * row_step, s);
 
-  prefetch(first_row, 0);
-  prefetch(first_row + row_step, 1);
-  int parity = 0, buffer = 0;
-  for (int64_t row = first_row; row < a.rows; row += row_step, buffer ^= 1) {
-    gpu::cp_async_wait<1>();  // all but the newest group (row + row_step) have landed
-    Pack<T, V>* mine = buffers + buffer * kChunk + threadIdx.x;
+  int64_t it = 0;
+  for (int64_t row = first_row; row < a.rows; row += row_step, ++it) {
+    const int s = static_cast<int>(it % stages);
+    mbar_wait(&full[s], static_cast<uint32_t>((it / stages) & 1));
+    const Pack<T, V>* chunk = ring + int64_t(s) * chunk_vecs;
 
     float m = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k)
-      if (begin + threadIdx.x + int64_t(k) * kThreads < end) m = nan_max(m, pack_max(mine[k * kThreads]));
+    for (int64_t i = threadIdx.x; i < my_vecs; i += kThreads) m = nan_max(m, pack_max(chunk[i]));
     float sum = 0.0f;
+    if (m != -INFINITY) {
+      for (int64_t i = threadIdx.x; i < my_vecs; i += kThreads) {
+        const Pack<T, V> p = chunk[i];
 #pragma unroll
-    for (int k = 0; k < kPacks; ++k) {
-      if (begin + threadIdx.x + int64_t(k) * kThreads >= end) continue;
-      Pack<T, V> p = mine[k * kThreads];
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        // A thread of only -inf sums nothing and keeps zeros (see RowFragment).
-        const float e = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[i]) - m) * kLog2e);
-        sum += e;
-        if constexpr (kIsF32) p.v[i] = e;
-      }
-      if constexpr (kIsF32) {
-        if (keep_exp) mine[k * kThreads] = p;  // f32 softmax: the exps replace x in place
+        for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
       }
     }
     const RowStats own = m == -INFINITY ? empty_stats() : RowStats{m, sum};
+    const int parity = static_cast<int>(it & 1);
     const RowStats cta = block_reduce<kThreads>(own, scratch[parity]);
-    if (threadIdx.x == 0) cta_stats[parity] = cta;
-    cluster.sync();
+
+    // Exchange: lane r of warp 0 pushes this CTA's pair into CTA r's slot [parity][rank].
+    if (threadIdx.x == 0) mbar_arrive_expect_tx(&exchanged[parity], cluster_size * uint32_t(sizeof(RowStats)));
+    if (threadIdx.x < cluster_size)
+      push_pair(map_rank(&pairs[parity][rank], threadIdx.x), cta, map_rank(&exchanged[parity], threadIdx.x));
+    mbar_wait(&exchanged[parity], static_cast<uint32_t>((it >> 1) & 1));
+    // Every thread merges the pairs in rank order: identical results in every CTA.
     RowStats stats = empty_stats();
-    for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, *cluster.map_shared_rank(&cta_stats[parity], r));
-    parity ^= 1;
+    for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, pairs[parity][r]);
 
     const OutputScale o = output_scale(stats, a.log);
-    const float factor = fast_exp2((own.max - stats.max) * kLog2e) / stats.sum;
-    T* y = a.y + row * a.ldy;
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) {
-      const int64_t vi = begin + threadIdx.x + int64_t(k) * kThreads;
-      if (vi >= end) continue;
-      const Pack<T, V> p = mine[k * kThreads];
+    T* y = a.y + row * a.ldy + begin * V;
+    for (int64_t i = threadIdx.x; i < my_vecs; i += kThreads) {
       Pack<T, V> out;
-#pragma unroll
-      for (int i = 0; i < V; ++i) {
-        const float v = gpu::to_float(p.v[i]);
-        out.v[i] = gpu::from_float<T>(keep_exp ? v * factor : output_value(v, o));
-      }
-      store_pack<T, V>(y + vi * V, out);
+      output_pack(chunk[i], o, out);
+      store_pack<T, V>(y + i * V, out);
     }
-    // This buffer's packs are consumed (by this thread, in program order before the
-    // copy is issued): refill it with the row two steps ahead.
-    prefetch(row + 2 * row_step, buffer);
+    __syncthreads();  // every thread is done with stage s
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      issue(row + int64_t(stages) * row_step, s);
+    }
   }
-  gpu::cp_async_wait<0>();
-  cluster.sync();  // no CTA may exit while another still reads its cta_stats
+  cluster.sync();  // no CTA exits while another may still push into it
 #endif
 }
 
+/// Stages of the ring for chunks of `chunk_vecs` 16-byte packs (0: not even one fits).
+int stream_stages(const CudaContext& ctx, int config, int64_t chunk_vecs) {
+  const int64_t avail = static_cast<int64_t>(ctx.smem_per_block_optin) - static_cast<int64_t>(kStreamSmemReserve);
+  const int64_t fit = avail / std::max<int64_t>(1, chunk_vecs * kVectorBytes);
+  return static_cast<int>(std::min<int64_t>(fit, kStreamConfigs[config].max_stages));
+}
+
+/// Smallest power-of-two cluster whose chunks fit at least `min_stages` stages.
+int min_stream_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int config, int min_stages) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  int size = 1;
+  while (size <= kMaxCluster && stream_stages(ctx, config, ceil_div<int64_t>(num_vec, size)) < min_stages) size *= 2;
+  return size;
+}
+
 #if defined(GPUKERN_CUDA)
-/// Clusters of `cluster_size` CTAs of this kernel that fit on the device at once (the
-/// persistent grid), cached per device, kernel and cluster size; 0 = cannot launch.
-int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, int device, int cluster_size) {
+/// Clusters of `cluster_size` CTAs of this kernel (with `smem` dynamic bytes) that fit
+/// on the device at once (the persistent grid), cached; 0 = cannot launch.
+int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, int device, int cluster_size, size_t smem) {
   static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int>, int> cache;
-  const auto key = std::make_tuple(device, kernel, cluster_size);
+  static std::map<std::tuple<int, const void*, int, size_t>, int> cache;
+  const auto key = std::make_tuple(device, kernel, cluster_size, smem);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
@@ -306,23 +372,26 @@ int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, in
 }
 
 /// Launches the streaming kernel; false (nothing launched) when no cluster of this
-/// size fits on the device.
+/// size fits on the device or not one stage fits in shared memory.
 template <class T, int V, int kIndex>
 bool launch_stream_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr StreamConfig c = kStreamConfigs[kIndex];
-  const auto kernel = split_row_stream_kernel<T, V, c.threads, c.packs>;
-  constexpr size_t kSmem = stream_smem_bytes(c);
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
+  const auto kernel = split_row_stream_kernel<T, V, c.threads>;
+  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
+  const int stages = stream_stages(ctx, kIndex, chunk_vecs);
+  if (stages < 1) return false;
+  const size_t smem = static_cast<size_t>(stages) * static_cast<size_t>(chunk_vecs) * kVectorBytes;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   if (cluster_size > kMaxPortableCluster)
     GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   // One cluster to ask the occupancy calculator; the grid is set once it has answered.
-  ClusterLaunch launch(cluster_size, c.threads, kSmem, ctx.stream, cluster_size);
-  const int resident = max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size);
+  ClusterLaunch launch(cluster_size, c.threads, smem, ctx.stream, cluster_size);
+  const int resident =
+      max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size, smem);
   if (resident <= 0) return false;
   const int64_t clusters = std::min<int64_t>(args.rows, resident);
   launch.config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
-  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
-  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs, stages));
   GK_LAUNCH_CHECK();
   return true;
 }
@@ -337,11 +406,6 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
   return launched;
 }
 #endif
-
-int64_t stream_capacity(int config) { return int64_t(kStreamConfigs[config].threads) * kStreamConfigs[config].packs; }
-
-/// Smallest power-of-two cluster whose CTAs' buffers hold the row's chunks.
-int min_stream_cluster(const core::SoftmaxArgs& args, int config) { return min_cluster_holding(args, stream_capacity(config)); }
 
 // ----- the split across blocks (any architecture, any length) -----
 
@@ -438,18 +502,31 @@ struct Plan {
   int cluster_size;
 };
 
-/// The policy, from the H100 sweep of 2026-11-21: on sm_90+ the register cluster path
-/// with the smallest cluster of at most 8 CTAs that holds the row, trying 512 x 8
-/// vectors a CTA, then 512 x 16 (f32 64x262144: 2.06 TB/s against 1.92 for 1024 x 8),
-/// then 1024 x 8; otherwise, and before sm_90, the split across blocks. The streaming
-/// kernel is not in the policy: it has no measurement on the long-row shapes yet.
-Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
+/// The register cluster plan: the smallest cluster of at most 8 CTAs that holds the row,
+/// trying 512 x 8 vectors a CTA, then 512 x 16 (f32 64x262144: 2.06 TB/s against 1.92
+/// for 1024 x 8), then 1024 x 8; the split across blocks when none holds it.
+Plan register_plan(const core::SoftmaxArgs& args) {
   for (int config : {1, 3, 2}) {
     const int size = min_cluster_size(args, config);
     if (size <= kMaxPortableCluster) return {Path::Registers, config, size};
   }
   return {Path::Blocks, 0, 0};
+}
+
+/// The streaming kernel's configuration in the policy.
+constexpr int kPolicyStreamConfig = 2;
+
+/// The policy: on sm_90+ with the 16-byte path, the streaming kernel with the smallest
+/// cluster whose chunks fit two stages (run_plan falls back to the register plan when
+/// no such cluster fits on the device); the register plan without the 16-byte path;
+/// before sm_90, the split across blocks.
+Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
+  if (vector_path_ok(args)) {
+    const int size = min_stream_cluster(args, ctx, kPolicyStreamConfig, 2);
+    if (size <= kMaxCluster) return {Path::Stream, kPolicyStreamConfig, size};
+  }
+  return register_plan(args);
 }
 
 /// Runs a plan; false when a streaming plan found no room for its cluster (nothing ran).
@@ -477,7 +554,9 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
   return ran;
 }
 
-void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) { try_plan(args, ctx, plan); }
+void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
+  if (!try_plan(args, ctx, plan)) try_plan(args, ctx, register_plan(args));
+}
 
 }  // namespace
 
@@ -491,7 +570,8 @@ void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 std::vector<std::string> split_row_config_names() {
   std::vector<std::string> names;
   for (const auto& c : kClusterConfigs) names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs));
-  for (const auto& c : kStreamConfigs) names.push_back("s" + std::to_string(c.threads) + "x" + std::to_string(c.packs));
+  for (const auto& c : kStreamConfigs)
+    names.push_back("t" + std::to_string(c.threads) + "s" + std::to_string(c.max_stages));
   return names;
 }
 
@@ -506,8 +586,9 @@ std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContex
   const bool stream = config >= kNumClusterConfigs;
   if (stream && !vector_path_ok(args)) return "the streaming kernel needs the 16-byte path";
   const int index = stream ? config - kNumClusterConfigs : config;
-  const int min_size = stream ? min_stream_cluster(args, index) : min_cluster_size(args, index);
-  const int size = cluster == 0 ? min_size : cluster;
+  // The streaming kernel needs one stage to run, two to overlap; cluster 0 asks for two.
+  const int min_size = stream ? min_stream_cluster(args, ctx, index, 1) : min_cluster_size(args, index);
+  const int size = cluster != 0 ? cluster : stream ? min_stream_cluster(args, ctx, index, 2) : min_size;
   if (size < min_size) return "row does not fit " + std::to_string(size) + " CTAs";
   if (size > kMaxCluster || (size & (size - 1)) != 0) return "cluster size " + std::to_string(size) + " unsupported";
   if (!try_plan(args, ctx, {stream ? Path::Stream : Path::Registers, index, size}))

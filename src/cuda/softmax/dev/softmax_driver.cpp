@@ -5,7 +5,7 @@
 // bytes and against cuDNN. Host-only C++ (the kernels live in the rung files), built
 // and run by scripts/cuda_softmax_device.sh; not part of the module.
 //
-//   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N]
+//   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...]
 #include "cuda/softmax/dev/driver_common.hpp"
 
 #if __has_include(<cudnn.h>)
@@ -232,11 +232,12 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   if (sweep) {
     const int64_t vec = 16 / static_cast<int64_t>(dsize(t));
     for (const auto& v : config_variants(args_for(0, false))) {
+      // The streaming kernel ("t256s4/c0") only on rows of 64 KB or more, its target.
+      if (v.rung == "split_row" && v.config[0] == 't' && cols * static_cast<int64_t>(dsize(t)) < 64 * 1024) continue;
       // Skip layouts far larger than the row (mostly idle threads).
       const auto x = v.config.find('x');
       if (x != std::string::npos && v.config != "blocks") {
-        const size_t digits = v.config[0] == 's' ? 1 : 0;  // "s512x8/c0": the streaming kernel
-        const int64_t threads = std::stoll(v.config.substr(digits, x - digits));
+        const int64_t threads = std::stoll(v.config.substr(0, x));
         const int64_t packs = std::stoll(v.config.substr(x + 1));
         int64_t cluster = 1;
         if (const auto c = v.config.find("/c"); c != std::string::npos) cluster = std::max<int64_t>(1, std::stoll(v.config.substr(c + 2)));
@@ -272,6 +273,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // whole lines reach the log even if the run is cut short
   bool tests = false, perf = false, big = false, sweep = true;
   std::string out_dir = ".";
+  std::string only_shapes;  // --shapes 1024x32768,64x262144: perf on these shapes only
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -281,6 +283,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-sweep") sweep = false;
     else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
+    else if (a == "--shapes" && i + 1 < argc) only_shapes = "," + std::string(argv[++i]) + ",";
   }
   if (!tests && !perf && !big) tests = perf = big = true;
   std::printf("seed %llu\n", (unsigned long long)seed);
@@ -295,8 +298,11 @@ int main(int argc, char** argv) {
   if (perf) {
     stamp("perf");
     const int64_t shapes[][2] = {{4096, 4096}, {16384, 1024}, {65536, 128}, {1024, 32768}, {64, 262144}, {32768, 8192}};
-    for (const auto& s : shapes)
+    for (const auto& s : shapes) {
+      const std::string key = "," + std::to_string(s[0]) + "x" + std::to_string(s[1]) + ",";
+      if (!only_shapes.empty() && only_shapes.find(key) == std::string::npos) continue;
       for (DType t : {DType::F32, DType::F16, DType::BF16}) perf_shape(ctx, s[0], s[1], t, seed + s[0] * 7 + s[1], sweep);
+    }
     g_csv = std::fopen((out_dir + "/softmax_perf.csv").c_str(), "w");
     if (g_csv) {
       std::fprintf(g_csv, "rung,config,dtype,rows,cols,log,ms,tbps,pct_copy,pct_cudnn,err,status\n");

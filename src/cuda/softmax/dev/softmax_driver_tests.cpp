@@ -45,10 +45,16 @@ std::vector<Variant> test_variants() {
   // path only) and warp_row's f32-exps layouts.
   const auto names = sm::split_row_config_names();
   for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i] == "s512x8" || names[i] == "s256x8")
+    if (names[i] == "t256s2" || names[i] == "t512s4") {
       v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::split_row_run_config(a, c, i, 0);
                    }});
+      // Forced clusters of 4 and 16 CTAs: the pair exchange across CTAs, empty chunks.
+      for (int cl : {4, 16})
+        v.push_back({"split_row", names[i] + "/c" + std::to_string(cl), [i, cl](const SoftmaxArgs& a, const CudaContext& c) {
+                       return sm::split_row_run_config(a, c, i, cl);
+                     }});
+    }
   const auto warp_names = sm::warp_row_config_names();
   for (int i = 0; i < static_cast<int>(warp_names.size()); ++i)
     if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp")
