@@ -9,6 +9,13 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The SASS check of the tensor-core rungs (ctest cuda.tc_sass) needs cuobjdump, which a
+# bare nvcc install may lack: take NVIDIA's wheel of it from PyPI.
+if command -v nvcc >/dev/null && ! command -v cuobjdump >/dev/null && command -v python3 >/dev/null &&
+   ! python3 -c 'import glob, nvidia, sys; sys.exit(not any(glob.glob(d + "/*/bin/cuobjdump") for d in nvidia.__path__))' 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check nvidia-cuda-cuobjdump >&2 ||
+    echo "warning: could not install nvidia-cuda-cuobjdump; ctest cuda.tc_sass will skip" >&2
+fi
 if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
 echo "installing: ${missing[*]}" >&2
 SUDO=""

@@ -46,7 +46,16 @@ struct RungEntry {
 std::vector<RungEntry> rungs() {
   return {{"wmma", gemm::gemm_wmma_supports, gemm::gemm_wmma},
           {"mma_multistage", gemm::gemm_mma_multistage_supports, gemm::gemm_mma_multistage},
-          {"wgmma_tma", gemm::gemm_wgmma_tma_supports, gemm::gemm_wgmma_tma}};
+          {"wgmma_tma", gemm::gemm_wgmma_tma_supports, gemm::gemm_wgmma_tma},
+          // Candidate configurations, checked like the rung.
+          {"wgmma_c2", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaClusterConfig>(g, c);
+           }},
+          {"wgmma_c4", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaCluster4Config>(g, c);
+           }}};
 }
 
 __device__ uint32_t hash32(uint64_t x) {
@@ -226,7 +235,7 @@ int run_case(const RungEntry& r, const Case& t, const CudaContext& ctx, uint64_t
 
 int check_mode(const CudaContext& ctx) {
   struct Shape { int64_t m, n, k; };
-  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}};
+  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}, {2050, 2568, 72}};
   const struct { DType ab; bool tf32; } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
   int pass = 0, fail = 0, declined = 0;
   uint64_t seed = 1;
@@ -234,11 +243,12 @@ int check_mode(const CudaContext& ctx) {
     for (const auto& ty : types)
       for (int lay = 0; lay < 4; ++lay)
         for (const auto& s : shapes)
-          for (int variant = 0; variant < 4; ++variant) {
+          for (int variant = 0; variant < 5; ++variant) {
             Case t{s.m, s.n, s.k, bool(lay & 1), bool(lay & 2), ty.ab, ty.ab, ty.tf32, 1.0f, 0.0f, false};
             if (variant & 1) t.c = DType::F32;
             if (variant & 2) { t.alpha = 0.75f; t.beta = -1.25f; }
             t.aligned = variant == 1 || variant == 2;
+            if (variant == 4) { t.alpha = 0.75f; t.aligned = true; }  // C in the input type, beta = 0, padded rows
             std::string note;
             const int res = run_case(r, t, ctx, ++seed, &note);
             if (res < 0) { ++declined; continue; }
@@ -315,6 +325,33 @@ float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
   return t[reps / 2];
 }
 
+/// Medians of two calls timed alternately (ref, cand, ref, cand, ...), so clock and
+/// temperature drift during the run affect both the same way.
+std::pair<float, float> paired_median_ms(const std::function<void()>& ref, const std::function<void()>& cand,
+                                         cudaStream_t s, int reps) {
+  for (int i = 0; i < 3; ++i) { ref(); cand(); }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<cudaEvent_t> ev(4 * reps);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(ev[4 * i], s));
+    ref();
+    CHECK(cudaEventRecord(ev[4 * i + 1], s));
+    cand();
+    CHECK(cudaEventRecord(ev[4 * i + 2], s));
+  }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<float> tr(reps), tc(reps);
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventElapsedTime(&tr[i], ev[4 * i], ev[4 * i + 1]));
+    CHECK(cudaEventElapsedTime(&tc[i], ev[4 * i + 1], ev[4 * i + 2]));
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::sort(tr.begin(), tr.end());
+  std::sort(tc.begin(), tc.end());
+  return {tr[reps / 2], tc[reps / 2]};
+}
+
 template <class CT>
 __global__ void rel_err(const CT* c, const float* ref, int64_t count, double* sums) {
   double d = 0, r = 0;
@@ -360,10 +397,10 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     CHECK(cudaStreamSynchronize(ctx.stream));
     CHECK(cudaGetLastError());
     const double err = error_vs(x, ctx.stream);
-    const float ms = median_ms([&] { run(x.g); }, ctx.stream, reps);
-    std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e\n", name.c_str(), tname,
-                ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms, flop / ms / 1e9,
-                100.0 * cublas_ms / ms, err);
+    const auto [ref_ms, ms] = paired_median_ms([&] { run_cublas(h, x.g, x.c, ab); }, [&] { run(x.g); }, ctx.stream, reps);
+    std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e  (cublas alternating: %.1f)\n",
+                name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
+                flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
   };
   for (const auto& r : rungs()) {
     const std::string why = r.supports(x.g, ctx);
@@ -388,7 +425,7 @@ int main(int argc, char** argv) {
   setvbuf(stdout, nullptr, _IONBF, 0);
   CudaContext ctx = make_context();
   cudaFuncAttributes attr{};
-  CHECK(cudaFuncGetAttributes(&attr, gemm::wgmma_tma_kernel<gemm::TmaConfig, gpu::bf16_t, true, false>));
+  CHECK(cudaFuncGetAttributes(&attr, gemm::wgmma_tma_kernel<gemm::TmaConfig, gpu::bf16_t, true, false, void>));
   std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion, attr.numRegs);
   if (mode == "check") return check_mode(ctx);
 
@@ -398,27 +435,17 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
   if (mode == "variants") {
     using namespace gemm;
-    // What the occupancy query says about 2-CTA clusters.
-    auto kernel = wgmma_tma_kernel<TmaClusterConfig, gpu::bf16_t, true, false>;
-    CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, TmaClusterConfig::kSmemBytes));
-    cudaLaunchAttribute attr1[1];
-    attr1[0].id = cudaLaunchAttributeClusterDimension;
-    attr1[0].val.clusterDim.x = 2; attr1[0].val.clusterDim.y = 1; attr1[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t qc{};
-    qc.gridDim = dim3(2); qc.blockDim = dim3(TmaClusterConfig::kThreads); qc.dynamicSmemBytes = TmaClusterConfig::kSmemBytes;
-    qc.attrs = attr1; qc.numAttrs = 1;
-    int max_clusters = 0;
-    const cudaError_t qe = cudaOccupancyMaxActiveClusters(&max_clusters, kernel, &qc);
-    std::printf("cudaOccupancyMaxActiveClusters: %d (%s)\n", max_clusters, cudaGetErrorString(qe));
     auto variants_for = [&](auto in) {
       using T = decltype(in);
+      auto direct = [&](auto cfg) {
+        using Cfg = decltype(cfg);
+        return [&](const core::GemmArgs& g) { launch_kernel<Cfg, T, true, false, void>(g, ctx, CUtensorMap{}); };
+      };
       return std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>{
-          {"wgmma_tma_cluster2", [&](const core::GemmArgs& g) { launch_config<TmaClusterConfig, T, true, false>(g, ctx); }},
-          {"wgmma_tma_c2_queried", [&, max_clusters](const core::GemmArgs& g) { launch_config<TmaClusterConfig, T, true, false>(g, ctx, std::max(1, max_clusters)); }},
-          {"wgmma_tma_c2_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232>, T, true, false>(g, ctx); }},
-          {"mma_128x256_w64x64_s3", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 256, 2, 4, 3, 900>, T, true, false>(g, ctx); }},
-          {"mma_128x256_w64x64_s4", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 256, 2, 4, 4, 900>, T, true, false>(g, ctx); }},
-          {"mma_128x128_s3", [&](const core::GemmArgs& g) { launch_mma<MmaMultistageConfig<128, 128, 2, 4, 3, 900>, T, true, false>(g, ctx); }},
+          {"c1_direct_store", direct(TmaConfig{})},
+          {"c1_s3_epi4", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 1, 40, 232, 16, 4>, T, true, false>(g, ctx); }},
+          {"c2_s3_epi4", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232, 16, 4>, T, true, false>(g, ctx); }},
+          {"c1_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 1, 40, 232>, T, true, false>(g, ctx); }},
       };
     };
     const auto vb = variants_for(gpu::bf16_t{});

@@ -8,11 +8,31 @@
 # Exit 0 = all found; 1 = a check failed; 77 = cuobjdump missing (ctest SKIP_RETURN_CODE).
 set -euo pipefail
 module=${1:?usage: $0 MODULE}
-command -v cuobjdump >/dev/null || { echo "cuobjdump not found: skipping"; exit 77; }
+# cuobjdump: on PATH (a CUDA toolkit install), else from the nvidia-cuda-cuobjdump wheel
+# that scripts/install-deps.sh installs where nvcc has no cuobjdump beside it.
+cuobjdump=$(command -v cuobjdump || true)
+if [ -z "$cuobjdump" ]; then
+  for py in python3 /usr/bin/python3; do
+    command -v "$py" >/dev/null || continue
+    cuobjdump=$("$py" - <<'PY' 2>/dev/null || true
+import glob, os
+try:
+    import nvidia
+    for d in nvidia.__path__:
+        for f in sorted(glob.glob(os.path.join(d, "*", "bin", "cuobjdump"))):
+            print(f); raise SystemExit
+except ImportError:
+    pass
+PY
+)
+    [ -n "$cuobjdump" ] && break
+  done
+fi
+[ -n "$cuobjdump" ] || { echo "SKIP: cuobjdump not found (CUDA toolkit or pip nvidia-cuda-cuobjdump): SASS not checked"; exit 77; }
 [ -f "$module" ] || { echo "no such file: $module"; exit 1; }
 sass=$(mktemp)
 trap 'rm -f "$sass"' EXIT
-cuobjdump -sass "$module" > "$sass"
+"$cuobjdump" -sass "$module" > "$sass"
 # Count, per kernel family, the functions and the instructions of interest.
 report=$(awk '
   /Function : / { f = $3; fam = "";

@@ -18,18 +18,19 @@
 //    a "full" and an "empty" mbarrier per stage lets loads run ahead of the math.
 //  * Persistence: one CTA per SM loops over tiles in an L2-grouped order; the producer
 //    starts the next tile's loads while the consumers run the epilogue of this one.
-//  * Clusters (implemented, not yet in the table): 2 CTAs along M share the B tile,
-//    each loading half and TMA-multicasting it to both, which halves B's L2 -> SM
-//    traffic. At 128x256 tiles and full tensor rate one CTA per SM pulls ~12 TB/s from
-//    L2, about the L2's limit: the likely reason this rung stops near 85% of cuBLAS.
+//  * Epilogue through TMA stores (beta == 0, 16-byte-addressable C rows): each consumer
+//    writes its scaled accumulators into swizzled shared-memory boxes and one thread
+//    hands them to a TMA store, which drains to global memory while the consumers
+//    already run the next tile's wgmmas. Storing from the registers instead (scattered
+//    4-byte writes, still used for beta != 0 and unaligned C) kept the tensor cores idle
+//    for ~10% of the time: this step took the rung from ~85% to ~100% of cuBLAS.
+//  * Clusters (a configuration, not the default): 2 CTAs along M share the B tile, each
+//    loading half and TMA-multicasting it to both; measured level with no cluster.
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
 // e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
 // memory-bound pass (~2 x 34 MB at 4097x4095x4093 bf16, ~30 us), then run the same way.
 //
-// Measured (H100 SXM 80GB, 2026-11-21, cuBLAS in the same run, scripts/tc_gemm_device):
-// bf16 4096^3 668 TFLOP/s (84% of cuBLAS), 8192^3 678 (85%); f16 663 (87%), 678 (90%);
-// tf32 (trans_b = T) 4096^3 371 (91%); bf16 4097x4095x4093 packed 418 (270%: cuBLAS
-// takes a slow path for the unaligned rows, 155).
+// Measured: see the configuration table below and bench/results/ (gpukern-bench).
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 #include "cuda/gemm/tensor_core_sm90.cuh"
@@ -46,13 +47,13 @@ namespace {
 /// Tile configuration of the warp-specialized kernel. Every operand tile is a set of
 /// 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K when K-major,
 /// 64 elements of M or N when MN-major): one TMA box, one swizzle pattern, 8 KB.
-template <int kStages_, int kClusterM_, int kProducerRegs_, int kConsumerRegs_>
+template <int kStages_, int kClusterM_, int kProducerRegs_, int kConsumerRegs_, int kGroupM_ = 16, int kEpiBoxes_ = 2>
 struct WgmmaConfig {
   static constexpr int kBlockM = 128, kBlockN = 256;
   static constexpr int kConsumers = 2;   // consumer warpgroups, 64 rows of the tile each
   static constexpr int kStages = kStages_;
   static constexpr int kClusterM = kClusterM_;
-  static constexpr int kGroupM = 16;     // tile rows per L2 raster group
+  static constexpr int kGroupM = kGroupM_;  // tile rows per L2 raster group
   static constexpr int kProducerRegs = kProducerRegs_, kConsumerRegs = kConsumerRegs_;
 
   static constexpr int kRowBytes = 128;  // one 128-byte swizzle row
@@ -61,8 +62,12 @@ struct WgmmaConfig {
   static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
   static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
+  // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
+  // at a time, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds.
+  static constexpr int kEpiBoxes = kEpiBoxes_;
+  static constexpr int kEpiBytes = kConsumers * kEpiBoxes * kBoxBytes;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
-  static constexpr int kSmemBytes = kStages * kStageBytes + kBarrierBytes + 1024;  // + alignment slack
+  static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
   static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns one m64 slice of the tile");
   static_assert(kBlockN == 256, "the consumers issue m64n256 wgmma: the tile is 256 wide");
@@ -76,13 +81,20 @@ struct WgmmaConfig {
 };
 
 // The H100 table. One thread issues all TMA copies, so the producer warpgroup gives
-// nearly all its registers away. TmaConfig (no clusters) is what the rung runs.
-// TmaClusterConfig (2-CTA clusters, B multicast) is correct on the device, but its
-// first measurement (2026-11-21) ran at half speed because of a cluster-scope release
-// fence per stage (see mbar_arrive_cluster); with the fence removed it awaits a device
-// run (scripts/tc_gemm_device variants) before it replaces TmaConfig.
-using TmaConfig = WgmmaConfig<4, 1, 40, 232>;
+// nearly all its registers away. TmaConfig is what the rung runs: 3 stages leave room
+// for 4 staging boxes per consumer, so a 16-bit 64x256 slice leaves in one TMA-store
+// round. Measured against each other on the H100 (2026-11-21, cuBLAS timed
+// alternately with each; bf16/f16 at 4096^3 and 8192^3, % of cuBLAS):
+//   3 stages, 4 staging boxes, no cluster (TmaConfig)    99.5 103.8 100.1 103.0
+//   4 stages, 2 staging boxes, no cluster                 99.0 101.4  98.7  99.1
+//   4 stages, 2 staging boxes, 2-CTA cluster, B multicast 99.3 102.4  99.1 102.3
+//   4 stages, stores from registers (the first epilogue)  88.4  95.6  88.4  95.6
+//   4-CTA clusters lose (83-92%): fewer clusters fit the GPCs at once.
+// Run-to-run spread of one configuration is 1-2 points; clusters did not clearly win
+// once the epilogue stopped stalling the math, so the simpler grid stays.
+using TmaConfig = WgmmaConfig<3, 1, 40, 232, 16, 4>;
 using TmaClusterConfig = WgmmaConfig<4, 2, 40, 232>;
+using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
 /// visited in L2 raster order, and K blocks per tile.
@@ -93,10 +105,13 @@ struct WgmmaSchedule {
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+/// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
+/// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
+/// shared memory and TMA stores it, which the next tile's math overlaps.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT = void>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                     TcProblem p, WgmmaSchedule sched) {
+                     const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
   constexpr int kCluster = Cfg::kClusterM;
@@ -117,7 +132,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const uint32_t base = (raw_addr + 1023) & ~1023u;
   auto a_tile = [&](int s) { return base + s * Cfg::kStageBytes; };
   auto b_tile = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABoxes * Cfg::kBoxBytes; };
-  const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes;  // kStages x 8 bytes
+  auto c_stage = [&](int consumer) { return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes; };
+  const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes;  // kStages x 8 bytes
   const uint32_t empty_bar = full_bar + Cfg::kStages * 8;
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
@@ -226,15 +242,61 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       sm90::wgmma_wait<0>();
       release(prev_stage);
 
-      // Epilogue straight from the accumulators: thread (warp w, lane l) holds rows
-      // 16w + l/4 and +8, columns 8i + 2(l%4) and +1 of its 64x256 slice.
-      const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
-      const int col = n0 + 2 * (lane % 4);
+      // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
+      // (i = 0..31) of its consumer's 64x256 slice.
+      if constexpr (std::is_void_v<OutT>) {
+        const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
+        const int col = n0 + 2 * (lane % 4);
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
-        store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
-        store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
+        for (int i = 0; i < 32; ++i) {
+          store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
+          store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
+        }
+      } else {
+        // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
+        // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
+        // the store reads shared memory while the next tile's wgmmas run, and clips
+        // whatever lies outside C.
+        constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
+        constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
+        constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
+        constexpr int kRounds = Cfg::kBlockN / kRoundCols;
+        const uint32_t staging = c_stage(consumer);
+        const bool leader = threadIdx.x % 128 == 0;
+        const int r_lo = warp_in_group * 16 + lane / 4;
+#pragma unroll
+        for (int round = 0; round < kRounds; ++round) {
+          if (leader) sm90::bulk_wait_group_read<0>();  // the last store has read the staging boxes
+          sm90::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+          for (int j = 0; j < kRoundCols / 8; ++j) {
+            const int i = round * (kRoundCols / 8) + j;
+            const int cr = 8 * j + 2 * (lane % 4);
+            const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+            const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = r_lo + 8 * h;
+              const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+              const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
+              if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
+              else sm90::st_shared_v2f32(addr, v0, v1);
+            }
+          }
+          sm90::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
+          sm90::named_barrier_sync(1 + consumer, 128);
+          if (leader) {
+#pragma unroll
+            for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+              sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                                 m0 + consumer * 64);
+            sm90::bulk_commit_group();
+          }
+        }
       }
+    }
+    if constexpr (!std::is_void_v<OutT>) {
+      if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();  // C is written before the CTA exits
     }
   }
   if constexpr (kCluster > 1) sm90::cluster_sync();  // no CTA leaves while a peer may still signal it
@@ -256,27 +318,30 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// TMA descriptor of one operand stored as `rows` x `cols` (cols contiguous), read in
-/// boxes of 64 rows x 128 bytes with the 128-byte swizzle. Out-of-range elements read
-/// as zero (OOB fill NONE means zeros; NaN fill would be the other choice).
+/// TMA descriptor of a matrix stored as `rows` x `cols` (cols contiguous), moved in
+/// boxes of 64 rows x 128 bytes with the 128-byte swizzle. Loads read out-of-range
+/// elements as zero (OOB fill NONE means zeros); stores skip them. f32 data is described
+/// as tf32 for loads (the tensor cores truncate either way) unless `plain_f32`.
 template <class T>
-CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols) {
+CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false) {
   CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                              : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                             : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                               : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(T)};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(kElemsPerRow<T>), 64};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map{};
-  CUresult r = tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                    CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  auto encode = [&] {
+    return tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  CUresult r = encode();
   if (r != CUDA_SUCCESS && type == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32) {
     type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;  // same bits; the tensor cores then truncate to tf32
-    r = tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    r = encode();
   }
   if (r != CUDA_SUCCESS)
     throw core::Error(core::Status::DeviceError,
@@ -354,12 +419,42 @@ void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, co
   return dst;
 }
 
-/// Launches one configuration on TMA-addressable operands. `resident_clusters` = 0:
-/// one CTA per SM (the persistent grid; the kernel needs no co-residency, so a cluster
-/// that does not fit at once only runs later).
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
-void launch_config(const core::GemmArgs& args, const CudaContext& ctx, int resident_clusters = 0) {
-  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor>;
+/// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
+/// fit inside a GPC, so 4-CTA clusters may leave SMs idle). Queried once per config.
+template <class Cfg, class Kernel>
+int resident_clusters(Kernel kernel, const CudaContext& ctx) {
+  if constexpr (Cfg::kClusterM == 1) {
+    return ctx.sm_count;
+  } else {
+    static int cached[64] = {};
+    const int dev = ctx.device >= 0 && ctx.device < 64 ? ctx.device : 0;
+    if (cached[dev] > 0) return cached[dev];
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = Cfg::kClusterM;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = 1;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(Cfg::kClusterM);
+    config.blockDim = dim3(Cfg::kThreads);
+    config.dynamicSmemBytes = Cfg::kSmemBytes;
+    config.attrs = attr;
+    config.numAttrs = 1;
+    int clusters = 0;
+    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters <= 0) {
+      (void)cudaGetLastError();
+      clusters = ctx.sm_count / Cfg::kClusterM;
+    }
+    cached[dev] = clusters;
+    return clusters;
+  }
+}
+
+/// Launches one configuration on TMA-addressable operands, as many persistent
+/// clusters as fit on the device at once.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT>
+void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c) {
+  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   TcProblem p = make_tc_problem(args);
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
@@ -386,9 +481,33 @@ void launch_config(const core::GemmArgs& args, const CudaContext& ctx, int resid
   config.stream = ctx.stream;
   config.attrs = attr;
   config.numAttrs = 1;
-  const int resident = resident_clusters > 0 ? resident_clusters : ctx.sm_count / Cfg::kClusterM;
+  const int resident = resident_clusters<Cfg>(kernel, ctx);
   config.gridDim = dim3(std::max(1, std::min(resident, sched.total)) * Cfg::kClusterM);
-  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, p, sched));
+  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, p, sched));
+}
+
+/// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
+/// from the registers.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
+void launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
+  const bool c_f32 = args.c_type == core::DType::F32;
+  const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
+  // TMA stores whole 16-byte chunks of a row: the row length must be a multiple of 16
+  // bytes, or the store would spill into the columns between n and ldc.
+  const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
+                         (static_cast<std::size_t>(n) * c_bytes) % 16 == 0;
+  if (tma_store && (c_f32 || sizeof(T) == 4)) {
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true));
+  } else if constexpr (sizeof(T) == 2) {
+    if (tma_store) {
+      launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n));
+      return;
+    }
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+  } else {
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+  }
 }
 
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
@@ -430,7 +549,7 @@ void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
 /// 90a target would run an empty body on an H100).
 bool built_for_sm90a() {
   cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false>) != cudaSuccess) {
+  if (cudaFuncGetAttributes(&attr, wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false, void>) != cudaSuccess) {
     (void)cudaGetLastError();
     return false;
   }

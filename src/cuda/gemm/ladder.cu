@@ -57,10 +57,23 @@ std::vector<std::string> gemm_auto_order([[maybe_unused]] const core::GemmArgs& 
 #if defined(GPUKERN_HIP)
   return hip::gemm_auto_order(args, ctx);  // src/hip/gemm/mfma.hip
 #else
-  // Fastest first, measured on the H100 (2026-11-21): for exact f32 cuBLAS leads our
-  // best SIMT rung (double_buffer: 89-97% of cuBLAS from 1000^3 to 8192^3); tf32, f16
-  // and bf16 have no faster rung here. cuBLAS (64-bit API) accepts every valid call,
-  // so it also ends the list.
+  // Fastest first, measured on the H100 (2026-11-21). Exact f32: cuBLAS leads our best
+  // SIMT rung (double_buffer: 89-97% of cuBLAS from 1000^3 to 8192^3). f16/bf16 (and
+  // tf32 with K-major A and B) on sm_90a: wgmma_tma is level with cuBLAS or ahead
+  // (99-104% at 4096^3 and 8192^3) once the 128x256 tiles fill the SMs a few times
+  // over, and 2-3x ahead when a row pitch is not a multiple of 16 bytes (cuBLAS then
+  // takes a slow path; wgmma_tma repacks). Small grids stay with cuBLAS, which has
+  // smaller tiles. wgmma_tma declines off sm_90a; cuBLAS accepts every valid call, so
+  // it ends the list.
+  if (args.type() != core::GemmType::F32 && ctx.arch == 90) {
+    const std::size_t es = core::dtype_size(args.ab_type);
+    const auto pitch_ok = [es](const void* p, int64_t ld) {
+      return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
+    };
+    const bool unaligned = !pitch_ok(args.a, args.lda) || !pitch_ok(args.b, args.ldb);
+    const int64_t tiles = core::ceil_div<int64_t>(args.m, 128) * core::ceil_div<int64_t>(args.n, 256);
+    if (unaligned || tiles >= 3 * static_cast<int64_t>(ctx.sm_count)) return {"wgmma_tma", "cublas"};
+  }
   return {"cublas"};
 #endif
 }
