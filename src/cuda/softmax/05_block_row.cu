@@ -17,6 +17,7 @@
 // pointers, strides or the row length are not 16-byte multiples. Special values as
 // PyTorch (softmax_common.cuh). In place works: each element is on chip before any
 // output of the row is written, by the thread that read it.
+#include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
@@ -60,6 +61,11 @@ constexpr int kSmemThreads = 1024;
 constexpr int kSmemUnroll = 4;
 /// Bytes of static shared memory the staging kernel keeps beside the row.
 constexpr size_t kSmemReserve = 1024;
+
+/// Hybrid layouts (hybrid_row.cuh): part of the row in registers, the rest in shared
+/// memory, so that min_blocks rows share an SM (16-byte path only).
+constexpr HybridConfig kHybridConfigs[] = {{256, 8, 4}, {256, 4, 4}, {512, 4, 3}, {512, 8, 2}, {256, 8, 2}};
+constexpr int kNumHybrid = static_cast<int>(sizeof(kHybridConfigs) / sizeof(kHybridConfigs[0]));
 
 template <class T, int V, int kThreads, int kPacks>
 __global__ void __launch_bounds__(kThreads) block_row_kernel(RowArgs<T> a) {
@@ -135,25 +141,55 @@ void launch_smem(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   GK_LAUNCH_CHECK();
 }
 
-template <class T, int V, size_t... I>
-void launch_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>) {
+template <class T, int V, int kIndex>
+void launch_hybrid(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  if constexpr (sizeof(Pack<T, V>) == kVectorBytes) {
+    constexpr HybridConfig c = kHybridConfigs[kIndex];
+    const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, false>;
+    const int64_t smem_vecs = std::max<int64_t>(0, args.cols / V - int64_t(c.threads) * c.packs);
+    const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
+    GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
+#if defined(GPUKERN_CUDA)
+    // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
+    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+#endif
+    const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
+    kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);
+    GK_LAUNCH_CHECK();
+  }
+}
+
+template <class T, int V, size_t... I, size_t... H>
+void launch_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>,
+                    std::index_sequence<H...>) {
   if (index == kNumConfigs) return launch_smem<T, V>(args, ctx);
   ((index == static_cast<int>(I) ? launch_config<T, V, static_cast<int>(I)>(args, ctx) : void()), ...);
+  ((index == kNumConfigs + 1 + static_cast<int>(H) ? launch_hybrid<T, V, static_cast<int>(H)>(args, ctx) : void()), ...);
 }
 
 bool fits_smem(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   return static_cast<size_t>(args.cols) * core::dtype_size(args.dtype) + kSmemReserve <= ctx.smem_per_block_optin;
 }
 
-/// Index kNumConfigs means the shared-memory staging kernel.
+/// Index kNumConfigs means the shared-memory staging kernel, kNumConfigs + 1 + h the
+/// hybrid layout h (16-byte path only).
 bool fits(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
   if (index == kNumConfigs) return fits_smem(args, ctx);
+  if (index > kNumConfigs) {
+    const HybridConfig c = kHybridConfigs[index - kNumConfigs - 1];
+    return vector_path_ok(args) && args.cols / vector_elems(args) <= hybrid_capacity(ctx, c);
+  }
   return int64_t(kConfigs[index].threads) * kConfigs[index].packs >= args.cols / vector_elems(args);
 }
 
 /// The policy: the smallest register configuration that holds the row, else shared
 /// memory; -1 when neither does.
 int pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  // Rows over 2048 vectors (32 KB) on the 16-byte path: a hybrid layout, 4 rows an SM
+  // (256 x 8 + shared memory), else 2 (512 x 8 + shared memory).
+  if (vector_path_ok(args) && args.cols / vector_elems(args) > 2048)
+    for (int h : {0, 3})
+      if (fits(args, ctx, kNumConfigs + 1 + h)) return kNumConfigs + 1 + h;
   for (int i = 0; i <= kNumConfigs; ++i)
     if (fits(args, ctx, i)) return i;
   return -1;
@@ -161,7 +197,8 @@ int pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
   with_storage_and_width(args, [&](auto tag, auto width) {
-    launch_indexed<decltype(tag), decltype(width)::value>(index, args, ctx, std::make_index_sequence<kNumConfigs>{});
+    launch_indexed<decltype(tag), decltype(width)::value>(index, args, ctx, std::make_index_sequence<kNumConfigs>{},
+                                                          std::make_index_sequence<kNumHybrid>{});
   });
 }
 
@@ -187,11 +224,13 @@ std::vector<std::string> block_row_config_names() {
   std::vector<std::string> names;
   for (const auto& c : kConfigs) names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs));
   names.push_back(std::to_string(kSmemThreads) + "/smem");
+  for (const auto& c : kHybridConfigs)
+    names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks));
   return names;
 }
 
 std::string block_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
-  if (config < 0 || config > kNumConfigs) return "no such config";
+  if (config < 0 || config > kNumConfigs + kNumHybrid) return "no such config";
   if (!fits(args, ctx, config)) return "row does not fit";
   if (args.rows == 0 || args.cols == 0) return {};
   run_index(args, ctx, config);

@@ -29,6 +29,7 @@
 // PyTorch (softmax_common.cuh: pairs from chunks of only -inf carry sum 0). In place
 // works: every chunk is on chip (cluster) or fully reduced by the first kernel
 // (split across blocks) before the same thread overwrites it.
+#include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
@@ -185,7 +186,7 @@ struct StreamConfig {
   int threads;
   int max_stages;
 };
-constexpr StreamConfig kStreamConfigs[] = {{256, 2}, {256, 4}, {512, 4}, {512, 8}};
+constexpr StreamConfig kStreamConfigs[] = {{256, 2}, {512, 4}};
 constexpr int kNumStreamConfigs = static_cast<int>(sizeof(kStreamConfigs) / sizeof(kStreamConfigs[0]));
 constexpr int kMaxStreamStages = 8;
 /// Bytes per bulk copy instruction: a stage is issued as pieces of at most this size.
@@ -407,6 +408,60 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 }
 #endif
 
+// ----- the hybrid cluster path (sm_90+, 16-byte path) -----
+// hybrid_row.cuh with kCluster: each CTA holds its chunk partly in registers, partly in
+// shared memory, with the register cap that lets min_blocks CTAs share an SM; one
+// cluster per row (grid-stride beyond the grid limit), one cluster barrier per row.
+// 64x262144 f16 with 256 x 8 + shared memory: clusters of 8 CTAs of 64 KB, 4 CTAs an SM,
+// so the whole tensor (512 CTAs) is on chip in one wave.
+
+constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4}, {256, 4, 4}, {512, 8, 2}};
+constexpr int kNumHybridConfigs = static_cast<int>(sizeof(kHybridClusterConfigs) / sizeof(kHybridClusterConfigs[0]));
+
+/// Smallest power-of-two cluster whose CTAs hold the row in hybrid layout `config`.
+int min_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
+  return min_cluster_holding(args, hybrid_capacity(ctx, kHybridClusterConfigs[config]));
+}
+
+#if defined(GPUKERN_CUDA)
+/// Launches the hybrid cluster kernel; false (nothing launched) when a cluster of this
+/// size does not fit on the device.
+template <class T, int V, int kIndex>
+bool launch_hybrid_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
+  constexpr HybridConfig c = kHybridClusterConfigs[kIndex];
+  const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true>;
+  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
+  const int64_t smem_vecs = std::max<int64_t>(0, chunk_vecs - int64_t(c.threads) * c.packs);
+  const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  if (cluster_size > kMaxPortableCluster)
+    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
+  ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
+  if (cluster_size > kMaxPortableCluster) {
+    // Non-portable sizes need whole free GPCs: ask the occupancy calculator first.
+    launch.config.gridDim = dim3(static_cast<unsigned>(cluster_size));
+    if (max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size, bytes) <= 0)
+      return false;
+    launch.config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
+  }
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
+  GK_LAUNCH_CHECK();
+  return true;
+}
+
+template <class T, int V, size_t... I>
+bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size,
+                           std::index_sequence<I...>) {
+  bool launched = false;
+  ((index == static_cast<int>(I) ? (launched = launch_hybrid_config<T, V, static_cast<int>(I)>(args, ctx, cluster_size))
+                                 : false),
+   ...);
+  return launched;
+}
+#endif
+
 // ----- the split across blocks (any architecture, any length) -----
 
 constexpr int kBlockThreads = 256;
@@ -493,7 +548,7 @@ void launch_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 // ----- policy -----
 
-enum class Path { Stream, Registers, Blocks };
+enum class Path { Stream, Hybrid, Registers, Blocks };
 
 /// A plan: the path, its configuration index and cluster size.
 struct Plan {
@@ -513,18 +568,18 @@ Plan register_plan(const core::SoftmaxArgs& args) {
   return {Path::Blocks, 0, 0};
 }
 
-/// The streaming kernel's configuration in the policy.
-constexpr int kPolicyStreamConfig = 2;
+/// The hybrid layout in the policy.
+constexpr int kPolicyHybridConfig = 1;
 
-/// The policy: on sm_90+ with the 16-byte path, the streaming kernel with the smallest
-/// cluster whose chunks fit two stages (run_plan falls back to the register plan when
-/// no such cluster fits on the device); the register plan without the 16-byte path;
-/// before sm_90, the split across blocks.
+/// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel (256 x 4 +
+/// shared memory, 4 CTAs an SM) with the smallest cluster that holds the row; the
+/// register plan without the 16-byte path or beyond 16 CTAs; before sm_90, the split
+/// across blocks.
 Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
   if (vector_path_ok(args)) {
-    const int size = min_stream_cluster(args, ctx, kPolicyStreamConfig, 2);
-    if (size <= kMaxCluster) return {Path::Stream, kPolicyStreamConfig, size};
+    const int size = min_hybrid_cluster(args, ctx, kPolicyHybridConfig);
+    if (size <= kMaxCluster) return {Path::Hybrid, kPolicyHybridConfig, size};
   }
   return register_plan(args);
 }
@@ -539,6 +594,13 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
     if (plan.path == Path::Stream) {
       constexpr auto kSeq = std::make_index_sequence<kNumStreamConfigs>{};
       ran = launch_stream_indexed<T, kVectorElems<T>>(plan.config, args, ctx, plan.cluster_size, kSeq);
+      return;
+    }
+    if (plan.path == Path::Hybrid) {
+      if constexpr (sizeof(T) * kVectorElems<T> == kVectorBytes) {
+        constexpr auto kSeq = std::make_index_sequence<kNumHybridConfigs>{};
+        ran = launch_hybrid_indexed<T, kVectorElems<T>>(plan.config, args, ctx, plan.cluster_size, kSeq);
+      }
       return;
     }
     if (plan.path == Path::Registers) {
@@ -572,6 +634,8 @@ std::vector<std::string> split_row_config_names() {
   for (const auto& c : kClusterConfigs) names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs));
   for (const auto& c : kStreamConfigs)
     names.push_back("t" + std::to_string(c.threads) + "s" + std::to_string(c.max_stages));
+  for (const auto& c : kHybridClusterConfigs)
+    names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks));
   return names;
 }
 
@@ -582,7 +646,18 @@ std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContex
     return {};
   }
   if (!ctx.cluster_launch) return "no clusters before sm_90";
-  if (config < 0 || config >= kNumClusterConfigs + kNumStreamConfigs) return "no such config";
+  if (config < 0 || config >= kNumClusterConfigs + kNumStreamConfigs + kNumHybridConfigs) return "no such config";
+  if (config >= kNumClusterConfigs + kNumStreamConfigs) {
+    if (!vector_path_ok(args)) return "the hybrid kernel needs the 16-byte path";
+    const int index = config - kNumClusterConfigs - kNumStreamConfigs;
+    const int min_size = min_hybrid_cluster(args, ctx, index);
+    const int size = cluster == 0 ? min_size : cluster;
+    if (size < min_size) return "row does not fit " + std::to_string(size) + " CTAs";
+    if (size > kMaxCluster || (size & (size - 1)) != 0) return "cluster size " + std::to_string(size) + " unsupported";
+    if (!try_plan(args, ctx, {Path::Hybrid, index, size}))
+      return "no cluster of " + std::to_string(size) + " fits on the device";
+    return {};
+  }
   const bool stream = config >= kNumClusterConfigs;
   if (stream && !vector_path_ok(args)) return "the streaming kernel needs the 16-byte path";
   const int index = stream ? config - kNumClusterConfigs : config;

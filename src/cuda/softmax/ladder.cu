@@ -1,7 +1,6 @@
 // The CUDA softmax ladder as data: every rung in ladder order (naive first, the cuDNN
 // reference last), and auto's preference for a call.
 #include "cuda/context.cuh"
-#include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
 namespace gpukern::cuda {
@@ -42,10 +41,6 @@ std::vector<std::string> softmax_auto_order(const core::SoftmaxArgs& args, const
   // against 2.58 TB/s), so only rows fewer than two per SM go to split_row first.
   const bool few_rows = args.rows < 2 * static_cast<int64_t>(ctx.sm_count);
   if (ctx.cluster_launch && few_rows && row_bytes >= 32 * 1024) return {"split_row"};
-  // Rows of 64 KB or more on the 16-byte path: split_row's streaming kernel (rows
-  // double-buffered through the bulk copy engine) keeps DRAM busy where block_row's
-  // register rows run a few waves in lockstep.
-  if (ctx.cluster_launch && vector_path_ok(args) && row_bytes >= 64 * 1024) return {"split_row", "block_row"};
   // Medium rows: a block per row, in registers or shared memory; split_row takes the rest.
   return {"block_row", "split_row"};
 }

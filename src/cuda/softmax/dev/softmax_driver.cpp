@@ -232,8 +232,12 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   if (sweep) {
     const int64_t vec = 16 / static_cast<int64_t>(dsize(t));
     for (const auto& v : config_variants(args_for(0, false))) {
-      // The streaming kernel ("t256s4/c0") only on rows of 64 KB or more, its target.
-      if (v.rung == "split_row" && v.config[0] == 't' && cols * static_cast<int64_t>(dsize(t)) < 64 * 1024) continue;
+      // split_row's streaming ("t256s4/c0") and hybrid ("256x8+s4/c8") kernels only on
+      // rows of 64 KB or more, block_row's hybrids ("256x8+s4") on rows over 32 KB.
+      const int64_t row_bytes = cols * static_cast<int64_t>(dsize(t));
+      const bool hybrid = v.config.find('+') != std::string::npos;
+      if (v.rung == "split_row" && (v.config[0] == 't' || hybrid) && row_bytes < 64 * 1024) continue;
+      if (v.rung == "block_row" && hybrid && row_bytes <= 32 * 1024) continue;
       // Skip layouts far larger than the row (mostly idle threads).
       const auto x = v.config.find('x');
       if (x != std::string::npos && v.config != "blocks") {
@@ -259,6 +263,37 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   for (int i = 0; i < sets; ++i) {
     CHECK_CUDA(cudaFree(xs[i]));
     CHECK_CUDA(cudaFree(ys[i]));
+  }
+}
+
+/// Summary lines: per shape and dtype, the copy, the best policy-level rung, auto's
+/// pick, cuDNN, the best configuration; `prefix` starts each line. only_last: the shape
+/// measured last (printed as each shape ends, so that a run cut short keeps them).
+void print_summary(const char* prefix, bool only_last) {
+  const PerfRow* last_copy = nullptr;
+  for (const auto& r : g_perf)
+    if (r.rung == "copy") last_copy = &r;
+  for (const auto& c : g_perf) {
+    if (c.rung != "copy" || (only_last && &c != last_copy)) continue;
+    const PerfRow* best = nullptr; const PerfRow* cfg = nullptr; const PerfRow* dnn = nullptr; std::string pick;
+    for (const auto& r : g_perf) {
+      if (r.rows != c.rows || r.cols != c.cols || r.dtype != c.dtype || r.log) continue;
+      if (r.rung == "auto") pick = r.config;
+      if (r.rung == "cudnn") dnn = &r;
+      if (r.rung == "copy" || r.rung == "auto" || r.rung == "cudnn" || r.status != "ok") continue;
+      if (r.config == "policy" && (!best || r.tbps > best->tbps)) best = &r;
+      if (!cfg || r.tbps > cfg->tbps) cfg = &r;
+    }
+    double auto_tbps = 0;
+    for (const auto& r : g_perf)
+      if (r.rows == c.rows && r.cols == c.cols && r.dtype == c.dtype && !r.log && r.rung == pick && r.config == "policy") auto_tbps = r.tbps;
+    char shape[32];
+    std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)c.rows, (long long)c.cols);
+    std::printf("%s%-14s %-5s %6.3f | %-10s %6.3f %6.1f %7.1f %8.1e | %-10s %6.3f | %6.3f | %s %s %.3f (%.1f%%)\n", prefix, shape,
+                c.dtype.c_str(), c.tbps, best ? best->rung.c_str() : "-", best ? best->tbps : 0,
+                best ? best->pct_copy : 0, best ? best->pct_cudnn : 0, best ? best->err : 0, pick.c_str(), auto_tbps,
+                dnn ? dnn->tbps : 0, cfg ? cfg->rung.c_str() : "-", cfg ? cfg->config.c_str() : "-", cfg ? cfg->tbps : 0,
+                cfg ? cfg->pct_copy : 0);
   }
 }
 
@@ -301,7 +336,10 @@ int main(int argc, char** argv) {
     for (const auto& s : shapes) {
       const std::string key = "," + std::to_string(s[0]) + "x" + std::to_string(s[1]) + ",";
       if (!only_shapes.empty() && only_shapes.find(key) == std::string::npos) continue;
-      for (DType t : {DType::F32, DType::F16, DType::BF16}) perf_shape(ctx, s[0], s[1], t, seed + s[0] * 7 + s[1], sweep);
+      for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+        perf_shape(ctx, s[0], s[1], t, seed + s[0] * 7 + s[1], sweep);
+        print_summary("SUMMARY ", true);
+      }
     }
     g_csv = std::fopen((out_dir + "/softmax_perf.csv").c_str(), "w");
     if (g_csv) {
@@ -312,30 +350,9 @@ int main(int argc, char** argv) {
                      r.pct_cudnn, r.err, r.status.c_str());
       std::fclose(g_csv);
     }
-    // Summary: per shape and dtype, the copy, the best policy-level rung, auto's pick, cuDNN.
     std::printf("\n%-14s %-5s %6s | %-10s %6s %6s %7s %8s | %-10s %6s | %6s | best config\n", "shape", "dtype", "copy",
                 "best rung", "TB/s", "%copy", "%cudnn", "err", "auto", "TB/s", "cudnn");
-    for (const auto& c : g_perf) {
-      if (c.rung != "copy") continue;
-      const PerfRow* best = nullptr; const PerfRow* cfg = nullptr; const PerfRow* dnn = nullptr; std::string pick;
-      for (const auto& r : g_perf) {
-        if (r.rows != c.rows || r.cols != c.cols || r.dtype != c.dtype || r.log) continue;
-        if (r.rung == "auto") pick = r.config;
-        if (r.rung == "cudnn") dnn = &r;
-        if (r.rung == "copy" || r.rung == "auto" || r.rung == "cudnn" || r.status != "ok") continue;
-        if (r.config == "policy" && (!best || r.tbps > best->tbps)) best = &r;
-        if (!cfg || r.tbps > cfg->tbps) cfg = &r;
-      }
-      double auto_tbps = 0;
-      for (const auto& r : g_perf)
-        if (r.rows == c.rows && r.cols == c.cols && r.dtype == c.dtype && !r.log && r.rung == pick && r.config == "policy") auto_tbps = r.tbps;
-      char shape[32];
-      std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)c.rows, (long long)c.cols);
-      std::printf("%-14s %-5s %6.3f | %-10s %6.3f %6.1f %7.1f %8.1e | %-10s %6.3f | %6.3f | %s %s %.3f\n", shape,
-                  c.dtype.c_str(), c.tbps, best ? best->rung.c_str() : "-", best ? best->tbps : 0,
-                  best ? best->pct_copy : 0, best ? best->pct_cudnn : 0, best ? best->err : 0, pick.c_str(), auto_tbps,
-                  dnn ? dnn->tbps : 0, cfg ? cfg->rung.c_str() : "-", cfg ? cfg->config.c_str() : "-", cfg ? cfg->tbps : 0);
-    }
+    print_summary("", false);
   }
   stamp("done");
   std::printf("\n%s: %d failure(s)\n", g_failures ? "FAILED" : "PASSED", g_failures);

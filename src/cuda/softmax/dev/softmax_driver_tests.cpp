@@ -6,6 +6,8 @@
 // and tensors of more than 2^31 elements.
 #include "cuda/softmax/dev/driver_common.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <set>
 
@@ -34,7 +36,8 @@ struct Tally {
 
 std::vector<Variant> test_variants() {
   std::vector<Variant> v = ladder_variants();
-  const int smem_index = static_cast<int>(sm::block_row_config_names().size()) - 1;
+  const auto block_names = sm::block_row_config_names();
+  const int smem_index = static_cast<int>(std::find(block_names.begin(), block_names.end(), "1024/smem") - block_names.begin());
   v.push_back({"block_row", "smem", [smem_index](const SoftmaxArgs& a, const CudaContext& c) {
                  return sm::block_row_run_config(a, c, smem_index);
                }});
@@ -45,7 +48,7 @@ std::vector<Variant> test_variants() {
   // path only) and warp_row's f32-exps layouts.
   const auto names = sm::split_row_config_names();
   for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i] == "t256s2" || names[i] == "t512s4") {
+    if (names[i] == "t256s2" || names[i] == "t512s4" || names[i] == "256x8+s4") {
       v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::split_row_run_config(a, c, i, 0);
                    }});
@@ -55,6 +58,12 @@ std::vector<Variant> test_variants() {
                        return sm::split_row_run_config(a, c, i, cl);
                      }});
     }
+  // block_row's hybrid layouts (registers + shared memory), forced.
+  for (int i = 0; i < static_cast<int>(block_names.size()); ++i)
+    if (block_names[i] == "256x8+s4" || block_names[i] == "512x8+s2")
+      v.push_back({"block_row", block_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     return sm::block_row_run_config(a, c, i);
+                   }});
   const auto warp_names = sm::warp_row_config_names();
   for (int i = 0; i < static_cast<int>(warp_names.size()); ++i)
     if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp")

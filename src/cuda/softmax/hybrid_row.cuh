@@ -1,0 +1,178 @@
+// A row (block_row), or a cluster CTA's chunk of one (split_row), held on chip partly in
+// registers and partly in shared memory, so that several long rows fit on one SM.
+//
+// Why: block_row keeps a 64 KB row (1024x32768 f16) in the registers of a 512-thread
+// block, 58 registers a thread, so two rows share an SM; every block runs load, exps,
+// barrier, store in lockstep with its neighbour, and the SM's exps (two per 16-bit
+// element, 16 a clock) leave DRAM idle between a wave's loads and its stores (91-92% of
+// the copy, 2026-11-21). Here a 256-thread block holds kThreads x kPacks vectors in
+// registers (RowFragment) and the rest of its row in shared memory, loaded with cp.async
+// 16-byte copies issued before the register loads (all in flight together). With the
+// register cap of __launch_bounds__(kThreads, kMinBlocks), 4 such blocks (4 rows) share
+// an SM, so one block's exps overlap its neighbours' loads and stores.
+//
+// Each thread stages, and reads back, only its own shared-memory vectors (j = tid +
+// k * kThreads), so the staging needs no barrier, only the thread's cp.async wait. One
+// block reduction (one barrier) per row; with kCluster, the CTAs of a cluster then merge
+// their pairs through distributed shared memory after one cluster barrier, as in
+// split_row's register kernel. f32 softmax keeps exp(x - thread max) in place (registers
+// and shared memory), so the output is one multiply. Special values as PyTorch
+// (softmax_common.cuh). In place works: a thread writes only vectors it has read into
+// registers or its own shared memory, after the row's (cluster's) reduction.
+#pragma once
+
+#include "cuda/softmax/softmax_common.cuh"
+
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GPUKERN_SOFTMAX_HYBRID_CLUSTER 1
+#endif
+
+namespace gpukern::cuda::softmax {
+
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+namespace hybrid_detail {
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ unsigned cluster_ctas() {
+  unsigned n;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
+  return n;
+}
+/// Every thread of every CTA of the cluster: release this CTA's prior writes, acquire
+/// the others'.
+__device__ __forceinline__ void cluster_barrier() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/// The pair at `local` (a shared variable of this CTA) in CTA `rank` of the cluster.
+__device__ __forceinline__ RowStats load_remote(const RowStats* local, unsigned rank) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(local));
+  uint32_t remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  RowStats s;
+  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(s.max), "=f"(s.sum) : "r"(remote) : "memory");
+  return s;
+}
+}  // namespace hybrid_detail
+#endif
+
+/// A hybrid layout: `threads` x `packs` vectors in registers, the rest of the row in
+/// shared memory, with the register cap that lets `min_blocks` blocks share an SM.
+struct HybridConfig {
+  int threads;
+  int packs;
+  int min_blocks;
+};
+
+/// Shared memory a hybrid block may stage: its share of the SM when `min_blocks` blocks
+/// run side by side (opt-in limit per block / min_blocks, less static arrays and the
+/// per-block reservation), in 16-byte vectors.
+inline int64_t hybrid_smem_vecs(const CudaContext& ctx, HybridConfig c) {
+  const int64_t share = static_cast<int64_t>(ctx.smem_per_block_optin) / c.min_blocks - 3 * 1024;
+  return share > 0 ? share / kVectorBytes : 0;
+}
+
+/// Vectors a hybrid block holds: registers plus its shared-memory share.
+inline int64_t hybrid_capacity(const CudaContext& ctx, HybridConfig c) {
+  return int64_t(c.threads) * c.packs + hybrid_smem_vecs(ctx, c);
+}
+
+template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
+  static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
+#if !defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  if constexpr (kCluster) {
+    return;  // clusters exist from sm_90 on; the launcher never runs this elsewhere
+  } else
+#endif
+  {
+    extern __shared__ uint4 smem_raw[];  // uint4: 16-byte alignment for the packs
+    Pack<T, V>* const staged = reinterpret_cast<Pack<T, V>*>(smem_raw);
+    __shared__ RowStats scratch[2][kThreads / gpu::kWarpSize];
+    constexpr int64_t kRegVecs = int64_t(kThreads) * kPacks;
+    constexpr bool kIsF32 = std::is_same_v<T, float>;
+    unsigned rank = 0, cluster_size = 1;
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+    // Double-buffered by row parity: a CTA rewrites slot p two rows later, after the
+    // cluster barrier of the row between, which every CTA passes only after reading p.
+    __shared__ alignas(8) RowStats cta_stats[2];
+    if constexpr (kCluster) {
+      rank = hybrid_detail::cluster_rank();
+      cluster_size = hybrid_detail::cluster_ctas();
+    }
+#endif
+    // This CTA's chunk [begin, begin + reg_count + smem_vecs): the first reg_count
+    // vectors in registers, the rest in shared memory. Offsets inside the chunk are
+    // 32-bit (a chunk is on chip); row and column offsets of the tensor stay 64-bit.
+    const int64_t num_vec = a.cols / V;
+    const int64_t begin = int64_t(rank) * chunk_vecs < num_vec ? int64_t(rank) * chunk_vecs : num_vec;
+    const int64_t chunk = begin + chunk_vecs < num_vec ? chunk_vecs : num_vec - begin;
+    const int reg_count = static_cast<int>(chunk < kRegVecs ? chunk : kRegVecs);
+    const int smem_vecs = static_cast<int>(chunk - reg_count);
+    const bool keep_exp = !a.log;
+    int parity = 0;
+    for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += gridDim.x / cluster_size) {
+      const T* x = a.x + row * a.ldx + begin * V;
+      // The shared-memory part first: its copies fly while the register loads issue.
+      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+      gpu::cp_async_commit();
+      RowFragment<T, V, kPacks> frag;
+      frag.load(x, threadIdx.x, kThreads, reg_count);
+      const RowStats mine_regs = frag.stats(keep_exp);
+      gpu::cp_async_wait<0>();
+      float m = -INFINITY;
+      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) m = nan_max(m, pack_max(staged[j]));
+      float sum = 0.0f;
+      const bool keep_smem = kIsF32 && keep_exp;
+      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
+        Pack<T, V> p = staged[j];
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          // A thread whose part holds only -inf sums nothing and keeps zeros.
+          const float v = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+          sum += v;
+          if constexpr (kIsF32) p.v[e] = v;
+        }
+        if constexpr (kIsF32) {
+          if (keep_smem) staged[j] = p;
+        }
+      }
+      const RowStats mine_smem = m == -INFINITY ? empty_stats() : RowStats{m, sum};
+      RowStats stats = block_reduce<kThreads>(merge(mine_regs, mine_smem), scratch[parity]);
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+      if constexpr (kCluster) {
+        if (threadIdx.x == 0) cta_stats[parity] = stats;
+        hybrid_detail::cluster_barrier();
+        // Lane r of every warp reads CTA r's pair; a butterfly over the warp merges them.
+        // Same inputs in the same lanes: identical results in every warp of every CTA.
+        const unsigned lane = static_cast<unsigned>(gpu::lane_id());
+        stats = lane < cluster_size ? hybrid_detail::load_remote(&cta_stats[parity], lane) : empty_stats();
+        stats = group_reduce<gpu::kWarpSize>(stats);
+      }
+#endif
+      parity ^= 1;
+      T* y = a.y + row * a.ldy + begin * V;
+      frag.store(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, a.log);
+      const OutputScale o = output_scale(stats, a.log);
+      // kept: y = e * 2^((m_part - max) log2e) / sum; a part of only -inf holds e = 0.
+      const float factor = fast_exp2((mine_smem.max - stats.max) * kLog2e) / stats.sum;
+      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
+        Pack<T, V> in = staged[j];
+        Pack<T, V> out;
+#pragma unroll
+        for (int e = 0; e < V; ++e) {
+          const float v = gpu::to_float(in.v[e]);
+          out.v[e] = gpu::from_float<T>(keep_smem ? v * factor : output_value(v, o));
+        }
+        store_pack<T, V>(y + (reg_count + j) * V, out);
+      }
+    }
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+    if constexpr (kCluster) hybrid_detail::cluster_barrier();  // no CTA exits while another reads its pair
+#endif
+  }
+}
+
+}  // namespace gpukern::cuda::softmax
