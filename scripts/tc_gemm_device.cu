@@ -7,6 +7,8 @@
 //   bench  : median time (CUDA events) of each rung and cuBLAS (cublasGemmEx, same
 //            dtypes, row-major mapping) at 4096^3, 8192^3, 4097x4095x4093.
 //   variants: other wgmma_tma / mma_multistage configurations side by side, bf16/f16 NN.
+// mma_candidates() (unchecked mma_multistage configs, tile-divisible shapes) run in both
+// check (as extra rungs) and variants (first, right after the rungs).
 // Build: scripts/tc_build.sh (nvcc, sm_90a). Prints "N passed, M failed" last in check.
 #include "../src/cuda/gemm/10_wmma.cu"
 #include "../src/cuda/gemm/11_mma_multistage.cu"
@@ -56,6 +58,36 @@ std::vector<RungEntry> rungs() {
            [](const core::GemmArgs& g, const CudaContext& c) {
              if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaCluster4Config>(g, c);
            }}};
+}
+
+/// mma_multistage candidates for sm_90 16-bit, tile-divisible problems (the unchecked
+/// kernel; other calls are declined): checked in check mode, timed in variants mode.
+template <class Cfg>
+RungEntry mma_candidate(const char* name) {
+  using namespace gemm;
+  return {name,
+          [](const core::GemmArgs& g, const CudaContext& ctx) -> std::string {
+            std::string r = gemm_mma_multistage_supports(g, ctx);
+            if (!r.empty()) return r;
+            if (ctx.arch != 90 || g.ab_type == DType::F32) return "candidate: sm_90 f16/bf16 only";
+            if (!tiles_exactly<Cfg, gpu::half_t>(g)) return "candidate: tile-divisible shapes only";
+            if (g.m == 0 || g.n == 0 || g.k == 0) return "candidate: non-empty";
+            return {};
+          },
+          [](const core::GemmArgs& g, const CudaContext& ctx) {
+            if (g.ab_type == DType::F16) launch_mma_layout<Cfg, gpu::half_t, false>(g, ctx);
+            else launch_mma_layout<Cfg, gpu::bf16_t, false>(g, ctx);
+          }};
+}
+
+std::vector<RungEntry> mma_candidates() {
+  using namespace gemm;
+  return {mma_candidate<MmaMultistageConfig<128, 256, 2, 4, 3, 900>>("mma_128x256_s3"),
+          mma_candidate<MmaMultistageConfig<256, 128, 4, 2, 3, 900>>("mma_256x128_s3"),
+          mma_candidate<MmaMultistageConfig<256, 128, 4, 2, 4, 900>>("mma_256x128_s4"),
+          mma_candidate<MmaMultistageConfig<256, 128, 4, 2, 3, 900, 1, true>>("mma_256x128_s3_pers"),
+          mma_candidate<MmaMultistageConfig<256, 128, 4, 2, 4, 900, 1, true>>("mma_256x128_s4_pers"),
+          mma_candidate<MmaMultistageConfig<128, 256, 2, 4, 4, 900, 1, true>>("mma_128x256_s4_pers")};
 }
 
 __device__ uint32_t hash32(uint64_t x) {
@@ -235,11 +267,13 @@ int run_case(const RungEntry& r, const Case& t, const CudaContext& ctx, uint64_t
 
 int check_mode(const CudaContext& ctx) {
   struct Shape { int64_t m, n, k; };
-  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}, {2050, 2568, 72}};
+  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {256, 512, 192}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}, {2050, 2568, 72}};
   const struct { DType ab; bool tf32; } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
   int pass = 0, fail = 0, declined = 0;
   uint64_t seed = 1;
-  for (const auto& r : rungs())
+  std::vector<RungEntry> all = rungs();
+  for (auto& c : mma_candidates()) all.push_back(c);
+  for (const auto& r : all)
     for (const auto& ty : types)
       for (int lay = 0; lay < 4; ++lay)
         for (const auto& s : shapes)
@@ -448,8 +482,13 @@ int main(int argc, char** argv) {
           {"c1_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 1, 40, 232>, T, true, false>(g, ctx); }},
       };
     };
-    const auto vb = variants_for(gpu::bf16_t{});
-    const auto vh = variants_for(gpu::half_t{});
+    auto vb = variants_for(gpu::bf16_t{});
+    auto vh = variants_for(gpu::half_t{});
+    // mma_multistage candidates first (right after the rungs, before the wgmma variants).
+    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> mc;
+    for (const auto& c : mma_candidates()) mc.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
+    vb.insert(vb.begin(), mc.begin(), mc.end());
+    vh.insert(vh.begin(), mc.begin(), mc.end());
     bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 4096, 4096, 4096, DType::F16, false, false, false, vh);
