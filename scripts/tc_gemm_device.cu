@@ -436,7 +436,10 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
                 name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
                 flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
   };
+  // TC_RUNGS="a,b": time only these rungs (and the extras), e.g. for a short device call.
+  const char* only = std::getenv("TC_RUNGS");
   for (const auto& r : rungs()) {
+    if (only && !std::strstr(only, r.name)) continue;
     const std::string why = r.supports(x.g, ctx);
     if (!why.empty()) {
       std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld declined: %s\n", r.name, tname, ta ? 'T' : 'N', tb ? 'T' : 'N',
@@ -446,7 +449,7 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     report(r.name, [&](const core::GemmArgs& g) { r.run(g, ctx); });
   }
   for (const auto& [name, run] : extra) report(name, run);
-  if (extra.empty() && gemm::gemm_wgmma_tma_supports(x.g, ctx).empty())  // the candidate: 2-CTA clusters
+  if (extra.empty() && !only && gemm::gemm_wgmma_tma_supports(x.g, ctx).empty())  // the candidate: 2-CTA clusters
     report("wgmma_tma_cluster2", [&](const core::GemmArgs& g) { gemm::launch_wgmma_config<gemm::TmaClusterConfig>(g, ctx); });
   std::fflush(stdout);
   cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
@@ -489,6 +492,7 @@ int main(int argc, char** argv) {
     for (const auto& c : mma_candidates()) mc.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
     vb.insert(vb.begin(), mc.begin(), mc.end());
     vh.insert(vh.begin(), mc.begin(), mc.end());
+    if (std::getenv("TC_RUNGS")) vb.clear(), vh.clear();  // the listed rungs only
     bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 4096, 4096, 4096, DType::F16, false, false, false, vh);

@@ -50,6 +50,9 @@
 //     386-434, 3-13% below 256x128 in the same pass in every cell, and spills 16-24
 //     bytes with MN-major A. Kept as an option (off).
 //   128x128 of 64x32 warps with the cheap copies: 304-364; checked kernel: 337-362.
+// Then the epilogue of the tile-divisible kernel went through shared memory (f32
+// staging, row-wide 8/16-byte stores): same day, cuBLAS timed alternately with it:
+// bf16 4096^3 475 TFLOP/s (59.7%), 8192^3 426 (57.3%); f16 460 (60.0%), 402 (57.2%).
 // Other calls on sm_90 (edges, tf32) keep the 128x128 tile of 64x32 warps, 4 stages,
 // checked kernel: tf32 4096^3 123-130 TFLOP/s (31-32% of cuBLAS tf32), as before.
 #include "cuda/gemm/tensor_core.cuh"
@@ -436,7 +439,61 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
       }
     }
     cp_async_wait<0>();
-    if constexpr (!Cfg::kPersistent) epilogue();
+    if constexpr (!kChecked && !Cfg::kPersistent) {
+      // Whole tiles: stage the f32 accumulators in the (now idle) pipeline memory and
+      // write each C row with full-width coalesced accesses (8 or 16 bytes a lane)
+      // instead of 4-byte pieces of 8 rows per warp instruction. The rows are padded by
+      // 8 floats, which puts the 8 rows of one fragment store in 4 bank groups twice
+      // (two wavefronts, the minimum for 256 bytes). alpha and beta apply in f32 with
+      // one rounding; beta == 0 never reads C.
+      constexpr int kPitch = BN + 8;
+      static_assert(BM * kPitch * 4 <= Cfg::kSmemBytes, "the staged tile fits the pipeline's shared memory");
+      const std::size_t out_bytes = p.c_f32 ? 4 : sizeof(T);
+      const bool vec_ok = reinterpret_cast<uintptr_t>(p.c) % (4 * out_bytes) == 0 &&
+                          (p.ldc * static_cast<int64_t>(out_bytes)) % (4 * static_cast<int64_t>(out_bytes)) == 0;
+      if (!vec_ok) {
+        epilogue();
+      } else {
+        __syncthreads();  // every warp is done reading the last stage
+        float* staged = reinterpret_cast<float*>(smem_u4);
+#pragma unroll
+        for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+          for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
+            const int row = wm0 + 16 * i + group, col = wn0 + 8 * j + 2 * quad;
+            *reinterpret_cast<float2*>(&staged[row * kPitch + col]) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2*>(&staged[(row + 8) * kPitch + col]) = make_float2(acc[i][j][2], acc[i][j][3]);
+          }
+        __syncthreads();
+        constexpr int kWarps = Cfg::kThreads / 32;
+        for (int r = warp; r < BM; r += kWarps) {
+          for (int c = 4 * lane; c < BN; c += 128) {
+            const float4 v = *reinterpret_cast<const float4*>(&staged[r * kPitch + c]);
+            float o[4] = {p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w};
+            const int64_t offset = static_cast<int64_t>(m0 + r) * p.ldc + n0 + c;
+            if (p.c_f32 || kTf32) {
+              float4* dst = reinterpret_cast<float4*>(static_cast<float*>(p.c) + offset);
+              if (p.beta != 0.0f) {
+                const float4 old = *dst;
+                o[0] += p.beta * old.x; o[1] += p.beta * old.y; o[2] += p.beta * old.z; o[3] += p.beta * old.w;
+              }
+              *dst = make_float4(o[0], o[1], o[2], o[3]);
+            } else {
+              using Out16 = std::conditional_t<sizeof(T) == 2, T, gpu::half_t>;
+              uint2* dst = reinterpret_cast<uint2*>(static_cast<Out16*>(p.c) + offset);
+              if (p.beta != 0.0f) {
+                const uint2 old = *dst;
+                const float2 lo = unpack_pair<Out16>(old.x), hi = unpack_pair<Out16>(old.y);
+                o[0] += p.beta * lo.x; o[1] += p.beta * lo.y; o[2] += p.beta * hi.x; o[3] += p.beta * hi.y;
+              }
+              *dst = make_uint2(pack_pair<Out16>(o[0], o[1]), pack_pair<Out16>(o[2], o[3]));
+            }
+          }
+        }
+      }
+    } else if constexpr (!Cfg::kPersistent) {
+      epilogue();
+    }
   }
 #endif
 }
