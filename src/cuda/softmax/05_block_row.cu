@@ -1,17 +1,21 @@
 // CUDA softmax rung 5, `block_row`: one block per row, the row held on chip between
 // the reduction and the write, so it is read from memory once, for rows too long for
-// one warp's registers. Up to 8192 packs (32768 f32 / 65536 f16 columns) the row
-// lives in registers: each thread loads its packs (all 16-byte loads in flight), the
-// block merges the threads' (max, sum) pairs in one reduction (one barrier), and the
-// output is written from registers with streaming stores. Longer rows, up to the
-// shared-memory opt-in limit of a block (ctx.smem_per_block_optin, 227 KB on the
-// H100), are staged in shared memory instead, with the online (max, sum) computed as
-// the vectors arrive. Against `warp_row` it trades shuffles for a block barrier and
-// scales to long rows; against `online` it reads each row once instead of twice.
+// one warp's registers. Up to 2048 packs (32 KB) the row lives in registers: each
+// thread loads its packs (all 16-byte loads in flight), the block merges the threads'
+// (max, sum) pairs in one reduction (one barrier), and the output is written from
+// registers with streaming stores. Longer rows on the 16-byte path take a hybrid layout
+// (hybrid_row.cuh): part of the row in registers, the rest staged in shared memory by
+// cp.async, with a register cap that lets 4 (64 KB rows) or 2 (128 KB rows) blocks share
+// an SM, so that one block's exps overlap its neighbours' memory traffic. Beyond that,
+// and on the scalar path, up to 8192 packs in registers, then up to the shared-memory
+// opt-in limit of a block (ctx.smem_per_block_optin, 227 KB on the H100) staged in
+// shared memory with the online (max, sum) computed as the vectors arrive. Against
+// `warp_row` it trades shuffles for a block barrier and scales to long rows; against
+// `online` it reads each row once instead of twice.
 // Measured on the H100 (2026-11-21): 32768x8192 f32 2.99 TB/s (100% of the copy;
-// online: 2.38), f16 and bf16 2.95 (100%); 4096x4096 2.57-2.78 (99-100%); 1024x32768
-// f32 2.77 (96%), f16 2.55 (92%), bf16 2.53 (91%); the shared-memory path alone on
-// 1024x32768 f32: 2.68 TB/s (93%).
+// online: 2.38), f16 and bf16 2.96 (100%); 4096x4096 2.56-2.77 (99-101%); 1024x32768
+// with the hybrid layouts f32 2.80 (97.5%), f16 2.68 (96.7%), bf16 2.63 (95.2%), where
+// the rows in registers alone gave 2.78 (96.9%), 2.56 (92.4%), 2.53 (91.4%).
 //
 // Declines rows beyond the shared-memory limit (use split_row). Scalar path when
 // pointers, strides or the row length are not 16-byte multiples. Special values as
@@ -186,9 +190,11 @@ bool fits(const core::SoftmaxArgs& args, const CudaContext& ctx, int index) {
 /// memory; -1 when neither does.
 int pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   // Rows over 2048 vectors (32 KB) on the 16-byte path: a hybrid layout, 4 rows an SM
-  // (256 x 8 + shared memory), else 2 (512 x 8 + shared memory).
+  // (256 x 4 + shared memory: 1024x32768 f16 2.68 TB/s = 96.7% of the copy, bf16 2.63 =
+  // 95.2%, against 92.4% and 91.4% for 512 x 8 in registers), else 2 rows an SM
+  // (256 x 8 + shared memory: 1024x32768 f32 2.80 TB/s = 97.5%, 1024 x 8: 96.9%).
   if (vector_path_ok(args) && args.cols / vector_elems(args) > 2048)
-    for (int h : {0, 3})
+    for (int h : {1, 4})
       if (fits(args, ctx, kNumConfigs + 1 + h)) return kNumConfigs + 1 + h;
   for (int i = 0; i <= kNumConfigs; ++i)
     if (fits(args, ctx, i)) return i;

@@ -2,27 +2,27 @@
 // 132 SMs idle when rows are few (64 rows of 262144 columns: 64 blocks), and a row
 // longer than a block's on-chip storage cannot be held at all. This rung splits each
 // row across several CTAs:
-//   * sm_90+ (the policy): a thread-block cluster of 1-8 CTAs per row. Each CTA holds
-//     its chunk in registers (read once, 16-byte loads all in flight), reduces its
-//     (max, sum) pair, publishes it in its shared memory, and after one cluster barrier
-//     every CTA merges the cluster's pairs through distributed shared memory (DSMEM) and
-//     writes its chunk from registers. One read, one write, one cluster barrier per row:
-//     the traffic of block_row with cluster-size times the parallelism.
-//   * elsewhere, and for rows beyond 8 CTAs' registers: a split across ordinary blocks in
-//     two kernels. The first writes each chunk's (max, sum) to a workspace; the second
+//   * sm_90+ on the 16-byte path (the policy): a thread-block cluster of 1-16 CTAs per
+//     row in the hybrid layout (hybrid_row.cuh): each CTA holds its chunk partly in
+//     registers, partly in shared memory (cp.async), 4 CTAs an SM, reduces its (max,
+//     sum) pair, publishes it in its shared memory, and after one cluster barrier every
+//     CTA merges the cluster's pairs through distributed shared memory (DSMEM) and
+//     writes its chunk from chip. One read, one write, one cluster barrier per row.
+//   * sm_90+ on the scalar path: the same with the chunk in registers only, 1-8 CTAs.
+//   * elsewhere, and for rows beyond 16 (8) CTAs: a split across ordinary blocks in two
+//     kernels. The first writes each chunk's (max, sum) to a workspace; the second
 //     merges the row's pairs and reads its chunk again to write it (1.5x the traffic of
 //     one read and one write, but any shape).
-//   * a streaming variant of the cluster path (persistent clusters, chunks double-
-//     buffered in shared memory by cp.async), reachable only through the development
-//     driver until it is measured on the long-row shapes (see below).
-// Measured on the H100 (2026-11-21): 64x262144 f32 2.06 TB/s (75% of the copy; cuDNN
-// 0.21, online 0.65), f16 1.63 (64%), bf16 1.46 (57%); 1024x32768 f32 2.58 (90%).
-// Below 95% because every row is a wave in lockstep: all CTAs load, then reduce (the
-// exps and the cluster barrier, with DRAM idle), then write. The streaming variant
-// overlaps the next rows' loads with that phase; its only measurement so far is
-// 4096x4096 f32, 1.28 TB/s (46%: 132 persistent CTAs each holding a quarter-full
-// buffer), a shape it is not meant for. The split across blocks: 64x262144 f32 1.33
-// TB/s (48%).
+//   * a streaming cluster kernel (persistent clusters, a ring of shared-memory stages
+//     filled by the bulk copy engine, pairs exchanged by st.async on mbarriers),
+//     reachable only through the development driver: it measured below the others.
+// Measured on the H100 (2026-11-21), 64x262144: f32 2.33 TB/s (84% of the copy;
+// register path 2.06, streaming kernel 2.09, cuDNN 0.21, online 0.66), f16 2.01 (78%;
+// register path 1.62, streaming 1.77), bf16 1.97 (76%; register path 1.48, streaming
+// 1.65). Below 95%: a row's output cannot start before the whole row is on chip and
+// reduced; with 64 rows the tensor is on chip in one or two waves, so the loads, the
+// exps with the cluster barrier, and the stores run mostly one after the other, the
+// DRAM idling between them. The split across blocks: 64x262144 f32 1.24 TB/s (45%).
 //
 // Accepts every valid call (the ladder's last resort for `auto`). Scalar path when
 // pointers, strides or the row length are not 16-byte multiples. Special values as
@@ -568,18 +568,18 @@ Plan register_plan(const core::SoftmaxArgs& args) {
   return {Path::Blocks, 0, 0};
 }
 
-/// The hybrid layout in the policy.
-constexpr int kPolicyHybridConfig = 1;
-
-/// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel (256 x 4 +
-/// shared memory, 4 CTAs an SM) with the smallest cluster that holds the row; the
-/// register plan without the 16-byte path or beyond 16 CTAs; before sm_90, the split
-/// across blocks.
+/// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
+/// smallest cluster that holds the row, 4 CTAs an SM: 256 x 8 + shared memory for f32,
+/// 256 x 4 + shared memory for 16-bit (64x262144, H100 2026-11-21: f32 2.33 TB/s = 84%
+/// of the copy against 2.29 for 256 x 4 and 2.06 for the register path; f16 2.01 = 78%
+/// against 1.98 for 256 x 8 and 1.62 for the register path); the register plan without
+/// the 16-byte path or beyond 16 CTAs; before sm_90, the split across blocks.
 Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
   if (vector_path_ok(args)) {
-    const int size = min_hybrid_cluster(args, ctx, kPolicyHybridConfig);
-    if (size <= kMaxCluster) return {Path::Hybrid, kPolicyHybridConfig, size};
+    const int config = args.dtype == core::DType::F32 ? 0 : 1;
+    const int size = min_hybrid_cluster(args, ctx, config);
+    if (size <= kMaxCluster) return {Path::Hybrid, config, size};
   }
   return register_plan(args);
 }

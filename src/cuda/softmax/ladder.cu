@@ -34,11 +34,12 @@ std::vector<std::string> softmax_auto_order(const core::SoftmaxArgs& args, const
   // Thresholds from the H100 sweep of 2026-11-21 (src/cuda/softmax/dev/NOTES.md).
   const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
   // Short rows: a few lanes per row, several rows per warp, shuffles only (65536x128:
-  // warp_row 2.14-2.54 TB/s, block_row 0.54). At 2-4 KB rows block_row is level or ahead.
+  // warp_row 2.31-2.57 TB/s, block_row 0.54). At 2-4 KB rows block_row is level or ahead.
   if (args.cols <= warp_row_max_cols(args) && row_bytes <= 1024) return {"warp_row", "block_row", "split_row"};
   // Few long rows: one block per row would leave SMs idle; clusters split each row
-  // (64x262144 has no other rung). At 1024 rows block_row wins (1024x32768 f32: 2.77
-  // against 2.58 TB/s), so only rows fewer than two per SM go to split_row first.
+  // (64x262144 has no other rung). At 1024 rows block_row wins (1024x32768: f32 2.80
+  // against 2.68 TB/s, f16 2.68 against 2.43), so only rows fewer than two per SM go
+  // to split_row first.
   const bool few_rows = args.rows < 2 * static_cast<int64_t>(ctx.sm_count);
   if (ctx.cluster_launch && few_rows && row_bytes >= 32 * 1024) return {"split_row"};
   // Medium rows: a block per row, in registers or shared memory; split_row takes the rest.
