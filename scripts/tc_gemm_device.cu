@@ -108,23 +108,33 @@ __global__ void fill_bytes(uint16_t* p, int64_t count, uint16_t v) {
 template <class T>
 __device__ double load_d(const void* p, int64_t i) { return static_cast<double>(gpu::to_float(static_cast<const T*>(p)[i])); }
 
-/// ref = alpha * op(A) op(B) + beta * C0, in double. tf32 inputs are taken exactly (f32).
+/// ref = alpha * op(A) op(B) + beta * C0, in double, and (in ref[m n + i]) its
+/// magnitude |alpha| sum |a b| + |beta c0|, the scale of rounding errors (BLAS error
+/// analysis), so that cancellation in a tiny case cannot fail a correct kernel. tf32
+/// inputs are taken exactly (f32).
 template <class T, class CT>
 __global__ void reference_gemm(core::GemmArgs g, const void* c0, double* ref) {
   const int64_t row = blockIdx.y * int64_t(blockDim.y) + threadIdx.y, col = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (row >= g.m || col >= g.n) return;
-  double s = 0;
+  double s = 0, mag = 0;
   for (int64_t k = 0; k < g.k; ++k) {
     const double a = load_d<T>(g.a, g.trans_a ? k * g.lda + row : row * g.lda + k);
     const double b = load_d<T>(g.b, g.trans_b ? col * g.ldb + k : k * g.ldb + col);
     s += a * b;
+    mag += fabs(a * b);
   }
   double out = double(g.alpha) * s;
-  if (g.beta != 0.0f) out += double(g.beta) * load_d<CT>(c0, row * g.ldc + col);
+  mag *= fabs(double(g.alpha));
+  if (g.beta != 0.0f) {
+    const double c = double(g.beta) * load_d<CT>(c0, row * g.ldc + col);
+    out += c;
+    mag += fabs(c);
+  }
   ref[row * g.n + col] = out;
+  ref[g.m * g.n + row * g.n + col] = mag;
 }
 
-/// Error sums and guard check: sums (diff^2, ref^2), counts of non-finite outputs and
+/// Error sums and guard check: sums (diff^2, magnitude^2), counts of non-finite outputs and
 /// of touched guard cells (columns n..ldc-1 must still hold `poison`).
 template <class CT>
 __global__ void compare(const void* c, const double* ref, int64_t m, int64_t n, int64_t ldc, uint16_t poison16,
@@ -138,10 +148,10 @@ __global__ void compare(const void* c, const double* ref, int64_t m, int64_t n, 
       if (!same) atomicAdd(&bad[1], 1ull);
       continue;
     }
-    const double v = load_d<CT>(c, i), r = ref[row * n + col];
+    const double v = load_d<CT>(c, i), r = ref[row * n + col], mag = ref[m * n + row * n + col];
     if (!isfinite(v)) { atomicAdd(&bad[0], 1ull); continue; }
     atomicAdd(&sums[0], (v - r) * (v - r));
-    atomicAdd(&sums[1], r * r);
+    atomicAdd(&sums[1], mag * mag);
   }
 }
 
@@ -211,7 +221,7 @@ int run_case(const RungEntry& r, const Case& t, const CudaContext& ctx, uint64_t
   CHECK(cudaMalloc(&b, std::max<int64_t>(1, b_rows * g.ldb) * es));
   CHECK(cudaMalloc(&c, std::max<int64_t>(1, t.m * g.ldc) * cs));
   CHECK(cudaMalloc(&c0, std::max<int64_t>(1, t.m * g.ldc) * cs));
-  CHECK(cudaMalloc(&ref, std::max<int64_t>(1, t.m * t.n) * sizeof(double)));
+  CHECK(cudaMalloc(&ref, std::max<int64_t>(1, 2 * t.m * t.n) * sizeof(double)));
   CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
   CHECK(cudaMalloc(&bad, 2 * sizeof(unsigned long long)));
   g.a = a; g.b = b; g.c = c;

@@ -1,5 +1,5 @@
 // Rung 12 `wgmma_tma`: Hopper (sm_90a) tensor-core GEMM. f16/bf16 in every transpose,
-// tf32 for K-major A and B; f32 accumulation.
+// tf32 with A not transposed (B either way); f32 accumulation.
 //
 // Change from 11 (mma_multistage): the three jobs that mma.sync kernels give every
 // warp are split and handed to the hardware units built for them on Hopper.
@@ -29,6 +29,12 @@
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
 // e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
 // memory-bound pass (~2 x 34 MB at 4097x4095x4093 bf16, ~30 us), then run the same way.
+//
+// tf32 with N-contiguous B (NN, the common layout): wgmma reads 32-bit operands from
+// shared memory K-major only, so wgmma_tf32_nn_kernel computes C^T = B^T A^T with B^T
+// fed from registers (see there). H100, 2026-11-21, cuBLAS tf32 timed alternately:
+// 4096^3 402 TFLOP/s (101.7%), 8192^3 394 (103.5%); NT (both K-major, shared memory)
+// 392 (98.5%); 4097x4095x4093 NN 239 (178%).
 //
 // Measured: see the configuration table below and bench/results/ (gpukern-bench).
 #include "cuda/gemm/tensor_core.cuh"
@@ -303,6 +309,198 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #endif
 }
 
+/// tf32 with row-major (N-contiguous) B, where wgmma cannot read B from shared memory
+/// (32-bit operands must be K-major there). The kernel computes C^T = B^T A^T instead:
+/// wgmma's A operand is B^T, taken from registers (each consumer loads its fragments
+/// from the TMA-staged B tile with 32-bit shared loads), and its B operand is A^T, which
+/// is K-major in shared memory as stored. A CTA tile is 256 rows of C (wgmma N) by 128
+/// columns (two consumers x wgmma M = 64). Fragment row r of warp w holds C column
+///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
+/// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
+/// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
+/// 32 K rows x 32 columns (4 KB), user A as 4 boxes of 64 rows x 32 K (8 KB).
+template <class Cfg, class OutT>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
+  constexpr int kBK = 32;             // K per stage: one 128-byte row of A
+  constexpr int kTileM = 256, kTileN = 128;
+  constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (sm90::smem_addr(smem_raw) + 1023) & ~1023u;
+  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
+  auto bt = [&](int s) { return base + s * Cfg::kStageBytes; };
+  auto at = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABoxes * Cfg::kBoxBytes; };
+  auto c_stage = [&](int consumer) {
+    return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes;
+  };
+  const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes;
+  const uint32_t empty_bar = full_bar + Cfg::kStages * 8;
+
+  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbar_init(full_bar + 8 * s, 1);
+      sm90::mbar_init(empty_bar + 8 * s, Cfg::kConsumers * 4);
+    }
+    sm90::fence_barrier_init();
+  }
+  __syncthreads();
+  auto tile_origin = [&](int t, int& m0, int& n0) {
+    const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / 2);
+    m0 = c.m * kTileM;
+    n0 = c.n * kTileN;
+  };
+
+  if (warpgroup == 0) {
+    sm90::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      sm90::prefetch_tensor_map(&map_a);
+      sm90::prefetch_tensor_map(&map_b);
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int t = static_cast<int>(blockIdx.x); t < sched.total; t += static_cast<int>(gridDim.x)) {
+        int m0, n0;
+        tile_origin(t, m0, n0);
+        for (int kb = 0; kb < sched.k_blocks; ++kb) {
+          const int k0 = kb * kBK;
+          const uint32_t full = full_bar + 8 * stage;
+          sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);
+          sm90::mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) sm90::tma_load_2d(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, m0 + 64 * i);
+#pragma unroll
+          for (int j = 0; j < 4; ++j) sm90::tma_load_2d(bt(stage) + j * kBBoxBytes, &map_b, full, n0 + 32 * j, k0);
+          if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
+        }
+      }
+    }
+  } else {
+    sm90::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const int g = lane / 4, q = lane % 4;
+    // This thread's two fragment rows (h = 0: row g, h = 1: row g + 8) as columns of
+    // the consumer's 64, and their place in the B tile's boxes.
+    int col[2];
+    uint32_t col_off[2], col_chunk[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      col[h] = 8 * (warp % 2) + 32 * (warp / 2) + 16 * (g / 4) + g % 4 + 4 * h;
+      const int n_local = 64 * consumer + col[h];
+      col_off[h] = (n_local / 32) * kBBoxBytes + (n_local % 4) * 4;
+      col_chunk[h] = (n_local % 32) / 4;
+    }
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    uint32_t frag[2][4][4];  // [buffer][K step][register]
+    auto load_frags = [&](uint32_t (&f)[4][4], int s) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
+            f[kk][2 * e + h] = sm90::ld_shared_u32(bt(s) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+          }
+    };
+    auto release = [&](int s) {
+      if (lane == 0) sm90::mbar_arrive(empty_bar + 8 * s);
+    };
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int t = static_cast<int>(blockIdx.x); t < sched.total; t += static_cast<int>(gridDim.x)) {
+      int m0, n0;
+      tile_origin(t, m0, n0);
+      int prev_stage = 0;
+      // Two K blocks per iteration so that each fragment buffer has a fixed name: the
+      // registers a running wgmma reads are not written until wgmma_wait says it is done.
+      auto step = [&](int kb, uint32_t (&f)[4][4], uint32_t (&f_prev)[4][4]) {
+        sm90::mbar_wait(full_bar + 8 * stage, phase);
+        load_frags(f, stage);
+        sm90::wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          const uint64_t desc = sm90::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+          sm90::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
+        }
+        sm90::wgmma_commit();
+        sm90::wgmma_wait<1>();
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) sm90::keep_registers(f_prev[kk]);
+        if (kb > 0) release(prev_stage);
+        prev_stage = stage;
+        if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
+      };
+      int kb = 0;
+      for (; kb + 1 < sched.k_blocks; kb += 2) {
+        step(kb, frag[0], frag[1]);
+        step(kb + 1, frag[1], frag[0]);
+      }
+      if (kb < sched.k_blocks) step(kb, frag[0], frag[1]);
+      sm90::wgmma_wait<0>();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {
+        sm90::keep_registers(frag[0][kk]);
+        sm90::keep_registers(frag[1][kk]);
+      }
+      release(prev_stage);
+
+      // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
+      if constexpr (std::is_void_v<OutT>) {
+#pragma unroll
+        for (int i = 0; i < 32; ++i)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+#pragma unroll
+            for (int pp = 0; pp < 2; ++pp) {
+              const int row = m0 + 8 * i + 2 * q + pp, c = n0 + 64 * consumer + col[h];
+              if (row < p.m && c < p.n)
+                store_one(static_cast<float*>(p.c) + static_cast<int64_t>(row) * p.ldc + c, acc[4 * i + 2 * h + pp],
+                          p.alpha, p.beta);
+            }
+      } else {
+        // Rounds of 64 rows x the consumer's 64 columns (2 boxes of 32 f32 columns).
+        const uint32_t staging = c_stage(consumer);
+        const bool leader = threadIdx.x % 128 == 0;
+#pragma unroll
+        for (int round = 0; round < kTileM / 64; ++round) {
+          if (leader) sm90::bulk_wait_group_read<0>();
+          sm90::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+#pragma unroll
+              for (int pp = 0; pp < 2; ++pp) {
+                const int r = 8 * j + 2 * q + pp;
+                const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
+                                      ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
+                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(p.alpha * acc[4 * (8 * round + j) + 2 * h + pp])
+                             : "memory");
+              }
+          sm90::fence_proxy_async();
+          sm90::named_barrier_sync(1 + consumer, 128);
+          if (leader) {
+            sm90::tma_store_2d(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round);
+            sm90::tma_store_2d(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round);
+            sm90::bulk_commit_group();
+          }
+        }
+      }
+    }
+    if constexpr (!std::is_void_v<OutT>) {
+      if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();
+    }
+  }
+#endif
+}
+
 // ---------------------------------------------------------------- host side
 
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
@@ -323,14 +521,15 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 /// elements as zero (OOB fill NONE means zeros); stores skip them. f32 data is described
 /// as tf32 for loads (the tensor cores truncate either way) unless `plain_f32`.
 template <class T>
-CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false) {
+CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false,
+                            int box_rows = 64) {
   CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                              : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                              : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                               : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(T)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kElemsPerRow<T>), 64};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kElemsPerRow<T>), static_cast<cuuint32_t>(box_rows)};
   const cuuint32_t elem_strides[2] = {1, 1};
   CUtensorMap map{};
   auto encode = [&] {
@@ -523,11 +722,41 @@ void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
 }
 
+/// tf32 with N-contiguous B (wgmma_tf32_nn_kernel): its own configuration, 4 stages.
+using TmaTf32NNConfig = WgmmaConfig<4, 1, 40, 232, 16, 2>;
+
+void launch_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
+  using Cfg = TmaTf32NNConfig;
+  core::GemmArgs args = call;
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+  void* a_copy = make_tma_addressable<float>(args.a, args.lda, m, k, ctx);
+  void* b_copy = make_tma_addressable<float>(args.b, args.ldb, k, n, ctx);
+  const TcProblem p = make_tc_problem(args);
+  WgmmaSchedule sched;
+  sched.cluster_tiles_m = ceil_div(m, 256);
+  sched.tiles_n = ceil_div(n, 128);
+  sched.total = sched.cluster_tiles_m * sched.tiles_n;
+  sched.k_blocks = ceil_div(k, 32);
+  const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
+  const CUtensorMap map_b = make_tensor_map<float>(args.b, args.ldb, k, n, false, 32);
+  const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, 4) && n % 4 == 0;
+  const CUtensorMap map_c = tma_store ? make_tensor_map<float>(args.c, args.ldc, m, n, true) : CUtensorMap{};
+  auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
+  GK_LAUNCH_CHECK();
+  if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
+  if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
+}
+
 template <class Cfg, class T>
 void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if constexpr (sizeof(T) == 4) {
-    launch_wgmma_layout<Cfg, T, true, true>(args, ctx);  // supports() admitted K-major A and B only
+    // supports() admitted K-major A only; B either way.
+    if (bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx);
+    else launch_tf32_nn(args, ctx);
   } else {
     if (ak && bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx);
     else if (ak) launch_wgmma_layout<Cfg, T, true, false>(args, ctx);
@@ -566,8 +795,10 @@ std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContex
     case core::GemmType::BF16:
       break;
     case core::GemmType::TF32:
-      if (args.trans_a || !args.trans_b)
-        return "tf32 needs K-major A and B (trans_a = N, trans_b = T): wgmma has no 32-bit transpose";
+      // wgmma reads 32-bit operands from shared memory K-major only; N-contiguous B goes
+      // through registers instead (wgmma_tf32_nn_kernel). Both MN-major: no path.
+      if (args.trans_a)
+        return "tf32 needs A not transposed (K-major): wgmma has no 32-bit transpose";
       break;
     default:
       return "f32 needs allow_tf32 (tensor cores)";

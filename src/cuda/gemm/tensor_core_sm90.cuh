@@ -264,6 +264,33 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+/// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32: A from registers (4 per thread, the
+/// m16n8k8 tf32 A-fragment layout per warp over the warpgroup's 4 x 16 rows), B K-major
+/// from shared memory. The A registers must stay unchanged until the wgmma completes.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const uint32_t (&a)[4],
+                                                        uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" GK_WGMMA_N256_D_REGS "},"
+      " {%128, %129, %130, %131}, %132, p, 1, 1;\n"
+      "}\n"
+      : GK_WGMMA_N256_D_OPERANDS
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+}
+
+/// Keeps registers that an in-flight wgmma reads alive (and unmoved) up to this point.
+__device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
+  asm volatile("" : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3])::"memory");
+}
+
+__device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr));
+  return v;
+}
+
 #undef GK_WGMMA_N256_D_REGS
 #undef GK_WGMMA_N256_D_OPERANDS
 
