@@ -3,7 +3,7 @@
 # -DGPUKERN_CUDA_ARCHS=90a): GPU conformance tests, compute-sanitizer memcheck and
 # racecheck on small odd shapes for every CUDA rung, the CUDA benchmark (JSON), and
 # Nsight Compute profiles of the f32 gemm ladder. Logs and results go to $OUT.
-#   scripts/device_run.sh [BUILD_DIR]
+#   scripts/device_run.sh [BUILD_DIR] [all|tests]     (NCU=0: no profile)
 set -uo pipefail
 build=${1:-build-dev}
 out=${OUT:-/tmp/gpukern-device}
@@ -45,7 +45,10 @@ echo "gpu tests rc=$?"; grep -E "^\[  (PASSED|FAILED) " "$tmp/gpu_tests.log"
 cat "$tmp/conformance.log" "$tmp/gpu_tests.log" | grep -vE "^\[       OK|^\[ RUN" >> "$out/logs.txt"
 
 phase "compute-sanitizer"
-small=(--backend cuda --op all --dtype f32,tf32,f16,bf16 --gemm-sizes 67x33x45,64x40x48 --softmax-sizes 33x127,3x5000
+# Softmax sizes reach every policy path: warp_row, block_row (registers and the hybrid
+# register + shared-memory rows over 32 KB), split_row clusters (few long rows).
+small=(--backend cuda --op all --dtype f32,tf32,f16,bf16 --gemm-sizes 67x33x45,64x40x48
+       --softmax-sizes 33x127,3x5000,8x20000,2x262144
        --warmup 0 --repeats 1 --min-time 0 --max-time 0.01 --flush-mb 0 -q)
 for tool in memcheck racecheck; do
   timeout 50 compute-sanitizer --tool $tool --error-exitcode 9 "$bench" "${small[@]}" \
@@ -54,7 +57,7 @@ for tool in memcheck racecheck; do
   head -c 200000 "$tmp/sanitizer_$tool.log" >> "$out/logs.txt"
 done
 
-[ "$mode" = all ] || exit 0
+[ "$mode" = all ] && [ "${NCU:-1}" = 1 ] || { phase done; grep -E "^(cuda|gemm|softmax)|%" "$out/bench.txt" 2>/dev/null | tail -60; exit 0; }
 phase "ncu profile (gemm f32 4096)"
 GPUKERN_BENCH="$bench" timeout 60 scripts/profile_ncu.sh --op gemm --dtype f32 --size 4096 \
   --out "$tmp/profile" > "$tmp/profile.log" 2>&1
