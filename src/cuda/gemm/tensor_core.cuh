@@ -22,8 +22,8 @@ std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaC
 void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// `wgmma_tma`: Hopper (sm_90a) warp-specialized persistent kernel, TMA loads and
-/// wgmma. f16/bf16 in every transpose; tf32 only for K-major A and B (trans_a = N,
-/// trans_b = T), the one layout wgmma reads 32-bit operands in.
+/// wgmma. f16/bf16 in every transpose; tf32 with A not transposed (B K-major from
+/// shared memory, or N-contiguous B through registers); declines transposed tf32 A.
 std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
 void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx);
 
