@@ -111,6 +111,113 @@ struct WgmmaSchedule {
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
+/// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
+/// repeats every 1024 bytes): kStages operand stages, each consumer's C staging boxes,
+/// then a "full" and an "empty" mbarrier per stage.
+template <class Cfg>
+struct WgmmaSmem {
+  uint32_t base;
+  __device__ explicit WgmmaSmem(const void* raw) : base((sm90::smem_addr(raw) + 1023) & ~1023u) {}
+  __device__ uint32_t stage(int s) const { return base + s * Cfg::kStageBytes; }
+  __device__ uint32_t c_staging(int consumer) const {
+    return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes;
+  }
+  __device__ uint32_t full(int s) const { return base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes + 8 * s; }
+  __device__ uint32_t empty(int s) const { return full(Cfg::kStages) + 8 * s; }
+  /// Thread 0: each "full" barrier completes on the producer's expect_tx arrival plus
+  /// the TMA bytes, each "empty" one on `readers` arrivals.
+  __device__ void init_barriers(uint32_t readers) const {
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      sm90::mbar_init(full(s), 1);
+      sm90::mbar_init(empty(s), readers);
+    }
+    sm90::fence_barrier_init();
+  }
+};
+
+/// Position in the ring of stages, shared by the producer and the consumers.
+template <int kStages>
+struct StageRing {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+/// The producer thread: for each of this CTA's tiles (first, first + step, ...) and
+/// each K block, waits until every reader has released the stage, announces its bytes
+/// and lets `load(stage, full_barrier, m0, n0, kb)` issue the TMA copies.
+template <class Cfg, class Origin, class Load>
+__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int first,
+                                               int step, Origin origin, Load load) {
+  StageRing<Cfg::kStages> ring;
+  for (int t = first; t < sched.total; t += step) {
+    int m0, n0;
+    origin(t, m0, n0);
+    for (int kb = 0; kb < sched.k_blocks; ++kb) {
+      sm90::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
+      sm90::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+      load(ring.stage, sm.full(ring.stage), m0, n0, kb);
+      ring.advance();
+    }
+  }
+}
+
+/// One consumer's TMA-store epilogue in kRounds rounds: its 128 threads write their
+/// part of the round into the staging boxes (`write(round)`), then its first thread
+/// hands them to TMA stores (`store(round)`), which read shared memory while the
+/// consumer goes on; a round first waits until the previous stores have read it.
+template <int kRounds, class Write, class Store>
+__device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Store store) {
+  const bool leader = threadIdx.x % 128 == 0;
+#pragma unroll
+  for (int round = 0; round < kRounds; ++round) {
+    if (leader) sm90::bulk_wait_group_read<0>();
+    sm90::named_barrier_sync(1 + consumer, 128);
+    write(round);
+    sm90::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
+    sm90::named_barrier_sync(1 + consumer, 128);
+    if (leader) {
+      store(round);
+      sm90::bulk_commit_group();
+    }
+  }
+}
+
+/// A consumer's main loop over one tile's K blocks: wait for the stage, `issue(stage,
+/// kb, parity)` its wgmmas (after wgmma_fence), commit, wait until the previous K
+/// block's group is done, `retired(parity)` (that group read the other parity's
+/// registers), and hand the previous stage back with `release`. K blocks go in pairs,
+/// so `parity` is a compile-time constant (0, 1) that can name register buffers.
+template <class Cfg, class Issue, class Retired, class Release>
+__device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, int k_blocks,
+                                             Issue issue, Retired retired, Release release) {
+  int prev = 0;
+  auto step = [&](int kb, auto parity) {
+    sm90::mbar_wait(sm.full(ring.stage), ring.phase);
+    issue(ring.stage, kb, parity);
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<1>();  // the previous K block's wgmmas are done reading its stage
+    retired(parity);
+    if (kb > 0) release(prev);
+    prev = ring.stage;
+    ring.advance();
+  };
+  int kb = 0;
+  for (; kb + 1 < k_blocks; kb += 2) {
+    step(kb, std::integral_constant<int, 0>{});
+    step(kb + 1, std::integral_constant<int, 1>{});
+  }
+  if (kb < k_blocks) step(kb, std::integral_constant<int, 0>{});
+  sm90::wgmma_wait<0>();
+  release(prev);
+}
+
 /// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
 /// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
 /// shared memory and TMA stores it, which the next tile's math overlaps.
@@ -134,13 +241,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr uint32_t kSbo = 8 * Cfg::kRowBytes;
 
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t raw_addr = sm90::smem_addr(smem_raw);
-  const uint32_t base = (raw_addr + 1023) & ~1023u;
-  auto a_tile = [&](int s) { return base + s * Cfg::kStageBytes; };
-  auto b_tile = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABoxes * Cfg::kBoxBytes; };
-  auto c_stage = [&](int consumer) { return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes; };
-  const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes;  // kStages x 8 bytes
-  const uint32_t empty_bar = full_bar + Cfg::kStages * 8;
+  const WgmmaSmem<Cfg> sm(smem_raw);
+  auto a_tile = [&](int s) { return sm.stage(s); };
+  auto b_tile = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -149,14 +252,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < Cfg::kStages; ++s) {
-      sm90::mbar_init(full_bar + 8 * s, 1);  // the producer's arrive.expect_tx; TMA counts the bytes
-      // One arrival per consumer warp of every CTA that reads this CTA's multicast.
-      sm90::mbar_init(empty_bar + 8 * s, Cfg::kConsumers * 4 * kCluster);
-    }
-    sm90::fence_barrier_init();
-  }
+  // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
+  sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1) sm90::cluster_sync();  // peers arrive on and write to our barriers
   else __syncthreads();
 
@@ -172,35 +269,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       sm90::prefetch_tensor_map(&map_a);
       sm90::prefetch_tensor_map(&map_b);
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int t = cluster_id; t < sched.total; t += clusters) {
-        int m0, n0;
-        tile_origin(t, m0, n0);
-        for (int kb = 0; kb < sched.k_blocks; ++kb) {
-          const int k0 = kb * kBK;
-          const uint32_t full = full_bar + 8 * stage;
-          sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);  // every reader released the stage
-          sm90::mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+      produce_stages(sm, sched, cluster_id, clusters, tile_origin,
+                     [&](int stage, uint32_t full, int m0, int n0, int kb) {
+        const int k0 = kb * kBK;
 #pragma unroll
-          for (int i = 0; i < Cfg::kABoxes; ++i) {
-            const int mn = m0 + i * Cfg::kBoxRows;
-            sm90::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                              kAKMajor ? mn : k0);
-          }
-#pragma unroll
-          for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
-            const int mn = n0 + i * Cfg::kBoxRows;
-            const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
-            if constexpr (kCluster > 1)
-              sm90::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
-                                          static_cast<uint16_t>((1u << kCluster) - 1));
-            else
-              sm90::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
-          }
-          if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
+        for (int i = 0; i < Cfg::kABoxes; ++i) {
+          const int mn = m0 + i * Cfg::kBoxRows;
+          sm90::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0);
         }
-      }
+#pragma unroll
+        for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
+          const int mn = n0 + i * Cfg::kBoxRows;
+          const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
+          if constexpr (kCluster > 1)
+            sm90::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
+                                        static_cast<uint16_t>((1u << kCluster) - 1));
+          else
+            sm90::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
+        }
+      });
     }
   } else {
     // ---------------- consumers ----------------
@@ -214,39 +301,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (lane != 0) return;
       if constexpr (kCluster > 1) {
 #pragma unroll
-        for (int r = 0; r < kCluster; ++r) sm90::mbar_arrive_cluster(empty_bar + 8 * s, r);
+        for (int r = 0; r < kCluster; ++r) sm90::mbar_arrive_cluster(sm.empty(s), r);
       } else {
-        sm90::mbar_arrive(empty_bar + 8 * s);
+        sm90::mbar_arrive(sm.empty(s));
       }
     };
-    int stage = 0;
-    uint32_t phase = 0;
+    StageRing<Cfg::kStages> ring;
     for (int t = cluster_id; t < sched.total; t += clusters) {
       int m0, n0;
       tile_origin(t, m0, n0);
-      int prev_stage = 0;
-      for (int kb = 0; kb < sched.k_blocks; ++kb) {
-        sm90::mbar_wait(full_bar + 8 * stage, phase);
-        sm90::wgmma_fence();
+      consume_tile(
+          sm, ring, sched.k_blocks,
+          [&](int stage, int kb, auto) {
+            sm90::wgmma_fence();
 #pragma unroll
-        for (int kk = 0; kk < kKSteps; ++kk) {
-          const uint64_t desc_a =
-              sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
-          const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
-          const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-          if constexpr (sizeof(T) == 2)
-            sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-          else
-            sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
-        }
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<1>();  // the previous stage's wgmmas are done reading it
-        if (kb > 0) release(prev_stage);
-        prev_stage = stage;
-        if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
-      }
-      sm90::wgmma_wait<0>();
-      release(prev_stage);
+            for (int kk = 0; kk < kKSteps; ++kk) {
+              const uint64_t desc_a =
+                  sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
+              const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
+              const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
+              if constexpr (sizeof(T) == 2)
+                sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+              else
+                sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+            }
+          },
+          [](auto) {}, release);
 
       // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
       // (i = 0..31) of its consumer's 64x256 slice.
@@ -261,44 +341,37 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       } else {
         // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
         // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
-        // the store reads shared memory while the next tile's wgmmas run, and clips
-        // whatever lies outside C.
+        // the store clips whatever lies outside C.
         constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
         constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
         constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
-        constexpr int kRounds = Cfg::kBlockN / kRoundCols;
-        const uint32_t staging = c_stage(consumer);
-        const bool leader = threadIdx.x % 128 == 0;
+        const uint32_t staging = sm.c_staging(consumer);
         const int r_lo = warp_in_group * 16 + lane / 4;
+        tma_store_rounds<Cfg::kBlockN / kRoundCols>(
+            consumer,
+            [&](int round) {
 #pragma unroll
-        for (int round = 0; round < kRounds; ++round) {
-          if (leader) sm90::bulk_wait_group_read<0>();  // the last store has read the staging boxes
-          sm90::named_barrier_sync(1 + consumer, 128);
+              for (int j = 0; j < kRoundCols / 8; ++j) {
+                const int i = round * (kRoundCols / 8) + j;
+                const int cr = 8 * j + 2 * (lane % 4);
+                const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+                const uint32_t byte = (cr % kBoxCols) * kOutBytes;
 #pragma unroll
-          for (int j = 0; j < kRoundCols / 8; ++j) {
-            const int i = round * (kRoundCols / 8) + j;
-            const int cr = 8 * j + 2 * (lane % 4);
-            const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
-            const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+                for (int h = 0; h < 2; ++h) {
+                  const int r = r_lo + 8 * h;
+                  const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                  const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
+                  if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
+                  else sm90::st_shared_v2f32(addr, v0, v1);
+                }
+              }
+            },
+            [&](int round) {
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const int r = r_lo + 8 * h;
-              const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-              const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
-              if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
-              else sm90::st_shared_v2f32(addr, v0, v1);
-            }
-          }
-          sm90::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
-          sm90::named_barrier_sync(1 + consumer, 128);
-          if (leader) {
-#pragma unroll
-            for (int b = 0; b < Cfg::kEpiBoxes; ++b)
-              sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                                 m0 + consumer * 64);
-            sm90::bulk_commit_group();
-          }
-        }
+              for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+                sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                                   m0 + consumer * 64);
+            });
       }
     }
     if constexpr (!std::is_void_v<OutT>) {
@@ -329,55 +402,35 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kTileM = 256, kTileN = 128;
   constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
-  const uint32_t base = (sm90::smem_addr(smem_raw) + 1023) & ~1023u;
+  const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
-  auto bt = [&](int s) { return base + s * Cfg::kStageBytes; };
-  auto at = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABoxes * Cfg::kBoxBytes; };
-  auto c_stage = [&](int consumer) {
-    return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes;
-  };
-  const uint32_t full_bar = base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes;
-  const uint32_t empty_bar = full_bar + Cfg::kStages * 8;
+  auto bt = [&](int s) { return sm.stage(s); };
+  auto at = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
 
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < Cfg::kStages; ++s) {
-      sm90::mbar_init(full_bar + 8 * s, 1);
-      sm90::mbar_init(empty_bar + 8 * s, Cfg::kConsumers * 4);
-    }
-    sm90::fence_barrier_init();
-  }
+  sm.init_barriers(Cfg::kConsumers * 4);
   __syncthreads();
   auto tile_origin = [&](int t, int& m0, int& n0) {
     const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / 2);
     m0 = c.m * kTileM;
     n0 = c.n * kTileN;
   };
+  const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
   if (warpgroup == 0) {
     sm90::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       sm90::prefetch_tensor_map(&map_a);
       sm90::prefetch_tensor_map(&map_b);
-      int stage = 0;
-      uint32_t phase = 0;
-      for (int t = static_cast<int>(blockIdx.x); t < sched.total; t += static_cast<int>(gridDim.x)) {
-        int m0, n0;
-        tile_origin(t, m0, n0);
-        for (int kb = 0; kb < sched.k_blocks; ++kb) {
-          const int k0 = kb * kBK;
-          const uint32_t full = full_bar + 8 * stage;
-          sm90::mbar_wait(empty_bar + 8 * stage, phase ^ 1);
-          sm90::mbar_arrive_expect_tx(full, Cfg::kStageBytes);
+      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, int m0, int n0, int kb) {
+        const int k0 = kb * kBK;
 #pragma unroll
-          for (int i = 0; i < 4; ++i) sm90::tma_load_2d(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, m0 + 64 * i);
+        for (int i = 0; i < 4; ++i) sm90::tma_load_2d(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, m0 + 64 * i);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) sm90::tma_load_2d(bt(stage) + j * kBBoxBytes, &map_b, full, n0 + 32 * j, k0);
-          if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
-        }
-      }
+        for (int j = 0; j < 4; ++j) sm90::tma_load_2d(bt(stage) + j * kBBoxBytes, &map_b, full, n0 + 32 * j, k0);
+      });
     }
   } else {
     sm90::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
@@ -397,59 +450,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
-    uint32_t frag[2][4][4];  // [buffer][K step][register]
-    auto load_frags = [&](uint32_t (&f)[4][4], int s) {
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
-            f[kk][2 * e + h] = sm90::ld_shared_u32(bt(s) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
-          }
-    };
+    // [K-block parity][K step][register]: the registers a running wgmma reads are not
+    // written until wgmma_wait says it is done.
+    uint32_t frag[2][4][4];
     auto release = [&](int s) {
-      if (lane == 0) sm90::mbar_arrive(empty_bar + 8 * s);
+      if (lane == 0) sm90::mbar_arrive(sm.empty(s));
     };
-    int stage = 0;
-    uint32_t phase = 0;
-    for (int t = static_cast<int>(blockIdx.x); t < sched.total; t += static_cast<int>(gridDim.x)) {
+    StageRing<Cfg::kStages> ring;
+    for (int t = first; t < sched.total; t += step) {
       int m0, n0;
       tile_origin(t, m0, n0);
-      int prev_stage = 0;
-      // Two K blocks per iteration so that each fragment buffer has a fixed name: the
-      // registers a running wgmma reads are not written until wgmma_wait says it is done.
-      auto step = [&](int kb, uint32_t (&f)[4][4], uint32_t (&f_prev)[4][4]) {
-        sm90::mbar_wait(full_bar + 8 * stage, phase);
-        load_frags(f, stage);
-        sm90::wgmma_fence();
+      consume_tile(
+          sm, ring, sched.k_blocks,
+          [&](int stage, int kb, auto parity) {
+            uint32_t(&f)[4][4] = frag[decltype(parity)::value];
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          const uint64_t desc = sm90::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-          sm90::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
-        }
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<1>();
+            for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk) sm90::keep_registers(f_prev[kk]);
-        if (kb > 0) release(prev_stage);
-        prev_stage = stage;
-        if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
-      };
-      int kb = 0;
-      for (; kb + 1 < sched.k_blocks; kb += 2) {
-        step(kb, frag[0], frag[1]);
-        step(kb + 1, frag[1], frag[0]);
-      }
-      if (kb < sched.k_blocks) step(kb, frag[0], frag[1]);
-      sm90::wgmma_wait<0>();
+              for (int e = 0; e < 2; ++e)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
+                  f[kk][2 * e + h] =
+                      sm90::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+                }
+            sm90::wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+              const uint64_t desc = sm90::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+              sm90::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
+            }
+          },
+          [&](auto parity) {
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) sm90::keep_registers(frag[1 - decltype(parity)::value][kk]);
+          },
+          release);
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) {
         sm90::keep_registers(frag[0][kk]);
         sm90::keep_registers(frag[1][kk]);
       }
-      release(prev_stage);
 
       // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
       if constexpr (std::is_void_v<OutT>) {
@@ -466,32 +507,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
       } else {
         // Rounds of 64 rows x the consumer's 64 columns (2 boxes of 32 f32 columns).
-        const uint32_t staging = c_stage(consumer);
-        const bool leader = threadIdx.x % 128 == 0;
+        const uint32_t staging = sm.c_staging(consumer);
+        tma_store_rounds<kTileM / 64>(
+            consumer,
+            [&](int round) {
 #pragma unroll
-        for (int round = 0; round < kTileM / 64; ++round) {
-          if (leader) sm90::bulk_wait_group_read<0>();
-          sm90::named_barrier_sync(1 + consumer, 128);
+              for (int j = 0; j < 8; ++j)
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
+                for (int h = 0; h < 2; ++h)
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-              for (int pp = 0; pp < 2; ++pp) {
-                const int r = 8 * j + 2 * q + pp;
-                const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
-                                      ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
-                asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(p.alpha * acc[4 * (8 * round + j) + 2 * h + pp])
-                             : "memory");
-              }
-          sm90::fence_proxy_async();
-          sm90::named_barrier_sync(1 + consumer, 128);
-          if (leader) {
-            sm90::tma_store_2d(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round);
-            sm90::tma_store_2d(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round);
-            sm90::bulk_commit_group();
-          }
-        }
+                  for (int pp = 0; pp < 2; ++pp) {
+                    const int r = 8 * j + 2 * q + pp;
+                    const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
+                                          ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
+                    sm90::st_shared_f32(addr, p.alpha * acc[4 * (8 * round + j) + 2 * h + pp]);
+                  }
+            },
+            [&](int round) {
+              sm90::tma_store_2d(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round);
+              sm90::tma_store_2d(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round);
+            });
       }
     }
     if constexpr (!std::is_void_v<OutT>) {
