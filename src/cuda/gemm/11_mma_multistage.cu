@@ -349,12 +349,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
     };
 
     float acc[Cfg::kMmaTilesM][Cfg::kMmaTilesN][4];
+    auto clear_acc = [&] {
 #pragma unroll
-    for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+      for (int i = 0; i < Cfg::kMmaTilesM; ++i)
 #pragma unroll
-      for (int j = 0; j < Cfg::kMmaTilesN; ++j)
+        for (int j = 0; j < Cfg::kMmaTilesN; ++j)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+          for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    };
+    clear_acc();
 
     const int k_tiles = p.k_tiles;
     // K blocks this block computes, over all its tiles, and the producer's position:
@@ -425,12 +428,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
           // Tile done: store it while the next tile's first K blocks are in flight.
           c_kt = 0;
           epilogue();
-#pragma unroll
-          for (int i = 0; i < Cfg::kMmaTilesM; ++i)
-#pragma unroll
-            for (int j = 0; j < Cfg::kMmaTilesN; ++j)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+          clear_acc();
           c_tile += static_cast<int>(gridDim.x);
           tile = tile_coords(c_tile, p.tiles_m, p.tiles_n, Cfg::kGroupM);
           m0 = tile.m * BM;
