@@ -3,11 +3,18 @@
 #   wgmma_tma_kernel      must contain HGMMA (Hopper warpgroup MMA; sm_90a code)
 #   mma_multistage_kernel must contain HMMA  (mma.sync) and LDSM (ldmatrix)
 #   wmma_kernel           must contain HMMA
-# and reports local-memory spills (LDL/STL) in them as warnings.
-# Usage: scripts/tc_sass_check.sh PATH/TO/libgpukern_cuda.so (or any binary with the kernels)
+#   tcgen05_kernel        must contain UTCHMMA (tcgen05.mma) and LDTM (tcgen05.ld) in its
+#                         sm_100a code, and no local memory; this part is skipped when
+#                         the module has no sm_100a code (CUDA < 12.8), unless
+#                         --expect-sm100a says the build put it there. The rung is
+#                         compile-verified only: this is all the checking it gets.
+# and reports local-memory spills (LDL/STL) in the others as warnings.
+# Usage: scripts/tc_sass_check.sh PATH/TO/libgpukern_cuda.so [--expect-sm100a]
 # Exit 0 = all found; 1 = a check failed; 77 = cuobjdump missing (ctest SKIP_RETURN_CODE).
 set -euo pipefail
-module=${1:?usage: $0 MODULE}
+module=${1:?usage: $0 MODULE [--expect-sm100a]}
+expect_sm100a=0
+[ "${2:-}" = "--expect-sm100a" ] && expect_sm100a=1
 # cuobjdump: on PATH (a CUDA toolkit install), else from the nvidia-cuda-cuobjdump wheel
 # that scripts/install-deps.sh installs where nvcc has no cuobjdump beside it.
 cuobjdump=$(command -v cuobjdump || true)
@@ -34,9 +41,12 @@ sass=$(mktemp)
 trap 'rm -f "$sass"' EXIT
 "$cuobjdump" -sass "$module" > "$sass"
 # Count, per kernel family, the functions and the instructions of interest.
+# tcgen05 kernels count only in sm_100a code (elsewhere their bodies are empty).
 report=$(awk '
+  /^arch = / { arch = $3 }
   /Function : / { f = $3; fam = "";
-                  if (f ~ /wgmma_tma_kernel/) fam = "wgmma";
+                  if (f ~ /tcgen05_kernel/) { if (arch == "sm_100a") fam = "tcgen05" }
+                  else if (f ~ /wgmma_tma_kernel/) fam = "wgmma";
                   else if (f ~ /mma_multistage_kernel/) fam = "mma";
                   else if (f ~ /wmma_kernel/) fam = "wmma";
                   if (fam != "") funcs[fam]++ ; next }
@@ -44,7 +54,10 @@ report=$(awk '
   fam != "" && /HMMA/  { hmma[fam]++ }
   fam != "" && /LDSM/  { ldsm[fam]++ }
   fam != "" && /(LDL|STL)/ { spill[fam]++ }
-  END { for (k in funcs) printf "%s %d %d %d %d %d\n", k, funcs[k], hgmma[k]+0, hmma[k]+0, ldsm[k]+0, spill[k]+0 }
+  fam != "" && /UTCHMMA/ { utchmma[fam]++ }
+  fam != "" && /LDTM/ { ldtm[fam]++ }
+  END { for (k in funcs) printf "%s %d %d %d %d %d %d %d\n", k, funcs[k], hgmma[k]+0, hmma[k]+0, ldsm[k]+0,
+                                spill[k]+0, utchmma[k]+0, ldtm[k]+0 }
 ' "$sass")
 status=0
 check() {  # family instruction column-name
@@ -60,4 +73,16 @@ check wgmma 3 HGMMA
 check mma 4 HMMA
 check mma 5 LDSM
 check wmma 4 HMMA
+if grep -q "^tcgen05 " <<<"$report"; then
+  check tcgen05 7 UTCHMMA
+  check tcgen05 8 LDTM
+  line=$(grep "^tcgen05 " <<<"$report")
+  echo "info: tcgen05 sm_100a code: $(awk '{print $2}' <<<"$line") kernels, $(awk '{print $7}' <<<"$line") UTCHMMA," \
+       "$(awk '{print $8}' <<<"$line") LDTM (compile-verified only: never run)"
+  if [ "$(awk '{print $6}' <<<"$line")" -ne 0 ]; then echo "FAIL: tcgen05 kernels use local memory"; status=1; fi
+elif [ "$expect_sm100a" -eq 1 ]; then
+  echo "FAIL: the build targets sm_100a but $module has no tcgen05 kernels in sm_100a code"; status=1
+else
+  echo "skip: no sm_100a code in $module (CUDA < 12.8?): tcgen05 not checked"
+fi
 exit $status

@@ -35,13 +35,17 @@ const core::Ladder<core::GemmArgs, CudaContext>& gemm_ladder() {
 #if defined(GPUKERN_CUDA)
       {"double_buffer", "cp.async multi-stage pipeline, register double buffering, L2 block swizzle", kF32, 80,
        "sm_80", false, double_buffer_supports, double_buffer_run},
-      // Tensor-core rungs (10_wmma.cu, 11_mma_multistage.cu, 12_wgmma_tma.cu; see tensor_core.cuh).
+      // Tensor-core rungs (10_wmma.cu ... 13_tcgen05.cu; see tensor_core.cuh).
       {"wmma", "WMMA 16x16x16 tensor-core fragments, f32 accumulation", kF16 | kBF16, 80, "sm_80", false,
        gemm_wmma_supports, gemm_wmma},
       {"mma_multistage", "mma.sync + ldmatrix from swizzled shared memory, cp.async multi-stage pipeline",
        kTF32 | kF16 | kBF16, 80, "sm_80", false, gemm_mma_multistage_supports, gemm_mma_multistage},
       {"wgmma_tma", "Hopper wgmma fed by TMA, warp-specialized persistent kernel", kTF32 | kF16 | kBF16, 90,
        "sm_90a", false, gemm_wgmma_tma_supports, gemm_wgmma_tma},
+      {"tcgen05",
+       "Blackwell tcgen05.mma into tensor memory, TMA-fed, persistent; compile-verified only: never run (no sm_100 "
+       "GPU available)",
+       kTF32 | kF16 | kBF16, 100, "sm_100a", false, gemm_tcgen05_supports, gemm_tcgen05},
       {"cublas", "cuBLAS cublasGemmEx_64 (vendor reference)", kAll, 0, "", true, cublas_supports, cublas_run},
 #else
       // AMD matrix cores (src/hip/gemm/mfma.hip); no vendor reference on HIP.

@@ -1,6 +1,6 @@
 // Entry points of the tensor-core GEMM rungs (10_wmma.cu, 11_mma_multistage.cu,
-// 12_wgmma_tma.cu). Every launcher takes a call the core has already validated;
-// `*_supports` returns "" or the reason the rung declines it (architecture, operand
+// 12_wgmma_tma.cu, 13_tcgen05.cu). Every launcher takes a call the core has already
+// validated; `*_supports` returns "" or the reason the rung declines it (architecture, operand
 // alignment, a layout it does not implement), never a reason the core already checks.
 #pragma once
 
@@ -26,5 +26,13 @@ void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx);
 /// shared memory, or N-contiguous B through registers); declines transposed tf32 A.
 std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
 void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx);
+
+/// `tcgen05`: Blackwell datacenter (sm_100a) persistent kernel, TMA loads, tcgen05.mma
+/// issued by one thread into a tensor-memory accumulator, tcgen05.ld epilogue. f16, bf16
+/// and tf32 in every transpose. Compile-verified only: never run (no sm_100 GPU was
+/// available); declines unless compute capability is 10.0 and the module holds sm_100a
+/// code for it.
+std::string gemm_tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void gemm_tcgen05(const core::GemmArgs& args, const CudaContext& ctx);
 
 }  // namespace gpukern::cuda::gemm
