@@ -387,6 +387,8 @@ struct RowFragment {
   // for 16-bit with kExpsInFloat: the output is then one multiply instead of an exp.
   bool kept = false;
 
+  /// kCache: the cache hint of the loads (and of store()'s stores), streaming by default.
+  template <Cache kCache = Cache::Streaming>
   __device__ __forceinline__ void load(const T* row, int64_t first, int64_t stride, int64_t end) {
     const Pack<T, V> neg_inf = neg_inf_pack<T, V>();
 #pragma unroll
@@ -395,7 +397,7 @@ struct RowFragment {
       // Whole-pack assignments (not element by element) keep a pack in one group of
       // registers; per-element fills made the compiler split 16-bit packs and spill.
       pack[k] = neg_inf;
-      if (vi < end) pack[k] = load_pack<T, V>(row + vi * V);
+      if (vi < end) pack[k] = load_pack<T, V, kCache>(row + vi * V);
     }
   }
 
@@ -429,6 +431,7 @@ struct RowFragment {
 
   /// Writes the outputs of this thread's packs. `mine` is what stats() returned,
   /// `row` the statistics of the whole row.
+  template <Cache kCache = Cache::Streaming>
   __device__ __forceinline__ void store(T* row_out, int64_t first, int64_t stride, int64_t end, RowStats mine,
                                         RowStats row, bool log) const {
     // Compile-time false where nothing can be kept, so that the compiler does not carry
@@ -450,7 +453,7 @@ struct RowFragment {
         const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]), o);
         out.v[i] = gpu::from_float<T>(y);
       }
-      store_pack<T, V>(row_out + vi * V, out);
+      store_pack<T, V, kCache>(row_out + vi * V, out);
     }
   }
 

@@ -6,6 +6,8 @@
 // and run by scripts/cuda_softmax_device.sh; not part of the module.
 //
 //   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...]
+//                  [--flush [--flush-repeats N]]   (--flush: time single calls after a 512 MiB
+//                  memset, as gpukern-bench does, instead of back-to-back batches)
 #include "cuda/softmax/dev/driver_common.hpp"
 
 #if __has_include(<cudnn.h>)
@@ -92,10 +94,39 @@ std::vector<Variant> config_variants(const SoftmaxArgs& probe) {
 
 /// Median over batches of the per-call time; calls rotate over `sets` buffer sets so
 /// that inputs come from DRAM, not L2. Returns <0 on failure.
+/// --flush: time as gpukern-bench does instead: before each call a 512 MiB memset of
+/// a scratch buffer (a different byte each time) evicts the caches, and events
+/// bracket the one call; median of g_flush_repeats calls after 3 warm-ups, on set 0.
+bool g_flush = false;
+int g_flush_repeats = 60;
+void* g_flush_buf = nullptr;
+constexpr size_t kFlushBytes = size_t(512) << 20;
+
 double time_calls(const std::function<void(int)>& call, int sets, cudaStream_t stream, double budget_ms = 30) {
   cudaEvent_t a, b;
   CHECK_CUDA(cudaEventCreate(&a));
   CHECK_CUDA(cudaEventCreate(&b));
+  if (g_flush) {
+    if (!g_flush_buf) CHECK_CUDA(cudaMalloc(&g_flush_buf, kFlushBytes));
+    static int value = 0;
+    std::vector<double> t;
+    for (int i = 0; i < 3 + g_flush_repeats; ++i) {
+      value = (value + 1) & 0xff;
+      CHECK_CUDA(cudaMemsetAsync(g_flush_buf, value, kFlushBytes, stream));
+      CHECK_CUDA(cudaEventRecord(a, stream));
+      call(0);
+      CHECK_CUDA(cudaEventRecord(b, stream));
+      CHECK_CUDA(cudaEventSynchronize(b));
+      float ms = 0;
+      CHECK_CUDA(cudaEventElapsedTime(&ms, a, b));
+      if (i >= 3) t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    CHECK_CUDA(cudaEventDestroy(a));
+    CHECK_CUDA(cudaEventDestroy(b));
+    (void)sets; (void)budget_ms;
+    return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  }
   int counter = 0;
   auto batch = [&](int k) {
     CHECK_CUDA(cudaEventRecord(a, stream));
@@ -250,6 +281,10 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
       measure(v, false);
     }
   }
+  // The copy again, at the end: the spread of two measurements of the same thing.
+  const double copy_end_ms = time_calls([&](int s) { CHECK_CUDA(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice, ctx.stream)); },
+                                        sets, ctx.stream);
+  std::printf("  copy again %.4f ms = %.3f TB/s (first %.4f ms)\n", copy_end_ms, moved / copy_end_ms / 1e9, copy_ms);
   // What auto would pick.
   SoftmaxArgs a = args_for(0, false);
   for (const auto& name : gpukern::cuda::softmax_auto_order(a, ctx)) {
@@ -316,6 +351,8 @@ int main(int argc, char** argv) {
     else if (a == "--perf") perf = true;
     else if (a == "--big") big = true;
     else if (a == "--no-sweep") sweep = false;
+    else if (a == "--flush") g_flush = true;
+    else if (a == "--flush-repeats" && i + 1 < argc) g_flush_repeats = std::stoi(argv[++i]);
     else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--shapes" && i + 1 < argc) only_shapes = "," + std::string(argv[++i]) + ",";

@@ -66,7 +66,9 @@ std::vector<Variant> test_variants() {
                    }});
   const auto warp_names = sm::warp_row_config_names();
   for (int i = 0; i < static_cast<int>(warp_names.size()); ++i)
-    if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp")
+    if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp" || warp_names[i] == "2x8" ||
+        warp_names[i].rfind("8x2/", 0) == 0 || warp_names[i].find("/r") != std::string::npos || warp_names[i].find("/g") != std::string::npos ||
+        warp_names[i].find("/L") != std::string::npos)
       v.push_back({"warp_row", warp_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::warp_row_run_config(a, c, i);
                    }});
@@ -102,7 +104,7 @@ int run_tests(const CudaContext& ctx, uint64_t seed) {
     ++failures;
     if (printed++ < 40) std::printf("  FAIL %s\n", what.c_str());
   };
-  const int64_t col_list[] = {1, 7, 33, 127, 1000, 4097, 40000, 100000};
+  const int64_t col_list[] = {1, 7, 33, 64, 127, 128, 1000, 4097, 40000, 100000};
   const int64_t row_list[] = {1, 7, 33, 300};
   for (DType t : {DType::F32, DType::F16, DType::BF16}) {
     const size_t es = dsize(t);
