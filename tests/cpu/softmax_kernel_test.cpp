@@ -134,6 +134,37 @@ TEST(SoftmaxRows, OddLengthsTypesInPlaceStreaming) {
   }
 }
 
+TEST(SoftmaxRows, StreamedSpecialRowBetweenNormalRows) {
+  // Several streamed rows (the next-row prefetch, non-temporal stores) with a NaN or an
+  // all -inf row in the middle: the rows around it stay right, the middle one is NaN.
+  const int64_t cols = 4099;
+  for (Isa isa : supported_isas()) {
+    const SoftmaxKernel& kernel = softmax_kernel_for(isa);
+    for (float special : {NAN, -INFINITY}) {
+      std::vector<float> x(3 * cols), y(3 * cols, 12345.0f);
+      for (int64_t j = 0; j < cols; ++j) {
+        x[j] = x[2 * cols + j] = 0.001f * static_cast<float>(j % 97);
+        x[cols + j] = std::isnan(special) ? 1.0f : special;
+      }
+      if (std::isnan(special)) x[cols + 2500] = special;
+      core::SoftmaxArgs s;
+      s.rows = 3;
+      s.cols = cols;
+      s.x = x.data();
+      s.ldx = cols;
+      s.y = y.data();
+      s.ldy = cols;
+      kernel.rows(s, 0, 3, true, scratch_row());
+      for (int64_t r : {0, 2}) {
+        double sum = 0;
+        for (int64_t j = 0; j < cols; ++j) sum += y[r * cols + j];
+        EXPECT_NEAR(sum, 1.0, 1e-4) << kernel.name << " row " << r;
+      }
+      for (int64_t j = 0; j < cols; ++j) ASSERT_TRUE(std::isnan(y[cols + j])) << kernel.name << " middle row at " << j;
+    }
+  }
+}
+
 TEST(SoftmaxRows, LargeMagnitudesDoNotOverflow) {
   for (Isa isa : supported_isas()) check_rows(softmax_kernel_for(isa), {4, 3000, DType::F32, false, false, false, 0}, 80.0f);
 }

