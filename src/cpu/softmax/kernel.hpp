@@ -14,7 +14,7 @@
 //   pass 2: y = scratch * exp(block max - max) / sum (one multiply: each exp computed
 //          once), or exp(x - max) / sum for longer rows, or x - max - log(sum) for
 //          log-softmax. Memory sees one read and one write per element, as a copy does.
-// While a row is processed, the next row is prefetched into L2 a little at a time, so the
+// During a row's first pass, the next row is prefetched (into L1) a little at a time, so the
 // memory stream never stalls behind the arithmetic (AVX-512 kernel).
 // Special values as PyTorch: NaN anywhere in a row -> the whole row NaN; a row of all -inf
 // -> NaN. exp underflows to 0, never overflows (x - max <= 0).
