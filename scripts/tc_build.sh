@@ -6,6 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build-tcdev
 nvcc -std=c++17 -O3 -Isrc -Iinclude -gencode arch=compute_90a,code=sm_90a -Xptxas -v \
-  scripts/tc_gemm_device.cu -lcublas -o build-tcdev/tc_gemm_device 2> build-tcdev/ptxas.log || {
+  scripts/tc_gemm_device.cu src/cuda/gemm/tma_host.cu -lcublas -o build-tcdev/tc_gemm_device 2> build-tcdev/ptxas.log || {
   grep -E "error" build-tcdev/ptxas.log | head -20; exit 1; }
 grep -E "spill" build-tcdev/ptxas.log | sort | uniq -c

@@ -41,11 +41,8 @@
 #include "cuda/gemm/tensor_core_common.cuh"
 #include "cuda/gemm/tensor_core_sm90.cuh"
 
-#include <cuda.h>          // CUtensorMap and its enums (types only: the library never links -lcuda)
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#include "cuda/gemm/tma_host.cuh"
 
-#include <array>
-#include <mutex>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -538,120 +535,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
 // ---------------------------------------------------------------- host side
 
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* p = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    const cudaError_t e =
-        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &status);
-    return (e == cudaSuccess && status == cudaDriverEntryPointSuccess)
-               ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p)
-               : nullptr;
-  }();
-  return fn;
-}
-
-/// TMA descriptor of a matrix stored as `rows` x `cols` (cols contiguous), moved in
-/// boxes of 64 rows x 128 bytes with the 128-byte swizzle. Loads read out-of-range
-/// elements as zero (OOB fill NONE means zeros); stores skip them. f32 data is described
-/// as tf32 for loads (the tensor cores truncate either way) unless `plain_f32`.
-template <class T>
-CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false,
-                            int box_rows = 64) {
-  CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                             : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-                             : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
-                                                              : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * sizeof(T)};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(kElemsPerRow<T>), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  CUtensorMap map{};
-  auto encode = [&] {
-    return tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
-                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  };
-  CUresult r = encode();
-  if (r != CUDA_SUCCESS && type == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32) {
-    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;  // same bits; the tensor cores then truncate to tf32
-    r = encode();
-  }
-  if (r != CUDA_SUCCESS)
-    throw core::Error(core::Status::DeviceError,
-                      "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
-  return map;
-}
-
-/// Whether TMA can address an operand: 16-byte aligned base and row pitch.
-bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes) {
-  return row_alignment_reason("", ptr, ld, elem_bytes, 16).empty();
-}
-
-/// Copies a rows x cols matrix (row pitch `ld`) to `dst` with a row pitch of
-/// `dst_ld` (a multiple of 8 elements): each thread writes one aligned 16-byte chunk.
-template <class T>
-__global__ void repack_rows_kernel(const T* src, int64_t ld, T* dst, int64_t dst_ld, int rows, int cols) {
-  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
-  const int64_t chunks_per_row = dst_ld / kPerChunk;
-  const int64_t total = static_cast<int64_t>(rows) * chunks_per_row;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t row = i / chunks_per_row;
-    const int col = static_cast<int>(i % chunks_per_row) * kPerChunk;
-    T e[kPerChunk];
-#pragma unroll
-    for (int j = 0; j < kPerChunk; ++j)
-      e[j] = col + j < cols ? src[row * ld + col + j] : gpu::from_float<T>(0.0f);
-    uint4 packed;
-    memcpy(&packed, e, sizeof(packed));
-    *reinterpret_cast<uint4*>(dst + row * dst_ld + col) = packed;
-  }
-}
-
-/// Stream-ordered workspace from a library-private pool per device that keeps its
-/// memory between calls (release threshold: never), so repeated calls with unaligned
-/// operands pay for the allocation once, like a BLAS library's workspace.
-void* workspace_alloc(std::size_t bytes, const CudaContext& ctx) {
-  static std::mutex mutex;
-  static std::array<cudaMemPool_t, 64> pools{};
-  if (ctx.device < 0 || ctx.device >= 64) throw core::Error(core::Status::Unsupported, "device index over 63");
-  cudaMemPool_t pool;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!pools[ctx.device]) {
-      cudaMemPoolProps props{};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = ctx.device;
-      GK_GPU_CHECK(cudaMemPoolCreate(&pools[ctx.device], &props));
-      uint64_t keep = UINT64_MAX;
-      GK_GPU_CHECK(cudaMemPoolSetAttribute(pools[ctx.device], cudaMemPoolAttrReleaseThreshold, &keep));
-    }
-    pool = pools[ctx.device];
-  }
-  void* p = nullptr;
-  GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));
-  return p;
-}
-
-/// If TMA cannot address an operand (stored rows x cols, pitch ld), copies it to a
-/// 16-byte-pitched workspace and points `ptr`/`ld` there; returns the workspace or null.
-template <class T>
-void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, const CudaContext& ctx) {
-  if (tma_addressable(ptr, ld, sizeof(T))) return nullptr;
-  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
-  const int64_t dst_ld = ceil_div<int64_t>(cols, kPerChunk) * kPerChunk;
-  void* dst = workspace_alloc(static_cast<std::size_t>(rows) * dst_ld * sizeof(T), ctx);
-  const int64_t chunks = rows * dst_ld / kPerChunk;
-  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(chunks, 256), 8 * ctx.sm_count));
-  repack_rows_kernel<T><<<blocks, 256, 0, ctx.stream>>>(static_cast<const T*>(ptr), ld, static_cast<T*>(dst), dst_ld,
-                                                        rows, cols);
-  GK_LAUNCH_CHECK();
-  ptr = dst;
-  ld = dst_ld;
-  return dst;
-}
+// Tensor maps, the TMA-addressability check and the repack workspace: tma_host.cuh.
 
 /// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
 /// fit inside a GPC, so 4-CTA clusters may leave SMs idle). Queried once per config.
