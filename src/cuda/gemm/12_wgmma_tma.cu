@@ -695,14 +695,7 @@ void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
 
 /// Whether this module holds sm_90a machine code for the kernels (a build without the
 /// 90a target would run an empty body on an H100).
-bool built_for_sm90a() {
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false, void>) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.binaryVersion == 90;
-}
+bool built_for_sm90a() { return kernel_built_for(wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false, void>, 90); }
 
 }  // namespace
 

@@ -391,13 +391,7 @@ void launch_typed(const core::GemmArgs& args, const CudaContext& ctx) {
 /// Whether this module holds sm_100a machine code for the kernels (elsewhere the body
 /// compiles to nothing, which must never run).
 bool built_for_sm100a() {
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, tcgen05_kernel<TcgenConfig<gpu::bf16_t>, gpu::bf16_t, true, false, void>) !=
-      cudaSuccess) {
-    (void)cudaGetLastError();
-    return false;
-  }
-  return attr.binaryVersion == 100;
+  return kernel_built_for(tcgen05_kernel<TcgenConfig<gpu::bf16_t>, gpu::bf16_t, true, false, void>, 100);
 }
 
 }  // namespace

@@ -59,4 +59,17 @@ void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, co
   return make_tma_addressable(ptr, ld, rows, cols, sizeof(T), ctx);
 }
 
+/// Whether the module holds machine code of `binary_version` (90 = sm_90a, 100 =
+/// sm_100a) for `kernel`: a build without that target runs the architecture-guarded
+/// empty body instead, which must never be launched.
+template <class Kernel>
+bool kernel_built_for(Kernel* kernel, int binary_version) {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.binaryVersion == binary_version;
+}
+
 }  // namespace gpukern::cuda::gemm
