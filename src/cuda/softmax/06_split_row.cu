@@ -412,11 +412,22 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // hybrid_row.cuh with kCluster: each CTA holds its chunk partly in registers, partly in
 // shared memory, with the register cap that lets min_blocks CTAs share an SM; one
 // cluster per row (grid-stride beyond the grid limit), one cluster barrier per row.
-// 64x262144 f16 with 256 x 8 + shared memory: clusters of 8 CTAs of 64 KB, 4 CTAs an SM,
-// so the whole tensor (512 CTAs) is on chip in one wave.
+// 64x262144 f16 with 256 x 4 + shared memory: clusters of 8 CTAs of 64 KB, 4 CTAs an SM,
+// meant to hold the whole tensor (512 CTAs) in one wave; the H100 keeps only 62 such
+// clusters resident (cudaOccupancyMaxActiveClusters), so 2 rows run in a second wave.
 
-constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4}, {256, 4, 4}, {512, 8, 2}};
+// "/dN" (depth N): the pipelined statistics of hybrid_row.cuh, the copies N vectors a
+// thread ahead of the reduction (64x262144 16-bit: d8 > d4 > d2, and d16 loses 5-10
+// points). 1024x4+s1/d8: one 1024-thread CTA an SM holding 16384 vectors (64 KB in
+// registers, 192 KB staged), so a 512 KB 16-bit row takes a cluster of 2 and 64 rows
+// fit the H100 at once (66 clusters resident), where clusters of 8 CTAs at 4 an SM
+// leave 2 of the 64 rows to a second wave (62 resident).
+constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4},    {256, 4, 4},    {512, 8, 2},   {256, 4, 4, 8},
+                                                  {256, 8, 4, 8}, {512, 4, 2, 8}, {1024, 4, 1, 8}};
+constexpr int kHybridOneSmConfig = 6;  // 1024x4+s1/d8
 constexpr int kNumHybridConfigs = static_cast<int>(sizeof(kHybridClusterConfigs) / sizeof(kHybridClusterConfigs[0]));
+static_assert(kHybridOneSmConfig < kNumHybridConfigs && kHybridClusterConfigs[kHybridOneSmConfig].min_blocks == 1,
+              "the one-CTA-an-SM policy config");
 
 /// Smallest power-of-two cluster whose CTAs hold the row in hybrid layout `config`.
 int min_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
@@ -429,7 +440,7 @@ int min_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, in
 template <class T, int V, int kIndex>
 bool launch_hybrid_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr HybridConfig c = kHybridClusterConfigs[kIndex];
-  const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true>;
+  const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth>;
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
   const int64_t smem_vecs = std::max<int64_t>(0, chunk_vecs - int64_t(c.threads) * c.packs);
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
@@ -569,14 +580,23 @@ Plan register_plan(const core::SoftmaxArgs& args) {
 }
 
 /// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
-/// smallest cluster that holds the row, 4 CTAs an SM: 256 x 8 + shared memory for f32,
-/// 256 x 4 + shared memory for 16-bit (64x262144, H100 2026-11-21: f32 2.33 TB/s = 84%
-/// of the copy against 2.29 for 256 x 4 and 2.06 for the register path; f16 2.01 = 78%
-/// against 1.98 for 256 x 8 and 1.62 for the register path); the register plan without
-/// the 16-byte path or beyond 16 CTAs; before sm_90, the split across blocks.
+/// smallest cluster that holds the row. f32: 256 x 8 + shared memory, 4 CTAs an SM
+/// (64x262144, H100 2026-11-21: 2.33 TB/s = 84% of the copy against 2.29 for 256 x 4
+/// and 2.06 for the register path; the pipelined /d8 form measured the same, 84%).
+/// 16-bit: 1024 x 4 + shared memory, one CTA an SM, pipelined statistics (/d8), when its
+/// clusters cover at least half the SMs (64x262144 in flush mode: f16 85.0% of the copy,
+/// bf16 84.2%, against 78.3% and 77.6% for 256 x 4 + s4 in the same run); with fewer
+/// rows, 256 x 4 + shared memory, 4 CTAs an SM, which spreads them over more SMs
+/// (not measured against each other there). The register plan without the 16-byte path
+/// or beyond 16 CTAs; before sm_90, the split across blocks.
 Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
   if (vector_path_ok(args)) {
+    if (args.dtype != core::DType::F32) {
+      const int size = min_hybrid_cluster(args, ctx, kHybridOneSmConfig);
+      if (size <= kMaxPortableCluster && args.rows * size >= ctx.sm_count / 2)
+        return {Path::Hybrid, kHybridOneSmConfig, size};
+    }
     const int config = args.dtype == core::DType::F32 ? 0 : 1;
     const int size = min_hybrid_cluster(args, ctx, config);
     if (size <= kMaxCluster) return {Path::Hybrid, config, size};
@@ -635,7 +655,8 @@ std::vector<std::string> split_row_config_names() {
   for (const auto& c : kStreamConfigs)
     names.push_back("t" + std::to_string(c.threads) + "s" + std::to_string(c.max_stages));
   for (const auto& c : kHybridClusterConfigs)
-    names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks));
+    names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks) +
+                    (c.depth > 0 ? "/d" + std::to_string(c.depth) : std::string()));
   return names;
 }
 

@@ -19,6 +19,13 @@
 // and shared memory), so the output is one multiply. Special values as PyTorch
 // (softmax_common.cuh). In place works: a thread writes only vectors it has read into
 // registers or its own shared memory, after the row's (cluster's) reduction.
+// kDepth > 0 (split_row's "/dN" configurations) pipelines the statistics with the
+// loads: the thread's shared-memory vectors are copied one commit group each, kDepth
+// ahead, and each is folded into a running (max, sum) (the sum rescaled when the max
+// grows) as soon as it lands, so the exps of the statistics overlap the loads instead
+// of following them all. f32 softmax then recomputes the exps of the staged part on
+// output (the thread max is known only at the end). 64x262144 16-bit, H100 flush mode:
+// +2 points with 256x4+s4 (d8; d16 loses), 85% of the copy with 1024x4+s1/d8.
 // Measured on the H100 (2026-11-21): 1024x32768 f16 2.68 TB/s (96.7% of the copy;
 // 92.4% in registers only), bf16 2.63 (95.2%), f32 2.80 (97.5%, 2 blocks an SM);
 // 64x262144 in clusters: f32 2.33 (84%), f16 2.01 (78%), bf16 1.97 (76%).
@@ -67,6 +74,11 @@ struct HybridConfig {
   int threads;
   int packs;
   int min_blocks;
+  /// 0: every shared-memory copy issued up front, statistics after all have landed.
+  /// d > 0: pipelined; the copies go one vector a thread at a time, d ahead of the
+  /// vector being reduced, and each vector is folded into the thread's running (max,
+  /// sum) as soon as it lands, so that the exps of the statistics overlap the loads.
+  int depth = 0;
 };
 
 /// Shared memory a hybrid block may stage: its share of the SM when `min_blocks` blocks
@@ -82,7 +94,7 @@ inline int64_t hybrid_capacity(const CudaContext& ctx, HybridConfig c) {
   return int64_t(c.threads) * c.packs + hybrid_smem_vecs(ctx, c);
 }
 
-template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster>
+template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
 #if !defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
@@ -118,28 +130,66 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     int parity = 0;
     for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += gridDim.x / cluster_size) {
       const T* x = a.x + row * a.ldx + begin * V;
-      // The shared-memory part first: its copies fly while the register loads issue.
-      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
-      gpu::cp_async_commit();
       RowFragment<T, V, kPacks> frag;
-      frag.load(x, threadIdx.x, kThreads, reg_count);
-      const RowStats mine_regs = frag.stats(keep_exp);
-      gpu::cp_async_wait<0>();
+      RowStats mine_regs;
       float m = -INFINITY;
-      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) m = nan_max(m, pack_max(staged[j]));
       float sum = 0.0f;
-      const bool keep_smem = kIsF32 && keep_exp;
-      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
-        Pack<T, V> p = staged[j];
+      // f32 softmax keeps exp(x - thread max) in shared memory only in the unpipelined
+      // form: the pipelined one knows the thread max only after its last vector.
+      const bool keep_smem = kIsF32 && keep_exp && kDepth == 0;
+      if constexpr (kDepth == 0) {
+        // The shared-memory part first: its copies fly while the register loads issue.
+        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+        gpu::cp_async_commit();
+        frag.load(x, threadIdx.x, kThreads, reg_count);
+        mine_regs = frag.stats(keep_exp);
+        gpu::cp_async_wait<0>();
+        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) m = nan_max(m, pack_max(staged[j]));
+        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
+          Pack<T, V> p = staged[j];
 #pragma unroll
-        for (int e = 0; e < V; ++e) {
-          // A thread whose part holds only -inf sums nothing and keeps zeros.
-          const float v = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
-          sum += v;
-          if constexpr (kIsF32) p.v[e] = v;
+          for (int e = 0; e < V; ++e) {
+            // A thread whose part holds only -inf sums nothing and keeps zeros.
+            const float v = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+            sum += v;
+            if constexpr (kIsF32) p.v[e] = v;
+          }
+          if constexpr (kIsF32) {
+            if (keep_smem) staged[j] = p;
+          }
         }
-        if constexpr (kIsF32) {
-          if (keep_smem) staged[j] = p;
+      } else {
+        // Pipelined: the register loads, then the first kDepth shared-memory vectors of
+        // this thread (one commit group each), then for vector k: issue vector k + kDepth,
+        // wait until k has landed (all but the kDepth newest groups), fold k in. Every
+        // iteration commits a group, empty past the end, so the wait count is constant.
+        const int steps = (smem_vecs + kThreads - 1) / kThreads;
+        frag.load(x, threadIdx.x, kThreads, reg_count);
+#pragma unroll
+        for (int k = 0; k < kDepth; ++k) {
+          const int j = threadIdx.x + k * kThreads;
+          if (j < smem_vecs) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+          gpu::cp_async_commit();
+        }
+        mine_regs = frag.stats(keep_exp);
+        for (int k = 0; k < steps; ++k) {
+          const int jn = threadIdx.x + (k + kDepth) * kThreads;
+          if (jn < smem_vecs) gpu::cp_async_16(staged + jn, x + (reg_count + jn) * V);
+          gpu::cp_async_commit();
+          gpu::cp_async_wait<kDepth>();
+          const int j = threadIdx.x + k * kThreads;
+          if (j >= smem_vecs) continue;
+          const Pack<T, V> p = staged[j];
+          const float nm = nan_max(m, pack_max(p));
+          if (nm != m) {  // the running max grew (or is NaN): rescale the sum so far
+            sum = sum == 0.0f ? 0.0f : sum * fast_exp2((m - nm) * kLog2e);
+            m = nm;
+          }
+          // A thread whose part holds only -inf (so far) sums nothing.
+          if (m != -INFINITY) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+          }
         }
       }
       const RowStats mine_smem = m == -INFINITY ? empty_stats() : RowStats{m, sum};

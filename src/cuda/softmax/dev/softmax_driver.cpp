@@ -5,7 +5,7 @@
 // bytes and against cuDNN. Host-only C++ (the kernels live in the rung files), built
 // and run by scripts/cuda_softmax_device.sh; not part of the module.
 //
-//   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...]
+//   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...] [--rung NAME]
 //                  [--flush [--flush-repeats N]]   (--flush: time single calls after a 512 MiB
 //                  memset, as gpukern-bench does, instead of back-to-back batches)
 #include "cuda/softmax/dev/driver_common.hpp"
@@ -98,6 +98,8 @@ std::vector<Variant> config_variants(const SoftmaxArgs& probe) {
 /// a scratch buffer (a different byte each time) evicts the caches, and events
 /// bracket the one call; median of g_flush_repeats calls after 3 warm-ups, on set 0.
 bool g_flush = false;
+/// --rung NAME: perf measures this rung only (policy and sweep); the copy still runs.
+std::string g_only_rung;
 int g_flush_repeats = 60;
 void* g_flush_buf = nullptr;
 constexpr size_t kFlushBytes = size_t(512) << 20;
@@ -220,6 +222,7 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
 
   double cudnn_ms[2] = {0, 0};
   auto measure = [&](const Variant& v, bool log) {
+    if (!g_only_rung.empty() && v.rung != g_only_rung) return;
     CHECK_CUDA(cudaMemsetAsync(ys[0], 0xff, bytes, ctx.stream));
     std::string why;
     try {
@@ -356,6 +359,7 @@ int main(int argc, char** argv) {
     else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--shapes" && i + 1 < argc) only_shapes = "," + std::string(argv[++i]) + ",";
+    else if (a == "--rung" && i + 1 < argc) g_only_rung = argv[++i];
   }
   if (!tests && !perf && !big) tests = perf = big = true;
   std::printf("seed %llu\n", (unsigned long long)seed);
