@@ -245,13 +245,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warpgroup = static_cast<int>(threadIdx.x) / 128;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp_in_group = (static_cast<int>(threadIdx.x) / 32) % 4;
-  const uint32_t rank = kCluster > 1 ? sm90::cluster_cta_rank() : 0;
+  const uint32_t rank = kCluster > 1 ? cluster::rank() : 0;
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
-  if constexpr (kCluster > 1) sm90::cluster_sync();  // peers arrive on and write to our barriers
+  if constexpr (kCluster > 1) cluster::sync();  // peers arrive on and write to our barriers
   else __syncthreads();
 
   auto tile_origin = [&](int t, int& m0, int& n0) {
@@ -375,7 +375,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();  // C is written before the CTA exits
     }
   }
-  if constexpr (kCluster > 1) sm90::cluster_sync();  // no CTA leaves while a peer may still signal it
+  if constexpr (kCluster > 1) cluster::sync();  // no CTA leaves while a peer may still signal it
 #endif
 }
 

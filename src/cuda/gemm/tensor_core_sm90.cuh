@@ -4,6 +4,7 @@
 // descriptor. Call them only from code compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
 
+#include "cuda/cluster.cuh"
 #include "cuda/portable.cuh"
 
 #include <cstdint>
@@ -72,19 +73,6 @@ __device__ __forceinline__ void mbar_arrive_cluster(uint32_t bar, uint32_t cta_r
 /// (wgmma, TMA) of the same bytes.
 __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-// ---- clusters -----------------------------------------------------------------------
-
-__device__ __forceinline__ uint32_t cluster_cta_rank() {
-  uint32_t r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-  return r;
-}
-
-/// Every thread of every CTA of the cluster arrives, then waits for all the others.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 // ---- TMA ----------------------------------------------------------------------------

@@ -234,9 +234,7 @@ __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t b
 }
 /// The shared::cluster address of `local` (this CTA's variable) in CTA `rank`.
 __device__ __forceinline__ uint32_t map_rank(const void* local, uint32_t rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(smem_u32(local)), "r"(rank));
-  return r;
+  return cluster::map_shared(smem_u32(local), rank);
 }
 /// Stores a pair into another CTA's shared memory, completing 8 bytes on its mbarrier.
 __device__ __forceinline__ void push_pair(uint32_t remote_slot, RowStats s, uint32_t remote_bar) {

@@ -35,32 +35,16 @@
 
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GPUKERN_SOFTMAX_HYBRID_CLUSTER 1
+#include "cuda/cluster.cuh"
 #endif
 
 namespace gpukern::cuda::softmax {
 
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
 namespace hybrid_detail {
-__device__ __forceinline__ unsigned cluster_rank() {
-  unsigned r;
-  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-  return r;
-}
-__device__ __forceinline__ unsigned cluster_ctas() {
-  unsigned n;
-  asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-  return n;
-}
-/// Every thread of every CTA of the cluster: release this CTA's prior writes, acquire
-/// the others'.
-__device__ __forceinline__ void cluster_barrier() {
-  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
 /// The pair at `local` (a shared variable of this CTA) in CTA `rank` of the cluster.
 __device__ __forceinline__ RowStats load_remote(const RowStats* local, unsigned rank) {
-  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(local));
-  uint32_t remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(addr), "r"(rank));
+  const uint32_t remote = cluster::map_shared(static_cast<uint32_t>(__cvta_generic_to_shared(local)), rank);
   RowStats s;
   asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(s.max), "=f"(s.sum) : "r"(remote) : "memory");
   return s;
@@ -114,8 +98,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     // cluster barrier of the row between, which every CTA passes only after reading p.
     __shared__ alignas(8) RowStats cta_stats[2];
     if constexpr (kCluster) {
-      rank = hybrid_detail::cluster_rank();
-      cluster_size = hybrid_detail::cluster_ctas();
+      rank = cluster::rank();
+      cluster_size = cluster::size();
     }
 #endif
     // This CTA's chunk [begin, begin + reg_count + smem_vecs): the first reg_count
@@ -197,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
       if constexpr (kCluster) {
         if (threadIdx.x == 0) cta_stats[parity] = stats;
-        hybrid_detail::cluster_barrier();
+        cluster::sync_aligned();
         // Lane r of every warp reads CTA r's pair; a butterfly over the warp merges them.
         // Same inputs in the same lanes: identical results in every warp of every CTA.
         const unsigned lane = static_cast<unsigned>(gpu::lane_id());
@@ -223,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       }
     }
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
-    if constexpr (kCluster) hybrid_detail::cluster_barrier();  // no CTA exits while another reads its pair
+    if constexpr (kCluster) cluster::sync_aligned();  // no CTA exits while another reads its pair
 #endif
   }
 }
