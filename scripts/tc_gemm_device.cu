@@ -502,7 +502,11 @@ int main(int argc, char** argv) {
     for (const auto& c : mma_candidates()) mc.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
     vb.insert(vb.begin(), mc.begin(), mc.end());
     vh.insert(vh.begin(), mc.begin(), mc.end());
-    if (std::getenv("TC_RUNGS")) vb.clear(), vh.clear();  // the listed rungs only
+    if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
+      auto unlisted = [only](const auto& v) { return !std::strstr(only, v.first.c_str()); };
+      vb.erase(std::remove_if(vb.begin(), vb.end(), unlisted), vb.end());
+      vh.erase(std::remove_if(vh.begin(), vh.end(), unlisted), vh.end());
+    }
     bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, vb);
     bench_one(ctx, h, 4096, 4096, 4096, DType::F16, false, false, false, vh);
