@@ -573,12 +573,10 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT>
 void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c) {
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
-  TcProblem p = make_tc_problem(args);
-  p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
-  p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
+  const TcProblem p = make_tc_problem(args);
   WgmmaSchedule sched;
-  sched.cluster_tiles_m = ceil_div(p.tiles_m, Cfg::kClusterM);
-  sched.tiles_n = p.tiles_n;
+  sched.cluster_tiles_m = ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM);
+  sched.tiles_n = ceil_div(p.n, Cfg::kBlockN);
   sched.total = sched.cluster_tiles_m * sched.tiles_n;
   sched.k_blocks = ceil_div(p.k, kElemsPerRow<T>);
 
@@ -695,7 +693,11 @@ void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
 
 /// Whether this module holds sm_90a machine code for the kernels (a build without the
 /// 90a target would run an empty body on an H100).
-bool built_for_sm90a() { return kernel_built_for(wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false, void>, 90); }
+/// Looked up once: the module's machine code does not change (supports() runs per call).
+bool built_for_sm90a() {
+  static const bool built = kernel_built_for(wgmma_tma_kernel<TmaConfig, gpu::bf16_t, true, false, void>, 90);
+  return built;
+}
 
 }  // namespace
 
@@ -715,11 +717,7 @@ std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContex
     default:
       return "f32 needs allow_tf32 (tensor cores)";
   }
-  if (ctx.smem_per_block_optin < static_cast<std::size_t>(TmaConfig::kSmemBytes))
-    return "needs " + std::to_string(TmaConfig::kSmemBytes / 1024) + " KB of shared memory per block";
-  if (!tensor_map_encoder()) return "driver lacks cuTensorMapEncodeTiled";
-  if (!built_for_sm90a()) return "module not built for sm_90a";
-  return {};
+  return tma_rung_reason(ctx, TmaConfig::kSmemBytes, built_for_sm90a(), "sm_90a");
 }
 
 void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx) {

@@ -391,7 +391,9 @@ void launch_typed(const core::GemmArgs& args, const CudaContext& ctx) {
 /// Whether this module holds sm_100a machine code for the kernels (elsewhere the body
 /// compiles to nothing, which must never run).
 bool built_for_sm100a() {
-  return kernel_built_for(tcgen05_kernel<TcgenConfig<gpu::bf16_t>, gpu::bf16_t, true, false, void>, 100);
+  static const bool built =
+      kernel_built_for(tcgen05_kernel<TcgenConfig<gpu::bf16_t>, gpu::bf16_t, true, false, void>, 100);
+  return built;
 }
 
 }  // namespace
@@ -409,11 +411,7 @@ std::string gemm_tcgen05_supports(const core::GemmArgs& args, const CudaContext&
   }
   const int smem = args.ab_type == core::DType::F32 ? TcgenConfig<float>::kSmemBytes
                                                     : TcgenConfig<gpu::bf16_t>::kSmemBytes;
-  if (ctx.smem_per_block_optin < static_cast<std::size_t>(smem))
-    return "needs " + std::to_string(smem / 1024) + " KB of shared memory per block";
-  if (!tensor_map_encoder()) return "driver lacks cuTensorMapEncodeTiled";
-  if (!built_for_sm100a()) return "module not built for sm_100a";
-  return {};
+  return tma_rung_reason(ctx, smem, built_for_sm100a(), "sm_100a");
 }
 
 void gemm_tcgen05(const core::GemmArgs& args, const CudaContext& ctx) {

@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
 
 namespace gpukern::cuda::gemm {
@@ -70,6 +71,17 @@ bool kernel_built_for(Kernel* kernel, int binary_version) {
     return false;
   }
   return attr.binaryVersion == binary_version;
+}
+
+/// The checks the TMA-fed rungs share once their dtypes and layouts are accepted: ""
+/// or why the rung declines (shared memory per block, the driver's tensor-map encoder,
+/// `built`: whether this module holds the machine code of architecture `arch`).
+inline std::string tma_rung_reason(const CudaContext& ctx, int smem_bytes, bool built, const char* arch) {
+  if (ctx.smem_per_block_optin < static_cast<std::size_t>(smem_bytes))
+    return "needs " + std::to_string(smem_bytes / 1024) + " KB of shared memory per block";
+  if (!tensor_map_encoder()) return "driver lacks cuTensorMapEncodeTiled";
+  if (!built) return std::string("module not built for ") + arch;
+  return {};
 }
 
 }  // namespace gpukern::cuda::gemm
