@@ -118,18 +118,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) warp_row_kernel(RowArgs<
   const int64_t num_vec = a.cols / V;
   const bool keep_exp = !a.log;
   const int64_t step = int64_t(gridDim.x) * kRowsPerBlock;
-  if constexpr (kRows == 1 && !kPipelined) {
-    // The loop bound is uniform across the block, so every lane reaches the shuffles.
-    for (int64_t first_row = int64_t(blockIdx.x) * kRowsPerBlock; first_row < a.rows; first_row += step) {
-      const int64_t row = first_row + group;
-      const bool active = row < a.rows;
-      Frag frag;
-      frag.template load<kCache>(a.x + (active ? row : 0) * a.ldx, lane, kLanes, active ? num_vec : 0);
-      const RowStats mine = frag.stats(keep_exp);
-      const RowStats stats = group_reduce<kLanes>(mine);
-      if (active) frag.template store<kCache>(a.y + row * a.ldy, lane, kLanes, num_vec, mine, stats, a.log);
-    }
-  } else if constexpr (!kPipelined) {
+  if constexpr (!kPipelined) {
     // The loop bound is uniform across the block, so every lane reaches the shuffles.
     for (int64_t first_row = int64_t(blockIdx.x) * kRowsPerBlock; first_row < a.rows; first_row += step) {
       // Row r of the group: first_row + r * kGroups + group (each r coalesced across
