@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -64,8 +63,7 @@ class PatternedBuffer {
 
 /// Expects `status` == `expected` and, for failures, a message (gk_last_error) that
 /// contains at least one of `any_word` as a whole word (case-insensitive). Returns the message.
-inline std::string expect_status(gk_status status, gk_status expected,
-                                 std::initializer_list<const char*> any_word) {
+inline std::string expect_status(gk_status status, gk_status expected, const std::vector<const char*>& any_word) {
   const std::string message = status == GK_SUCCESS ? std::string() : gk_last_error();
   EXPECT_EQ(status, expected) << "got " << gk_status_name(status) << " (\"" << message
                               << "\"), expected " << gk_status_name(expected);
