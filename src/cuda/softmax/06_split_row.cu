@@ -29,6 +29,7 @@
 // PyTorch (softmax_common.cuh: pairs from chunks of only -inf carry sum 0). In place
 // works: every chunk is on chip (cluster) or fully reduced by the first kernel
 // (split across blocks) before the same thread overwrites it.
+#include "cuda/softmax/grid_row.cuh"
 #include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
@@ -37,8 +38,11 @@
 #include <cooperative_groups.h>
 #endif
 
+#include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <random>
 #include <tuple>
 #include <utility>
 
@@ -471,6 +475,128 @@ bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 }
 #endif
 
+// ----- the grid-pipelined path (16-byte path, no clusters; grid_row.cuh) -----
+// A persistent cooperative grid, CTA j owning column chunk j of every row, reads of
+// later rows overlapping writes of earlier ones. "gTrRsSlL[bB]": T data threads (plus a
+// coordinator warp), R rows a step, S stages of shared memory, the merge L steps
+// behind, B CTAs an SM (1 if absent).
+constexpr GridConfig kGridConfigs[] = {{256, 1, 24, 4}, {256, 2, 12, 2}, {256, 4, 6, 2},    {512, 2, 12, 3},
+                                       {256, 2, 16, 4}, {512, 4, 12, 3}, {256, 8, 6, 2}, {256, 4, 6, 2, 2}};
+constexpr int kNumGridConfigs = static_cast<int>(sizeof(kGridConfigs) / sizeof(kGridConfigs[0]));
+/// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
+constexpr size_t kGridSmemReserve = 2 * 1024;
+
+constexpr bool grid_configs_valid() {
+  for (const GridConfig c : kGridConfigs)
+    if (!grid_config_valid(c)) return false;
+  return true;
+}
+static_assert(grid_configs_valid(), "grid configs: whole warp pairs, 1-8 rows a step, lag >= 1, stages >= lag + 2");
+
+/// CTAs of the grid for this call: blocks_per_sm on every SM, at most one per vector.
+int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  return std::max<int64_t>(1, std::min<int64_t>(int64_t(ctx.sm_count) * c.blocks_per_sm, num_vec));
+}
+
+/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials.
+size_t grid_smem_bytes(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  const int64_t parts = grid_parts(args, ctx, c);
+  const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, parts);
+  return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes +
+         static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
+}
+
+/// "" when grid configuration `config` can serve the call, else why not.
+std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
+#if !defined(GPUKERN_CUDA)
+  (void)args, (void)ctx, (void)config;
+  return "the grid path is CUDA-only";
+#else
+  if (ctx.arch < 80) return "the grid path needs sm_80 (cp.async)";
+  if (!vector_path_ok(args)) return "the grid path needs the 16-byte path";
+  const size_t bytes = grid_smem_bytes(args, ctx, kGridConfigs[config]);
+  if (bytes + kGridSmemReserve > ctx.smem_per_block_optin)
+    return "ring of " + std::to_string(bytes) + " bytes exceeds shared memory";
+  return {};
+#endif
+}
+
+/// A fresh range of `count` tags: a process-wide counter from a random 64-bit start, so
+/// that no launch meets its own tags in garbage left by an earlier one.
+unsigned long long next_tags(int64_t count) {
+  static std::atomic<unsigned long long> counter{[] {
+    std::random_device device;
+    const unsigned long long r = (static_cast<unsigned long long>(device()) << 32) ^ device();
+    return r ^ static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }()};
+  return counter.fetch_add(static_cast<unsigned long long>(count) + 1);
+}
+
+#if defined(GPUKERN_CUDA)
+/// CTAs of `kernel` an SM with `smem` dynamic bytes, cached; 0 on error.
+int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem) {
+  static std::mutex mutex;
+  static std::map<std::tuple<int, const void*, size_t>, int> cache;
+  const auto key = std::make_tuple(device, kernel, smem);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem) != cudaSuccess) {
+    cudaGetLastError();
+    blocks = 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[key] = blocks;
+  return blocks;
+}
+
+/// Launches the grid kernel cooperatively; false (nothing launched) when the ring does
+/// not fit, the CTAs cannot all be resident, or the cooperative launch is refused.
+template <class T, int V, int kIndex>
+bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  constexpr GridConfig c = kGridConfigs[kIndex];
+  const auto kernel = grid_row_kernel<T, V, c.threads, c.rows, c.stages, c.lag>;
+  if (!grid_reason(args, ctx, kIndex).empty()) return false;
+  const int threads = c.threads + ctx.warp_size;
+  const int64_t parts = grid_parts(args, ctx, c);
+  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, parts);
+  const size_t smem = grid_smem_bytes(args, ctx, c);
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // Every CTA waits on every other: all must be resident at once.
+  if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
+    return false;
+  GridPartial* workspace = nullptr;
+  const size_t ws_bytes = static_cast<size_t>(grid_workspace_steps(c)) * c.rows * static_cast<size_t>(parts) * sizeof(GridPartial);
+  GK_GPU_CHECK(gpu::malloc_async(reinterpret_cast<void**>(&workspace), ws_bytes, ctx.stream));
+  cudaLaunchAttribute attribute[1];
+  attribute[0].id = cudaLaunchAttributeCooperative;
+  attribute[0].val.cooperative = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(static_cast<unsigned>(parts));
+  config.blockDim = dim3(static_cast<unsigned>(threads));
+  config.dynamicSmemBytes = smem;
+  config.stream = ctx.stream;
+  config.attrs = attribute;
+  config.numAttrs = 1;
+  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
+                                                  workspace, next_tags(args.rows));
+  if (launched != cudaSuccess) cudaGetLastError();  // refused (e.g. too large to be co-resident): nothing ran
+  GK_GPU_CHECK(gpu::free_async(workspace, ctx.stream));
+  return launched == cudaSuccess;
+}
+
+template <class T, int V, size_t... I>
+bool launch_grid_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>) {
+  bool launched = false;
+  ((index == static_cast<int>(I) ? (launched = launch_grid_config<T, V, static_cast<int>(I)>(args, ctx)) : false), ...);
+  return launched;
+}
+#endif
+
 // ----- the split across blocks (any architecture, any length) -----
 
 constexpr int kBlockThreads = 256;
@@ -557,7 +683,7 @@ void launch_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 // ----- policy -----
 
-enum class Path { Stream, Hybrid, Registers, Blocks };
+enum class Path { Grid, Stream, Hybrid, Registers, Blocks };
 
 /// A plan: the path, its configuration index and cluster size.
 struct Plan {
@@ -577,7 +703,14 @@ Plan register_plan(const core::SoftmaxArgs& args) {
   return {Path::Blocks, 0, 0};
 }
 
-/// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
+/// The grid configuration the policy takes for this call, or -1. Not yet measured: none.
+int pick_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  (void)args;
+  (void)ctx;
+  return -1;
+}
+
+/// The cluster policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
 /// smallest cluster that holds the row. f32: 256 x 8 + shared memory, 4 CTAs an SM
 /// (64x262144, H100 2026-11-21: 2.33 TB/s = 84% of the copy against 2.29 for 256 x 4
 /// and 2.06 for the register path; the pipelined /d8 form measured the same, 84%).
@@ -587,7 +720,7 @@ Plan register_plan(const core::SoftmaxArgs& args) {
 /// rows, 256 x 4 + shared memory, 4 CTAs an SM, which spreads them over more SMs
 /// (not measured against each other there). The register plan without the 16-byte path
 /// or beyond 16 CTAs; before sm_90, the split across blocks.
-Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+Plan pick_cluster_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
   if (vector_path_ok(args)) {
     if (args.dtype != core::DType::F32) {
@@ -602,6 +735,14 @@ Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   return register_plan(args);
 }
 
+/// The policy: the grid path where it measured better (see pick_grid_config), else the
+/// cluster policy above.
+Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  const int grid = pick_grid_config(args, ctx);
+  if (grid >= 0) return {Path::Grid, grid, 0};
+  return pick_cluster_plan(args, ctx);
+}
+
 /// Runs a plan; false when a streaming plan found no room for its cluster (nothing ran).
 bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
   const bool vec = vector_path_ok(args);
@@ -609,6 +750,13 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
   with_storage_type(args.dtype, [&](auto tag) {
     using T = decltype(tag);
 #if defined(GPUKERN_CUDA)
+    if (plan.path == Path::Grid) {
+      if constexpr (sizeof(T) * kVectorElems<T> == kVectorBytes) {
+        constexpr auto kSeq = std::make_index_sequence<kNumGridConfigs>{};
+        ran = vec && launch_grid_indexed<T, kVectorElems<T>>(plan.config, args, ctx, kSeq);
+      }
+      return;
+    }
     if (plan.path == Path::Stream) {
       constexpr auto kSeq = std::make_index_sequence<kNumStreamConfigs>{};
       ran = launch_stream_indexed<T, kVectorElems<T>>(plan.config, args, ctx, plan.cluster_size, kSeq);
@@ -635,7 +783,11 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
 }
 
 void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
-  if (!try_plan(args, ctx, plan)) try_plan(args, ctx, register_plan(args));
+  if (try_plan(args, ctx, plan)) return;
+  // A refused grid plan falls back to the cluster policy (or the split across blocks),
+  // a refused cluster plan to the register plan.
+  if (plan.path == Path::Grid && try_plan(args, ctx, pick_cluster_plan(args, ctx))) return;
+  try_plan(args, ctx, register_plan(args));
 }
 
 }  // namespace
@@ -655,6 +807,9 @@ std::vector<std::string> split_row_config_names() {
   for (const auto& c : kHybridClusterConfigs)
     names.push_back(std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks) +
                     (c.depth > 0 ? "/d" + std::to_string(c.depth) : std::string()));
+  for (const auto& c : kGridConfigs)
+    names.push_back("g" + std::to_string(c.threads) + "r" + std::to_string(c.rows) + "s" + std::to_string(c.stages) + "l" +
+                    std::to_string(c.lag) + (c.blocks_per_sm > 1 ? "b" + std::to_string(c.blocks_per_sm) : std::string()));
   return names;
 }
 
@@ -664,8 +819,16 @@ std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContex
     run_plan(args, ctx, {Path::Blocks, 0, 0});
     return {};
   }
+  constexpr int kFirstGrid = kNumClusterConfigs + kNumStreamConfigs + kNumHybridConfigs;
+  if (config < 0 || config >= kFirstGrid + kNumGridConfigs) return "no such config";
+  if (config >= kFirstGrid) {
+    const int index = config - kFirstGrid;
+    if (cluster != 0) return "grid configs take no cluster size";
+    if (std::string why = grid_reason(args, ctx, index); !why.empty()) return why;
+    if (!try_plan(args, ctx, {Path::Grid, index, 0})) return "cooperative grid refused (CTAs not all resident)";
+    return {};
+  }
   if (!ctx.cluster_launch) return "no clusters before sm_90";
-  if (config < 0 || config >= kNumClusterConfigs + kNumStreamConfigs + kNumHybridConfigs) return "no such config";
   if (config >= kNumClusterConfigs + kNumStreamConfigs) {
     if (!vector_path_ok(args)) return "the hybrid kernel needs the 16-byte path";
     const int index = config - kNumClusterConfigs - kNumStreamConfigs;

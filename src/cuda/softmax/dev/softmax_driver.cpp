@@ -6,8 +6,10 @@
 // and run by scripts/cuda_softmax_device.sh; not part of the module.
 //
 //   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...] [--rung NAME]
-//                  [--flush [--flush-repeats N]]   (--flush: time single calls after a 512 MiB
-//                  memset, as gpukern-bench does, instead of back-to-back batches)
+//                  [--configs PREFIX,...] [--flush [--flush-repeats N]]
+//   --flush: time single calls after a 512 MiB memset, as gpukern-bench does, instead of
+//   back-to-back batches. --rung: perf and tests of this rung only. --configs: perf of
+//   the configurations whose names start with these prefixes only ("policy" included).
 #include "cuda/softmax/dev/driver_common.hpp"
 
 #if __has_include(<cudnn.h>)
@@ -100,6 +102,15 @@ std::vector<Variant> config_variants(const SoftmaxArgs& probe) {
 bool g_flush = false;
 /// --rung NAME: perf measures this rung only (policy and sweep); the copy still runs.
 std::string g_only_rung;
+/// --configs A,B: perf measures only configurations whose name starts with one of
+/// these prefixes ("policy" for the rungs' policies).
+std::vector<std::string> g_only_configs;
+bool config_selected(const std::string& config) {
+  if (g_only_configs.empty()) return true;
+  for (const auto& p : g_only_configs)
+    if (config.rfind(p, 0) == 0) return true;
+  return false;
+}
 int g_flush_repeats = 60;
 void* g_flush_buf = nullptr;
 constexpr size_t kFlushBytes = size_t(512) << 20;
@@ -223,6 +234,7 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   double cudnn_ms[2] = {0, 0};
   auto measure = [&](const Variant& v, bool log) {
     if (!g_only_rung.empty() && v.rung != g_only_rung) return;
+    if (!config_selected(v.config)) return;
     CHECK_CUDA(cudaMemsetAsync(ys[0], 0xff, bytes, ctx.stream));
     std::string why;
     try {
@@ -338,8 +350,9 @@ void print_summary(const char* prefix, bool only_last) {
 }  // namespace
 
 namespace softmax_dev {
-int run_tests(const CudaContext& ctx, uint64_t seed);  // softmax_driver_tests.cpp
-int run_big_tests(const CudaContext& ctx, uint64_t seed);
+// softmax_driver_tests.cpp; only_rung: test this rung's variants only ("" = all).
+int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_rung);
+int run_big_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_rung);
 }  // namespace softmax_dev
 
 int main(int argc, char** argv) {
@@ -360,6 +373,14 @@ int main(int argc, char** argv) {
     else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
     else if (a == "--shapes" && i + 1 < argc) only_shapes = "," + std::string(argv[++i]) + ",";
     else if (a == "--rung" && i + 1 < argc) g_only_rung = argv[++i];
+    else if (a == "--configs" && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t b = 0, e; b <= list.size(); b = e + 1) {
+        e = list.find(',', b);
+        if (e == std::string::npos) e = list.size();
+        if (e > b) g_only_configs.push_back(list.substr(b, e - b));
+      }
+    }
   }
   if (!tests && !perf && !big) tests = perf = big = true;
   std::printf("seed %llu\n", (unsigned long long)seed);
@@ -369,8 +390,8 @@ int main(int argc, char** argv) {
     std::printf("[%6.1f s] %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), what);
     std::fflush(stdout);
   };
-  if (tests) { stamp("tests"); g_failures += run_tests(ctx, seed); }
-  if (big) { stamp("big tests"); g_failures += run_big_tests(ctx, seed); }
+  if (tests) { stamp("tests"); g_failures += run_tests(ctx, seed, g_only_rung); }
+  if (big) { stamp("big tests"); g_failures += run_big_tests(ctx, seed, g_only_rung); }
   if (perf) {
     stamp("perf");
     const int64_t shapes[][2] = {{4096, 4096}, {16384, 1024}, {65536, 128}, {1024, 32768}, {64, 262144}, {32768, 8192}};

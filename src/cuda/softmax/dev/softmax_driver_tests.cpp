@@ -34,7 +34,7 @@ struct Tally {
   std::set<std::string> reasons;
 };
 
-std::vector<Variant> test_variants() {
+std::vector<Variant> test_variants(const std::string& only_rung) {
   std::vector<Variant> v = ladder_variants();
   const auto block_names = sm::block_row_config_names();
   const int smem_index = static_cast<int>(std::find(block_names.begin(), block_names.end(), "1024/smem") - block_names.begin());
@@ -47,6 +47,12 @@ std::vector<Variant> test_variants() {
   // Paths outside the policies, forced: split_row's streaming kernel (its 16-byte
   // path only) and warp_row's f32-exps layouts.
   const auto names = sm::split_row_config_names();
+  // The grid-pipelined path ("g..."): every configuration, forced (no cluster size).
+  for (int i = 0; i < static_cast<int>(names.size()); ++i)
+    if (names[i][0] == 'g')
+      v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     return sm::split_row_run_config(a, c, i, 0);
+                   }});
   for (int i = 0; i < static_cast<int>(names.size()); ++i)
     if (names[i] == "t256s2" || names[i] == "t512s4" || names[i] == "256x8+s4" || names[i].find("/d") != std::string::npos) {
       v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
@@ -76,6 +82,8 @@ std::vector<Variant> test_variants() {
       v.push_back({"warp_row", warp_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::warp_row_run_config(a, c, i);
                    }});
+  if (!only_rung.empty())
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const Variant& x) { return x.rung != only_rung; }), v.end());
   return v;
 }
 
@@ -100,8 +108,8 @@ std::string run_variant(const Variant& v, const SoftmaxArgs& a, const CudaContex
 
 }  // namespace
 
-int run_tests(const CudaContext& ctx, uint64_t seed) {
-  const auto variants = test_variants();
+int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_rung) {
+  const auto variants = test_variants(only_rung);
   std::map<std::string, Tally> tally;
   int failures = 0, printed = 0;
   auto fail = [&](const std::string& what) {
@@ -234,7 +242,7 @@ int run_tests(const CudaContext& ctx, uint64_t seed) {
 }
 
 /// Tensors of more than 2^31 elements (f16): rows past element 2^31 must be right.
-int run_big_tests(const CudaContext& ctx, uint64_t seed) {
+int run_big_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_rung) {
   int failures = 0;
   struct Case { int64_t rows, cols, chunk_rows; std::vector<int64_t> check; };
   const Case cases[] = {
@@ -258,10 +266,13 @@ int run_big_tests(const CudaContext& ctx, uint64_t seed) {
                                    cudaMemcpyDeviceToDevice, ctx.stream));
       CHECK_CUDA(cudaStreamSynchronize(ctx.stream));
     }
-    std::vector<Variant> variants = test_variants();
+    std::vector<Variant> variants = test_variants(only_rung);
     for (const Variant& v : variants) {
       // naive reads a 512 KB row per thread three times: minutes on the long-row case.
       if (v.rung == "naive" && c.cols > 4096) continue;
+      // The grid path walks every row in every CTA: millions of short rows take seconds a
+      // configuration; the long-row case checks its 64-bit offsets.
+      if (v.config[0] == 'g' && c.cols < 65536) continue;
       CHECK_CUDA(cudaMemsetAsync(y, 0xff, bytes, ctx.stream));
       SoftmaxArgs a;
       a.rows = c.rows; a.cols = c.cols; a.x = x; a.y = y; a.ldx = a.ldy = c.cols; a.dtype = t;
