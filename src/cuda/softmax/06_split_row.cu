@@ -479,9 +479,13 @@ bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // A persistent cooperative grid, CTA j owning column chunk j of every row, reads of
 // later rows overlapping writes of earlier ones. "gTrRsSlL[bB]": T data threads (plus a
 // coordinator warp), R rows a step, S stages of shared memory, the merge L steps
-// behind, B CTAs an SM (1 if absent).
-constexpr GridConfig kGridConfigs[] = {{256, 1, 24, 4}, {256, 2, 12, 2}, {256, 4, 6, 2},    {512, 2, 12, 3},
-                                       {256, 2, 16, 4}, {512, 4, 12, 3}, {256, 8, 6, 2}, {256, 4, 6, 2, 2}};
+// behind, B CTAs an SM (1 if absent). Reachable only through the development driver:
+// on the H200 (2026-11-21, NOTES run 7) every configuration took 0.15-0.21 ms for
+// 64x262144 whatever the dtype, rows a step, stages or lag (f32 0.87 TB/s at best = 23%
+// of the copy, 16-bit 0.41 = 12.5%; the cluster policy 73-75%, the split across blocks
+// 51-53%): a fixed cost not yet explained, so the policy does not take it.
+constexpr GridConfig kGridConfigs[] = {{256, 2, 12, 6}, {256, 1, 16, 8},   {256, 2, 8, 4},   {256, 4, 6, 3},
+                                       {256, 1, 24, 16}, {512, 2, 12, 6}, {256, 2, 16, 10}, {256, 1, 12, 2}};
 constexpr int kNumGridConfigs = static_cast<int>(sizeof(kGridConfigs) / sizeof(kGridConfigs[0]));
 /// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
 constexpr size_t kGridSmemReserve = 2 * 1024;
@@ -703,7 +707,8 @@ Plan register_plan(const core::SoftmaxArgs& args) {
   return {Path::Blocks, 0, 0};
 }
 
-/// The grid configuration the policy takes for this call, or -1. Not yet measured: none.
+/// The grid configuration the policy takes for this call, or -1: none while the grid
+/// path measures below the cluster policy and the split across blocks (NOTES run 7).
 int pick_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   (void)args;
   (void)ctx;

@@ -41,9 +41,10 @@ std::vector<std::string> warp_row_config_names();
 std::string warp_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config);
 std::vector<std::string> block_row_config_names();
 std::string block_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config);
-/// split_row: a configuration -- register cluster kernel "TxP", or streaming kernel
-/// "sTxP" (16-byte path only) -- and a cluster size (1, 2, 4, 8, 16; 0 = the smallest
-/// that holds the row); cluster < 0 forces the split across blocks without clusters.
+/// split_row: a configuration -- register cluster kernel "TxP", streaming kernel "tTsS",
+/// hybrid "TxP+sB[/dN]" or grid-pipelined "gTrRsSlL" (16-byte path only; cluster must be
+/// 0) -- and a cluster size (1, 2, 4, 8, 16; 0 = the smallest that holds the row);
+/// cluster < 0 forces the split across blocks without clusters.
 std::vector<std::string> split_row_config_names();
 std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config, int cluster);
 
