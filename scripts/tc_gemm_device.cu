@@ -57,6 +57,26 @@ std::vector<RungEntry> rungs() {
           {"wgmma_c4", gemm::gemm_wgmma_tma_supports,
            [](const core::GemmArgs& g, const CudaContext& c) {
              if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaCluster4Config>(g, c);
+           }},
+          // The tail split forced on whenever the last round is partial: helpers take 1
+          // K block (the owner usually arrives second and adds) or all but one (the
+          // helper usually arrives second); and forced off.
+          {"wgmma_split_lo", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {1});
+           }},
+          {"wgmma_split_hi", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {1 << 20});
+           }},
+          {"wgmma_nosplit", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {0});
+           }},
+          {"wgmma_stagger", gemm::gemm_wgmma_tma_supports,
+           [](const core::GemmArgs& g, const CudaContext& c) {
+             if (!gemm::tc_trivial_call(g, c))
+               gemm::launch_wgmma_config<gemm::WgmmaConfig<3, 1, 40, 232, 16, 4, 2>>(g, c);
            }}};
 }
 
@@ -277,12 +297,15 @@ int run_case(const RungEntry& r, const Case& t, const CudaContext& ctx, uint64_t
 
 int check_mode(const CudaContext& ctx) {
   struct Shape { int64_t m, n, k; };
-  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {256, 512, 192}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}, {2050, 2568, 72}};
+  const Shape shapes[] = {{1, 1, 1}, {7, 33, 13}, {127, 129, 65}, {128, 256, 64}, {256, 512, 192}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40}, {513, 1, 77}, {64, 64, 0}, {2050, 2568, 72}, {2050, 2568, 1000}};
   const struct { DType ab; bool tf32; } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
   int pass = 0, fail = 0, declined = 0;
   uint64_t seed = 1;
   std::vector<RungEntry> all = rungs();
   for (auto& c : mma_candidates()) all.push_back(c);
+  if (const char* only = std::getenv("TC_RUNGS"))  // the listed rungs only
+    all.erase(std::remove_if(all.begin(), all.end(), [only](const RungEntry& r) { return !std::strstr(only, r.name); }),
+              all.end());
   for (const auto& r : all)
     for (const auto& ty : types)
       for (int lay = 0; lay < 4; ++lay)
@@ -484,15 +507,16 @@ int main(int argc, char** argv) {
     using namespace gemm;
     auto variants_for = [&](auto in) {
       using T = decltype(in);
-      auto direct = [&](auto cfg) {
+      auto with = [&](auto cfg, WgmmaOptions opt) {
         using Cfg = decltype(cfg);
-        return [&](const core::GemmArgs& g) { launch_kernel<Cfg, T, true, false, void>(g, ctx, CUtensorMap{}); };
+        return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
       };
+      using Plain = WgmmaConfig<3, 1, 40, 232, 16, 4, 0>;
+      using S2 = WgmmaConfig<3, 1, 40, 232, 16, 4, 2>;
       return std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>{
-          {"c1_direct_store", direct(TmaConfig{})},
-          {"c1_s3_epi4", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 1, 40, 232, 16, 4>, T, true, false>(g, ctx); }},
-          {"c2_s3_epi4", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 2, 40, 232, 16, 4>, T, true, false>(g, ctx); }},
-          {"c1_s3", [&](const core::GemmArgs& g) { launch_config<WgmmaConfig<3, 1, 40, 232>, T, true, false>(g, ctx); }},
+          {"plain", with(Plain{}, {})},
+          {"nosplit", with(TmaConfig{}, {0})},
+          {"stagger2", with(S2{}, {})},
       };
     };
     auto vb = variants_for(gpu::bf16_t{});

@@ -24,6 +24,9 @@
 //    already run the next tile's wgmmas. Storing from the registers instead (scattered
 //    4-byte writes, still used for beta != 0 and unaligned C) kept the tensor cores idle
 //    for ~10% of the time: this step took the rung from ~85% to ~100% of cuBLAS.
+//  * The two consumers run one K block apart (kStagger), so one's epilogue overlaps the
+//    other's wgmmas; the last, partial round of tiles is split along K between its CTAs
+//    and the idle ones when that pays (WgmmaSchedule; 8192^3 on 132 SMs: +2%).
 //  * Clusters (a configuration, not the default): 2 CTAs along M share the B tile, each
 //    loading half and TMA-multicasting it to both; measured level with no cluster.
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
@@ -43,6 +46,9 @@
 
 #include "cuda/gemm/tma_host.cuh"
 
+#include <atomic>
+#include <random>
+
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -50,7 +56,8 @@ namespace {
 /// Tile configuration of the warp-specialized kernel. Every operand tile is a set of
 /// 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K when K-major,
 /// 64 elements of M or N when MN-major): one TMA box, one swizzle pattern, 8 KB.
-template <int kStages_, int kClusterM_, int kProducerRegs_, int kConsumerRegs_, int kGroupM_ = 16, int kEpiBoxes_ = 2>
+template <int kStages_, int kClusterM_, int kProducerRegs_, int kConsumerRegs_, int kGroupM_ = 16, int kEpiBoxes_ = 2,
+          int kStagger_ = 0>
 struct WgmmaConfig {
   static constexpr int kBlockM = 128, kBlockN = 256;
   static constexpr int kConsumers = 2;   // consumer warpgroups, 64 rows of the tile each
@@ -68,6 +75,10 @@ struct WgmmaConfig {
   // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
   // at a time, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds.
   static constexpr int kEpiBoxes = kEpiBoxes_;
+  // Consumer 1 starts kStagger K blocks after consumer 0 (0: together), so that one
+  // consumer's epilogue runs while the other still issues wgmmas.
+  static constexpr int kStagger = kStagger_;
+  static_assert(kStagger_ < kStages_, "consumer 0 must reach its signal without consumer 1 releasing a stage");
   static constexpr int kEpiBytes = kConsumers * kEpiBoxes * kBoxBytes;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
@@ -95,15 +106,103 @@ struct WgmmaConfig {
 //   4-CTA clusters lose (83-92%): fewer clusters fit the GPCs at once.
 // Run-to-run spread of one configuration is 1-2 points; clusters did not clearly win
 // once the epilogue stopped stalling the math, so the simpler grid stays.
-using TmaConfig = WgmmaConfig<3, 1, 40, 232, 16, 4>;
+// Later the same day (dev driver, two calls each on an H100 and an H200, bf16/f16
+// 4096^3 % of cuBLAS): consumer 1 one K block behind consumer 0 (kStagger = 1, so one
+// consumer's epilogue runs under the other's wgmmas) 99.7 100.0 100.1 99.7 against
+// 98.1-99.5 without; 2 blocks behind the same within noise. 8192^3: the split tail
+// (plan_tail_split) 103.5-104.4 against 101.7-102.4 without it.
+using TmaConfig = WgmmaConfig<3, 1, 40, 232, 16, 4, 1>;
 using TmaClusterConfig = WgmmaConfig<4, 2, 40, 232>;
 using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
 /// visited in L2 raster order, and K blocks per tile.
+///
+/// The last, partial round (split_first .. total - 1: fewer tiles than CTAs) may be
+/// split along K so that no CTA idles through it: CTA c < tail ("owner") computes K
+/// blocks [0, split_kb) of tile split_first + c, and the idle CTAs ("helpers") take
+/// K blocks [split_kb, k_blocks) of the tail tiles in turn. 512 tiles on 132 SMs
+/// (4096^3) leave 116 tail tiles and 16 helpers. Both halves of a tile keep the
+/// L2-friendly order of the data-parallel rounds (all owners walk K together). Of the
+/// two CTAs of a split tile (per consumer warpgroup), the one that finishes first parks
+/// its partial sums in `partials` and leaves; the second adds them and runs the
+/// epilogue, so neither waits for a CTA that has not arrived (no co-residency needed).
+/// `flags` (claim, ready) per split tile and consumer are tagged with `epoch`, unique
+/// per launch, so the workspace needs no clearing.
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
+  int split_first = 0, split_kb = 0;  // split_first == total: no split
+  float* partials = nullptr;
+  uint64_t* flags = nullptr;
+  uint64_t epoch = 0;
 };
+
+/// One unit of a CTA's work: K blocks [kb_begin, kb_end) of `tile`; `slot` indexes
+/// the split workspace when the tile is split.
+struct WorkUnit {
+  int tile, kb_begin, kb_end, slot;
+  bool split;
+};
+
+/// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
+/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tail.
+__device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
+  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
+  if (i < whole) {
+    u = {cta + i * ctas, 0, s.k_blocks, 0, false};
+    return true;
+  }
+  const int tail = s.total - s.split_first, j = i - whole;
+  if (cta < tail) {
+    if (j > 0) return false;
+    u = {s.split_first + cta, 0, s.split_kb, cta, true};
+    return true;
+  }
+  const int slot = cta - tail + j * (ctas - tail);
+  if (slot >= tail) return false;
+  u = {s.split_first + slot, s.split_kb, s.k_blocks, slot, true};
+  return true;
+}
+
+/// The end of a split tile for one consumer warpgroup (its 64x256 f32 accumulators,
+/// 128 per thread). Returns whether this warpgroup holds the whole sum and runs the
+/// epilogue; false: it parked its partial sums for the other CTA. `second` is a shared
+/// word of this warpgroup.
+__device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer, float (&acc)[128],
+                                            volatile int* second) {
+  const int tid = static_cast<int>(threadIdx.x) % 128;
+  const int key = 2 * slot + consumer;
+  uint64_t* claim = s.flags + 2 * key;
+  uint64_t* ready = claim + 1;
+  float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * (32 * 128);
+  if (tid == 0) *second = atomicExch(reinterpret_cast<unsigned long long*>(claim), s.epoch) == s.epoch;
+  sm90::named_barrier_sync(1 + consumer, 128);
+  if (!*second) {
+    // First: park the partial sums (each warp writes 512 contiguous bytes a store).
+#pragma unroll
+    for (int i = 0; i < 32; ++i)
+      __stcg(part + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+    sm90::named_barrier_sync(1 + consumer, 128);
+    if (tid == 0) {
+      __threadfence();
+      sm90::st_release_gpu(ready, s.epoch);
+    }
+    return false;
+  }
+  // Second: the first one claimed before us and is storing; wait for it, add.
+  if (tid == 0)
+    while (sm90::ld_acquire_gpu(ready) != s.epoch) __nanosleep(64);
+  sm90::named_barrier_sync(1 + consumer, 128);
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    const float4 v = __ldcg(part + i * 128 + tid);
+    acc[4 * i] += v.x;
+    acc[4 * i + 1] += v.y;
+    acc[4 * i + 2] += v.z;
+    acc[4 * i + 3] += v.w;
+  }
+  return true;
+}
 
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
@@ -146,17 +245,18 @@ struct StageRing {
   }
 };
 
-/// The producer thread: for each of this CTA's tiles (first, first + step, ...) and
-/// each K block, waits until every reader has released the stage, announces its bytes
+/// The producer thread: for each of this CTA's work units (work_unit) and each of
+/// their K blocks, waits until every reader has released the stage, announces its bytes
 /// and lets `load(stage, full_barrier, m0, n0, kb)` issue the TMA copies.
 template <class Cfg, class Origin, class Load>
-__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int first,
-                                               int step, Origin origin, Load load) {
+__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta,
+                                               int ctas, Origin origin, Load load) {
   StageRing<Cfg::kStages> ring;
-  for (int t = first; t < sched.total; t += step) {
+  WorkUnit u;
+  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     int m0, n0;
-    origin(t, m0, n0);
-    for (int kb = 0; kb < sched.k_blocks; ++kb) {
+    origin(u.tile, m0, n0);
+    for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
       sm90::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
       sm90::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
       load(ring.stage, sm.full(ring.stage), m0, n0, kb);
@@ -238,6 +338,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr uint32_t kSbo = 8 * Cfg::kRowBytes;
 
   extern __shared__ uint8_t smem_raw[];
+  __shared__ int split_second[Cfg::kConsumers];  // split_fixup's verdict per consumer
   const WgmmaSmem<Cfg> sm(smem_raw);
   auto a_tile = [&](int s) { return sm.stage(s); };
   auto b_tile = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
@@ -304,12 +405,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     };
     StageRing<Cfg::kStages> ring;
-    for (int t = cluster_id; t < sched.total; t += clusters) {
+    WorkUnit u;
+    // Stagger: consumer 0 signals named barrier 3 once it issues K block kStagger of its
+    // first unit (fewer blocks: its last one); consumer 1 waits for that first.
+    int stagger_at = -1;
+    if constexpr (Cfg::kStagger > 0) {
+      if (work_unit(sched, cluster_id, clusters, 0, u)) {
+        if (consumer == 1) sm90::named_barrier_sync(3, 256);
+        else stagger_at = min(Cfg::kStagger, u.kb_end - u.kb_begin - 1);
+      }
+    }
+    for (int unit = 0; work_unit(sched, cluster_id, clusters, unit, u); ++unit) {
       int m0, n0;
-      tile_origin(t, m0, n0);
+      tile_origin(u.tile, m0, n0);
       consume_tile(
-          sm, ring, sched.k_blocks,
+          sm, ring, u.kb_end - u.kb_begin,
           [&](int stage, int kb, auto) {
+            if constexpr (Cfg::kStagger > 0) {
+              if (kb == stagger_at && unit == 0) sm90::named_barrier_arrive(3, 256);
+            }
             sm90::wgmma_fence();
 #pragma unroll
             for (int kk = 0; kk < kKSteps; ++kk) {
@@ -324,6 +438,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             }
           },
           [](auto) {}, release);
+      if (u.split && !split_fixup(sched, u.slot, consumer, acc, &split_second[consumer])) continue;
 
       // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
       // (i = 0..31) of its consumer's 64x256 slice.
@@ -399,6 +514,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kTileM = 256, kTileN = 128;
   constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
+  __shared__ int split_second[Cfg::kConsumers];  // split_fixup's verdict per consumer
   const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
   auto bt = [&](int s) { return sm.stage(s); };
@@ -454,11 +570,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (lane == 0) sm90::mbar_arrive(sm.empty(s));
     };
     StageRing<Cfg::kStages> ring;
-    for (int t = first; t < sched.total; t += step) {
+    WorkUnit u;
+    for (int unit = 0; work_unit(sched, first, step, unit, u); ++unit) {
       int m0, n0;
-      tile_origin(t, m0, n0);
+      tile_origin(u.tile, m0, n0);
       consume_tile(
-          sm, ring, sched.k_blocks,
+          sm, ring, u.kb_end - u.kb_begin,
           [&](int stage, int kb, auto parity) {
             uint32_t(&f)[4][4] = frag[decltype(parity)::value];
 #pragma unroll
@@ -488,6 +605,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         sm90::keep_registers(frag[0][kk]);
         sm90::keep_registers(frag[1][kk]);
       }
+      if (u.split && !split_fixup(sched, u.slot, consumer, acc, &split_second[consumer])) continue;
 
       // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
       if constexpr (std::is_void_v<OutT>) {
@@ -568,17 +686,73 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
   }
 }
 
+/// Launch options of the persistent kernels (the development driver sweeps them).
+struct WgmmaOptions {
+  int split = -1;  // plan_tail_split's helper_blocks: < 0 the cost model, 0 no split
+};
+
+/// The persistent schedule of `tiles_m` x `tiles_n` tiles of `k_blocks` K blocks, no split.
+WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks) {
+  WgmmaSchedule s;
+  s.cluster_tiles_m = tiles_m;
+  s.tiles_n = tiles_n;
+  s.total = tiles_m * tiles_n;
+  s.k_blocks = k_blocks;
+  s.split_first = s.total;
+  return s;
+}
+
+/// The K split of the last partial round over `ctas` persistent CTAs (WgmmaSchedule).
+/// `helper_blocks`: K blocks each helper takes of a tail tile; < 0 picks it from a cost
+/// model (owner time k - x + c against the busiest helper's n (x + c), c = the K blocks'
+/// worth of time a partial takes to park or add), 0 turns the split off. Returns the
+/// workspace bytes the split needs (0: no split).
+std::size_t plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
+  const int tail = s.total % ctas, helpers = ctas - tail;
+  if (s.total <= ctas || tail == 0 || helper_blocks == 0 || s.k_blocks < 2) return 0;
+  const int busiest = ceil_div(tail, helpers);  // tail tiles of the busiest helper
+  int x = helper_blocks;
+  if (x < 0) {
+    // Measured on the H200 (2026-11-21): a split tile costs its CTAs ~6 K blocks'
+    // worth of time beyond its K blocks (parking or adding 128 KB of partial sums and
+    // refilling the pipeline). So 4096^3 (116 tail tiles for 16 helpers) does not split;
+    // 8192^3 (68 for 64) does, +2% over no split.
+    constexpr double kPartialBlocks = 6;
+    double best = s.k_blocks;
+    x = 0;
+    for (int c = 1; c < s.k_blocks; ++c) {
+      const double t = std::max(s.k_blocks - c + kPartialBlocks, busiest * (c + kPartialBlocks));
+      if (t < best) best = t, x = c;
+    }
+    if (best > s.k_blocks - 2) return 0;  // not worth a launch workspace
+  }
+  x = std::min(x, s.k_blocks - 1);
+  s.split_first = s.total - tail;
+  s.split_kb = s.k_blocks - x;
+  return static_cast<std::size_t>(tail) * 2 * (64 * 256 * sizeof(float) + 2 * sizeof(uint64_t));
+}
+
+/// Points the split schedule at its workspace (from the stream-ordered pool; the
+/// caller frees it after the launch) and tags it with a launch-unique epoch.
+void* attach_split_workspace(WgmmaSchedule& s, std::size_t bytes, const CudaContext& ctx) {
+  static std::atomic<uint64_t> epochs{std::random_device{}() * 0x9E3779B97F4A7C15ull};
+  void* ws = workspace_alloc(bytes, ctx);
+  const int tail = s.total - s.split_first;
+  s.partials = static_cast<float*>(ws);
+  s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + static_cast<std::size_t>(tail) * 2 * 64 * 256 * 4);
+  do s.epoch = epochs.fetch_add(1);
+  while (s.epoch == 0);  // distinct for every launch; 0 is what fresh memory often holds
+  return ws;
+}
+
 /// Launches one configuration on TMA-addressable operands, as many persistent
 /// clusters as fit on the device at once.
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT>
-void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c) {
+void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c, WgmmaOptions opt) {
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   const TcProblem p = make_tc_problem(args);
-  WgmmaSchedule sched;
-  sched.cluster_tiles_m = ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM);
-  sched.tiles_n = ceil_div(p.n, Cfg::kBlockN);
-  sched.total = sched.cluster_tiles_m * sched.tiles_n;
-  sched.k_blocks = ceil_div(p.k, kElemsPerRow<T>);
+  WgmmaSchedule sched = make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM),
+                                      ceil_div(p.n, Cfg::kBlockN), ceil_div(p.k, kElemsPerRow<T>));
 
   const CUtensorMap map_a =
       kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k) : make_tensor_map<T>(args.a, args.lda, p.k, p.m);
@@ -598,14 +772,18 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
   config.attrs = attr;
   config.numAttrs = 1;
   const int resident = resident_clusters<Cfg>(kernel, ctx);
-  config.gridDim = dim3(std::max(1, std::min(resident, sched.total)) * Cfg::kClusterM);
+  const int clusters = std::max(1, std::min(resident, sched.total));
+  config.gridDim = dim3(clusters * Cfg::kClusterM);
+  const std::size_t ws_bytes = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0);
+  void* ws = ws_bytes ? attach_split_workspace(sched, ws_bytes, ctx) : nullptr;
   GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, p, sched));
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
 /// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
 /// from the registers.
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
-void launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_config(const core::GemmArgs& args, const CudaContext& ctx, WgmmaOptions opt) {
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
@@ -614,27 +792,28 @@ void launch_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
                          (static_cast<std::size_t>(n) * c_bytes) % 16 == 0;
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
-    launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true));
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true),
+                                                     opt);
   } else if constexpr (sizeof(T) == 2) {
     if (tma_store) {
-      launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n));
+      launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n), opt);
       return;
     }
-    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, opt);
   } else {
-    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, opt);
   }
 }
 
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor>
-void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
+void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, WgmmaOptions opt) {
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
   void* a_copy = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
                           : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
   void* b_copy = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
                           : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
-  launch_config<Cfg, T, kAKMajor, kBKMajor>(args, ctx);
+  launch_config<Cfg, T, kAKMajor, kBKMajor>(args, ctx, opt);
   if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
   if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
 }
@@ -642,18 +821,14 @@ void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
 /// tf32 with N-contiguous B (wgmma_tf32_nn_kernel): its own configuration, 4 stages.
 using TmaTf32NNConfig = WgmmaConfig<4, 1, 40, 232, 16, 2>;
 
-void launch_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
+void launch_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, WgmmaOptions opt) {
   using Cfg = TmaTf32NNConfig;
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
   void* a_copy = make_tma_addressable<float>(args.a, args.lda, m, k, ctx);
   void* b_copy = make_tma_addressable<float>(args.b, args.ldb, k, n, ctx);
   const TcProblem p = make_tc_problem(args);
-  WgmmaSchedule sched;
-  sched.cluster_tiles_m = ceil_div(m, 256);
-  sched.tiles_n = ceil_div(n, 128);
-  sched.total = sched.cluster_tiles_m * sched.tiles_n;
-  sched.k_blocks = ceil_div(k, 32);
+  WgmmaSchedule sched = make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32));
   const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
   const CUtensorMap map_b = make_tensor_map<float>(args.b, args.ldb, k, n, false, 32);
   const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, 4) && n % 4 == 0;
@@ -661,33 +836,36 @@ void launch_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
+  const std::size_t ws_bytes = plan_tail_split(sched, grid, opt.split);
+  void* ws = ws_bytes ? attach_split_workspace(sched, ws_bytes, ctx) : nullptr;
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
   GK_LAUNCH_CHECK();
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
   if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
   if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
 }
 
 template <class Cfg, class T>
-void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx, WgmmaOptions opt) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if constexpr (sizeof(T) == 4) {
     // supports() admitted K-major A only; B either way.
-    if (bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx);
-    else launch_tf32_nn(args, ctx);
+    if (bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx, opt);
+    else launch_tf32_nn(args, ctx, opt);
   } else {
-    if (ak && bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx);
-    else if (ak) launch_wgmma_layout<Cfg, T, true, false>(args, ctx);
-    else if (bk) launch_wgmma_layout<Cfg, T, false, true>(args, ctx);
-    else launch_wgmma_layout<Cfg, T, false, false>(args, ctx);
+    if (ak && bk) launch_wgmma_layout<Cfg, T, true, true>(args, ctx, opt);
+    else if (ak) launch_wgmma_layout<Cfg, T, true, false>(args, ctx, opt);
+    else if (bk) launch_wgmma_layout<Cfg, T, false, true>(args, ctx, opt);
+    else launch_wgmma_layout<Cfg, T, false, false>(args, ctx, opt);
   }
 }
 
 template <class Cfg>
-void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx, WgmmaOptions opt = {}) {
   switch (args.ab_type) {
-    case core::DType::F16: launch_wgmma_typed<Cfg, gpu::half_t>(args, ctx); break;
-    case core::DType::BF16: launch_wgmma_typed<Cfg, gpu::bf16_t>(args, ctx); break;
-    default: launch_wgmma_typed<Cfg, float>(args, ctx); break;
+    case core::DType::F16: launch_wgmma_typed<Cfg, gpu::half_t>(args, ctx, opt); break;
+    case core::DType::BF16: launch_wgmma_typed<Cfg, gpu::bf16_t>(args, ctx, opt); break;
+    default: launch_wgmma_typed<Cfg, float>(args, ctx, opt); break;
   }
 }
 
