@@ -56,6 +56,11 @@ for tool in memcheck racecheck; do
   echo "$tool rc=$?"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$tmp/sanitizer_$tool.log" | tail -2
   head -c 200000 "$tmp/sanitizer_$tool.log" >> "$out/logs.txt"
 done
+# wgmma_tma's split last round (more tiles than SMs, long K): partial sums through global memory.
+timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 "$bench" --backend cuda --op gemm --dtype tf32,f16 \
+  --variants wgmma_tma --no-reference --gemm-sizes 1500x2900x1100 --warmup 0 --repeats 1 --min-time 0 \
+  --max-time 0.01 --flush-mb 0 -q > "$tmp/sanitizer_split.log" 2>&1
+echo "memcheck (split) rc=$?"; grep -E "ERROR SUMMARY" "$tmp/sanitizer_split.log" | tail -1
 
 [ "$mode" = all ] && [ "${NCU:-1}" = 1 ] || { phase done; grep -E "^(cuda|gemm|softmax)|%" "$out/bench.txt" 2>/dev/null | tail -60; exit 0; }
 phase "ncu profile (gemm f32 4096)"
