@@ -484,8 +484,8 @@ bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // 64x262144 whatever the dtype, rows a step, stages or lag (f32 0.87 TB/s at best = 23%
 // of the copy, 16-bit 0.41 = 12.5%; the cluster policy 73-75%, the split across blocks
 // 51-53%): a fixed cost not yet explained, so the policy does not take it.
-constexpr GridConfig kGridConfigs[] = {{256, 2, 12, 6}, {256, 1, 16, 8},   {256, 2, 8, 4},   {256, 4, 6, 3},
-                                       {256, 1, 24, 16}, {512, 2, 12, 6}, {256, 2, 16, 10}, {256, 1, 12, 2}};
+constexpr GridConfig kGridConfigs[] = {{256, 4, 6, 3}, {256, 2, 8, 4},   {256, 2, 12, 6}, {256, 1, 12, 4},
+                                       {256, 1, 16, 6}, {256, 4, 5, 2},   {512, 2, 10, 5}, {256, 8, 5, 3}};
 constexpr int kNumGridConfigs = static_cast<int>(sizeof(kGridConfigs) / sizeof(kGridConfigs[0]));
 /// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
 constexpr size_t kGridSmemReserve = 2 * 1024;
@@ -503,13 +503,14 @@ int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const 
   return std::max<int64_t>(1, std::min<int64_t>(int64_t(ctx.sm_count) * c.blocks_per_sm, num_vec));
 }
 
-/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials.
+/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials
+/// of each of the lag coordinator warps.
 size_t grid_smem_bytes(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
   const int64_t num_vec = args.cols / vector_elems(args);
   const int64_t parts = grid_parts(args, ctx, c);
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, parts);
   return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes +
-         static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
+         static_cast<size_t>(c.lag) * static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
 }
 
 /// "" when grid configuration `config` can serve the call, else why not.
@@ -558,6 +559,35 @@ int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem)
   return blocks;
 }
 
+/// Stream-ordered workspace from a per-device pool that keeps its memory (release
+/// threshold UINT64_MAX): the default pool (threshold 0) hands its memory back at every
+/// synchronization and maps it again at the next call, ~50 us of host time a call on the
+/// H200 (NOTES run 8; hidden behind the GPU's work when calls queue, not otherwise).
+void* grid_workspace_alloc(size_t bytes, const CudaContext& ctx) {
+  static std::mutex mutex;
+  static std::map<int, cudaMemPool_t> pools;
+  cudaMemPool_t pool;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = pools.find(ctx.device);
+    if (it == pools.end()) {
+      cudaMemPoolProps props{};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = ctx.device;
+      cudaMemPool_t created;
+      GK_GPU_CHECK(cudaMemPoolCreate(&created, &props));
+      uint64_t keep = UINT64_MAX;
+      GK_GPU_CHECK(cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep));
+      it = pools.emplace(ctx.device, created).first;
+    }
+    pool = it->second;
+  }
+  void* p = nullptr;
+  GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));
+  return p;
+}
+
 /// Launches the grid kernel cooperatively; false (nothing launched) when the ring does
 /// not fit, the CTAs cannot all be resident, or the cooperative launch is refused.
 template <class T, int V, int kIndex>
@@ -565,7 +595,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   constexpr GridConfig c = kGridConfigs[kIndex];
   const auto kernel = grid_row_kernel<T, V, c.threads, c.rows, c.stages, c.lag>;
   if (!grid_reason(args, ctx, kIndex).empty()) return false;
-  const int threads = c.threads + ctx.warp_size;
+  const int threads = c.threads + c.lag * ctx.warp_size;
   const int64_t parts = grid_parts(args, ctx, c);
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, parts);
   const size_t smem = grid_smem_bytes(args, ctx, c);
@@ -575,7 +605,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     return false;
   GridPartial* workspace = nullptr;
   const size_t ws_bytes = static_cast<size_t>(grid_workspace_steps(c)) * c.rows * static_cast<size_t>(parts) * sizeof(GridPartial);
-  GK_GPU_CHECK(gpu::malloc_async(reinterpret_cast<void**>(&workspace), ws_bytes, ctx.stream));
+  workspace = static_cast<GridPartial*>(grid_workspace_alloc(ws_bytes, ctx));
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeCooperative;
   attribute[0].val.cooperative = 1;

@@ -15,11 +15,13 @@
 // So each SM keeps (kStages - kLag - 1) steps of loads in flight while it stores, and the
 // cross-CTA latency of the partials (~1-2 us) hides behind kLag steps.
 //
-// One extra warp per CTA, the coordinator, does the global exchange so that the data
-// warps never wait on it: after the step's barrier it merges the data warps' partials,
-// publishes them, then polls the partials of the rows of step s + 1 - kLag from every
-// CTA and merges them, ready for the data warps' next step. One __syncthreads a step;
-// the coordinator's poll overlaps the data warps' stores.
+// kLag extra warps per CTA, the coordinators (this variant, NOTES run 8 call 2: slower,
+// replaced by the single coordinator in the next commit): coordinator k takes the steps
+// t = k mod kLag, so kLag exchanges are in flight at once. No __syncthreads in the loop:
+// named barriers pair the data warps and coordinator k (the data warps arrive at
+// ready[k] once step t is reduced; the coordinator waits there, publishes, polls and
+// merges step t's partials, arrives at done[k]; the data warps wait at done[k] before
+// writing step t, kLag steps later).
 //
 // Publication without resets or fences: the workspace (a ring of grid_workspace_steps
 // steps, from malloc_async per call, so garbage) tags each partial with the 64-bit tag
@@ -57,8 +59,8 @@ struct GridConfig {
 };
 
 __host__ __device__ constexpr bool grid_config_valid(GridConfig c) {
-  return c.threads % 64 == 0 && c.threads + 64 <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 1 &&
-         c.stages >= c.lag + 2 && c.blocks_per_sm >= 1;
+  return c.threads % 64 == 0 && c.threads + 32 * c.lag <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 1 &&
+         c.lag <= 7 && c.stages >= c.lag + 2 && c.blocks_per_sm >= 1;
 }
 
 /// Steps of partials the workspace ring holds: a slot is rewritten after every CTA has
@@ -109,24 +111,45 @@ __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned lon
 
 }  // namespace grid_detail
 
-/// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + warp size threads, all
-/// co-resident (cooperative launch), with kStages * kRows * chunk_vecs 16-byte packs plus
-/// kRows * blocks pairs (RowStats) of dynamic shared memory. `workspace`:
-/// grid_workspace_steps * kRows * gridDim.x partials.
+/// Named barrier `id` (1-15; 0 is __syncthreads) of `count` threads: wait, or arrive
+/// without waiting. Whole warps only. Either completes the barrier once `count`
+/// threads have reached it; memory accesses before it are performed for the others.
+__device__ __forceinline__ void grid_bar_sync(int id, int count) {
+#if defined(GPUKERN_CUDA)
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+#else
+  (void)id, (void)count;
+#endif
+}
+__device__ __forceinline__ void grid_bar_arrive(int id, int count) {
+#if defined(GPUKERN_CUDA)
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+#else
+  (void)id, (void)count;
+#endif
+}
+
+/// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + kLag * warp size
+/// threads, all co-resident (cooperative launch), with kStages * kRows * chunk_vecs
+/// 16-byte packs plus kLag * kRows * blocks pairs (RowStats) of dynamic shared memory.
+/// `workspace`: grid_workspace_steps * kRows * gridDim.x partials.
 template <class T, int V, int kThreads, int kRows, int kStages, int kLag>
-__global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
+__global__ void __launch_bounds__(kThreads + kLag * gpu::kWarpSize)
     grid_row_kernel(RowArgs<T> a, int chunk_vecs, GridPartial* workspace, unsigned long long tag_base) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
   static_assert(grid_config_valid({kThreads, kRows, kStages, kLag}), "grid config: see grid_config_valid");
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kWarps = kThreads / gpu::kWarpSize;  // data warps
   constexpr int kRingRows = grid_workspace_steps({kThreads, kRows, kStages, kLag}) * kRows;
+  // Named barriers of coordinator k (steps t = k mod kLag): the data warps arrive at
+  // kReady + k once step t is reduced, the coordinator at kDone + k once it is merged.
+  constexpr int kReady = 1, kDone = 1 + kLag, kBarThreads = kThreads + gpu::kWarpSize;
   extern __shared__ uint4 smem_raw[];
   Pack<T, V>* const ring = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [kStages][kRows][chunk_vecs]
-  // [kRows][gridDim.x]: the partials of the rows being merged, after the ring.
-  RowStats* const gathered = reinterpret_cast<RowStats*>(ring + int64_t(kStages) * kRows * chunk_vecs);
-  __shared__ RowStats warp_stats[2][kRows][kWarps];                   // by step parity
-  __shared__ RowStats row_stats[2][kRows];                            // merged, by step parity
+  // [kLag][kRows][gridDim.x]: each coordinator's gathered partials, after the ring.
+  RowStats* const gathered_all = reinterpret_cast<RowStats*>(ring + int64_t(kStages) * kRows * chunk_vecs);
+  __shared__ RowStats warp_stats[kLag][kRows][kWarps];  // by step mod kLag
+  __shared__ RowStats row_stats[kLag][kRows];           // merged, by step mod kLag
 
   const int parts = static_cast<int>(gridDim.x);
   const int64_t num_vec = a.cols / V;
@@ -134,63 +157,35 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
   const int my_vecs = static_cast<int>(begin + chunk_vecs < num_vec ? chunk_vecs : num_vec - begin);
   const int64_t num_steps = (a.rows + kRows - 1) / kRows;
   const int tid = static_cast<int>(threadIdx.x);
-  const bool coordinator = tid >= kThreads;
   const int lane = gpu::lane_id();
 
-  // Copies the rows of `step` into its stage: each thread its own vectors (tid + k * kThreads).
-  const auto load_step = [&](int64_t step) {
-    if (step >= num_steps) return;
-    Pack<T, V>* stage = ring + int64_t(step % kStages) * kRows * chunk_vecs;
-    for (int r = 0; r < kRows; ++r) {
-      const int64_t row = step * kRows + r;
-      if (row >= a.rows) break;
-      const T* x = a.x + row * a.ldx + begin * V;
-      for (int v = tid; v < my_vecs; v += kThreads) gpu::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
-    }
-  };
-
-  if (!coordinator) {
+  if (tid < kThreads) {
+    // ----- data warps -----
+    // Copies the rows of `step` into its stage: each thread its own vectors (tid + k * kThreads).
+    const auto load_step = [&](int64_t step) {
+      if (step >= num_steps) return;
+      Pack<T, V>* stage = ring + int64_t(step % kStages) * kRows * chunk_vecs;
+      for (int r = 0; r < kRows; ++r) {
+        const int64_t row = step * kRows + r;
+        if (row >= a.rows) break;
+        const T* x = a.x + row * a.ldx + begin * V;
+        for (int v = tid; v < my_vecs; v += kThreads) gpu::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
+      }
+    };
     for (int s = 0; s < kStages; ++s) {
       load_step(s);
       gpu::cp_async_commit();
     }
-  }
-
-  for (int64_t s = 0; s < num_steps + kLag; ++s) {
-    const int parity = static_cast<int>(s & 1);
-    if (!coordinator && s < num_steps) {
-      // Group s has landed once at most kStages - kLag - 1 newer ones are pending (one
-      // group a step from step kLag on; before that the wait is merely conservative).
-      gpu::cp_async_wait<kStages - kLag - 1>();
-      const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const Pack<T, V>* chunk = stage + r * chunk_vecs;
-        float m = -INFINITY;
-        for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
-        float sum = 0.0f;
-        if (m != -INFINITY) {
-          for (int v = tid; v < my_vecs; v += kThreads) {
-            const Pack<T, V> p = chunk[v];
-#pragma unroll
-            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
-          }
-        }
-        const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
-        if (lane == 0) warp_stats[parity][r][gpu::warp_id()] = w;
-      }
-    }
-    // The step's one barrier: warp_stats[parity] complete for the coordinator,
-    // row_stats[(s - kLag) & 1] complete for the data warps.
-    __syncthreads();
-    if (!coordinator) {
+    for (int64_t s = 0; s < num_steps + kLag; ++s) {
       const int64_t t = s - kLag;  // the step written now
       if (t >= 0) {
+        const int k = static_cast<int>(t % kLag);
+        grid_bar_sync(kDone + k, kBarThreads);  // row_stats[k] holds step t's statistics
         Pack<T, V>* stage = ring + int64_t(t % kStages) * kRows * chunk_vecs;
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = t * kRows + r;
           if (row >= a.rows) break;
-          const OutputScale o = output_scale(row_stats[t & 1][r], a.log);
+          const OutputScale o = output_scale(row_stats[k][r], a.log);
           T* y = a.y + row * a.ldy + begin * V;
           const Pack<T, V>* chunk = stage + r * chunk_vecs;
           for (int v = tid; v < my_vecs; v += kThreads) {
@@ -203,62 +198,92 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
         load_step(t + kStages);
         gpu::cp_async_commit();
       }
-    } else {
-      if (s < num_steps && lane < kRows && s * kRows + lane < a.rows) {
-        // Lane r publishes this CTA's partial of row s * kRows + r.
-        RowStats cta = empty_stats();
-        for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[parity][lane][w]);
-        const int64_t row = s * kRows + lane;
-        grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
-                             tag_base + static_cast<unsigned long long>(row));
-      }
-      const int64_t t = s + 1 - kLag;  // the step whose partials the data warps write next
-      if (t >= 0 && t < num_steps) {
-        const int64_t row0 = t * kRows;
-        const int rows_here = static_cast<int>(a.rows - row0 < kRows ? a.rows - row0 : kRows);
-        // 1. Every partial of the step's rows into `gathered`, 8 a lane at a time (their
-        //    loads in flight together), spinning on the late ones.
-        const int entries = rows_here * parts;
-        for (int q0 = lane; q0 < entries; q0 += 8 * gpu::kWarpSize) {
-          unsigned long long max_word[8], sum_word[8];
-#pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const int q = q0 + u * gpu::kWarpSize;
-            if (q >= entries) continue;
-            const GridPartial* p = workspace + ((row0 + q / parts) % kRingRows) * parts + q % parts;
-            max_word[u] = grid_detail::load_word(&p->max_word);
-            sum_word[u] = grid_detail::load_word(&p->sum_word);
-          }
-#pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const int q = q0 + u * gpu::kWarpSize;
-            if (q >= entries) continue;
-            const int64_t row = row0 + q / parts;
-            const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-            const GridPartial* p = workspace + (row % kRingRows) * parts + q % parts;
-            while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
-              max_word[u] = grid_detail::load_word(&p->max_word);
-            while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
-              sum_word[u] = grid_detail::load_word(&p->sum_word);
-            gathered[q] = {__uint_as_float(static_cast<unsigned>(max_word[u])),
-                           __uint_as_float(static_cast<unsigned>(sum_word[u]))};
-          }
-        }
-        __syncwarp();  // every lane's gathered pairs visible to the warp
-        // 2. Merge: lane l takes partials l, l + 32, ... of each row, then a butterfly;
-        //    the same order in every CTA, so every CTA gets identical statistics.
+      if (s < num_steps) {
+        // Group s has landed once at most kStages - kLag newer ones are pending (one
+        // group a step from step kLag on; before that the wait is merely conservative).
+        gpu::cp_async_wait<kStages - kLag>();
+        const int k = static_cast<int>(s % kLag);
+        const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
-          if (r >= rows_here) break;
-          RowStats acc = empty_stats();
-          for (int e = lane; e < parts; e += gpu::kWarpSize) acc = merge(acc, gathered[r * parts + e]);
-          acc = group_reduce<gpu::kWarpSize>(acc);
-          if (lane == 0) row_stats[t & 1][r] = acc;
+          const Pack<T, V>* chunk = stage + r * chunk_vecs;
+          float m = -INFINITY;
+          for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
+          float sum = 0.0f;
+          if (m != -INFINITY) {
+            for (int v = tid; v < my_vecs; v += kThreads) {
+              const Pack<T, V> p = chunk[v];
+#pragma unroll
+              for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+            }
+          }
+          const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
+          if (lane == 0) warp_stats[k][r][gpu::warp_id()] = w;
         }
+        grid_bar_arrive(kReady + k, kBarThreads);  // warp_stats[k] holds step s's partials
       }
     }
+    gpu::cp_async_wait<0>();
+    return;
   }
-  gpu::cp_async_wait<0>();
+
+  // ----- coordinator warp k: steps k, k + kLag, ... -----
+  const int k = (tid - kThreads) / gpu::kWarpSize;
+  RowStats* const gathered = gathered_all + int64_t(k) * kRows * parts;
+  for (int64_t t = k; t < num_steps; t += kLag) {
+    grid_bar_sync(kReady + k, kBarThreads);  // warp_stats[k] holds step t's partials
+    const int64_t row0 = t * kRows;
+    const int rows_here = static_cast<int>(a.rows - row0 < kRows ? a.rows - row0 : kRows);
+    if (lane < rows_here) {
+      // Lane r publishes this CTA's partial of row row0 + r.
+      RowStats cta = empty_stats();
+      for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[k][lane][w]);
+      const int64_t row = row0 + lane;
+      grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
+                           tag_base + static_cast<unsigned long long>(row));
+    }
+    // 1. Every partial of the step's rows into `gathered`, 8 a lane at a time (their
+    //    loads in flight together), spinning on the late ones.
+    const int entries = rows_here * parts;
+    for (int q0 = lane; q0 < entries; q0 += 8 * gpu::kWarpSize) {
+      unsigned long long max_word[8], sum_word[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int q = q0 + u * gpu::kWarpSize;
+        if (q >= entries) continue;
+        const GridPartial* p = workspace + ((row0 + q / parts) % kRingRows) * parts + q % parts;
+        max_word[u] = grid_detail::load_word(&p->max_word);
+        sum_word[u] = grid_detail::load_word(&p->sum_word);
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int q = q0 + u * gpu::kWarpSize;
+        if (q >= entries) continue;
+        const int64_t row = row0 + q / parts;
+        const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+        const GridPartial* p = workspace + (row % kRingRows) * parts + q % parts;
+        while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
+          max_word[u] = grid_detail::load_word(&p->max_word);
+        while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
+          sum_word[u] = grid_detail::load_word(&p->sum_word);
+        gathered[q] = {__uint_as_float(static_cast<unsigned>(max_word[u])),
+                       __uint_as_float(static_cast<unsigned>(sum_word[u]))};
+      }
+    }
+    __syncwarp();  // every lane's gathered pairs visible to the warp
+    // 2. Merge: lane l takes partials l, l + 32, ... of each row, then a butterfly;
+    //    the same order in every CTA, so every CTA gets identical statistics.
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      if (r >= rows_here) break;
+      RowStats acc = empty_stats();
+      for (int e = lane; e < parts; e += gpu::kWarpSize) acc = merge(acc, gathered[r * parts + e]);
+      acc = group_reduce<gpu::kWarpSize>(acc);
+      if (lane == 0) row_stats[k][r] = acc;
+    }
+    __syncwarp();  // gathered is rewritten only after every lane has merged
+    grid_bar_arrive(kDone + k, kBarThreads);  // row_stats[k] holds step t's statistics
+  }
 #endif
 }
 
