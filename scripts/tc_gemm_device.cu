@@ -517,6 +517,10 @@ int main(int argc, char** argv) {
           {"plain", with(Plain{}, {})},
           {"nosplit", with(TmaConfig{}, {0})},
           {"stagger2", with(S2{}, {})},
+          {"s1_c2", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 1>{}, {})},
+          {"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})},
+          {"s1_g32", with(WgmmaConfig<3, 1, 40, 232, 32, 4, 1>{}, {})},
+          {"s1_st4e2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 1>{}, {})},
       };
     };
     auto vb = variants_for(gpu::bf16_t{});
