@@ -483,9 +483,15 @@ bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // on the H200 (2026-11-21, NOTES run 7) every configuration took 0.15-0.21 ms for
 // 64x262144 whatever the dtype, rows a step, stages or lag (f32 0.87 TB/s at best = 23%
 // of the copy, 16-bit 0.41 = 12.5%; the cluster policy 73-75%, the split across blocks
-// 51-53%): a fixed cost not yet explained, so the policy does not take it.
-constexpr GridConfig kGridConfigs[] = {{256, 4, 6, 3}, {256, 2, 8, 4},   {256, 2, 12, 6}, {256, 1, 12, 4},
-                                       {256, 1, 16, 6}, {256, 4, 5, 2},   {512, 2, 10, 5}, {256, 8, 5, 3}};
+// 51-53%), so the policy does not take it. Run 8 (H200): that time is the kernel's own
+// (globaltimer, first CTA start to last CTA end: 155-210 us; host 20-80 us a call, hidden
+// behind the GPU), unchanged without the cooperative attribute, with the carveout set,
+// with the attributes set once, with a persistent workspace, and nearly so without
+// spinning on late partials (-4%). A step costs about 2.5 us per row it holds (64 rows:
+// ~150 us), most likely the all-to-all exchange of partials (grid_row.cuh); lag
+// coordinator warps overlapping lag exchanges made it slower (0.17-0.68 ms).
+constexpr GridConfig kGridConfigs[] = {{256, 2, 12, 6}, {256, 1, 16, 8},   {256, 2, 8, 4},   {256, 4, 6, 3},
+                                       {256, 1, 24, 16}, {512, 2, 12, 6}, {256, 2, 16, 10}, {256, 1, 12, 2}};
 constexpr int kNumGridConfigs = static_cast<int>(sizeof(kGridConfigs) / sizeof(kGridConfigs[0]));
 /// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
 constexpr size_t kGridSmemReserve = 2 * 1024;
@@ -503,14 +509,13 @@ int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const 
   return std::max<int64_t>(1, std::min<int64_t>(int64_t(ctx.sm_count) * c.blocks_per_sm, num_vec));
 }
 
-/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials
-/// of each of the lag coordinator warps.
+/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials.
 size_t grid_smem_bytes(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
   const int64_t num_vec = args.cols / vector_elems(args);
   const int64_t parts = grid_parts(args, ctx, c);
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, parts);
   return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes +
-         static_cast<size_t>(c.lag) * static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
+         static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
 }
 
 /// "" when grid configuration `config` can serve the call, else why not.
@@ -595,7 +600,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   constexpr GridConfig c = kGridConfigs[kIndex];
   const auto kernel = grid_row_kernel<T, V, c.threads, c.rows, c.stages, c.lag>;
   if (!grid_reason(args, ctx, kIndex).empty()) return false;
-  const int threads = c.threads + c.lag * ctx.warp_size;
+  const int threads = c.threads + ctx.warp_size;
   const int64_t parts = grid_parts(args, ctx, c);
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, parts);
   const size_t smem = grid_smem_bytes(args, ctx, c);
@@ -603,9 +608,8 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   // Every CTA waits on every other: all must be resident at once.
   if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
     return false;
-  GridPartial* workspace = nullptr;
   const size_t ws_bytes = static_cast<size_t>(grid_workspace_steps(c)) * c.rows * static_cast<size_t>(parts) * sizeof(GridPartial);
-  workspace = static_cast<GridPartial*>(grid_workspace_alloc(ws_bytes, ctx));
+  auto* const workspace = static_cast<GridPartial*>(grid_workspace_alloc(ws_bytes, ctx));
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeCooperative;
   attribute[0].val.cooperative = 1;
@@ -738,7 +742,7 @@ Plan register_plan(const core::SoftmaxArgs& args) {
 }
 
 /// The grid configuration the policy takes for this call, or -1: none while the grid
-/// path measures below the cluster policy and the split across blocks (NOTES run 7).
+/// path measures below the cluster policy and the split across blocks (NOTES runs 7-8).
 int pick_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   (void)args;
   (void)ctx;

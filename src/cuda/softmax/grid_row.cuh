@@ -15,27 +15,34 @@
 // So each SM keeps (kStages - kLag - 1) steps of loads in flight while it stores, and the
 // cross-CTA latency of the partials (~1-2 us) hides behind kLag steps.
 //
-// kLag extra warps per CTA, the coordinators (this variant, NOTES run 8 call 2: slower,
-// replaced by the single coordinator in the next commit): coordinator k takes the steps
-// t = k mod kLag, so kLag exchanges are in flight at once. No __syncthreads in the loop:
-// named barriers pair the data warps and coordinator k (the data warps arrive at
-// ready[k] once step t is reduced; the coordinator waits there, publishes, polls and
-// merges step t's partials, arrives at done[k]; the data warps wait at done[k] before
-// writing step t, kLag steps later).
+// One extra warp per CTA, the coordinator, does the global exchange so that the data
+// warps never wait on it: after the step's barrier it merges the data warps' partials,
+// publishes them, then polls the partials of the rows of step s + 1 - kLag from every
+// CTA and merges them, ready for the data warps' next step. One __syncthreads a step;
+// the coordinator's poll overlaps the data warps' stores.
 //
 // Publication without resets or fences: the workspace (a ring of grid_workspace_steps
-// steps, from malloc_async per call, so garbage) tags each partial with the 64-bit tag
-// `tag_base + row`, where the host draws tag_base from a process-wide counter (random
-// start) advanced by the row count per launch, so a tag never repeats: no memset, no
-// atomics, no counters. The tag rides inside the data (GridPartial: two 64-bit words,
-// each a float beside 32 check bits of the tag, stored and loaded whole), so a reader
-// validates what it loaded itself. The first version published with a release store
-// (max and sum, then st.release of the tag) and read with relaxed polls and one
-// fence.acq_rel: 64x262144 took 0.17-0.36 ms instead of ~0.03, a few microseconds a
-// step, growing with the ring: on the H200 (2026-11-21) a GPU-scope fence waited for the
-// SM's copies in flight. A ring slot is rewritten 2 * kLag + 2 steps later, when every
-// CTA has read it (a CTA reads step t's partials before it publishes step t + kLag,
-// which the writer has seen before it writes).
+// steps, stream-ordered from a pool per call, so garbage) tags each partial with the
+// 64-bit tag `tag_base + row`, where the host draws tag_base from a process-wide counter
+// (random start) advanced by the row count per launch, so a tag never repeats: no
+// memset, no atomics, no counters. The tag rides inside the data (GridPartial: two
+// 64-bit words, each a float beside 32 check bits of the tag, stored and loaded whole),
+// so a reader validates what it loaded itself. The first version published with a
+// release store (max and sum, then st.release of the tag) and read with relaxed polls
+// and one fence.acq_rel: 64x262144 took 0.17-0.36 ms instead of ~0.03, a few
+// microseconds a step, growing with the ring: on the H200 (2026-11-21) a GPU-scope fence
+// waited for the SM's copies in flight. A ring slot is rewritten 2 * kLag + 2 steps
+// later, when every CTA has read it (a CTA reads step t's partials before it publishes
+// step t + kLag, which the writer has seen before it writes).
+//
+// Where the time goes (NOTES run 8, H200): 64x262144 spends 155-210 us inside the
+// kernel (globaltimer), each step about 2.5 us per row it holds, whatever the dtype; not
+// the launch, the workspace or the spinning (taking the partials without waiting on
+// their tags saved 4%). Most likely the exchange itself: every CTA loads all 132
+// partials of every row, ~35,000 8-byte loads a row on the ~17 L2 lines that 132 SMs
+// write; overlapping lag exchanges (lag coordinator warps) made each one take 18-85 us.
+// Next: a merge that is not all-to-all (one owner CTA a row merges and publishes one
+// record; or partials pre-merged by clusters), then exchanges overlapped.
 //
 // Special values as PyTorch (softmax_common.cuh; chunks of only -inf carry sum 0). In
 // place works: a thread overwrites only vectors it copied into its own shared-memory
@@ -59,8 +66,8 @@ struct GridConfig {
 };
 
 __host__ __device__ constexpr bool grid_config_valid(GridConfig c) {
-  return c.threads % 64 == 0 && c.threads + 32 * c.lag <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 1 &&
-         c.lag <= 7 && c.stages >= c.lag + 2 && c.blocks_per_sm >= 1;
+  return c.threads % 64 == 0 && c.threads + 64 <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 1 &&
+         c.stages >= c.lag + 2 && c.blocks_per_sm >= 1;
 }
 
 /// Steps of partials the workspace ring holds: a slot is rewritten after every CTA has
@@ -111,45 +118,24 @@ __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned lon
 
 }  // namespace grid_detail
 
-/// Named barrier `id` (1-15; 0 is __syncthreads) of `count` threads: wait, or arrive
-/// without waiting. Whole warps only. Either completes the barrier once `count`
-/// threads have reached it; memory accesses before it are performed for the others.
-__device__ __forceinline__ void grid_bar_sync(int id, int count) {
-#if defined(GPUKERN_CUDA)
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
-#else
-  (void)id, (void)count;
-#endif
-}
-__device__ __forceinline__ void grid_bar_arrive(int id, int count) {
-#if defined(GPUKERN_CUDA)
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
-#else
-  (void)id, (void)count;
-#endif
-}
-
-/// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + kLag * warp size
-/// threads, all co-resident (cooperative launch), with kStages * kRows * chunk_vecs
-/// 16-byte packs plus kLag * kRows * blocks pairs (RowStats) of dynamic shared memory.
-/// `workspace`: grid_workspace_steps * kRows * gridDim.x partials.
+/// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + warp size threads, all
+/// co-resident (cooperative launch), with kStages * kRows * chunk_vecs 16-byte packs plus
+/// kRows * blocks pairs (RowStats) of dynamic shared memory. `workspace`:
+/// grid_workspace_steps * kRows * gridDim.x partials.
 template <class T, int V, int kThreads, int kRows, int kStages, int kLag>
-__global__ void __launch_bounds__(kThreads + kLag * gpu::kWarpSize)
+__global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
     grid_row_kernel(RowArgs<T> a, int chunk_vecs, GridPartial* workspace, unsigned long long tag_base) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
   static_assert(grid_config_valid({kThreads, kRows, kStages, kLag}), "grid config: see grid_config_valid");
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr int kWarps = kThreads / gpu::kWarpSize;  // data warps
   constexpr int kRingRows = grid_workspace_steps({kThreads, kRows, kStages, kLag}) * kRows;
-  // Named barriers of coordinator k (steps t = k mod kLag): the data warps arrive at
-  // kReady + k once step t is reduced, the coordinator at kDone + k once it is merged.
-  constexpr int kReady = 1, kDone = 1 + kLag, kBarThreads = kThreads + gpu::kWarpSize;
   extern __shared__ uint4 smem_raw[];
   Pack<T, V>* const ring = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [kStages][kRows][chunk_vecs]
-  // [kLag][kRows][gridDim.x]: each coordinator's gathered partials, after the ring.
-  RowStats* const gathered_all = reinterpret_cast<RowStats*>(ring + int64_t(kStages) * kRows * chunk_vecs);
-  __shared__ RowStats warp_stats[kLag][kRows][kWarps];  // by step mod kLag
-  __shared__ RowStats row_stats[kLag][kRows];           // merged, by step mod kLag
+  // [kRows][gridDim.x]: the partials of the rows being merged, after the ring.
+  RowStats* const gathered = reinterpret_cast<RowStats*>(ring + int64_t(kStages) * kRows * chunk_vecs);
+  __shared__ RowStats warp_stats[2][kRows][kWarps];                   // by step parity
+  __shared__ RowStats row_stats[2][kRows];                            // merged, by step parity
 
   const int parts = static_cast<int>(gridDim.x);
   const int64_t num_vec = a.cols / V;
@@ -157,35 +143,63 @@ __global__ void __launch_bounds__(kThreads + kLag * gpu::kWarpSize)
   const int my_vecs = static_cast<int>(begin + chunk_vecs < num_vec ? chunk_vecs : num_vec - begin);
   const int64_t num_steps = (a.rows + kRows - 1) / kRows;
   const int tid = static_cast<int>(threadIdx.x);
+  const bool coordinator = tid >= kThreads;
   const int lane = gpu::lane_id();
 
-  if (tid < kThreads) {
-    // ----- data warps -----
-    // Copies the rows of `step` into its stage: each thread its own vectors (tid + k * kThreads).
-    const auto load_step = [&](int64_t step) {
-      if (step >= num_steps) return;
-      Pack<T, V>* stage = ring + int64_t(step % kStages) * kRows * chunk_vecs;
-      for (int r = 0; r < kRows; ++r) {
-        const int64_t row = step * kRows + r;
-        if (row >= a.rows) break;
-        const T* x = a.x + row * a.ldx + begin * V;
-        for (int v = tid; v < my_vecs; v += kThreads) gpu::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
-      }
-    };
+  // Copies the rows of `step` into its stage: each thread its own vectors (tid + k * kThreads).
+  const auto load_step = [&](int64_t step) {
+    if (step >= num_steps) return;
+    Pack<T, V>* stage = ring + int64_t(step % kStages) * kRows * chunk_vecs;
+    for (int r = 0; r < kRows; ++r) {
+      const int64_t row = step * kRows + r;
+      if (row >= a.rows) break;
+      const T* x = a.x + row * a.ldx + begin * V;
+      for (int v = tid; v < my_vecs; v += kThreads) gpu::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
+    }
+  };
+
+  if (!coordinator) {
     for (int s = 0; s < kStages; ++s) {
       load_step(s);
       gpu::cp_async_commit();
     }
-    for (int64_t s = 0; s < num_steps + kLag; ++s) {
+  }
+
+  for (int64_t s = 0; s < num_steps + kLag; ++s) {
+    const int parity = static_cast<int>(s & 1);
+    if (!coordinator && s < num_steps) {
+      // Group s has landed once at most kStages - kLag - 1 newer ones are pending (one
+      // group a step from step kLag on; before that the wait is merely conservative).
+      gpu::cp_async_wait<kStages - kLag - 1>();
+      const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const Pack<T, V>* chunk = stage + r * chunk_vecs;
+        float m = -INFINITY;
+        for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
+        float sum = 0.0f;
+        if (m != -INFINITY) {
+          for (int v = tid; v < my_vecs; v += kThreads) {
+            const Pack<T, V> p = chunk[v];
+#pragma unroll
+            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+          }
+        }
+        const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
+        if (lane == 0) warp_stats[parity][r][gpu::warp_id()] = w;
+      }
+    }
+    // The step's one barrier: warp_stats[parity] complete for the coordinator,
+    // row_stats[(s - kLag) & 1] complete for the data warps.
+    __syncthreads();
+    if (!coordinator) {
       const int64_t t = s - kLag;  // the step written now
       if (t >= 0) {
-        const int k = static_cast<int>(t % kLag);
-        grid_bar_sync(kDone + k, kBarThreads);  // row_stats[k] holds step t's statistics
         Pack<T, V>* stage = ring + int64_t(t % kStages) * kRows * chunk_vecs;
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = t * kRows + r;
           if (row >= a.rows) break;
-          const OutputScale o = output_scale(row_stats[k][r], a.log);
+          const OutputScale o = output_scale(row_stats[t & 1][r], a.log);
           T* y = a.y + row * a.ldy + begin * V;
           const Pack<T, V>* chunk = stage + r * chunk_vecs;
           for (int v = tid; v < my_vecs; v += kThreads) {
@@ -198,92 +212,62 @@ __global__ void __launch_bounds__(kThreads + kLag * gpu::kWarpSize)
         load_step(t + kStages);
         gpu::cp_async_commit();
       }
-      if (s < num_steps) {
-        // Group s has landed once at most kStages - kLag newer ones are pending (one
-        // group a step from step kLag on; before that the wait is merely conservative).
-        gpu::cp_async_wait<kStages - kLag>();
-        const int k = static_cast<int>(s % kLag);
-        const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
+    } else {
+      if (s < num_steps && lane < kRows && s * kRows + lane < a.rows) {
+        // Lane r publishes this CTA's partial of row s * kRows + r.
+        RowStats cta = empty_stats();
+        for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[parity][lane][w]);
+        const int64_t row = s * kRows + lane;
+        grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
+                             tag_base + static_cast<unsigned long long>(row));
+      }
+      const int64_t t = s + 1 - kLag;  // the step whose partials the data warps write next
+      if (t >= 0 && t < num_steps) {
+        const int64_t row0 = t * kRows;
+        const int rows_here = static_cast<int>(a.rows - row0 < kRows ? a.rows - row0 : kRows);
+        // 1. Every partial of the step's rows into `gathered`, 8 a lane at a time (their
+        //    loads in flight together), spinning on the late ones.
+        const int entries = rows_here * parts;
+        for (int q0 = lane; q0 < entries; q0 += 8 * gpu::kWarpSize) {
+          unsigned long long max_word[8], sum_word[8];
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int q = q0 + u * gpu::kWarpSize;
+            if (q >= entries) continue;
+            const GridPartial* p = workspace + ((row0 + q / parts) % kRingRows) * parts + q % parts;
+            max_word[u] = grid_detail::load_word(&p->max_word);
+            sum_word[u] = grid_detail::load_word(&p->sum_word);
+          }
+#pragma unroll
+          for (int u = 0; u < 8; ++u) {
+            const int q = q0 + u * gpu::kWarpSize;
+            if (q >= entries) continue;
+            const int64_t row = row0 + q / parts;
+            const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+            const GridPartial* p = workspace + (row % kRingRows) * parts + q % parts;
+            while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
+              max_word[u] = grid_detail::load_word(&p->max_word);
+            while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
+              sum_word[u] = grid_detail::load_word(&p->sum_word);
+            gathered[q] = {__uint_as_float(static_cast<unsigned>(max_word[u])),
+                           __uint_as_float(static_cast<unsigned>(sum_word[u]))};
+          }
+        }
+        __syncwarp();  // every lane's gathered pairs visible to the warp
+        // 2. Merge: lane l takes partials l, l + 32, ... of each row, then a butterfly;
+        //    the same order in every CTA, so every CTA gets identical statistics.
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
-          const Pack<T, V>* chunk = stage + r * chunk_vecs;
-          float m = -INFINITY;
-          for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
-          float sum = 0.0f;
-          if (m != -INFINITY) {
-            for (int v = tid; v < my_vecs; v += kThreads) {
-              const Pack<T, V> p = chunk[v];
-#pragma unroll
-              for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
-            }
-          }
-          const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
-          if (lane == 0) warp_stats[k][r][gpu::warp_id()] = w;
+          if (r >= rows_here) break;
+          RowStats acc = empty_stats();
+          for (int e = lane; e < parts; e += gpu::kWarpSize) acc = merge(acc, gathered[r * parts + e]);
+          acc = group_reduce<gpu::kWarpSize>(acc);
+          if (lane == 0) row_stats[t & 1][r] = acc;
         }
-        grid_bar_arrive(kReady + k, kBarThreads);  // warp_stats[k] holds step s's partials
       }
     }
-    gpu::cp_async_wait<0>();
-    return;
   }
-
-  // ----- coordinator warp k: steps k, k + kLag, ... -----
-  const int k = (tid - kThreads) / gpu::kWarpSize;
-  RowStats* const gathered = gathered_all + int64_t(k) * kRows * parts;
-  for (int64_t t = k; t < num_steps; t += kLag) {
-    grid_bar_sync(kReady + k, kBarThreads);  // warp_stats[k] holds step t's partials
-    const int64_t row0 = t * kRows;
-    const int rows_here = static_cast<int>(a.rows - row0 < kRows ? a.rows - row0 : kRows);
-    if (lane < rows_here) {
-      // Lane r publishes this CTA's partial of row row0 + r.
-      RowStats cta = empty_stats();
-      for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[k][lane][w]);
-      const int64_t row = row0 + lane;
-      grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
-                           tag_base + static_cast<unsigned long long>(row));
-    }
-    // 1. Every partial of the step's rows into `gathered`, 8 a lane at a time (their
-    //    loads in flight together), spinning on the late ones.
-    const int entries = rows_here * parts;
-    for (int q0 = lane; q0 < entries; q0 += 8 * gpu::kWarpSize) {
-      unsigned long long max_word[8], sum_word[8];
-#pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const int q = q0 + u * gpu::kWarpSize;
-        if (q >= entries) continue;
-        const GridPartial* p = workspace + ((row0 + q / parts) % kRingRows) * parts + q % parts;
-        max_word[u] = grid_detail::load_word(&p->max_word);
-        sum_word[u] = grid_detail::load_word(&p->sum_word);
-      }
-#pragma unroll
-      for (int u = 0; u < 8; ++u) {
-        const int q = q0 + u * gpu::kWarpSize;
-        if (q >= entries) continue;
-        const int64_t row = row0 + q / parts;
-        const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-        const GridPartial* p = workspace + (row % kRingRows) * parts + q % parts;
-        while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
-          max_word[u] = grid_detail::load_word(&p->max_word);
-        while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
-          sum_word[u] = grid_detail::load_word(&p->sum_word);
-        gathered[q] = {__uint_as_float(static_cast<unsigned>(max_word[u])),
-                       __uint_as_float(static_cast<unsigned>(sum_word[u]))};
-      }
-    }
-    __syncwarp();  // every lane's gathered pairs visible to the warp
-    // 2. Merge: lane l takes partials l, l + 32, ... of each row, then a butterfly;
-    //    the same order in every CTA, so every CTA gets identical statistics.
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
-      if (r >= rows_here) break;
-      RowStats acc = empty_stats();
-      for (int e = lane; e < parts; e += gpu::kWarpSize) acc = merge(acc, gathered[r * parts + e]);
-      acc = group_reduce<gpu::kWarpSize>(acc);
-      if (lane == 0) row_stats[k][r] = acc;
-    }
-    __syncwarp();  // gathered is rewritten only after every lane has merged
-    grid_bar_arrive(kDone + k, kBarThreads);  // row_stats[k] holds step t's statistics
-  }
+  gpu::cp_async_wait<0>();
 #endif
 }
 
