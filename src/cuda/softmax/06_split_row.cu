@@ -489,9 +489,16 @@ bool launch_hybrid_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // with the attributes set once, with a persistent workspace, and nearly so without
 // spinning on late partials (-4%). A step costs about 2.5 us per row it holds (64 rows:
 // ~150 us), most likely the all-to-all exchange of partials (grid_row.cuh); lag
-// coordinator warps overlapping lag exchanges made it slower (0.17-0.68 ms).
-constexpr GridConfig kGridConfigs[] = {{256, 2, 12, 6}, {256, 1, 16, 8},   {256, 2, 8, 4},   {256, 4, 6, 3},
-                                       {256, 1, 24, 16}, {512, 2, 12, 6}, {256, 2, 16, 10}, {256, 1, 12, 2}};
+// coordinator warps overlapping lag exchanges made it slower (0.17-0.68 ms). Run 9
+// (H200): one merger CTA a row (one record a row for the others to read) roughly halved
+// the time (f32 22 -> 44% of the copy, 16-bit 12.5 -> 30%); handing over between the
+// data warps and the coordinator through named barriers instead of a block barrier
+// changed nothing (f32 44.8%, f16 31.0%, bf16 30.3% at best; policy 73-75%). Still far
+// below the cluster policy: a row's partials, merge and record cross the SMs' memory
+// pipelines while those stream data, so each exchange takes microseconds, and rows
+// in flight x exchange time must cover it.
+constexpr GridConfig kGridConfigs[] = {{256, 4, 6, 3},  {256, 4, 8, 3},  {256, 2, 12, 6}, {256, 2, 10, 4},
+                                       {256, 8, 5, 3},  {512, 4, 6, 3},  {256, 1, 16, 8}, {256, 8, 6, 2}};
 constexpr int kNumGridConfigs = static_cast<int>(sizeof(kGridConfigs) / sizeof(kGridConfigs[0]));
 /// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
 constexpr size_t kGridSmemReserve = 2 * 1024;
@@ -501,7 +508,7 @@ constexpr bool grid_configs_valid() {
     if (!grid_config_valid(c)) return false;
   return true;
 }
-static_assert(grid_configs_valid(), "grid configs: whole warp pairs, 1-8 rows a step, lag >= 1, stages >= lag + 2");
+static_assert(grid_configs_valid(), "grid configs: whole warp pairs, 1-8 rows a step, lag >= 2, stages >= lag + 2");
 
 /// CTAs of the grid for this call: blocks_per_sm on every SM, at most one per vector.
 int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
@@ -509,13 +516,12 @@ int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const 
   return std::max<int64_t>(1, std::min<int64_t>(int64_t(ctx.sm_count) * c.blocks_per_sm, num_vec));
 }
 
-/// Dynamic shared memory of a grid CTA: the ring of stages, then the gathered partials.
+/// Dynamic shared memory of a grid CTA: the ring of stages.
 size_t grid_smem_bytes(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
   const int64_t num_vec = args.cols / vector_elems(args);
   const int64_t parts = grid_parts(args, ctx, c);
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, parts);
-  return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes +
-         static_cast<size_t>(c.rows) * static_cast<size_t>(parts) * sizeof(RowStats);
+  return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes;
 }
 
 /// "" when grid configuration `config` can serve the call, else why not.
@@ -608,7 +614,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   // Every CTA waits on every other: all must be resident at once.
   if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
     return false;
-  const size_t ws_bytes = static_cast<size_t>(grid_workspace_steps(c)) * c.rows * static_cast<size_t>(parts) * sizeof(GridPartial);
+  const size_t ws_bytes = grid_workspace_bytes(c, parts);
   auto* const workspace = static_cast<GridPartial*>(grid_workspace_alloc(ws_bytes, ctx));
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeCooperative;

@@ -16,10 +16,13 @@
 // cross-CTA latency of the partials (~1-2 us) hides behind kLag steps.
 //
 // One extra warp per CTA, the coordinator, does the global exchange so that the data
-// warps never wait on it: after the step's barrier it merges the data warps' partials,
-// publishes them, then polls the partials of the rows of step s + 1 - kLag from every
-// CTA and merges them, ready for the data warps' next step. One __syncthreads a step;
-// the coordinator's poll overlaps the data warps' stores.
+// warps never wait on it: after the step's barrier it merges the data warps' partials
+// and publishes them; as the merger of the rows r with r % P == j it then gathers the P
+// partials of the previous step's such rows and publishes one merged record a row; last
+// it reads the merged records of the rows of step s + 1 - kLag, ready for the data
+// warps' next step. One __syncthreads a step; the coordinator's loads overlap the data
+// warps' stores. (Every CTA gathering every partial itself cost ~2.5 us a row: ~35,000
+// loads a row on the same few L2 lines, NOTES run 8.)
 //
 // Publication without resets or fences: the workspace (a ring of grid_workspace_steps
 // steps, stream-ordered from a pool per call, so garbage) tags each partial with the
@@ -66,13 +69,21 @@ struct GridConfig {
 };
 
 __host__ __device__ constexpr bool grid_config_valid(GridConfig c) {
-  return c.threads % 64 == 0 && c.threads + 64 <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 1 &&
+  return c.threads % 64 == 0 && c.threads + 64 <= 1024 && c.rows >= 1 && c.rows <= 8 && c.lag >= 2 && c.lag <= 12 &&
          c.stages >= c.lag + 2 && c.blocks_per_sm >= 1;
 }
 
 /// Steps of partials the workspace ring holds: a slot is rewritten after every CTA has
 /// read it (2 * lag steps at the latest; two more as a margin).
 __host__ __device__ constexpr int grid_workspace_steps(GridConfig c) { return 2 * c.lag + 2; }
+
+/// Merged records (GridPartial) are kFinalStride partials apart: one 128-byte line each.
+constexpr int kFinalStride = 8;
+
+/// Workspace of a launch over `parts` CTAs: the ring of partials, then the merged records.
+__host__ __device__ constexpr size_t grid_workspace_bytes(GridConfig c, int64_t parts) {
+  return static_cast<size_t>(grid_workspace_steps(c)) * c.rows * static_cast<size_t>(parts + kFinalStride) * 16;
+}
 
 /// One CTA's partial of one row as two 64-bit words, each carrying 32 bits of the row's
 /// 64-bit tag beside one float: (max, tag_lo) and (sum, tag_lo ^ tag_hi). Each word is
@@ -82,6 +93,7 @@ struct alignas(16) GridPartial {
   unsigned long long max_word;
   unsigned long long sum_word;
 };
+static_assert(sizeof(GridPartial) == 16, "grid_workspace_bytes counts 16-byte partials");
 
 namespace grid_detail {
 
@@ -111,6 +123,16 @@ __device__ __forceinline__ unsigned long long load_word(const unsigned long long
   return v;
 }
 
+#if defined(GPUKERN_CUDA)
+/// Named barrier `id` (1-15) over `threads`: wait for the generation, or arrive only.
+__device__ __forceinline__ void bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+#endif
+
 __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned long long tag) {
   store_word(&p->max_word, pack_word(s.max, max_check(tag)));
   store_word(&p->sum_word, pack_word(s.sum, sum_check(tag)));
@@ -119,9 +141,8 @@ __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned lon
 }  // namespace grid_detail
 
 /// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + warp size threads, all
-/// co-resident (cooperative launch), with kStages * kRows * chunk_vecs 16-byte packs plus
-/// kRows * blocks pairs (RowStats) of dynamic shared memory. `workspace`:
-/// grid_workspace_steps * kRows * gridDim.x partials.
+/// co-resident (cooperative launch), with kStages * kRows * chunk_vecs 16-byte packs of
+/// dynamic shared memory. `workspace`: grid_workspace_bytes.
 template <class T, int V, int kThreads, int kRows, int kStages, int kLag>
 __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
     grid_row_kernel(RowArgs<T> a, int chunk_vecs, GridPartial* workspace, unsigned long long tag_base) {
@@ -132,12 +153,24 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
   constexpr int kRingRows = grid_workspace_steps({kThreads, kRows, kStages, kLag}) * kRows;
   extern __shared__ uint4 smem_raw[];
   Pack<T, V>* const ring = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [kStages][kRows][chunk_vecs]
-  // [kRows][gridDim.x]: the partials of the rows being merged, after the ring.
-  RowStats* const gathered = reinterpret_cast<RowStats*>(ring + int64_t(kStages) * kRows * chunk_vecs);
-  __shared__ RowStats warp_stats[2][kRows][kWarps];                   // by step parity
-  __shared__ RowStats row_stats[2][kRows];                            // merged, by step parity
+  // The data warps and the coordinator hand over through named barriers, not a block
+  // barrier, so neither waits for the other's global-memory round trips unless it needs
+  // their result: "stats" barriers (data warps arrive when a step's warp partials are in
+  // warp_stats, the coordinator syncs), one a slot of a ring of kLag + 1 steps, and
+  // "final" barriers (the coordinator arrives when a step's merged records are in
+  // row_stats, the data warps sync before writing it), two slots. A slot's barrier is
+  // reused only after its previous generation completed (the data warps cannot get
+  // kLag + 1 steps ahead of the coordinator: they wait for the merged records kLag back).
+  constexpr int kStatsSlots = kLag + 1;
+  constexpr int kStatsBarrier = 1, kFinalBarrier = 1 + kStatsSlots;
+  constexpr int kAll = kThreads + gpu::kWarpSize;
+  static_assert(kFinalBarrier + 2 <= 16, "named barriers 1-15");
+  __shared__ RowStats warp_stats[kStatsSlots][kRows][kWarps];
+  __shared__ RowStats row_stats[2][kRows];
 
   const int parts = static_cast<int>(gridDim.x);
+  // The merged records after the partials: one a row of the ring, 128 bytes apart.
+  GridPartial* const finals = workspace + int64_t(kRingRows) * parts;
   const int64_t num_vec = a.cols / V;
   const int64_t begin = int64_t(blockIdx.x) * chunk_vecs < num_vec ? int64_t(blockIdx.x) * chunk_vecs : num_vec;
   const int my_vecs = static_cast<int>(begin + chunk_vecs < num_vec ? chunk_vecs : num_vec - begin);
@@ -163,43 +196,36 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
       load_step(s);
       gpu::cp_async_commit();
     }
-  }
-
-  for (int64_t s = 0; s < num_steps + kLag; ++s) {
-    const int parity = static_cast<int>(s & 1);
-    if (!coordinator && s < num_steps) {
-      // Group s has landed once at most kStages - kLag - 1 newer ones are pending (one
-      // group a step from step kLag on; before that the wait is merely conservative).
-      gpu::cp_async_wait<kStages - kLag - 1>();
-      const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
+    for (int64_t s = 0; s < num_steps + kLag; ++s) {
+      if (s < num_steps) {
+        gpu::cp_async_wait<kStages - kLag - 1>();
+        const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const Pack<T, V>* chunk = stage + r * chunk_vecs;
-        float m = -INFINITY;
-        for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
-        float sum = 0.0f;
-        if (m != -INFINITY) {
-          for (int v = tid; v < my_vecs; v += kThreads) {
-            const Pack<T, V> p = chunk[v];
+        for (int r = 0; r < kRows; ++r) {
+          const Pack<T, V>* chunk = stage + r * chunk_vecs;
+          float m = -INFINITY;
+          for (int v = tid; v < my_vecs; v += kThreads) m = nan_max(m, pack_max(chunk[v]));
+          float sum = 0.0f;
+          if (m != -INFINITY) {
+            for (int v = tid; v < my_vecs; v += kThreads) {
+              const Pack<T, V> p = chunk[v];
 #pragma unroll
-            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+              for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+            }
           }
+          const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
+          if (lane == 0) warp_stats[s % kStatsSlots][r][gpu::warp_id()] = w;
         }
-        const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
-        if (lane == 0) warp_stats[parity][r][gpu::warp_id()] = w;
+        grid_detail::bar_arrive(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       }
-    }
-    // The step's one barrier: warp_stats[parity] complete for the coordinator,
-    // row_stats[(s - kLag) & 1] complete for the data warps.
-    __syncthreads();
-    if (!coordinator) {
-      const int64_t t = s - kLag;  // the step written now
+      const int64_t t = s - kLag;  // the step written now, once its merged records are in
       if (t >= 0) {
+        grid_detail::bar_sync(kFinalBarrier + static_cast<int>(t % 2), kAll);
         Pack<T, V>* stage = ring + int64_t(t % kStages) * kRows * chunk_vecs;
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = t * kRows + r;
           if (row >= a.rows) break;
-          const OutputScale o = output_scale(row_stats[t & 1][r], a.log);
+          const OutputScale o = output_scale(row_stats[t % 2][r], a.log);
           T* y = a.y + row * a.ldy + begin * V;
           const Pack<T, V>* chunk = stage + r * chunk_vecs;
           for (int v = tid; v < my_vecs; v += kThreads) {
@@ -212,59 +238,75 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
         load_step(t + kStages);
         gpu::cp_async_commit();
       }
-    } else {
+    }
+  } else {
+    // Coordinator step s: step s's partials out, merger duty for step s - 1, the merged
+    // records of step s + 1 - kLag in (the data warps write that step at their step s + 1).
+    for (int64_t s = 0; s <= num_steps + kLag - 2; ++s) {
+      if (s < num_steps) grid_detail::bar_sync(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       if (s < num_steps && lane < kRows && s * kRows + lane < a.rows) {
         // Lane r publishes this CTA's partial of row s * kRows + r.
         RowStats cta = empty_stats();
-        for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[parity][lane][w]);
+        for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[s % kStatsSlots][lane][w]);
         const int64_t row = s * kRows + lane;
         grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
                              tag_base + static_cast<unsigned long long>(row));
       }
-      const int64_t t = s + 1 - kLag;  // the step whose partials the data warps write next
-      if (t >= 0 && t < num_steps) {
-        const int64_t row0 = t * kRows;
-        const int rows_here = static_cast<int>(a.rows - row0 < kRows ? a.rows - row0 : kRows);
-        // 1. Every partial of the step's rows into `gathered`, 8 a lane at a time (their
-        //    loads in flight together), spinning on the late ones.
-        const int entries = rows_here * parts;
-        for (int q0 = lane; q0 < entries; q0 += 8 * gpu::kWarpSize) {
-          unsigned long long max_word[8], sum_word[8];
-#pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const int q = q0 + u * gpu::kWarpSize;
-            if (q >= entries) continue;
-            const GridPartial* p = workspace + ((row0 + q / parts) % kRingRows) * parts + q % parts;
-            max_word[u] = grid_detail::load_word(&p->max_word);
-            sum_word[u] = grid_detail::load_word(&p->sum_word);
-          }
-#pragma unroll
-          for (int u = 0; u < 8; ++u) {
-            const int q = q0 + u * gpu::kWarpSize;
-            if (q >= entries) continue;
-            const int64_t row = row0 + q / parts;
-            const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-            const GridPartial* p = workspace + (row % kRingRows) * parts + q % parts;
-            while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
-              max_word[u] = grid_detail::load_word(&p->max_word);
-            while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
-              sum_word[u] = grid_detail::load_word(&p->sum_word);
-            gathered[q] = {__uint_as_float(static_cast<unsigned>(max_word[u])),
-                           __uint_as_float(static_cast<unsigned>(sum_word[u]))};
-          }
-        }
-        __syncwarp();  // every lane's gathered pairs visible to the warp
-        // 2. Merge: lane l takes partials l, l + 32, ... of each row, then a butterfly;
-        //    the same order in every CTA, so every CTA gets identical statistics.
-#pragma unroll
+      // Merger duty: row r's partials are merged by CTA r % parts one step after they
+      // were published, into one record a row (its own 128-byte line) that the other
+      // CTAs read: one load a row and CTA instead of every CTA loading every partial
+      // (the all-to-all version put ~35,000 loads a row on the same few L2 lines:
+      // ~2.5 us a row, NOTES run 8).
+      const int64_t tm = s - 1;
+      if (tm >= 0 && tm < num_steps) {
         for (int r = 0; r < kRows; ++r) {
-          if (r >= rows_here) break;
+          const int64_t row = tm * kRows + r;
+          if (row >= a.rows) break;
+          if (row % parts != blockIdx.x) continue;
+          const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+          const GridPartial* part = workspace + (row % kRingRows) * parts;
           RowStats acc = empty_stats();
-          for (int e = lane; e < parts; e += gpu::kWarpSize) acc = merge(acc, gathered[r * parts + e]);
+          for (int e0 = lane; e0 < parts; e0 += 8 * gpu::kWarpSize) {
+            unsigned long long max_word[8], sum_word[8];
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {  // 8 loads a lane in flight together
+              const int e = e0 + u * gpu::kWarpSize;
+              if (e >= parts) continue;
+              max_word[u] = grid_detail::load_word(&part[e].max_word);
+              sum_word[u] = grid_detail::load_word(&part[e].sum_word);
+            }
+#pragma unroll
+            for (int u = 0; u < 8; ++u) {
+              const int e = e0 + u * gpu::kWarpSize;
+              if (e >= parts) continue;
+              while (static_cast<unsigned>(max_word[u] >> 32) != grid_detail::max_check(tag))
+                max_word[u] = grid_detail::load_word(&part[e].max_word);
+              while (static_cast<unsigned>(sum_word[u] >> 32) != grid_detail::sum_check(tag))
+                sum_word[u] = grid_detail::load_word(&part[e].sum_word);
+              acc = merge(acc, {__uint_as_float(static_cast<unsigned>(max_word[u])),
+                                __uint_as_float(static_cast<unsigned>(sum_word[u]))});
+            }
+          }
           acc = group_reduce<gpu::kWarpSize>(acc);
-          if (lane == 0) row_stats[t & 1][r] = acc;
+          if (lane == 0) grid_detail::publish(finals + (row % kRingRows) * kFinalStride, acc, tag);
         }
       }
+      // The merged records of the step the data warps write next (lane r: row r).
+      const int64_t t = s + 1 - kLag;
+      if (t >= 0 && t < num_steps && lane < kRows && t * kRows + lane < a.rows) {
+        const int64_t row = t * kRows + lane;
+        const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+        const GridPartial* rec = finals + (row % kRingRows) * kFinalStride;
+        unsigned long long max_word = grid_detail::load_word(&rec->max_word);
+        unsigned long long sum_word = grid_detail::load_word(&rec->sum_word);
+        while (static_cast<unsigned>(max_word >> 32) != grid_detail::max_check(tag))
+          max_word = grid_detail::load_word(&rec->max_word);
+        while (static_cast<unsigned>(sum_word >> 32) != grid_detail::sum_check(tag))
+          sum_word = grid_detail::load_word(&rec->sum_word);
+        row_stats[t % 2][lane] = {__uint_as_float(static_cast<unsigned>(max_word)),
+                                  __uint_as_float(static_cast<unsigned>(sum_word))};
+      }
+      if (t >= 0 && t < num_steps) grid_detail::bar_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
     }
   }
   gpu::cp_async_wait<0>();
