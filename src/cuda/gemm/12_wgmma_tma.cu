@@ -78,7 +78,7 @@ struct WgmmaConfig {
   // Consumer 1 starts kStagger K blocks after consumer 0 (0: together), so that one
   // consumer's epilogue runs while the other still issues wgmmas.
   static constexpr int kStagger = kStagger_;
-  static_assert(kStagger_ < kStages_, "consumer 0 must reach its signal without consumer 1 releasing a stage");
+  static_assert(kStagger < kStages, "consumer 0 must reach its signal without consumer 1 releasing a stage");
   static constexpr int kEpiBytes = kConsumers * kEpiBoxes * kBoxBytes;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
@@ -146,7 +146,7 @@ struct WorkUnit {
 
 /// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
 /// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tail.
-__device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
+[[maybe_unused]] __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
   const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
   if (i < whole) {
     u = {cta + i * ctas, 0, s.k_blocks, 0, false};
@@ -167,8 +167,8 @@ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int c
 /// The end of a split tile for one consumer warpgroup (its 64x256 f32 accumulators,
 /// 128 per thread). Returns whether this warpgroup holds the whole sum and runs the
 /// epilogue; false: it parked its partial sums for the other CTA. `second` is a shared
-/// word of this warpgroup.
-__device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer, float (&acc)[128],
+/// word of this warpgroup. (Unused where the kernels' sm_90a bodies compile away.)
+[[maybe_unused]] __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer, float (&acc)[128],
                                             volatile int* second) {
   const int tid = static_cast<int>(threadIdx.x) % 128;
   const int key = 2 * slot + consumer;
