@@ -194,7 +194,7 @@ constexpr StreamConfig kStreamConfigs[] = {{256, 2}, {512, 4}};
 constexpr int kNumStreamConfigs = static_cast<int>(sizeof(kStreamConfigs) / sizeof(kStreamConfigs[0]));
 constexpr int kMaxStreamStages = 8;
 /// Bytes per bulk copy instruction: a stage is issued as pieces of at most this size.
-constexpr uint32_t kBulkPiece = 32 * 1024;
+[[maybe_unused]] constexpr uint32_t kBulkPiece = 32 * 1024;
 /// Shared memory kept free beside the ring (static arrays of the kernel and slack).
 constexpr size_t kStreamSmemReserve = 4 * 1024;
 
