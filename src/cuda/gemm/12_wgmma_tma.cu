@@ -46,8 +46,6 @@
 
 #include "cuda/gemm/tma_host.cuh"
 
-#include <atomic>
-#include <random>
 
 
 namespace gpukern::cuda::gemm {
@@ -735,13 +733,11 @@ std::size_t plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
 /// Points the split schedule at its workspace (from the stream-ordered pool; the
 /// caller frees it after the launch) and tags it with a launch-unique epoch.
 void* attach_split_workspace(WgmmaSchedule& s, std::size_t bytes, const CudaContext& ctx) {
-  static std::atomic<uint64_t> epochs{std::random_device{}() * 0x9E3779B97F4A7C15ull};
   void* ws = workspace_alloc(bytes, ctx);
   const int tail = s.total - s.split_first;
   s.partials = static_cast<float*>(ws);
   s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + static_cast<std::size_t>(tail) * 2 * 64 * 256 * 4);
-  do s.epoch = epochs.fetch_add(1);
-  while (s.epoch == 0);  // distinct for every launch; 0 is what fresh memory often holds
+  s.epoch = launch_tags(1);
   return ws;
 }
 

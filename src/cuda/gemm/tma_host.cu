@@ -85,29 +85,6 @@ void launch_repack(const void* src, int64_t ld, void* dst, int64_t dst_ld, int r
 
 }  // namespace
 
-void* workspace_alloc(std::size_t bytes, const CudaContext& ctx) {
-  static std::mutex mutex;
-  static std::array<cudaMemPool_t, 64> pools{};
-  if (ctx.device < 0 || ctx.device >= 64) throw core::Error(core::Status::Unsupported, "device index over 63");
-  cudaMemPool_t pool;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!pools[ctx.device]) {
-      cudaMemPoolProps props{};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = ctx.device;
-      GK_GPU_CHECK(cudaMemPoolCreate(&pools[ctx.device], &props));
-      uint64_t keep = UINT64_MAX;
-      GK_GPU_CHECK(cudaMemPoolSetAttribute(pools[ctx.device], cudaMemPoolAttrReleaseThreshold, &keep));
-    }
-    pool = pools[ctx.device];
-  }
-  void* p = nullptr;
-  GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));
-  return p;
-}
-
 void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, std::size_t elem_bytes,
                            const CudaContext& ctx) {
   if (tma_addressable(ptr, ld, elem_bytes)) return nullptr;

@@ -1,10 +1,12 @@
 // Host side of the TMA-fed tensor-core rungs (12_wgmma_tma.cu, 13_tcgen05.cu): the
 // driver's tensor-map encoder, 2-D tensor maps with the 128-byte swizzle, and the
-// repack of operands whose rows TMA cannot address into a 16-byte-pitched workspace.
+// repack of operands whose rows TMA cannot address into a 16-byte-pitched workspace
+// (workspace_alloc, cuda/workspace.cuh).
 // The same on Hopper and Blackwell: TMA and its descriptor format did not change.
 #pragma once
 
 #include "cuda/gemm/tensor_core_common.cuh"
+#include "cuda/workspace.cuh"
 
 #include <cuda.h>          // CUtensorMap and its enums (types only: the library never links -lcuda)
 #include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
@@ -43,11 +45,6 @@ CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, boo
 
 /// Whether TMA can address an operand: 16-byte aligned base and row pitch.
 bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes);
-
-/// Stream-ordered workspace from a library-private pool per device that keeps its
-/// memory between calls (release threshold: never), so repeated calls with unaligned
-/// operands pay for the allocation once, like a BLAS library's workspace.
-void* workspace_alloc(std::size_t bytes, const CudaContext& ctx);
 
 /// If TMA cannot address an operand (stored rows x cols of `elem_bytes` = 2 or 4, pitch
 /// ld), copies it to a 16-byte-pitched workspace (zero-padded rows) and points `ptr`/`ld`

@@ -33,16 +33,14 @@
 #include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
+#include "cuda/workspace.cuh"
 
 #if defined(GPUKERN_CUDA)
 #include <cooperative_groups.h>
 #endif
 
-#include <atomic>
-#include <chrono>
 #include <map>
 #include <mutex>
-#include <random>
 #include <tuple>
 #include <utility>
 
@@ -539,17 +537,6 @@ std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext& ctx, i
 #endif
 }
 
-/// A fresh range of `count` tags: a process-wide counter from a random 64-bit start, so
-/// that no launch meets its own tags in garbage left by an earlier one.
-unsigned long long next_tags(int64_t count) {
-  static std::atomic<unsigned long long> counter{[] {
-    std::random_device device;
-    const unsigned long long r = (static_cast<unsigned long long>(device()) << 32) ^ device();
-    return r ^ static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }()};
-  return counter.fetch_add(static_cast<unsigned long long>(count) + 1);
-}
-
 #if defined(GPUKERN_CUDA)
 /// CTAs of `kernel` an SM with `smem` dynamic bytes, cached; 0 on error.
 int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem) {
@@ -570,35 +557,6 @@ int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem)
   return blocks;
 }
 
-/// Stream-ordered workspace from a per-device pool that keeps its memory (release
-/// threshold UINT64_MAX): the default pool (threshold 0) hands its memory back at every
-/// synchronization and maps it again at the next call, ~50 us of host time a call on the
-/// H200 (NOTES run 8; hidden behind the GPU's work when calls queue, not otherwise).
-void* grid_workspace_alloc(size_t bytes, const CudaContext& ctx) {
-  static std::mutex mutex;
-  static std::map<int, cudaMemPool_t> pools;
-  cudaMemPool_t pool;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    auto it = pools.find(ctx.device);
-    if (it == pools.end()) {
-      cudaMemPoolProps props{};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = ctx.device;
-      cudaMemPool_t created;
-      GK_GPU_CHECK(cudaMemPoolCreate(&created, &props));
-      uint64_t keep = UINT64_MAX;
-      GK_GPU_CHECK(cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep));
-      it = pools.emplace(ctx.device, created).first;
-    }
-    pool = it->second;
-  }
-  void* p = nullptr;
-  GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));
-  return p;
-}
-
 /// Launches the grid kernel cooperatively; false (nothing launched) when the ring does
 /// not fit, the CTAs cannot all be resident, or the cooperative launch is refused.
 template <class T, int V, int kIndex>
@@ -615,7 +573,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
     return false;
   const size_t ws_bytes = grid_workspace_bytes(c, parts);
-  auto* const workspace = static_cast<GridPartial*>(grid_workspace_alloc(ws_bytes, ctx));
+  auto* const workspace = static_cast<GridPartial*>(workspace_alloc(ws_bytes, ctx));
   cudaLaunchAttribute attribute[1];
   attribute[0].id = cudaLaunchAttributeCooperative;
   attribute[0].val.cooperative = 1;
@@ -627,7 +585,7 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   config.attrs = attribute;
   config.numAttrs = 1;
   const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
-                                                  workspace, next_tags(args.rows));
+                                                  workspace, launch_tags(static_cast<uint64_t>(args.rows)));
   if (launched != cudaSuccess) cudaGetLastError();  // refused (e.g. too large to be co-resident): nothing ran
   GK_GPU_CHECK(gpu::free_async(workspace, ctx.stream));
   return launched == cudaSuccess;
