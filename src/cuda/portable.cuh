@@ -339,3 +339,23 @@ __device__ __forceinline__ void forget_value(uint32_t& word) {
 }
 
 }  // namespace gpukern::gpu
+
+// ---- Named barriers (CUDA only: HIP has none) ----
+
+#if defined(GPUKERN_CUDA)
+namespace gpukern::gpu {
+
+/// Hardware barrier `id` (1-15; 0 is __syncthreads') over `threads` threads, a multiple
+/// of the warp size: lets a group of warps synchronize without the rest of the block.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+/// Arrival on named barrier `id` without waiting (the waiters use named_barrier_sync
+/// with the same thread count): a producer's half of a hand-over.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace gpukern::gpu
+#endif

@@ -174,13 +174,13 @@ struct WorkUnit {
   uint64_t* ready = claim + 1;
   float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * (32 * 128);
   if (tid == 0) *second = atomicExch(reinterpret_cast<unsigned long long*>(claim), s.epoch) == s.epoch;
-  sm90::named_barrier_sync(1 + consumer, 128);
+  gpu::named_barrier_sync(1 + consumer, 128);
   if (!*second) {
     // First: park the partial sums (each warp writes 512 contiguous bytes a store).
 #pragma unroll
     for (int i = 0; i < 32; ++i)
       __stcg(part + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-    sm90::named_barrier_sync(1 + consumer, 128);
+    gpu::named_barrier_sync(1 + consumer, 128);
     if (tid == 0) {
       __threadfence();
       sm90::st_release_gpu(ready, s.epoch);
@@ -190,7 +190,7 @@ struct WorkUnit {
   // Second: the first one claimed before us and is storing; wait for it, add.
   if (tid == 0)
     while (sm90::ld_acquire_gpu(ready) != s.epoch) __nanosleep(64);
-  sm90::named_barrier_sync(1 + consumer, 128);
+  gpu::named_barrier_sync(1 + consumer, 128);
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     const float4 v = __ldcg(part + i * 128 + tid);
@@ -273,10 +273,10 @@ __device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Stor
 #pragma unroll
   for (int round = 0; round < kRounds; ++round) {
     if (leader) sm90::bulk_wait_group_read<0>();
-    sm90::named_barrier_sync(1 + consumer, 128);
+    gpu::named_barrier_sync(1 + consumer, 128);
     write(round);
     sm90::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
-    sm90::named_barrier_sync(1 + consumer, 128);
+    gpu::named_barrier_sync(1 + consumer, 128);
     if (leader) {
       store(round);
       sm90::bulk_commit_group();
@@ -409,7 +409,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int stagger_at = -1;
     if constexpr (Cfg::kStagger > 0) {
       if (work_unit(sched, cluster_id, clusters, 0, u)) {
-        if (consumer == 1) sm90::named_barrier_sync(3, 256);
+        if (consumer == 1) gpu::named_barrier_sync(3, 256);
         else stagger_at = min(Cfg::kStagger, u.kb_end - u.kb_begin - 1);
       }
     }
@@ -420,7 +420,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           sm, ring, u.kb_end - u.kb_begin,
           [&](int stage, int kb, auto) {
             if constexpr (Cfg::kStagger > 0) {
-              if (kb == stagger_at && unit == 0) sm90::named_barrier_arrive(3, 256);
+              if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
             }
             sm90::wgmma_fence();
 #pragma unroll

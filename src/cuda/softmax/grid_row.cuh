@@ -123,16 +123,6 @@ __device__ __forceinline__ unsigned long long load_word(const unsigned long long
   return v;
 }
 
-#if defined(GPUKERN_CUDA)
-/// Named barrier `id` (1-15) over `threads`: wait for the generation, or arrive only.
-__device__ __forceinline__ void bar_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-#endif
-
 __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned long long tag) {
   store_word(&p->max_word, pack_word(s.max, max_check(tag)));
   store_word(&p->sum_word, pack_word(s.sum, sum_check(tag)));
@@ -216,11 +206,11 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
           const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
           if (lane == 0) warp_stats[s % kStatsSlots][r][gpu::warp_id()] = w;
         }
-        grid_detail::bar_arrive(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
+        gpu::named_barrier_arrive(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       }
       const int64_t t = s - kLag;  // the step written now, once its merged records are in
       if (t >= 0) {
-        grid_detail::bar_sync(kFinalBarrier + static_cast<int>(t % 2), kAll);
+        gpu::named_barrier_sync(kFinalBarrier + static_cast<int>(t % 2), kAll);
         Pack<T, V>* stage = ring + int64_t(t % kStages) * kRows * chunk_vecs;
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = t * kRows + r;
@@ -243,7 +233,7 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
     // Coordinator step s: step s's partials out, merger duty for step s - 1, the merged
     // records of step s + 1 - kLag in (the data warps write that step at their step s + 1).
     for (int64_t s = 0; s <= num_steps + kLag - 2; ++s) {
-      if (s < num_steps) grid_detail::bar_sync(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
+      if (s < num_steps) gpu::named_barrier_sync(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       if (s < num_steps && lane < kRows && s * kRows + lane < a.rows) {
         // Lane r publishes this CTA's partial of row s * kRows + r.
         RowStats cta = empty_stats();
@@ -306,7 +296,7 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
         row_stats[t % 2][lane] = {__uint_as_float(static_cast<unsigned>(max_word)),
                                   __uint_as_float(static_cast<unsigned>(sum_word))};
       }
-      if (t >= 0 && t < num_steps) grid_detail::bar_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
+      if (t >= 0 && t < num_steps) gpu::named_barrier_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
     }
   }
   gpu::cp_async_wait<0>();
