@@ -164,10 +164,12 @@ struct WorkUnit {
 
 /// The end of a split tile for one consumer warpgroup (its 64x256 f32 accumulators,
 /// 128 per thread). Returns whether this warpgroup holds the whole sum and runs the
-/// epilogue; false: it parked its partial sums for the other CTA. `second` is a shared
-/// word of this warpgroup. (Unused where the kernels' sm_90a bodies compile away.)
-[[maybe_unused]] __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer, float (&acc)[128],
-                                            volatile int* second) {
+/// epilogue; false: it parked its partial sums for the other CTA. (Unused where the
+/// kernels' sm_90a bodies compile away.)
+[[maybe_unused]] __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer,
+                                                             float (&acc)[128]) {
+  __shared__ int verdict[2];  // per consumer: whether it arrived second
+  volatile int* const second = &verdict[consumer];
   const int tid = static_cast<int>(threadIdx.x) % 128;
   const int key = 2 * slot + consumer;
   uint64_t* claim = s.flags + 2 * key;
@@ -313,6 +315,24 @@ __device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing
   release(prev);
 }
 
+/// A consumer warpgroup's walk over its CTA's work units, in the producer's order
+/// (work_unit): `mainloop(unit, index)` accumulates the unit's K blocks into `acc`; a
+/// split tile then goes through split_fixup, and the warpgroup left holding the whole
+/// sum runs `epilogue(m0, n0)` for the tile at `origin(tile)`.
+template <class Origin, class Mainloop, class Epilogue>
+__device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int consumer,
+                                              float (&acc)[128], Origin origin, Mainloop mainloop,
+                                              Epilogue epilogue) {
+  WorkUnit u;
+  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
+    mainloop(u, i);
+    if (u.split && !split_fixup(sched, u.slot, consumer, acc)) continue;
+    int m0, n0;
+    origin(u.tile, m0, n0);
+    epilogue(m0, n0);
+  }
+}
+
 /// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
 /// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
 /// shared memory and TMA stores it, which the next tile's math overlaps.
@@ -336,7 +356,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr uint32_t kSbo = 8 * Cfg::kRowBytes;
 
   extern __shared__ uint8_t smem_raw[];
-  __shared__ int split_second[Cfg::kConsumers];  // split_fixup's verdict per consumer
   const WgmmaSmem<Cfg> sm(smem_raw);
   auto a_tile = [&](int s) { return sm.stage(s); };
   auto b_tile = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
@@ -403,87 +422,87 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     };
     StageRing<Cfg::kStages> ring;
-    WorkUnit u;
     // Stagger: consumer 0 signals named barrier 3 once it issues K block kStagger of its
     // first unit (fewer blocks: its last one); consumer 1 waits for that first.
     int stagger_at = -1;
     if constexpr (Cfg::kStagger > 0) {
-      if (work_unit(sched, cluster_id, clusters, 0, u)) {
+      WorkUnit first;
+      if (work_unit(sched, cluster_id, clusters, 0, first)) {
         if (consumer == 1) gpu::named_barrier_sync(3, 256);
-        else stagger_at = min(Cfg::kStagger, u.kb_end - u.kb_begin - 1);
+        else stagger_at = min(Cfg::kStagger, first.kb_end - first.kb_begin - 1);
       }
     }
-    for (int unit = 0; work_unit(sched, cluster_id, clusters, unit, u); ++unit) {
-      int m0, n0;
-      tile_origin(u.tile, m0, n0);
-      consume_tile(
-          sm, ring, u.kb_end - u.kb_begin,
-          [&](int stage, int kb, auto) {
-            if constexpr (Cfg::kStagger > 0) {
-              if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
-            }
-            sm90::wgmma_fence();
-#pragma unroll
-            for (int kk = 0; kk < kKSteps; ++kk) {
-              const uint64_t desc_a =
-                  sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
-              const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
-              const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-              if constexpr (sizeof(T) == 2)
-                sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-              else
-                sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
-            }
-          },
-          [](auto) {}, release);
-      if (u.split && !split_fixup(sched, u.slot, consumer, acc, &split_second[consumer])) continue;
-
-      // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
-      // (i = 0..31) of its consumer's 64x256 slice.
-      if constexpr (std::is_void_v<OutT>) {
-        const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
-        const int col = n0 + 2 * (lane % 4);
-#pragma unroll
-        for (int i = 0; i < 32; ++i) {
-          store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
-          store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
-        }
-      } else {
-        // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
-        // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
-        // the store clips whatever lies outside C.
-        constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
-        constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
-        constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
-        const uint32_t staging = sm.c_staging(consumer);
-        const int r_lo = warp_in_group * 16 + lane / 4;
-        tma_store_rounds<Cfg::kBlockN / kRoundCols>(
-            consumer,
-            [&](int round) {
-#pragma unroll
-              for (int j = 0; j < kRoundCols / 8; ++j) {
-                const int i = round * (kRoundCols / 8) + j;
-                const int cr = 8 * j + 2 * (lane % 4);
-                const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
-                const uint32_t byte = (cr % kBoxCols) * kOutBytes;
-#pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const int r = r_lo + 8 * h;
-                  const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-                  const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
-                  if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
-                  else sm90::st_shared_v2f32(addr, v0, v1);
+    consume_units(
+        sched, cluster_id, clusters, consumer, acc, tile_origin,
+        [&](const WorkUnit& u, int unit) {
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto) {
+                if constexpr (Cfg::kStagger > 0) {
+                  if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
                 }
-              }
-            },
-            [&](int round) {
+                sm90::wgmma_fence();
 #pragma unroll
-              for (int b = 0; b < Cfg::kEpiBoxes; ++b)
-                sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                                   m0 + consumer * 64);
-            });
-      }
-    }
+                for (int kk = 0; kk < kKSteps; ++kk) {
+                  const uint64_t desc_a =
+                      sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
+                  const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
+                  const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
+                  if constexpr (sizeof(T) == 2)
+                    sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else
+                    sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                }
+              },
+              [](auto) {}, release);
+        },
+        [&](int m0, int n0) {
+          // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
+          // (i = 0..31) of its consumer's 64x256 slice.
+          if constexpr (std::is_void_v<OutT>) {
+            const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
+            const int col = n0 + 2 * (lane % 4);
+#pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
+              store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
+            }
+          } else {
+            // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
+            // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
+            // the store clips whatever lies outside C.
+            constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
+            constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
+            constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
+            const uint32_t staging = sm.c_staging(consumer);
+            const int r_lo = warp_in_group * 16 + lane / 4;
+            tma_store_rounds<Cfg::kBlockN / kRoundCols>(
+                consumer,
+                [&](int round) {
+#pragma unroll
+                  for (int j = 0; j < kRoundCols / 8; ++j) {
+                    const int i = round * (kRoundCols / 8) + j;
+                    const int cr = 8 * j + 2 * (lane % 4);
+                    const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+                    const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                      const int r = r_lo + 8 * h;
+                      const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                      const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
+                      if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
+                      else sm90::st_shared_v2f32(addr, v0, v1);
+                    }
+                  }
+                },
+                [&](int round) {
+#pragma unroll
+                  for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+                    sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                                       m0 + consumer * 64);
+                });
+          }
+        });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();  // C is written before the CTA exits
     }
@@ -512,7 +531,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kTileM = 256, kTileN = 128;
   constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
-  __shared__ int split_second[Cfg::kConsumers];  // split_fixup's verdict per consumer
   const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
   auto bt = [&](int s) { return sm.stage(s); };
@@ -568,80 +586,79 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (lane == 0) sm90::mbar_arrive(sm.empty(s));
     };
     StageRing<Cfg::kStages> ring;
-    WorkUnit u;
-    for (int unit = 0; work_unit(sched, first, step, unit, u); ++unit) {
-      int m0, n0;
-      tile_origin(u.tile, m0, n0);
-      consume_tile(
-          sm, ring, u.kb_end - u.kb_begin,
-          [&](int stage, int kb, auto parity) {
-            uint32_t(&f)[4][4] = frag[decltype(parity)::value];
+    consume_units(
+        sched, first, step, consumer, acc, tile_origin,
+        [&](const WorkUnit& u, int) {
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto parity) {
+                uint32_t(&f)[4][4] = frag[decltype(parity)::value];
 #pragma unroll
-            for (int kk = 0; kk < 4; ++kk)
+                for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-              for (int e = 0; e < 2; ++e)
+                  for (int e = 0; e < 2; ++e)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                  const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
-                  f[kk][2 * e + h] =
-                      sm90::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+                    for (int h = 0; h < 2; ++h) {
+                      const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
+                      f[kk][2 * e + h] =
+                          sm90::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+                    }
+                sm90::wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) {
+                  const uint64_t desc = sm90::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                  sm90::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
                 }
-            sm90::wgmma_fence();
+              },
+              [&](auto parity) {
 #pragma unroll
-            for (int kk = 0; kk < 4; ++kk) {
-              const uint64_t desc = sm90::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-              sm90::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
-            }
-          },
-          [&](auto parity) {
+                for (int kk = 0; kk < 4; ++kk) sm90::keep_registers(frag[1 - decltype(parity)::value][kk]);
+              },
+              release);
 #pragma unroll
-            for (int kk = 0; kk < 4; ++kk) sm90::keep_registers(frag[1 - decltype(parity)::value][kk]);
-          },
-          release);
+          for (int kk = 0; kk < 4; ++kk) {
+            sm90::keep_registers(frag[0][kk]);
+            sm90::keep_registers(frag[1][kk]);
+          }
+        },
+        [&](int m0, int n0) {
+          // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
+          if constexpr (std::is_void_v<OutT>) {
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {
-        sm90::keep_registers(frag[0][kk]);
-        sm90::keep_registers(frag[1][kk]);
-      }
-      if (u.split && !split_fixup(sched, u.slot, consumer, acc, &split_second[consumer])) continue;
-
-      // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
-      if constexpr (std::is_void_v<OutT>) {
+            for (int i = 0; i < 32; ++i)
 #pragma unroll
-        for (int i = 0; i < 32; ++i)
+              for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int h = 0; h < 2; ++h)
+                for (int pp = 0; pp < 2; ++pp) {
+                  const int row = m0 + 8 * i + 2 * q + pp, c = n0 + 64 * consumer + col[h];
+                  if (row < p.m && c < p.n)
+                    store_one(static_cast<float*>(p.c) + static_cast<int64_t>(row) * p.ldc + c, acc[4 * i + 2 * h + pp],
+                              p.alpha, p.beta);
+                }
+          } else {
+            // Rounds of 64 rows x the consumer's 64 columns (2 boxes of 32 f32 columns).
+            const uint32_t staging = sm.c_staging(consumer);
+            tma_store_rounds<kTileM / 64>(
+                consumer,
+                [&](int round) {
 #pragma unroll
-            for (int pp = 0; pp < 2; ++pp) {
-              const int row = m0 + 8 * i + 2 * q + pp, c = n0 + 64 * consumer + col[h];
-              if (row < p.m && c < p.n)
-                store_one(static_cast<float*>(p.c) + static_cast<int64_t>(row) * p.ldc + c, acc[4 * i + 2 * h + pp],
-                          p.alpha, p.beta);
-            }
-      } else {
-        // Rounds of 64 rows x the consumer's 64 columns (2 boxes of 32 f32 columns).
-        const uint32_t staging = sm.c_staging(consumer);
-        tma_store_rounds<kTileM / 64>(
-            consumer,
-            [&](int round) {
+                  for (int j = 0; j < 8; ++j)
 #pragma unroll
-              for (int j = 0; j < 8; ++j)
+                    for (int h = 0; h < 2; ++h)
 #pragma unroll
-                for (int h = 0; h < 2; ++h)
-#pragma unroll
-                  for (int pp = 0; pp < 2; ++pp) {
-                    const int r = 8 * j + 2 * q + pp;
-                    const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
-                                          ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
-                    sm90::st_shared_f32(addr, p.alpha * acc[4 * (8 * round + j) + 2 * h + pp]);
-                  }
-            },
-            [&](int round) {
-              sm90::tma_store_2d(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round);
-              sm90::tma_store_2d(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round);
-            });
-      }
-    }
+                      for (int pp = 0; pp < 2; ++pp) {
+                        const int r = 8 * j + 2 * q + pp;
+                        const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
+                                              ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
+                        sm90::st_shared_f32(addr, p.alpha * acc[4 * (8 * round + j) + 2 * h + pp]);
+                      }
+                },
+                [&](int round) {
+                  sm90::tma_store_2d(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round);
+                  sm90::tma_store_2d(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round);
+                });
+          }
+        });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();
     }
