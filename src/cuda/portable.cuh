@@ -128,6 +128,18 @@ template <>
 __device__ __forceinline__ bf16_t from_float<bf16_t>(float v) { return __float2bfloat16_rn(v); }
 #endif
 
+
+/// Calls fn(T{}) with T the device storage type of `dtype` (float, half_t, bf16_t): the
+/// one switch from a call's dtype to the kernels' element type.
+template <class Fn>
+void with_storage_type(core::DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case core::DType::F32: fn(float{}); break;
+    case core::DType::F16: fn(half_t{}); break;
+    case core::DType::BF16: fn(bf16_t{}); break;
+  }
+}
+
 }  // namespace gpukern::gpu
 
 // ---- Additions for the GEMM ladder (additive; existing names above are unchanged) ----

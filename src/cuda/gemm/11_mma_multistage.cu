@@ -563,11 +563,7 @@ std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaC
 
 void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  switch (args.ab_type) {
-    case core::DType::F16: launch_mma_typed<gpu::half_t>(args, ctx); break;
-    case core::DType::BF16: launch_mma_typed<gpu::bf16_t>(args, ctx); break;
-    default: launch_mma_typed<float>(args, ctx); break;
-  }
+  gpu::with_storage_type(args.ab_type, [&](auto t) { launch_mma_typed<decltype(t)>(args, ctx); });
 }
 
 }  // namespace gpukern::cuda::gemm

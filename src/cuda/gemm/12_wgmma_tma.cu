@@ -875,11 +875,7 @@ void launch_wgmma_typed(const core::GemmArgs& args, const CudaContext& ctx, Wgmm
 
 template <class Cfg>
 void launch_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx, WgmmaOptions opt = {}) {
-  switch (args.ab_type) {
-    case core::DType::F16: launch_wgmma_typed<Cfg, gpu::half_t>(args, ctx, opt); break;
-    case core::DType::BF16: launch_wgmma_typed<Cfg, gpu::bf16_t>(args, ctx, opt); break;
-    default: launch_wgmma_typed<Cfg, float>(args, ctx, opt); break;
-  }
+  gpu::with_storage_type(args.ab_type, [&](auto t) { launch_wgmma_typed<Cfg, decltype(t)>(args, ctx, opt); });
 }
 
 /// Whether this module holds sm_90a machine code for the kernels (a build without the

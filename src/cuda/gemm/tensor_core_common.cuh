@@ -192,17 +192,10 @@ inline bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx) 
   if (args.k != 0) return false;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
   const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(args.m * args.n, 256), 4096));
-  switch (args.c_type) {
-    case core::DType::F32:
-      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<float*>(args.c), args.ldc, m, n, args.beta);
-      break;
-    case core::DType::F16:
-      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<gpu::half_t*>(args.c), args.ldc, m, n, args.beta);
-      break;
-    case core::DType::BF16:
-      scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<gpu::bf16_t*>(args.c), args.ldc, m, n, args.beta);
-      break;
-  }
+  gpu::with_storage_type(args.c_type, [&](auto t) {
+    using CT = decltype(t);
+    scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc, m, n, args.beta);
+  });
   GK_LAUNCH_CHECK();
   return true;
 }

@@ -66,15 +66,7 @@ inline int64_t vector_elems(const core::SoftmaxArgs& a) {
   return vector_path_ok(a) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(a.dtype)) : 1;
 }
 
-/// Calls fn(T{}) with T the storage type of `dtype`.
-template <class Fn>
-void with_storage_type(core::DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case core::DType::F32: fn(float{}); break;
-    case core::DType::F16: fn(gpu::half_t{}); break;
-    case core::DType::BF16: fn(gpu::bf16_t{}); break;
-  }
-}
+using gpu::with_storage_type;
 
 /// Calls fn(T{}, std::integral_constant<int, V>{}) with T the call's storage type and V
 /// the elements per access: kVectorElems<T> where the 16-byte path serves the call
