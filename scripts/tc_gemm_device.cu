@@ -505,40 +505,27 @@ int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
   if (mode == "variants") {
     using namespace gemm;
-    auto variants_for = [&](auto in) {
-      using T = decltype(in);
-      auto with = [&](auto cfg, WgmmaOptions opt) {
-        using Cfg = decltype(cfg);
-        return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
-      };
-      using Plain = WgmmaConfig<3, 1, 40, 232, 16, 4, 0>;
-      using S2 = WgmmaConfig<3, 1, 40, 232, 16, 4, 2>;
-      return std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>{
-          {"plain", with(Plain{}, {})},
-          {"nosplit", with(TmaConfig{}, {0})},
-          {"stagger2", with(S2{}, {})},
-          {"s1_c2", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 1>{}, {})},
-          {"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})},
-          {"s1_g32", with(WgmmaConfig<3, 1, 40, 232, 32, 4, 1>{}, {})},
-          {"s1_st4e2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 1>{}, {})},
-      };
+    // The variants dispatch on the call's dtype themselves: one list serves bf16 and f16.
+    auto with = [&](auto cfg, WgmmaOptions opt) {
+      using Cfg = decltype(cfg);
+      return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
     };
-    auto vb = variants_for(gpu::bf16_t{});
-    auto vh = variants_for(gpu::half_t{});
     // mma_multistage candidates first (right after the rungs, before the wgmma variants).
-    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> mc;
-    for (const auto& c : mma_candidates()) mc.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
-    vb.insert(vb.begin(), mc.begin(), mc.end());
-    vh.insert(vh.begin(), mc.begin(), mc.end());
+    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> v;
+    for (const auto& c : mma_candidates()) v.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
+    v.push_back({"plain", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 0>{}, {})});
+    v.push_back({"nosplit", with(TmaConfig{}, {0})});
+    v.push_back({"stagger2", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 2>{}, {})});
+    v.push_back({"s1_c2", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 1>{}, {})});
+    v.push_back({"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})});
+    v.push_back({"s1_g32", with(WgmmaConfig<3, 1, 40, 232, 32, 4, 1>{}, {})});
+    v.push_back({"s1_st4e2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 1>{}, {})});
     if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
-      auto unlisted = [only](const auto& v) { return !std::strstr(only, v.first.c_str()); };
-      vb.erase(std::remove_if(vb.begin(), vb.end(), unlisted), vb.end());
-      vh.erase(std::remove_if(vh.begin(), vh.end(), unlisted), vh.end());
+      auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
+      v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
     }
-    bench_one(ctx, h, 4096, 4096, 4096, DType::BF16, false, false, false, vb);
-    bench_one(ctx, h, 8192, 8192, 8192, DType::BF16, false, false, false, vb);
-    bench_one(ctx, h, 4096, 4096, 4096, DType::F16, false, false, false, vh);
-    bench_one(ctx, h, 8192, 8192, 8192, DType::F16, false, false, false, vh);
+    for (const DType dt : {DType::BF16, DType::F16})
+      for (const int64_t size : {4096, 8192}) bench_one(ctx, h, size, size, size, dt, false, false, false, v);
     return 0;
   }
   const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 4093}};
