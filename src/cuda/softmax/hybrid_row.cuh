@@ -33,6 +33,12 @@
 
 #include "cuda/softmax/softmax_common.cuh"
 
+// Timeline probe points (scripts/softmax_phase_probe.cu defines it; nothing elsewhere):
+// 0 entry, 1 the CTA's statistics reduced, 2 the cluster's merged, 3 exit.
+#ifndef GPUKERN_SOFTMAX_TRACE
+#define GPUKERN_SOFTMAX_TRACE(point) ((void)0)
+#endif
+
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GPUKERN_SOFTMAX_HYBRID_CLUSTER 1
 #include "cuda/cluster.cuh"
@@ -112,6 +118,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     const int smem_vecs = static_cast<int>(chunk - reg_count);
     const bool keep_exp = !a.log;
     int parity = 0;
+    GPUKERN_SOFTMAX_TRACE(0);
     for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += gridDim.x / cluster_size) {
       const T* x = a.x + row * a.ldx + begin * V;
       RowFragment<T, V, kPacks> frag;
@@ -178,6 +185,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       }
       const RowStats mine_smem = m == -INFINITY ? empty_stats() : RowStats{m, sum};
       RowStats stats = block_reduce<kThreads>(merge(mine_regs, mine_smem), scratch[parity]);
+      GPUKERN_SOFTMAX_TRACE(1);
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
       if constexpr (kCluster) {
         if (threadIdx.x == 0) cta_stats[parity] = stats;
@@ -189,6 +197,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         stats = group_reduce<gpu::kWarpSize>(stats);
       }
 #endif
+      GPUKERN_SOFTMAX_TRACE(2);
       parity ^= 1;
       T* y = a.y + row * a.ldy + begin * V;
       frag.store(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, a.log);
@@ -209,6 +218,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
     if constexpr (kCluster) cluster::sync_aligned();  // no CTA exits while another reads its pair
 #endif
+    GPUKERN_SOFTMAX_TRACE(3);
   }
 }
 
