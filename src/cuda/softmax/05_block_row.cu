@@ -109,11 +109,12 @@ __global__ void __launch_bounds__(kSmemThreads) block_row_smem_kernel(RowArgs<T>
 #pragma unroll
       for (int u = 0; u < kSmemUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kSmemThreads;
-        if (i >= num_vec) break;
-        staged[i] = packs[u];
-        float v[V];
-        unpack(packs[u], v);
-        mine = add_values(mine, v);
+        if (i < num_vec) {  // (a break here kept hipcc from unrolling the loop)
+          staged[i] = packs[u];
+          float v[V];
+          unpack(packs[u], v);
+          mine = add_values(mine, v);
+        }
       }
     }
     const RowStats stats = block_reduce<kSmemThreads>(mine, scratch[parity]);
