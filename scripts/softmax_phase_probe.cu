@@ -46,17 +46,10 @@ __device__ __forceinline__ void probe_trace(int point) {
 
 #include "cuda/cluster.cuh"
 #include "cuda/softmax/hybrid_row.cuh"
+#include "cuda/softmax/dev/driver_common.hpp"
 
 namespace sm = gpukern::cuda::softmax;
 
-#define CHECK(x)                                                                               \
-  do {                                                                                         \
-    cudaError_t e_ = (x);                                                                      \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
 
 __global__ void mark_kernel(int slot) { g_mark[slot] = global_timer(); }
 
@@ -73,16 +66,6 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
   for (; i < n; i += stride) __stcs(y + i, __ldcs(x + i));
 }
 
-__device__ __forceinline__ void cp16(void* smem, const void* gmem) {
-  const uint32_t s = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem) : "memory");
-}
-__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_wait() {
-  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
-}
-
 /// One CTA's chunk [begin, begin + n) of 16-byte vectors: kPacks a thread in registers,
 /// the rest in shared memory. kHalves = 1: load all, (cluster barrier), store all.
 /// kHalves = 2: the shared part in two groups, the first stored while the second lands.
@@ -97,10 +80,10 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   const int smem_count = static_cast<int>(n - reg_count);
   const int half = kHalves == 2 ? (smem_count / 2 + 1023) / 1024 * 1024 : smem_count;
   const uint4* src = x + begin + reg_count;
-  for (int j = threadIdx.x; j < half; j += 1024) cp16(staged + j, src + j);
-  cp_commit();
-  for (int j = half + threadIdx.x; j < smem_count; j += 1024) cp16(staged + j, src + j);
-  cp_commit();
+  for (int j = threadIdx.x; j < half; j += 1024) gpukern::gpu::cp_async_16(staged + j, src + j);
+  gpukern::gpu::cp_async_commit();
+  for (int j = half + threadIdx.x; j < smem_count; j += 1024) gpukern::gpu::cp_async_16(staged + j, src + j);
+  gpukern::gpu::cp_async_commit();
   uint4 r[kPacks];
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
@@ -108,10 +91,10 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
     if (i < reg_count) r[k] = __ldcs(x + begin + i);
   }
   if constexpr (kHalves == 1) {
-    cp_wait<0>();
+    gpukern::gpu::cp_async_wait<0>();
     __syncthreads();
     probe_trace(1);
-    if constexpr (kCluster) asm volatile("barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned;" ::: "memory");
+    if constexpr (kCluster) gpukern::cuda::cluster::sync_aligned();
     probe_trace(2);
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
@@ -120,10 +103,10 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
     }
     for (int j = threadIdx.x; j < smem_count; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
   } else {
-    cp_wait<1>();
+    gpukern::gpu::cp_async_wait<1>();
     probe_trace(1);
     for (int j = threadIdx.x; j < half; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
-    cp_wait<0>();
+    gpukern::gpu::cp_async_wait<0>();
     probe_trace(2);
     for (int j = half + threadIdx.x; j < smem_count; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
 #pragma unroll
@@ -162,14 +145,14 @@ static void launch_cluster(const void* kernel, void** args, int blocks, int thre
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  CHECK(cudaLaunchKernelExC(&cfg, kernel, args));
+  CHECK_CUDA(cudaLaunchKernelExC(&cfg, kernel, args));
 }
 
 template <class K>
 static void prepare(K kernel, size_t smem, bool nonportable) {
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  if (nonportable) CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  if (nonportable) CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
 template <class T>
@@ -179,9 +162,9 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   const int64_t vecs = bytes / 16;
   void *x, *y, *flush;
   const size_t flush_bytes = size_t(512) << 20;
-  CHECK(cudaMalloc(&x, bytes));
-  CHECK(cudaMalloc(&y, bytes));
-  CHECK(cudaMalloc(&flush, flush_bytes));
+  CHECK_CUDA(cudaMalloc(&x, bytes));
+  CHECK_CUDA(cudaMalloc(&y, bytes));
+  CHECK_CUDA(cudaMalloc(&flush, flush_bytes));
   {
     std::vector<T> h(elems);
     uint32_t s = 12345;
@@ -189,12 +172,12 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       s = s * 1664525u + 1013904223u;
       v = static_cast<T>(static_cast<float>(s >> 8) / 16777216.0f * 8.0f - 4.0f);
     }
-    CHECK(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
+    CHECK_CUDA(cudaMemcpy(x, h.data(), bytes, cudaMemcpyHostToDevice));
   }
   cudaStream_t stream;
-  CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<Probe> probes;
-  probes.push_back({"copy", 0, [=](cudaStream_t s) { CHECK(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); }});
+  probes.push_back({"copy", 0, [=](cudaStream_t s) { CHECK_CUDA(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); }});
   probes.push_back({"stream", 0, [=](cudaStream_t s) {
                       stream_copy<<<sms * 8, 256, 0, s>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), vecs);
                     }});
@@ -271,8 +254,8 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   for (size_t i = policy_index + 1; i < probes.size(); ++i) probes[i].check = true;
 
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  CHECK_CUDA(cudaEventCreate(&e0));
+  CHECK_CUDA(cudaEventCreate(&e1));
   std::printf("\n== %s 64x262144 (%lld MB in + out), 512 MiB flush before each call, median of %d\n", dtype,
               static_cast<long long>(2 * bytes >> 20), reps);
   double copy_us = 0;
@@ -281,22 +264,22 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     auto& p = probes[pi];
     std::vector<double> t;
     for (int r = 0; r < reps + 3; ++r) {
-      CHECK(cudaMemsetAsync(flush, r & 0xff, flush_bytes, stream));
-      CHECK(cudaEventRecord(e0, stream));
+      CHECK_CUDA(cudaMemsetAsync(flush, r & 0xff, flush_bytes, stream));
+      CHECK_CUDA(cudaEventRecord(e0, stream));
       p.launch(stream);
-      CHECK(cudaEventRecord(e1, stream));
-      CHECK(cudaEventSynchronize(e1));
+      CHECK_CUDA(cudaEventRecord(e1, stream));
+      CHECK_CUDA(cudaEventSynchronize(e1));
       float ms;
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      CHECK_CUDA(cudaEventElapsedTime(&ms, e0, e1));
       if (r >= 3) t.push_back(ms * 1000.0);
     }
-    CHECK(cudaGetLastError());
+    CHECK_CUDA(cudaGetLastError());
     const double us = median(t);
     if (p.name == "copy") copy_us = us;
     std::string verdict;
-    if (pi == policy_index) CHECK(cudaMemcpy(ref.data(), y, bytes, cudaMemcpyDeviceToHost));
+    if (pi == policy_index) CHECK_CUDA(cudaMemcpy(ref.data(), y, bytes, cudaMemcpyDeviceToHost));
     if (p.check) {
-      CHECK(cudaMemcpy(got.data(), y, bytes, cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(got.data(), y, bytes, cudaMemcpyDeviceToHost));
       double worst = 0;
       for (int64_t i = 0; i < elems; ++i) {
         const double r = static_cast<float>(ref[i]), g = static_cast<float>(got[i]);
@@ -315,17 +298,17 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   std::printf("-- timelines (us after the marker kernel; CTA quantiles min/10%%/50%%/90%%/max)\n");
   for (auto& p : probes) {
     if (p.blocks == 0) continue;
-    CHECK(cudaMemsetAsync(flush, 0x5a, flush_bytes, stream));
+    CHECK_CUDA(cudaMemsetAsync(flush, 0x5a, flush_bytes, stream));
     std::vector<unsigned long long> zero(4096 * 4, 0);
-    CHECK(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
+    CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
     mark_kernel<<<1, 1, 0, stream>>>(0);
     p.launch(stream);
     mark_kernel<<<1, 1, 0, stream>>>(1);
-    CHECK(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
     std::vector<unsigned long long> tr(4096 * 4);
     unsigned long long mk[2];
-    CHECK(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
-    CHECK(cudaMemcpyFromSymbol(mk, g_mark, sizeof(mk)));
+    CHECK_CUDA(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
+    CHECK_CUDA(cudaMemcpyFromSymbol(mk, g_mark, sizeof(mk)));
     std::printf("%s: after-marker %.2f us\n", p.name.c_str(), (mk[1] - mk[0]) * 1e-3);
     const char* names[4] = {"entry", "loaded", "merged", "exit"};
     for (int pt = 0; pt < 4; ++pt) {
@@ -338,16 +321,16 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       std::printf("  %-7s %8.2f %8.2f %8.2f %8.2f %8.2f\n", names[pt], q(0), q(0.1), q(0.5), q(0.9), q(1));
     }
   }
-  CHECK(cudaFree(x));
-  CHECK(cudaFree(y));
-  CHECK(cudaFree(flush));
-  CHECK(cudaStreamDestroy(stream));
+  CHECK_CUDA(cudaFree(x));
+  CHECK_CUDA(cudaFree(y));
+  CHECK_CUDA(cudaFree(flush));
+  CHECK_CUDA(cudaStreamDestroy(stream));
 }
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
   cudaDeviceProp prop;
-  CHECK(cudaGetDeviceProperties(&prop, 0));
+  CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
   std::printf("%s, %d SMs, L2 %d MB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
   run_dtype<__half>("f16", reps, prop.multiProcessorCount, prop.sharedMemPerBlockOptin);
   run_dtype<float>("f32", reps, prop.multiProcessorCount, prop.sharedMemPerBlockOptin);
