@@ -149,6 +149,83 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
             if (keep_smem) staged[j] = p;
           }
         }
+      } else if constexpr (kDepth < 0) {
+        // Arrival order (experimental, development probe only): every shared-memory
+        // slot of this thread is first filled with a sentinel word, then all copies go
+        // out at once, and the thread folds whichever vectors have landed (no word left
+        // equal to the sentinel) in any order, the register part when a pass finds
+        // nothing new. A vector whose data really holds the sentinel word is folded
+        // after the final wait. Folding in issue order waits for the slowest copy of
+        // every prefix; this folds what is there.
+        constexpr uint32_t kSentinel = 0xFFFFFFFFu;
+        const int mine = smem_vecs > static_cast<int>(threadIdx.x)
+                             ? (smem_vecs - static_cast<int>(threadIdx.x) + kThreads - 1) / kThreads
+                             : 0;
+        uint32_t* const words = reinterpret_cast<uint32_t*>(staged);
+        for (int k = 0; k < mine; ++k) {
+          const int j = threadIdx.x + k * kThreads;
+          reinterpret_cast<uint4*>(staged)[j] = make_uint4(kSentinel, kSentinel, kSentinel, kSentinel);
+        }
+        frag.load(x, threadIdx.x, kThreads, reg_count);
+        for (int k = 0; k < mine; ++k) {
+          const int j = threadIdx.x + k * kThreads;
+          gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+        }
+        gpu::cp_async_commit();
+        uint64_t pending = mine >= 64 ? ~0ull : ((1ull << mine) - 1);
+        bool regs_done = false;
+        auto fold = [&](const Pack<T, V>& p) {
+          const float nm = nan_max(m, pack_max(p));
+          if (nm != m) {
+            sum = sum == 0.0f ? 0.0f : sum * fast_exp2((m - nm) * kLog2e);
+            m = nm;
+          }
+          if (m != -INFINITY) {
+#pragma unroll
+            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+          }
+        };
+        int idle = 0;
+        while (pending != 0 && mine <= 64) {
+          bool progress = false;
+          for (uint64_t b = pending; b != 0; b &= b - 1) {
+            const int k = __ffsll(static_cast<long long>(b)) - 1;
+            const int j = threadIdx.x + k * kThreads;
+            uint32_t w0, w1, w2, w3;
+            asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(w0) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(words + 4 * j))) : "memory");
+            if (w0 == kSentinel) continue;
+            asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(w0), "=r"(w1), "=r"(w2), "=r"(w3)
+                         : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(words + 4 * j)))
+                         : "memory");
+            if (w0 == kSentinel || w1 == kSentinel || w2 == kSentinel || w3 == kSentinel) continue;
+            const uint4 raw = make_uint4(w0, w1, w2, w3);
+            Pack<T, V> p;
+            memcpy(&p, &raw, sizeof(p));
+            fold(p);
+            pending &= ~(1ull << k);
+            progress = true;
+          }
+          if (progress) {
+            idle = 0;
+            continue;
+          }
+          if (!regs_done) {
+            mine_regs = frag.stats(keep_exp);
+            regs_done = true;
+            continue;
+          }
+          // Nothing new: back off; after ~40 us of nothing, wait for every copy.
+          if (++idle > 400) break;
+          __nanosleep(100);
+        }
+        if (!regs_done) mine_regs = frag.stats(keep_exp);
+        gpu::cp_async_wait<0>();
+        for (uint64_t b = pending; b != 0; b &= b - 1) {
+          const int k = __ffsll(static_cast<long long>(b)) - 1;
+          fold(staged[threadIdx.x + k * kThreads]);
+        }
+        for (int k = 64; k < mine; ++k) fold(staged[threadIdx.x + k * kThreads]);
       } else {
         // Pipelined: the register loads, then the first kDepth shared-memory vectors of
         // this thread (one commit group each), then for vector k: issue vector k + kDepth,
