@@ -15,8 +15,7 @@
 //                no arithmetic; /cN adds a cluster barrier of N CTAs between them
 //   halves       the same chunk in two cp.async groups: the first half stored while
 //                the second lands
-//   hybrid       split_row's policy kernel (hybrid_row.cuh) and other depths of it (any:
-//                folded in arrival order), with
+//   hybrid       split_row's policy kernel (hybrid_row.cuh) and other depths of it, with
 //                %globaltimer stamps per CTA (GPUKERN_SOFTMAX_TRACE); outputs compared
 //                with the policy's
 // A traced call after the timed ones prints, per kernel, the stamps' spread relative to
@@ -252,10 +251,6 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 0>, {1024, 4, 1, 0}, cl, 0, "1024x4+s1/d0" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, cl, 0, "1024x4+s1/d4" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 12>, {1024, 4, 1, 12}, cl, 0, "1024x4+s1/d12" + c);
-  // Arrival order: sentinel-filled slots, every copy in flight, folded as they land.
-  add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, -1>, {1024, 4, 1, -1}, cl, 0, "1024x4+s1/any" + c);
-  if constexpr (sizeof(T) == 4)
-    add_hybrid(sm::hybrid_row_kernel<T, V, 256, 8, 4, true, -1>, {256, 8, 4, -1}, 16, 0, "256x8+s4/any/c16");
   for (size_t i = policy_index + 1; i < probes.size(); ++i) probes[i].check = true;
 
   cudaEvent_t e0, e1;

@@ -73,15 +73,6 @@ std::vector<RungEntry> rungs() {
            [](const core::GemmArgs& g, const CudaContext& c) {
              if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {0});
            }},
-          // Narrow tail tiles forced: the bottom tile row, and every tile row (all narrow).
-          {"wgmma_narrow1", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {-1, 1});
-           }},
-          {"wgmma_narrow_all", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {-1, 1 << 20});
-           }},
           {"wgmma_stagger", gemm::gemm_wgmma_tma_supports,
            [](const core::GemmArgs& g, const CudaContext& c) {
              if (!gemm::tc_trivial_call(g, c))
@@ -522,11 +513,8 @@ int main(int argc, char** argv) {
     // mma_multistage candidates first (right after the rungs, before the wgmma variants).
     std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> v;
     for (const auto& c : mma_candidates()) v.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
-    v.push_back({"nonarrow", with(TmaConfig{}, {-1, 0})});
-    v.push_back({"nonarrow_nosplit", with(TmaConfig{}, {0, 0})});
-    v.push_back({"narrow_r4", with(TmaConfig{}, {0, 4})});
-    v.push_back({"narrow_r12", with(TmaConfig{}, {0, 12})});
     v.push_back({"plain", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 0>{}, {})});
+    v.push_back({"nosplit", with(TmaConfig{}, {0})});
     v.push_back({"stagger2", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 2>{}, {})});
     v.push_back({"s1_c2", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 1>{}, {})});
     v.push_back({"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})});

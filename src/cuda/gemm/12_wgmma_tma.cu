@@ -58,8 +58,6 @@ template <int kStages_, int kClusterM_, int kProducerRegs_, int kConsumerRegs_, 
           int kStagger_ = 0>
 struct WgmmaConfig {
   static constexpr int kBlockM = 128, kBlockN = 256;
-  // Width of the narrow tiles that may finish a partial last round (WgmmaSchedule).
-  static constexpr int kNarrowN = 232;
   static constexpr int kConsumers = 2;   // consumer warpgroups, 64 rows of the tile each
   static constexpr int kStages = kStages_;
   static constexpr int kClusterM = kClusterM_;
@@ -132,10 +130,6 @@ using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int split_first = 0, split_kb = 0;  // split_first == total: no split
-  // Narrow tail (plan_narrow_tail): tiles narrow_first .. total - 1 are kNarrowN wide and
-  // cover the bottom narrow_tiles_m tile rows (below the cluster_tiles_m rows of full
-  // tiles), narrow_tiles_n of them a row. narrow_first == total: none.
-  int narrow_first = 0, narrow_tiles_m = 0, narrow_tiles_n = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t epoch = 0;
@@ -238,22 +232,6 @@ struct WgmmaSmem {
   }
 };
 
-/// Where tile `t` of the schedule starts in C (block-tile rows of kClusterM CTAs stacked
-/// along M, `rank` this CTA's place in its cluster), and whether it is a narrow tile.
-template <class Cfg>
-__host__ __device__ __forceinline__ bool schedule_origin(const WgmmaSchedule& s, int t, int rank, int& m0, int& n0) {
-  if (t < s.narrow_first) {
-    const TileCoord c = tile_coords(t, s.cluster_tiles_m, s.tiles_n, Cfg::kGroupM / Cfg::kClusterM);
-    m0 = (c.m * Cfg::kClusterM + rank) * Cfg::kBlockM;
-    n0 = c.n * Cfg::kBlockN;
-    return false;
-  }
-  const TileCoord c = tile_coords(t - s.narrow_first, s.narrow_tiles_m, s.narrow_tiles_n, Cfg::kGroupM);
-  m0 = (s.cluster_tiles_m + c.m) * Cfg::kBlockM;  // narrow tiles: no clusters (plan_narrow_tail)
-  n0 = c.n * Cfg::kNarrowN;
-  return true;
-}
-
 /// Position in the ring of stages, shared by the producer and the consumers.
 template <int kStages>
 struct StageRing {
@@ -340,30 +318,18 @@ __device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing
 /// A consumer warpgroup's walk over its CTA's work units, in the producer's order
 /// (work_unit): `mainloop(unit, index)` accumulates the unit's K blocks into `acc`; a
 /// split tile then goes through split_fixup, and the warpgroup left holding the whole
-/// sum runs `epilogue(m0, n0, narrow)` for the tile at `origin(tile)`; `narrow` (a
-/// std::bool_constant) tells the narrow tiles of the last round from the full ones.
+/// sum runs `epilogue(m0, n0)` for the tile at `origin(tile)`.
 template <class Origin, class Mainloop, class Epilogue>
 __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int consumer,
                                               float (&acc)[128], Origin origin, Mainloop mainloop,
                                               Epilogue epilogue) {
   WorkUnit u;
-  int i = 0;
-  for (; work_unit(sched, cta, ctas, i, u) && u.tile < sched.narrow_first; ++i) {
-    mainloop(u, i, std::false_type{});
+  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
+    mainloop(u, i);
     if (u.split && !split_fixup(sched, u.slot, consumer, acc)) continue;
     int m0, n0;
     origin(u.tile, m0, n0);
-    epilogue(m0, n0, std::false_type{});
-  }
-  // Narrow tiles come last in every CTA's order. A loop of their own keeps the full
-  // tiles' accumulators out of it (the narrow wgmmas leave acc[116..127] unused), so
-  // ptxas need not reconcile the two register footprints inside a wgmma pipeline
-  // (which serializes the wgmmas). Never split (plan_narrow_tail excludes it).
-  for (; work_unit(sched, cta, ctas, i, u); ++i) {
-    mainloop(u, i, std::true_type{});
-    int m0, n0;
-    origin(u.tile, m0, n0);
-    epilogue(m0, n0, std::true_type{});
+    epilogue(m0, n0);
   }
 }
 
@@ -407,7 +373,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   else __syncthreads();
 
   auto tile_origin = [&](int t, int& m0, int& n0) {
-    return schedule_origin<Cfg>(sched, t, static_cast<int>(rank), m0, n0);
+    const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / kCluster);
+    m0 = (c.m * kCluster + static_cast<int>(rank)) * Cfg::kBlockM;
+    n0 = c.n * Cfg::kBlockN;
   };
 
   if (warpgroup == 0) {
@@ -466,99 +434,74 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     }
     consume_units(
         sched, cluster_id, clusters, consumer, acc, tile_origin,
-        [&](const WorkUnit& u, int unit, auto narrow_tag) {
-          // kNarrow: a narrow tile of the last round (m64n232 wgmmas; 16-bit inputs only).
-          constexpr bool kNarrow = sizeof(T) == 2 && decltype(narrow_tag)::value;
-          {
-            consume_tile(
-                sm, ring, u.kb_end - u.kb_begin,
-                [&](int stage, int kb, auto) {
-                  if constexpr (Cfg::kStagger > 0) {
-                    if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
-                  }
-                  sm90::wgmma_fence();
+        [&](const WorkUnit& u, int unit) {
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto) {
+                if constexpr (Cfg::kStagger > 0) {
+                  if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
+                }
+                sm90::wgmma_fence();
 #pragma unroll
-                  for (int kk = 0; kk < kKSteps; ++kk) {
-                    const uint64_t desc_a =
-                        sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
-                    const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
-                    const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-                    if constexpr (sizeof(T) != 2)
-                      sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
-                    else if constexpr (kNarrow)
-                      sm90::wgmma_m64n232k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                    else
-                      sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                for (int kk = 0; kk < kKSteps; ++kk) {
+                  const uint64_t desc_a =
+                      sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
+                  const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
+                  const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
+                  if constexpr (sizeof(T) == 2)
+                    sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else
+                    sm90::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                }
+              },
+              [](auto) {}, release);
+        },
+        [&](int m0, int n0) {
+          // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
+          // (i = 0..31) of its consumer's 64x256 slice.
+          if constexpr (std::is_void_v<OutT>) {
+            const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
+            const int col = n0 + 2 * (lane % 4);
+#pragma unroll
+            for (int i = 0; i < 32; ++i) {
+              store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
+              store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
+            }
+          } else {
+            // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
+            // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
+            // the store clips whatever lies outside C.
+            constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
+            constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
+            constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
+            const uint32_t staging = sm.c_staging(consumer);
+            const int r_lo = warp_in_group * 16 + lane / 4;
+            tma_store_rounds<Cfg::kBlockN / kRoundCols>(
+                consumer,
+                [&](int round) {
+#pragma unroll
+                  for (int j = 0; j < kRoundCols / 8; ++j) {
+                    const int i = round * (kRoundCols / 8) + j;
+                    const int cr = 8 * j + 2 * (lane % 4);
+                    const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+                    const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                      const int r = r_lo + 8 * h;
+                      const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                      const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
+                      if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
+                      else sm90::st_shared_v2f32(addr, v0, v1);
+                    }
                   }
                 },
-                [](auto) {}, release);
+                [&](int round) {
+#pragma unroll
+                  for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+                    sm90::tma_store_2d(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                                       m0 + consumer * 64);
+                });
           }
-        },
-        [&](int m0, int n0, auto narrow_tag) {
-          // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
-          // (i = 0..kWidth/8-1) of its consumer's 64 x kWidth slice.
-          auto epilogue = [&](auto width_tag) {
-            constexpr int kWidth = decltype(width_tag)::value;
-            if constexpr (std::is_void_v<OutT>) {
-              const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
-              const int col = n0 + 2 * (lane % 4);
-#pragma unroll
-              for (int i = 0; i < kWidth / 8; ++i) {
-                store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
-                store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
-              }
-            } else {
-              // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
-              // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
-              // the store clips whatever lies outside C. A narrow tile's last box starts
-              // kBoxCols before the tile's end (overlapping the box before it with the same
-              // values), so that no store reaches into the next tile.
-              constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
-              constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
-              constexpr int kBoxes = (kWidth + kBoxCols - 1) / kBoxCols;
-              constexpr int kRounds = (kBoxes + Cfg::kEpiBoxes - 1) / Cfg::kEpiBoxes;
-              static_assert(kWidth % 8 == 0 && kWidth >= kBoxCols, "boxes start on whole column groups");
-              auto box_start = [](int b) { return b * kBoxCols < kWidth - kBoxCols ? b * kBoxCols : kWidth - kBoxCols; };
-              const uint32_t staging = sm.c_staging(consumer);
-              const int r_lo = warp_in_group * 16 + lane / 4;
-              tma_store_rounds<kRounds>(
-                  consumer,
-                  [&](int round) {
-#pragma unroll
-                    for (int bl = 0; bl < Cfg::kEpiBoxes; ++bl) {
-                      const int b = round * Cfg::kEpiBoxes + bl;
-                      if (b >= kBoxes) continue;
-                      const uint32_t box = staging + bl * Cfg::kBoxBytes;
-#pragma unroll
-                      for (int g = 0; g < kBoxCols / 8; ++g) {
-                        const int i = box_start(b) / 8 + g;  // column group of the accumulators
-                        const uint32_t byte = (8 * g + 2 * (lane % 4)) * kOutBytes;
-#pragma unroll
-                        for (int h = 0; h < 2; ++h) {
-                          const int r = r_lo + 8 * h;
-                          const uint32_t addr =
-                              box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-                          const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
-                          if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
-                          else sm90::st_shared_v2f32(addr, v0, v1);
-                        }
-                      }
-                    }
-                  },
-                  [&](int round) {
-#pragma unroll
-                    for (int bl = 0; bl < Cfg::kEpiBoxes; ++bl) {
-                      const int b = round * Cfg::kEpiBoxes + bl;
-                      if (b < kBoxes && n0 + box_start(b) < p.n)
-                        sm90::tma_store_2d(&map_c, staging + bl * Cfg::kBoxBytes, n0 + box_start(b), m0 + consumer * 64);
-                    }
-                  });
-            }
-          };
-          if constexpr (sizeof(T) == 2 && decltype(narrow_tag)::value)
-            epilogue(std::integral_constant<int, Cfg::kNarrowN>{});
-          else
-            epilogue(std::integral_constant<int, Cfg::kBlockN>{});
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -602,7 +545,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / 2);
     m0 = c.m * kTileM;
     n0 = c.n * kTileN;
-    return false;  // no narrow tiles here
   };
   const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
@@ -646,7 +588,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     StageRing<Cfg::kStages> ring;
     consume_units(
         sched, first, step, consumer, acc, tile_origin,
-        [&](const WorkUnit& u, int, auto) {
+        [&](const WorkUnit& u, int) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto parity) {
@@ -679,7 +621,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             sm90::keep_registers(frag[1][kk]);
           }
         },
-        [&](int m0, int n0, auto) {
+        [&](int m0, int n0) {
           // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
           if constexpr (std::is_void_v<OutT>) {
 #pragma unroll
@@ -761,8 +703,7 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
 
 /// Launch options of the persistent kernels (the development driver sweeps them).
 struct WgmmaOptions {
-  int split = -1;   // plan_tail_split's helper_blocks: < 0 the cost model, 0 no split
-  int narrow = -1;  // plan_narrow_tail's narrow_rows: < 0 the cost model, 0 none
+  int split = -1;  // plan_tail_split's helper_blocks: < 0 the cost model, 0 no split
 };
 
 /// The persistent schedule of `tiles_m` x `tiles_n` tiles of `k_blocks` K blocks, no split.
@@ -773,58 +714,7 @@ WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks) {
   s.total = tiles_m * tiles_n;
   s.k_blocks = k_blocks;
   s.split_first = s.total;
-  s.narrow_first = s.total;
   return s;
-}
-
-/// The narrow tail: the bottom tile rows of C in tiles kNarrowN (232) wide instead of
-/// 256, so that a partial last round of 256-wide tiles becomes a full round of narrower
-/// ones. 4096^3 on 132 SMs: 512 tiles are 3.88 rounds, i.e. 4 rounds with 16 CTAs idle
-/// through the last; with the bottom 8 of 32 tile rows in 18 narrow tiles each (384 +
-/// 144 = 528 tiles, exactly 4 rounds) the busiest CTA runs 3 full tiles and one narrow
-/// (232/256 of the work): 3.91 rounds' time instead of 4. Unlike the tail split nothing
-/// is parked or added. `narrow_rows`: how many bottom tile rows go narrow; < 0 picks it
-/// from a cost model (CTA c takes tiles c, c + ctas, ...; a tile costs its width plus
-/// 8 columns' worth of fixed cost), used when it beats all-full tiles by 1% or more.
-/// Returns whether the schedule has narrow tiles. 16-bit inputs without clusters only.
-template <class Cfg>
-bool plan_narrow_tail(WgmmaSchedule& s, int ctas, int n, int narrow_rows) {
-  const int tiles_m = s.cluster_tiles_m, tiles_n = s.tiles_n;
-  const int narrow_n = ceil_div(n, Cfg::kNarrowN);
-  if (narrow_rows == 0 || s.total <= 0 || ctas <= 0) return false;
-  // Busiest CTA's time, in full-tile units, with the bottom `rows` tile rows narrow.
-  auto busiest = [&](int rows) {
-    const int64_t full = int64_t(tiles_m - rows) * tiles_n, total = full + int64_t(rows) * narrow_n;
-    const double narrow_cost = double(Cfg::kNarrowN + 8) / (Cfg::kBlockN + 8);
-    auto count = [&](int64_t x, int c) { return x / ctas + (x % ctas > c ? 1 : 0); };  // i < x, i % ctas == c
-    double worst = 0;
-    for (int c = 0; c < ctas; ++c) {
-      const int64_t f = count(full, c);
-      worst = std::max(worst, double(f) + narrow_cost * double(count(total, c) - f));
-    }
-    return worst;
-  };
-  int rows = std::min(narrow_rows, tiles_m);
-  if (narrow_rows < 0) {
-    // Candidates: up to two rounds' worth of narrow tiles (more only spreads the same gain).
-    const double base = busiest(0);
-    double best = base;
-    rows = 0;
-    const int most = std::min(tiles_m, 2 * ctas / std::max(1, narrow_n) + 2);
-    for (int r = 1; r <= most; ++r) {
-      const double t = busiest(r);
-      if (t < best - 1e-9) best = t, rows = r;
-    }
-    if (best > 0.99 * base) return false;
-  }
-  if (rows <= 0) return false;
-  s.cluster_tiles_m = tiles_m - rows;
-  s.narrow_first = s.cluster_tiles_m * tiles_n;
-  s.narrow_tiles_m = rows;
-  s.narrow_tiles_n = narrow_n;
-  s.total = s.narrow_first + rows * narrow_n;
-  s.split_first = s.total;
-  return true;
 }
 
 /// The K split of the last partial round over `ctas` persistent CTAs (WgmmaSchedule).
@@ -897,9 +787,7 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
   const int resident = resident_clusters<Cfg>(kernel, ctx);
   const int clusters = std::max(1, std::min(resident, sched.total));
   config.gridDim = dim3(clusters * Cfg::kClusterM);
-  // The narrow tail first (no workspace, no partial sums); the K split where it does not apply.
-  const bool narrow = sizeof(T) == 2 && Cfg::kClusterM == 1 && plan_narrow_tail<Cfg>(sched, clusters, p.n, opt.narrow);
-  const std::size_t ws_bytes = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 && !narrow ? opt.split : 0);
+  const std::size_t ws_bytes = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0);
   void* ws = ws_bytes ? attach_split_workspace(sched, ws_bytes, ctx) : nullptr;
   GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, p, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
