@@ -81,8 +81,7 @@ GemmDesc make_desc(const RungParam& p, const GemmCase& gc, const GemmOperands& o
 }
 
 /// Checks the output of a successful call; returns false when something failed.
-bool check_result(const RungParam& p, const GemmCase& gc, const GemmOperands& o,
-                  const HostArray& c_after, double bound) {
+bool check_result(const GemmCase& gc, const GemmOperands& o, const HostArray& c_after, double bound) {
   bool ok = true;
   const std::string outside = changes_outside(o.c_initial, c_after, o.wc);
   if (!outside.empty()) {
@@ -164,7 +163,7 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
       return Outcome::Failed;
     }
     // auto may pick a rung with tf32 arithmetic where the forced rung would be exact.
-    check_result(p, gc, o, fallback.c_after, error_bound(p.arithmetic, p.output_type));
+    check_result(gc, o, fallback.c_after, error_bound(p.arithmetic, p.output_type));
     return Outcome::Declined;
   }
   if (first.status != GK_SUCCESS) {
@@ -172,7 +171,7 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
                   << gk_status_name(first.status) << ": " << first.message;
     return Outcome::Failed;
   }
-  bool ok = check_result(p, gc, o, first.c_after, p.bound());
+  bool ok = check_result(gc, o, first.c_after, p.bound());
   if (nonempty) {
     const std::string used = dev.last_variant(GK_OP_GEMM);
     const std::string expected = p.forced() ? p.rung : first.selected;

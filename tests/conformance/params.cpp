@@ -29,6 +29,13 @@ const TypeConfig kSoftmaxTypes[] = {
     {"bf16", GK_BF16, GK_BF16, false},
 };
 
+/// The rows of one of the tables above, for range-for.
+struct TypeTable {
+  const TypeConfig *first, *last;
+  const TypeConfig* begin() const { return first; }
+  const TypeConfig* end() const { return last; }
+};
+
 bool listed(const std::vector<std::string>& dtypes, const std::string& name) {
   return std::find(dtypes.begin(), dtypes.end(), name) != dtypes.end();
 }
@@ -53,9 +60,9 @@ enum class Which { Listed, Unlisted };
 
 std::vector<RungParam> enumerate(gk_op op, Which which) {
   const bool gemm = op == GK_OP_GEMM;
-  std::vector<TypeConfig> types;
-  if (gemm) types.assign(std::begin(kGemmTypes), std::end(kGemmTypes));
-  else types.assign(std::begin(kSoftmaxTypes), std::end(kSoftmaxTypes));
+  // A view of the op's table (copying it into a vector drew a false -Wnonnull from g++ 12).
+  const TypeTable types = gemm ? TypeTable{std::begin(kGemmTypes), std::end(kGemmTypes)}
+                               : TypeTable{std::begin(kSoftmaxTypes), std::end(kSoftmaxTypes)};
 
   std::vector<RungParam> out;
   for (const auto& backend : known_backends()) {
