@@ -45,39 +45,29 @@ struct RungEntry {
   std::function<void(const core::GemmArgs&, const CudaContext&)> run;
 };
 
+/// A wgmma_tma configuration checked like the rung (declines what the rung declines).
+template <class Cfg>
+RungEntry wgmma_candidate(const char* name, gemm::WgmmaOptions opt = {}) {
+  return {name, gemm::gemm_wgmma_tma_supports, [opt](const core::GemmArgs& g, const CudaContext& c) {
+            if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<Cfg>(g, c, opt);
+          }};
+}
+
 std::vector<RungEntry> rungs() {
-  return {{"wmma", gemm::gemm_wmma_supports, gemm::gemm_wmma},
-          {"mma_multistage", gemm::gemm_mma_multistage_supports, gemm::gemm_mma_multistage},
-          {"wgmma_tma", gemm::gemm_wgmma_tma_supports, gemm::gemm_wgmma_tma},
+  using namespace gemm;
+  return {{"wmma", gemm_wmma_supports, gemm_wmma},
+          {"mma_multistage", gemm_mma_multistage_supports, gemm_mma_multistage},
+          {"wgmma_tma", gemm_wgmma_tma_supports, gemm_wgmma_tma},
           // Candidate configurations, checked like the rung.
-          {"wgmma_c2", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaClusterConfig>(g, c);
-           }},
-          {"wgmma_c4", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaCluster4Config>(g, c);
-           }},
+          wgmma_candidate<TmaClusterConfig>("wgmma_c2"),
+          wgmma_candidate<TmaCluster4Config>("wgmma_c4"),
           // The tail split forced on whenever the last round is partial: helpers take 1
           // K block (the owner usually arrives second and adds) or all but one (the
           // helper usually arrives second); and forced off.
-          {"wgmma_split_lo", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {1});
-           }},
-          {"wgmma_split_hi", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {1 << 20});
-           }},
-          {"wgmma_nosplit", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c)) gemm::launch_wgmma_config<gemm::TmaConfig>(g, c, {0});
-           }},
-          {"wgmma_stagger", gemm::gemm_wgmma_tma_supports,
-           [](const core::GemmArgs& g, const CudaContext& c) {
-             if (!gemm::tc_trivial_call(g, c))
-               gemm::launch_wgmma_config<gemm::WgmmaConfig<3, 1, 40, 232, 16, 4, 2>>(g, c);
-           }}};
+          wgmma_candidate<TmaConfig>("wgmma_split_lo", {1}),
+          wgmma_candidate<TmaConfig>("wgmma_split_hi", {1 << 20}),
+          wgmma_candidate<TmaConfig>("wgmma_nosplit", {0}),
+          wgmma_candidate<WgmmaConfig<3, 1, 40, 232, 16, 4, 2>>("wgmma_stagger")};
 }
 
 /// mma_multistage candidates for sm_90 16-bit, tile-divisible problems (the unchecked

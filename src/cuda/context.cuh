@@ -6,6 +6,8 @@
 #include "cuda/portable.cuh"
 
 #include <cstdint>
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,27 @@ std::string no_device_reason(gpu::error_t e);
 /// Properties of device `index` (the calling thread's current device is set). Throws core::Error.
 DeviceDescription describe_device(int index);
 }  // namespace vendor
+
+/// An occupancy answer (CTAs or clusters that fit at once), asked once per `key` and
+/// kept: for a given device, kernel and launch shape it never changes. `query(int*)`
+/// makes the occupancy call and returns its error; a failed query counts as 0 (its
+/// error cleared). One cache per call site (each passes its own lambda).
+template <class Key, class Query>
+int cached_occupancy(const Key& key, Query&& query) {
+  static std::mutex mutex;
+  static std::map<Key, int> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  }
+  int count = 0;
+  if (query(&count) != gpu::kSuccess) {
+    gpu::clear_last_error();
+    count = 0;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  return cache.emplace(key, count).first->second;
+}
 
 using GemmRung = core::Rung<core::GemmArgs, CudaContext>;
 using SoftmaxRung = core::Rung<core::SoftmaxArgs, CudaContext>;

@@ -46,7 +46,7 @@
 
 #include "cuda/gemm/tma_host.cuh"
 
-
+#include <utility>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -677,27 +677,21 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
   if constexpr (Cfg::kClusterM == 1) {
     return ctx.sm_count;
   } else {
-    static int cached[64] = {};
-    const int dev = ctx.device >= 0 && ctx.device < 64 ? ctx.device : 0;
-    if (cached[dev] > 0) return cached[dev];
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = Cfg::kClusterM;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(Cfg::kClusterM);
-    config.blockDim = dim3(Cfg::kThreads);
-    config.dynamicSmemBytes = Cfg::kSmemBytes;
-    config.attrs = attr;
-    config.numAttrs = 1;
-    int clusters = 0;
-    if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess || clusters <= 0) {
-      (void)cudaGetLastError();
-      clusters = ctx.sm_count / Cfg::kClusterM;
-    }
-    cached[dev] = clusters;
-    return clusters;
+    const int clusters = cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = Cfg::kClusterM;
+      attr[0].val.clusterDim.y = 1;
+      attr[0].val.clusterDim.z = 1;
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(Cfg::kClusterM);
+      config.blockDim = dim3(Cfg::kThreads);
+      config.dynamicSmemBytes = Cfg::kSmemBytes;
+      config.attrs = attr;
+      config.numAttrs = 1;
+      return cudaOccupancyMaxActiveClusters(n, kernel, &config);
+    });
+    return clusters > 0 ? clusters : ctx.sm_count / Cfg::kClusterM;
   }
 }
 
@@ -720,11 +714,13 @@ WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks) {
 /// The K split of the last partial round over `ctas` persistent CTAs (WgmmaSchedule).
 /// `helper_blocks`: K blocks each helper takes of a tail tile; < 0 picks it from a cost
 /// model (owner time k - x + c against the busiest helper's n (x + c), c = the K blocks'
-/// worth of time a partial takes to park or add), 0 turns the split off. Returns the
-/// workspace bytes the split needs (0: no split).
-std::size_t plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
+/// worth of time a partial takes to park or add), 0 turns the split off. A split
+/// schedule gets its workspace (partial sums, then the flags; from the stream-ordered
+/// pool) and a launch-unique epoch; returns that workspace for the caller to free after
+/// the launch, or null (no split).
+void* plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks, const CudaContext& ctx) {
   const int tail = s.total % ctas, helpers = ctas - tail;
-  if (s.total <= ctas || tail == 0 || helper_blocks == 0 || s.k_blocks < 2) return 0;
+  if (s.total <= ctas || tail == 0 || helper_blocks == 0 || s.k_blocks < 2) return nullptr;
   const int busiest = ceil_div(tail, helpers);  // tail tiles of the busiest helper
   int x = helper_blocks;
   if (x < 0) {
@@ -739,21 +735,16 @@ std::size_t plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
       const double t = std::max(s.k_blocks - c + kPartialBlocks, busiest * (c + kPartialBlocks));
       if (t < best) best = t, x = c;
     }
-    if (best > s.k_blocks - 2) return 0;  // not worth a launch workspace
+    if (best > s.k_blocks - 2) return nullptr;  // not worth a launch workspace
   }
   x = std::min(x, s.k_blocks - 1);
   s.split_first = s.total - tail;
   s.split_kb = s.k_blocks - x;
-  return static_cast<std::size_t>(tail) * 2 * (64 * 256 * sizeof(float) + 2 * sizeof(uint64_t));
-}
-
-/// Points the split schedule at its workspace (from the stream-ordered pool; the
-/// caller frees it after the launch) and tags it with a launch-unique epoch.
-void* attach_split_workspace(WgmmaSchedule& s, std::size_t bytes, const CudaContext& ctx) {
-  void* ws = workspace_alloc(bytes, ctx);
-  const int tail = s.total - s.split_first;
+  // Per split tile and consumer warpgroup: 64x256 f32 partial sums, and (claim, ready).
+  const std::size_t partial_bytes = static_cast<std::size_t>(tail) * 2 * 64 * 256 * sizeof(float);
+  void* ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(tail) * 2 * 2 * sizeof(uint64_t), ctx);
   s.partials = static_cast<float*>(ws);
-  s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + static_cast<std::size_t>(tail) * 2 * 64 * 256 * 4);
+  s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
   s.epoch = launch_tags(1);
   return ws;
 }
@@ -787,8 +778,7 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
   const int resident = resident_clusters<Cfg>(kernel, ctx);
   const int clusters = std::max(1, std::min(resident, sched.total));
   config.gridDim = dim3(clusters * Cfg::kClusterM);
-  const std::size_t ws_bytes = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0);
-  void* ws = ws_bytes ? attach_split_workspace(sched, ws_bytes, ctx) : nullptr;
+  void* ws = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0, ctx);
   GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, p, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
@@ -849,8 +839,7 @@ void launch_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, WgmmaOpt
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
-  const std::size_t ws_bytes = plan_tail_split(sched, grid, opt.split);
-  void* ws = ws_bytes ? attach_split_workspace(sched, ws_bytes, ctx) : nullptr;
+  void* ws = plan_tail_split(sched, grid, opt.split, ctx);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));

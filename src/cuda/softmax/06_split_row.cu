@@ -39,8 +39,6 @@
 #include <cooperative_groups.h>
 #endif
 
-#include <map>
-#include <mutex>
 #include <tuple>
 #include <utility>
 
@@ -355,21 +353,8 @@ int min_stream_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, in
 /// Clusters of `cluster_size` CTAs of this kernel (with `smem` dynamic bytes) that fit
 /// on the device at once (the persistent grid), cached; 0 = cannot launch.
 int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& config, int device, int cluster_size, size_t smem) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, int, size_t>, int> cache;
-  const auto key = std::make_tuple(device, kernel, cluster_size, smem);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  int clusters = 0;
-  if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &config) != cudaSuccess) {
-    cudaGetLastError();
-    clusters = 0;
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  cache[key] = clusters;
-  return clusters;
+  return cached_occupancy(std::make_tuple(device, kernel, cluster_size, smem),
+                          [&](int* clusters) { return cudaOccupancyMaxActiveClusters(clusters, kernel, &config); });
 }
 
 /// Launches the streaming kernel; false (nothing launched) when no cluster of this
@@ -540,21 +525,9 @@ std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext& ctx, i
 #if defined(GPUKERN_CUDA)
 /// CTAs of `kernel` an SM with `smem` dynamic bytes, cached; 0 on error.
 int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem) {
-  static std::mutex mutex;
-  static std::map<std::tuple<int, const void*, size_t>, int> cache;
-  const auto key = std::make_tuple(device, kernel, smem);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (const auto it = cache.find(key); it != cache.end()) return it->second;
-  }
-  int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, smem) != cudaSuccess) {
-    cudaGetLastError();
-    blocks = 0;
-  }
-  std::lock_guard<std::mutex> lock(mutex);
-  cache[key] = blocks;
-  return blocks;
+  return cached_occupancy(std::make_tuple(device, kernel, smem), [&](int* blocks) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, smem);
+  });
 }
 
 /// Launches the grid kernel cooperatively; false (nothing launched) when the ring does
@@ -705,15 +678,7 @@ Plan register_plan(const core::SoftmaxArgs& args) {
   return {Path::Blocks, 0, 0};
 }
 
-/// The grid configuration the policy takes for this call, or -1: none while the grid
-/// path measures below the cluster policy and the split across blocks (NOTES runs 7-8).
-int pick_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  (void)args;
-  (void)ctx;
-  return -1;
-}
-
-/// The cluster policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
+/// The policy: on sm_90+ with the 16-byte path, the hybrid cluster kernel with the
 /// smallest cluster that holds the row. f32: 256 x 8 + shared memory, 4 CTAs an SM
 /// (64x262144, H100 2026-11-21: 2.33 TB/s = 84% of the copy against 2.29 for 256 x 4
 /// and 2.06 for the register path; the pipelined /d8 form measured the same, 84%).
@@ -722,8 +687,9 @@ int pick_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 /// bf16 84.2%, against 78.3% and 77.6% for 256 x 4 + s4 in the same run); with fewer
 /// rows, 256 x 4 + shared memory, 4 CTAs an SM, which spreads them over more SMs
 /// (not measured against each other there). The register plan without the 16-byte path
-/// or beyond 16 CTAs; before sm_90, the split across blocks.
-Plan pick_cluster_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+/// or beyond 16 CTAs; before sm_90, the split across blocks. Never the grid path: it
+/// measures below both (NOTES runs 7-9; development configurations only).
+Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (!ctx.cluster_launch) return {Path::Blocks, 0, 0};
   if (vector_path_ok(args)) {
     if (args.dtype != core::DType::F32) {
@@ -736,14 +702,6 @@ Plan pick_cluster_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     if (size <= kMaxCluster) return {Path::Hybrid, config, size};
   }
   return register_plan(args);
-}
-
-/// The policy: the grid path where it measured better (see pick_grid_config), else the
-/// cluster policy above.
-Plan pick_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  const int grid = pick_grid_config(args, ctx);
-  if (grid >= 0) return {Path::Grid, grid, 0};
-  return pick_cluster_plan(args, ctx);
 }
 
 /// Runs a plan; false when a streaming plan found no room for its cluster (nothing ran).
@@ -786,11 +744,7 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
 }
 
 void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) {
-  if (try_plan(args, ctx, plan)) return;
-  // A refused grid plan falls back to the cluster policy (or the split across blocks),
-  // a refused cluster plan to the register plan.
-  if (plan.path == Path::Grid && try_plan(args, ctx, pick_cluster_plan(args, ctx))) return;
-  try_plan(args, ctx, register_plan(args));
+  if (!try_plan(args, ctx, plan)) try_plan(args, ctx, register_plan(args));
 }
 
 }  // namespace
