@@ -128,6 +128,24 @@ __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned lon
   store_word(&p->sum_word, pack_word(s.sum, sum_check(tag)));
 }
 
+/// True, with the statistics in `out`, when both words of a copy of a partial carry `tag`.
+__device__ __forceinline__ bool valid_partial(const GridPartial& copy, unsigned long long tag, RowStats& out) {
+  if (static_cast<unsigned>(copy.max_word >> 32) != max_check(tag) ||
+      static_cast<unsigned>(copy.sum_word >> 32) != sum_check(tag))
+    return false;
+  out = {__uint_as_float(static_cast<unsigned>(copy.max_word)), __uint_as_float(static_cast<unsigned>(copy.sum_word))};
+  return true;
+}
+
+/// The statistics a partial holds once both of its words carry `tag` (spins until then).
+__device__ __forceinline__ RowStats wait_partial(const GridPartial* p, unsigned long long tag) {
+  unsigned long long max_word = load_word(&p->max_word);
+  unsigned long long sum_word = load_word(&p->sum_word);
+  while (static_cast<unsigned>(max_word >> 32) != max_check(tag)) max_word = load_word(&p->max_word);
+  while (static_cast<unsigned>(sum_word >> 32) != sum_check(tag)) sum_word = load_word(&p->sum_word);
+  return {__uint_as_float(static_cast<unsigned>(max_word)), __uint_as_float(static_cast<unsigned>(sum_word))};
+}
+
 }  // namespace grid_detail
 
 /// The grid-pipelined kernel: launch `blocks` CTAs of kThreads + warp size threads, all
@@ -286,15 +304,7 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
       if (t >= 0 && t < num_steps && lane < kRows && t * kRows + lane < a.rows) {
         const int64_t row = t * kRows + lane;
         const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-        const GridPartial* rec = finals + (row % kRingRows) * kFinalStride;
-        unsigned long long max_word = grid_detail::load_word(&rec->max_word);
-        unsigned long long sum_word = grid_detail::load_word(&rec->sum_word);
-        while (static_cast<unsigned>(max_word >> 32) != grid_detail::max_check(tag))
-          max_word = grid_detail::load_word(&rec->max_word);
-        while (static_cast<unsigned>(sum_word >> 32) != grid_detail::sum_check(tag))
-          sum_word = grid_detail::load_word(&rec->sum_word);
-        row_stats[t % 2][lane] = {__uint_as_float(static_cast<unsigned>(max_word)),
-                                  __uint_as_float(static_cast<unsigned>(sum_word))};
+        row_stats[t % 2][lane] = grid_detail::wait_partial(finals + (row % kRingRows) * kFinalStride, tag);
       }
       if (t >= 0 && t < num_steps) gpu::named_barrier_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
     }
