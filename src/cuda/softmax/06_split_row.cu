@@ -33,7 +33,6 @@
 #include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
-#include "cuda/softmax/two_pass_row.cuh"
 #include "cuda/workspace.cuh"
 
 #if defined(GPUKERN_CUDA)
@@ -573,73 +572,6 @@ bool launch_grid_indexed(int index, const core::SoftmaxArgs& args, const CudaCon
 }
 #endif
 
-// ----- the two-pass path (two_pass_row.cuh) -----
-// "l2tTpPbBrR[sS]": T threads x P vectors a chunk, B CTAs an SM, a lag of R grid rounds,
-// S shared-memory stages (the ring kernel; none: registers only).
-constexpr TwoPassConfig kTwoPassConfigs[] = {
-    {256, 8, 3, 1},      {256, 8, 3, 2},      {256, 8, 1, 999, 6}, {256, 4, 2, 999, 6}, {256, 8, 2, 999, 3},
-    {512, 4, 1, 999, 6}, {256, 8, 1, 8, 6},   {256, 4, 2, 8, 6},   {256, 4, 4, 999, 3}, {1024, 2, 1, 999, 4}};
-constexpr int kNumTwoPassConfigs = static_cast<int>(sizeof(kTwoPassConfigs) / sizeof(kTwoPassConfigs[0]));
-
-constexpr bool two_pass_configs_valid() {
-  for (const TwoPassConfig c : kTwoPassConfigs)
-    if (!two_pass_config_valid(c)) return false;
-  return true;
-}
-static_assert(two_pass_configs_valid(), "two-pass configs: whole warps, 1-16 packs, at most 2048 threads an SM");
-
-#if defined(GPUKERN_CUDA)
-/// Launches the two-pass kernel cooperatively; false (nothing launched) when its CTAs
-/// cannot all be resident or the cooperative launch is refused.
-template <class T, int V, int kIndex>
-bool launch_two_pass_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  constexpr TwoPassConfig c = kTwoPassConfigs[kIndex];
-  constexpr bool kRing = c.stages > 0 && sizeof(T) * V == kVectorBytes;
-  const auto kernel = [] {
-    constexpr TwoPassConfig k = kTwoPassConfigs[kIndex];
-    if constexpr (kRing) return two_pass_ring_kernel<T, V, k.threads, k.packs, k.blocks_per_sm, k.stages>;
-    else return two_pass_row_kernel<T, V, k.threads, k.packs, k.blocks_per_sm>;
-  }();
-  size_t smem = 0;
-  if constexpr (kRing) {
-    smem = two_pass_smem_bytes(c);
-    if (smem > ctx.smem_per_block_optin) return false;
-    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  }
-  const int64_t chunks = ceil_div<int64_t>(args.cols / V, int64_t(c.threads) * c.packs);
-  const int resident =
-      std::min(c.blocks_per_sm, grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, c.threads, smem));
-  if (resident <= 0) return false;
-  const int64_t parts = std::min<int64_t>(int64_t(resident) * ctx.sm_count, args.rows * chunks);
-  const int64_t lag = std::min<int64_t>(two_pass_lag(c, parts, chunks), args.rows);
-  auto* const pairs = static_cast<GridPartial*>(
-      workspace_alloc(static_cast<size_t>(args.rows) * static_cast<size_t>(chunks) * sizeof(GridPartial), ctx));
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeCooperative;
-  attribute[0].val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(parts));
-  config.blockDim = dim3(static_cast<unsigned>(c.threads));
-  config.dynamicSmemBytes = smem;
-  config.stream = ctx.stream;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), chunks, lag, pairs,
-                                                  launch_tags(static_cast<uint64_t>(args.rows)));
-  if (launched != cudaSuccess) cudaGetLastError();  // refused: nothing ran
-  GK_GPU_CHECK(gpu::free_async(pairs, ctx.stream));
-  return launched == cudaSuccess;
-}
-
-template <class T, int V, size_t... I>
-bool launch_two_pass_indexed(int index, const core::SoftmaxArgs& args, const CudaContext& ctx, std::index_sequence<I...>) {
-  bool launched = false;
-  ((index == static_cast<int>(I) ? (launched = launch_two_pass_config<T, V, static_cast<int>(I)>(args, ctx)) : false),
-   ...);
-  return launched;
-}
-#endif
-
 // ----- the split across blocks (any architecture, any length) -----
 
 constexpr int kBlockThreads = 256;
@@ -726,7 +658,7 @@ void launch_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 // ----- policy -----
 
-enum class Path { TwoPass, Grid, Stream, Hybrid, Registers, Blocks };
+enum class Path { Grid, Stream, Hybrid, Registers, Blocks };
 
 /// A plan: the path, its configuration index and cluster size.
 struct Plan {
@@ -779,12 +711,6 @@ bool try_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
   with_storage_type(args.dtype, [&](auto tag) {
     using T = decltype(tag);
 #if defined(GPUKERN_CUDA)
-    if (plan.path == Path::TwoPass) {
-      constexpr auto kSeq = std::make_index_sequence<kNumTwoPassConfigs>{};
-      ran = vec ? launch_two_pass_indexed<T, kVectorElems<T>>(plan.config, args, ctx, kSeq)
-                : launch_two_pass_indexed<T, 1>(plan.config, args, ctx, kSeq);
-      return;
-    }
     if (plan.path == Path::Grid) {
       if constexpr (sizeof(T) * kVectorElems<T> == kVectorBytes) {
         constexpr auto kSeq = std::make_index_sequence<kNumGridConfigs>{};
@@ -841,10 +767,6 @@ std::vector<std::string> split_row_config_names() {
   for (const auto& c : kGridConfigs)
     names.push_back("g" + std::to_string(c.threads) + "r" + std::to_string(c.rows) + "s" + std::to_string(c.stages) + "l" +
                     std::to_string(c.lag) + (c.blocks_per_sm > 1 ? "b" + std::to_string(c.blocks_per_sm) : std::string()));
-  for (const auto& c : kTwoPassConfigs)
-    names.push_back("l2t" + std::to_string(c.threads) + "p" + std::to_string(c.packs) + "b" +
-                    std::to_string(c.blocks_per_sm) + "r" + std::to_string(c.lag_rounds) +
-                    (c.stages > 0 ? "s" + std::to_string(c.stages) : std::string()));
   return names;
 }
 
@@ -855,18 +777,7 @@ std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContex
     return {};
   }
   constexpr int kFirstGrid = kNumClusterConfigs + kNumStreamConfigs + kNumHybridConfigs;
-  constexpr int kFirstTwoPass = kFirstGrid + kNumGridConfigs;
-  if (config < 0 || config >= kFirstTwoPass + kNumTwoPassConfigs) return "no such config";
-  if (config >= kFirstTwoPass) {
-    if (cluster != 0) return "two-pass configs take no cluster size";
-#if !defined(GPUKERN_CUDA)
-    return "the two-pass path is CUDA-only";
-#else
-    if (!try_plan(args, ctx, {Path::TwoPass, config - kFirstTwoPass, 0}))
-      return "cooperative grid refused (CTAs not all resident)";
-    return {};
-#endif
-  }
+  if (config < 0 || config >= kFirstGrid + kNumGridConfigs) return "no such config";
   if (config >= kFirstGrid) {
     const int index = config - kFirstGrid;
     if (cluster != 0) return "grid configs take no cluster size";

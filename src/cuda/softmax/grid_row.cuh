@@ -128,15 +128,6 @@ __device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned lon
   store_word(&p->sum_word, pack_word(s.sum, sum_check(tag)));
 }
 
-/// True, with the statistics in `out`, when both words of a copy of a partial carry `tag`.
-__device__ __forceinline__ bool valid_partial(const GridPartial& copy, unsigned long long tag, RowStats& out) {
-  if (static_cast<unsigned>(copy.max_word >> 32) != max_check(tag) ||
-      static_cast<unsigned>(copy.sum_word >> 32) != sum_check(tag))
-    return false;
-  out = {__uint_as_float(static_cast<unsigned>(copy.max_word)), __uint_as_float(static_cast<unsigned>(copy.sum_word))};
-  return true;
-}
-
 /// The statistics a partial holds once both of its words carry `tag` (spins until then).
 __device__ __forceinline__ RowStats wait_partial(const GridPartial* p, unsigned long long tag) {
   unsigned long long max_word = load_word(&p->max_word);

@@ -47,10 +47,9 @@ std::vector<Variant> test_variants(const std::string& only_rung) {
   // Paths outside the policies, forced: split_row's streaming kernel (its 16-byte
   // path only) and warp_row's f32-exps layouts.
   const auto names = sm::split_row_config_names();
-  // The grid-pipelined path ("g...") and the two-pass path ("l2..."): every
-  // configuration, forced (no cluster size).
+  // The grid-pipelined path ("g..."): every configuration, forced (no cluster size).
   for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i][0] == 'g' || names[i].rfind("l2", 0) == 0)
+    if (names[i][0] == 'g')
       v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
                      return sm::split_row_run_config(a, c, i, 0);
                    }});
