@@ -384,24 +384,35 @@ float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
 
 /// Medians of two calls timed alternately (ref, cand, ref, cand, ...), so clock and
 /// temperature drift during the run affect both the same way.
+/// TC_FLUSH_MB=N: an untimed memset of N MiB before every timed call, as gpukern-bench
+/// does (the GPU then starts each call with cold caches and rested power).
 std::pair<float, float> paired_median_ms(const std::function<void()>& ref, const std::function<void()>& cand,
                                          cudaStream_t s, int reps) {
+  static const size_t flush_bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
+  static void* flush_buf = nullptr;
+  if (flush_bytes && !flush_buf) CHECK(cudaMalloc(&flush_buf, flush_bytes));
+  const auto flush = [&](int i) {
+    if (flush_bytes) CHECK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes, s));
+  };
   for (int i = 0; i < 3; ++i) { ref(); cand(); }
   CHECK(cudaStreamSynchronize(s));
   std::vector<cudaEvent_t> ev(4 * reps);
   for (auto& e : ev) CHECK(cudaEventCreate(&e));
   for (int i = 0; i < reps; ++i) {
+    flush(2 * i);
     CHECK(cudaEventRecord(ev[4 * i], s));
     ref();
     CHECK(cudaEventRecord(ev[4 * i + 1], s));
-    cand();
+    flush(2 * i + 1);
     CHECK(cudaEventRecord(ev[4 * i + 2], s));
+    cand();
+    CHECK(cudaEventRecord(ev[4 * i + 3], s));
   }
   CHECK(cudaStreamSynchronize(s));
   std::vector<float> tr(reps), tc(reps);
   for (int i = 0; i < reps; ++i) {
     CHECK(cudaEventElapsedTime(&tr[i], ev[4 * i], ev[4 * i + 1]));
-    CHECK(cudaEventElapsedTime(&tc[i], ev[4 * i + 1], ev[4 * i + 2]));
+    CHECK(cudaEventElapsedTime(&tc[i], ev[4 * i + 2], ev[4 * i + 3]));
   }
   for (auto& e : ev) cudaEventDestroy(e);
   std::sort(tr.begin(), tr.end());
