@@ -17,6 +17,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -525,8 +526,21 @@ int main(int argc, char** argv) {
       auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
     }
+    // TC_SIZES="MxNxK,...": these shapes instead of 4096^3 and 8192^3.
+    std::vector<std::array<int64_t, 3>> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+    if (const char* list = std::getenv("TC_SIZES")) {
+      shapes.clear();
+      for (const char* p = list; *p;) {
+        long long m = 0, n = 0, k = 0;
+        int used = 0;
+        if (std::sscanf(p, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3) break;
+        shapes.push_back({m, n, k});
+        p += used;
+        if (*p == ',') ++p;
+      }
+    }
     for (const DType dt : {DType::BF16, DType::F16})
-      for (const int64_t size : {4096, 8192}) bench_one(ctx, h, size, size, size, dt, false, false, false, v);
+      for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);
     return 0;
   }
   const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 4093}};
