@@ -522,6 +522,9 @@ int main(int argc, char** argv) {
     v.push_back({"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})});
     v.push_back({"s1_g32", with(WgmmaConfig<3, 1, 40, 232, 32, 4, 1>{}, {})});
     v.push_back({"s1_st4e2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 1>{}, {})});
+    v.push_back({"c2_st4e2", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 0>{}, {})});
+    v.push_back({"c2_st4e2_s1", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 1>{}, {})});
+    v.push_back({"c2_st4e2_s1_g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 1>{}, {})});
     if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
       auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
