@@ -9,7 +9,19 @@
 //   variants: other wgmma_tma / mma_multistage configurations side by side, bf16/f16 NN.
 // mma_candidates() (unchecked mma_multistage configs, tile-divisible shapes) run in both
 // check (as extra rungs) and variants (first, right after the rungs).
+//   trace  : (a build with -DTC_TRACE, scripts/tc_build.sh trace) a %globaltimer timeline
+//            of wgmma_tma at 4096^3 per CTA (entry, first stage, each work unit's start,
+//            last epilogue, stores drained) beside cuBLAS's span, both after a 100 MiB memset.
 // Build: scripts/tc_build.sh (nvcc, sm_90a). Prints "N passed, M failed" last in check.
+#if defined(TC_TRACE)
+__device__ unsigned long long g_wgmma_trace[1024][16];
+#define GPUKERN_WGMMA_TRACE(slot)                                       \
+  do {                                                                  \
+    unsigned long long t_;                                              \
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));              \
+    g_wgmma_trace[blockIdx.x][slot] = t_;                               \
+  } while (0)
+#endif
 #include "../src/cuda/gemm/10_wmma.cu"
 #include "../src/cuda/gemm/11_mma_multistage.cu"
 #include "../src/cuda/gemm/12_wgmma_tma.cu"
@@ -18,6 +30,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -492,6 +505,84 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
 
 }  // namespace
 
+#if defined(TC_TRACE)
+__global__ void stamp(unsigned long long* out) {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  *out = t;
+}
+
+/// Per-CTA timeline of wgmma_tma (slots of GPUKERN_WGMMA_TRACE in 12_wgmma_tma.cu) and the
+/// spans of both libraries between stamps, each call after a 100 MiB memset.
+int trace_mode(const CudaContext& ctx, cublasHandle_t h) {
+  void* flush = nullptr;
+  const size_t flush_bytes = size_t(100) << 20;
+  CHECK(cudaMalloc(&flush, flush_bytes));
+  // Device memory (managed memory faulted on every first stamp after the host read it:
+  // tens to hundreds of microseconds before the next kernel could start).
+  unsigned long long* stamps = nullptr;
+  unsigned long long host_stamps[4];
+  CHECK(cudaMalloc(&stamps, sizeof(host_stamps)));
+  void* trace_ptr = nullptr;
+  CHECK(cudaGetSymbolAddress(&trace_ptr, g_wgmma_trace));
+  const RungEntry* rung = nullptr;
+  const auto all = rungs();
+  for (const auto& r : all)
+    if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
+  for (const DType dt : {DType::BF16, DType::F16}) {
+    Bench x = make_bench(4096, 4096, 4096, dt, false, false, false, ctx.stream);
+    for (int i = 0; i < 3; ++i) { rung->run(x.g, ctx); run_cublas(h, x.g, x.c, dt); }
+    for (int rep = 0; rep < 6; ++rep) {
+      static unsigned long long host[1024][16];
+      CHECK(cudaMemsetAsync(trace_ptr, 0, sizeof(host), ctx.stream));
+      CHECK(cudaMemsetAsync(flush, rep & 0xff, flush_bytes, ctx.stream));
+      stamp<<<1, 1, 0, ctx.stream>>>(&stamps[0]);
+      const auto h0 = std::chrono::steady_clock::now();
+      rung->run(x.g, ctx);
+      const auto h1 = std::chrono::steady_clock::now();
+      stamp<<<1, 1, 0, ctx.stream>>>(&stamps[1]);
+      CHECK(cudaMemsetAsync(flush, (rep + 7) & 0xff, flush_bytes, ctx.stream));
+      stamp<<<1, 1, 0, ctx.stream>>>(&stamps[2]);
+      const auto h2 = std::chrono::steady_clock::now();
+      run_cublas(h, x.g, x.c, dt);
+      const auto h3 = std::chrono::steady_clock::now();
+      stamp<<<1, 1, 0, ctx.stream>>>(&stamps[3]);
+      CHECK(cudaStreamSynchronize(ctx.stream));
+      CHECK(cudaMemcpy(host, trace_ptr, sizeof(host), cudaMemcpyDeviceToHost));
+      CHECK(cudaMemcpy(host_stamps, stamps, sizeof(host_stamps), cudaMemcpyDeviceToHost));
+      const double t0 = double(host_stamps[0]);
+      int ctas = 0;
+      while (ctas < 1024 && host[ctas][0] != 0) ++ctas;
+      auto col = [&](int slot, double& lo, double& med, double& hi, int& n) {
+        std::vector<double> v;
+        for (int c = 0; c < ctas; ++c)
+          if (host[c][slot] != 0) v.push_back((double(host[c][slot]) - t0) / 1e3);
+        n = static_cast<int>(v.size());
+        std::sort(v.begin(), v.end());
+        lo = v.empty() ? 0 : v.front();
+        med = v.empty() ? 0 : v[v.size() / 2];
+        hi = v.empty() ? 0 : v.back();
+      };
+      std::printf("%s rep %d: host %.1f us a wgmma_tma call, %.1f us a cuBLAS call\n", dname(dt), rep,
+                  std::chrono::duration<double, std::micro>(h1 - h0).count(),
+                  std::chrono::duration<double, std::micro>(h3 - h2).count());
+      std::printf("%s rep %d: wgmma_tma span %.1f us (%d CTAs), cuBLAS span %.1f us\n", dname(dt), rep,
+                  (double(host_stamps[1]) - t0) / 1e3, ctas, (double(host_stamps[3]) - double(host_stamps[2])) / 1e3);
+      const char* names[15] = {"entry", "unit 0", "unit 1", "unit 2", "unit 3", "unit 4", "unit 5", "unit 6",
+                               "unit 7", "unit 8", "unit 9", "unit 10", "last epilogue", "first stage", "drained"};
+      for (int slot : {0, 13, 1, 2, 3, 4, 5, 12, 14}) {
+        double lo, med, hi;
+        int n;
+        col(slot, lo, med, hi, n);
+        if (n > 0) std::printf("  %-14s n %3d  min %7.2f  median %7.2f  max %7.2f us\n", names[slot], n, lo, med, hi);
+      }
+    }
+    cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
+  }
+  return 0;
+}
+#endif
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
   setvbuf(stdout, nullptr, _IONBF, 0);
@@ -505,6 +596,9 @@ int main(int argc, char** argv) {
   cublasCreate(&h);
   cublasSetStream(h, ctx.stream);
   std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
+#if defined(TC_TRACE)
+  if (mode == "trace") return trace_mode(ctx, h);
+#endif
   if (mode == "variants") {
     using namespace gemm;
     // The variants dispatch on the call's dtype themselves: one list serves bf16 and f16.

@@ -48,6 +48,14 @@
 
 #include <utility>
 
+// Timeline probe (scripts/tc_gemm_device.cu's trace mode defines it; nothing elsewhere):
+// slot 0 entry, 1 + i consumer 0 starting work unit i (so also done with the epilogue of
+// unit i - 1), 12 consumer 0 done with its last epilogue, 13 the first stage landed
+// (consumer 0), 14 consumer 0's C stores drained.
+#ifndef GPUKERN_WGMMA_TRACE
+#define GPUKERN_WGMMA_TRACE(slot) ((void)0)
+#endif
+
 namespace gpukern::cuda::gemm {
 namespace {
 
@@ -367,6 +375,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
+  if (threadIdx.x == 0) GPUKERN_WGMMA_TRACE(0);
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1) cluster::sync();  // peers arrive on and write to our barriers
@@ -435,9 +444,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     consume_units(
         sched, cluster_id, clusters, consumer, acc, tile_origin,
         [&](const WorkUnit& u, int unit) {
+          if (threadIdx.x == 128 && unit < 11) GPUKERN_WGMMA_TRACE(1 + unit);
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
+                if (threadIdx.x == 128 && kb == 0 && unit == 0) GPUKERN_WGMMA_TRACE(13);
                 if constexpr (Cfg::kStagger > 0) {
                   if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
                 }
@@ -503,9 +514,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 });
           }
         });
+    if (threadIdx.x == 128) GPUKERN_WGMMA_TRACE(12);
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) sm90::bulk_wait_group<0>();  // C is written before the CTA exits
     }
+    if (threadIdx.x == 128) GPUKERN_WGMMA_TRACE(14);
   }
   if constexpr (kCluster > 1) cluster::sync();  // no CTA leaves while a peer may still signal it
 #endif
