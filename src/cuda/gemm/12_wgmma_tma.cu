@@ -101,9 +101,9 @@ struct WgmmaConfig {
 };
 
 // The H100 table. One thread issues all TMA copies, so the producer warpgroup gives
-// nearly all its registers away. TmaConfig is what the rung runs: 3 stages leave room
-// for 4 staging boxes per consumer, so a 16-bit 64x256 slice leaves in one TMA-store
-// round. Measured against each other on the H100 (2026-11-21, cuBLAS timed
+// nearly all its registers away. TmaConfig is what the rung runs (see the end of this
+// table). With 3 stages there is room for 4 staging boxes per consumer, so a 16-bit
+// 64x256 slice leaves in one TMA-store round; with 4 stages, 2 boxes (two rounds). Measured against each other on the H100 (2026-11-21, cuBLAS timed
 // alternately with each; bf16/f16 at 4096^3 and 8192^3, % of cuBLAS):
 //   3 stages, 4 staging boxes, no cluster (TmaConfig)    99.5 103.8 100.1 103.0
 //   4 stages, 2 staging boxes, no cluster                 99.0 101.4  98.7  99.1
@@ -117,7 +117,12 @@ struct WgmmaConfig {
 // consumer's epilogue runs under the other's wgmmas) 99.7 100.0 100.1 99.7 against
 // 98.1-99.5 without; 2 blocks behind the same within noise. 8192^3: the split tail
 // (plan_tail_split) 103.5-104.4 against 101.7-102.4 without it.
-using TmaConfig = WgmmaConfig<3, 1, 40, 232, 16, 4, 1>;
+// 2026-11-22 (H100, three dev-driver calls, cuBLAS alternating, with and without a
+// memset before each call; src/cuda/gemm/dev/h100-2026-11-22-*): at full clock the
+// 3-stage, 4-box form ran a 4096^3 round in 45-46 us against 43-44 us for 4 stages + 2
+// boxes (with or without clusters), 96.7-98.5% of cuBLAS against 98.0-98.8% (8192^3:
+// 97.9-104.0 against 103.7-104.8): the rung now runs 4 stages, 2 boxes, stagger 1.
+using TmaConfig = WgmmaConfig<4, 1, 40, 232, 16, 2, 1>;
 using TmaClusterConfig = WgmmaConfig<4, 2, 40, 232>;
 using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 
