@@ -529,6 +529,14 @@ int trace_mode(const CudaContext& ctx, cublasHandle_t h) {
   const auto all = rungs();
   for (const auto& r : all)
     if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
+  // TC_TRACE_VARIANT: the rung (default), c2 (4 stages, 2-CTA clusters with B multicast,
+  // 2 staging boxes) or st4e2 (4 stages, 2 boxes, stagger 1, no cluster).
+  const std::string variant = std::getenv("TC_TRACE_VARIANT") ? std::getenv("TC_TRACE_VARIANT") : "rung";
+  const RungEntry c2 = wgmma_candidate<gemm::WgmmaConfig<4, 2, 40, 232, 16, 2, 0>>("c2");
+  const RungEntry st4e2 = wgmma_candidate<gemm::WgmmaConfig<4, 1, 40, 232, 16, 2, 1>>("st4e2");
+  if (variant == "c2") rung = &c2;
+  if (variant == "st4e2") rung = &st4e2;
+  std::printf("trace of %s\n", variant.c_str());
   for (const DType dt : {DType::BF16, DType::F16}) {
     Bench x = make_bench(4096, 4096, 4096, dt, false, false, false, ctx.stream);
     for (int i = 0; i < 3; ++i) { rung->run(x.g, ctx); run_cublas(h, x.g, x.c, dt); }
