@@ -53,6 +53,9 @@ using core::DType;
 
 namespace {
 
+/// A named way to run a call (a configuration outside the rung table).
+using Variant = std::pair<std::string, std::function<void(const core::GemmArgs&)>>;
+
 struct RungEntry {
   const char* name;
   std::function<std::string(const core::GemmArgs&, const CudaContext&)> supports;
@@ -81,7 +84,7 @@ std::vector<RungEntry> rungs() {
           wgmma_candidate<TmaConfig>("wgmma_split_lo", {1}),
           wgmma_candidate<TmaConfig>("wgmma_split_hi", {1 << 20}),
           wgmma_candidate<TmaConfig>("wgmma_nosplit", {0}),
-          wgmma_candidate<WgmmaConfig<3, 1, 40, 232, 16, 4, 2>>("wgmma_stagger")};
+          wgmma_candidate<WgmmaConfig<4, 1, 40, 232, 16, 2, 2>>("wgmma_stagger")};
 }
 
 /// mma_multistage candidates for sm_90 16-bit, tile-divisible problems (the unchecked
@@ -462,7 +465,7 @@ double error_vs(const Bench& x, cudaStream_t s) {
 }
 
 void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta,
-               bool tb, const std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>>& extra) {
+               bool tb, const std::vector<Variant>& extra) {
   Bench x = make_bench(m, n, k, ab, tf32, ta, tb, ctx.stream);
   run_cublas(h, x.g, x.cref, DType::F32);  // reference output in f32
   const int reps = m * n * k > (int64_t(1) << 38) ? 15 : 40;
@@ -505,6 +508,26 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
 
 }  // namespace
 
+/// wgmma_tma configurations beside the rung (TmaConfig: 4 stages, 2 staging boxes,
+/// stagger 1), timed in variants mode and traced by name in trace mode. They dispatch on
+/// the call's dtype themselves: one list serves bf16 and f16.
+std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
+  using namespace gemm;
+  auto with = [&ctx](auto cfg, WgmmaOptions opt = {}) {
+    using Cfg = decltype(cfg);
+    return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
+  };
+  return {{"plain", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 0>{})},     // no stagger
+          {"nosplit", with(TmaConfig{}, {0})},                         // no K split of the tail
+          {"stagger2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 2>{})},
+          {"s3e4", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 1>{})},      // the rung before 2026-11-22
+          {"g8", with(WgmmaConfig<4, 1, 40, 232, 8, 2, 1>{})},         // L2 raster groups of 8 / 32
+          {"g32", with(WgmmaConfig<4, 1, 40, 232, 32, 2, 1>{})},
+          {"c2", with(TmaClusterConfig{})},                            // 2-CTA clusters, B multicast
+          {"c2_s1", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 1>{})},
+          {"c2_s1_g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 1>{})}};
+}
+
 #if defined(TC_TRACE)
 __global__ void stamp(unsigned long long* out) {
   unsigned long long t;
@@ -529,24 +552,22 @@ int trace_mode(const CudaContext& ctx, cublasHandle_t h) {
   const auto all = rungs();
   for (const auto& r : all)
     if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
-  // TC_TRACE_VARIANT: the rung (default), c2 (4 stages, 2-CTA clusters with B multicast,
-  // 2 staging boxes) or st4e2 (4 stages, 2 boxes, stagger 1, no cluster).
+  // TC_TRACE_VARIANT: the rung (default) or one of wgmma_variants() by name.
   const std::string variant = std::getenv("TC_TRACE_VARIANT") ? std::getenv("TC_TRACE_VARIANT") : "rung";
-  const RungEntry c2 = wgmma_candidate<gemm::WgmmaConfig<4, 2, 40, 232, 16, 2, 0>>("c2");
-  const RungEntry st4e2 = wgmma_candidate<gemm::WgmmaConfig<4, 1, 40, 232, 16, 2, 1>>("st4e2");
-  if (variant == "c2") rung = &c2;
-  if (variant == "st4e2") rung = &st4e2;
+  std::function<void(const core::GemmArgs&)> run = [&](const core::GemmArgs& g) { rung->run(g, ctx); };
+  for (auto& [name, f] : wgmma_variants(ctx))
+    if (name == variant) run = f;
   std::printf("trace of %s\n", variant.c_str());
   for (const DType dt : {DType::BF16, DType::F16}) {
     Bench x = make_bench(4096, 4096, 4096, dt, false, false, false, ctx.stream);
-    for (int i = 0; i < 3; ++i) { rung->run(x.g, ctx); run_cublas(h, x.g, x.c, dt); }
+    for (int i = 0; i < 3; ++i) { run(x.g); run_cublas(h, x.g, x.c, dt); }
     for (int rep = 0; rep < 6; ++rep) {
       static unsigned long long host[1024][16];
       CHECK(cudaMemsetAsync(trace_ptr, 0, sizeof(host), ctx.stream));
       CHECK(cudaMemsetAsync(flush, rep & 0xff, flush_bytes, ctx.stream));
       stamp<<<1, 1, 0, ctx.stream>>>(&stamps[0]);
       const auto h0 = std::chrono::steady_clock::now();
-      rung->run(x.g, ctx);
+      run(x.g);
       const auto h1 = std::chrono::steady_clock::now();
       stamp<<<1, 1, 0, ctx.stream>>>(&stamps[1]);
       CHECK(cudaMemsetAsync(flush, (rep + 7) & 0xff, flush_bytes, ctx.stream));
@@ -603,30 +624,16 @@ int main(int argc, char** argv) {
   cublasHandle_t h;
   cublasCreate(&h);
   cublasSetStream(h, ctx.stream);
-  std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> none;
+  std::vector<Variant> none;
 #if defined(TC_TRACE)
   if (mode == "trace") return trace_mode(ctx, h);
 #endif
   if (mode == "variants") {
     using namespace gemm;
-    // The variants dispatch on the call's dtype themselves: one list serves bf16 and f16.
-    auto with = [&](auto cfg, WgmmaOptions opt) {
-      using Cfg = decltype(cfg);
-      return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
-    };
     // mma_multistage candidates first (right after the rungs, before the wgmma variants).
-    std::vector<std::pair<std::string, std::function<void(const core::GemmArgs&)>>> v;
+    std::vector<Variant> v;
     for (const auto& c : mma_candidates()) v.push_back({c.name, [&ctx, run = c.run](const core::GemmArgs& g) { run(g, ctx); }});
-    v.push_back({"plain", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 0>{}, {})});
-    v.push_back({"nosplit", with(TmaConfig{}, {0})});
-    v.push_back({"stagger2", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 2>{}, {})});
-    v.push_back({"s1_c2", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 1>{}, {})});
-    v.push_back({"s1_g8", with(WgmmaConfig<3, 1, 40, 232, 8, 4, 1>{}, {})});
-    v.push_back({"s1_g32", with(WgmmaConfig<3, 1, 40, 232, 32, 4, 1>{}, {})});
-    v.push_back({"s1_st4e2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 1>{}, {})});
-    v.push_back({"c2_st4e2", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 0>{}, {})});
-    v.push_back({"c2_st4e2_s1", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 1>{}, {})});
-    v.push_back({"c2_st4e2_s1_g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 1>{}, {})});
+    for (auto& e : wgmma_variants(ctx)) v.push_back(std::move(e));
     if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
       auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());

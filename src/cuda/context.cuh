@@ -77,6 +77,30 @@ int cached_occupancy(const Key& key, Query&& query) {
   return cache.emplace(key, count).first->second;
 }
 
+#if defined(GPUKERN_CUDA)
+/// The launch configuration of a kernel in clusters of `cluster_size` CTAs along x.
+/// `config` points at `attribute`: use it where it is made (no copies).
+struct ClusterLaunch {
+  cudaLaunchAttribute attribute[1];
+  cudaLaunchConfig_t config = {};
+
+  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size) {
+    config.gridDim = dim3(static_cast<unsigned>(blocks));
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem_bytes;
+    config.stream = stream;
+    attribute[0].id = cudaLaunchAttributeClusterDimension;
+    attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
+    attribute[0].val.clusterDim.y = 1;
+    attribute[0].val.clusterDim.z = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
+#endif
+
 using GemmRung = core::Rung<core::GemmArgs, CudaContext>;
 using SoftmaxRung = core::Rung<core::SoftmaxArgs, CudaContext>;
 

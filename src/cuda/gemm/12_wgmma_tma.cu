@@ -696,18 +696,8 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
     return ctx.sm_count;
   } else {
     const int clusters = cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = Cfg::kClusterM;
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
-      cudaLaunchConfig_t config{};
-      config.gridDim = dim3(Cfg::kClusterM);
-      config.blockDim = dim3(Cfg::kThreads);
-      config.dynamicSmemBytes = Cfg::kSmemBytes;
-      config.attrs = attr;
-      config.numAttrs = 1;
-      return cudaOccupancyMaxActiveClusters(n, kernel, &config);
+      const ClusterLaunch one(Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kClusterM);
+      return cudaOccupancyMaxActiveClusters(n, kernel, &one.config);
     });
     return clusters > 0 ? clusters : ctx.sm_count / Cfg::kClusterM;
   }
@@ -782,22 +772,12 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
       kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = Cfg::kClusterM;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cudaLaunchConfig_t config{};
-  config.blockDim = dim3(Cfg::kThreads);
-  config.dynamicSmemBytes = Cfg::kSmemBytes;
-  config.stream = ctx.stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
   const int resident = resident_clusters<Cfg>(kernel, ctx);
   const int clusters = std::max(1, std::min(resident, sched.total));
-  config.gridDim = dim3(clusters * Cfg::kClusterM);
+  const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
+                             Cfg::kClusterM);
   void* ws = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0, ctx);
-  GK_GPU_CHECK(cudaLaunchKernelEx(&config, kernel, map_a, map_b, map_c, p, sched));
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
