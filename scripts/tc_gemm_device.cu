@@ -12,6 +12,11 @@
 //   trace  : (a build with -DTC_TRACE, scripts/tc_build.sh trace) a %globaltimer timeline
 //            of wgmma_tma at 4096^3 per CTA (entry, first stage, each work unit's start,
 //            last epilogue, stores drained) beside cuBLAS's span, both after a 100 MiB memset.
+//   power  : cuBLAS, the rung and the TC_RUNGS variants each run back to back for
+//            TC_POWER_SECS seconds (default 3; TC_FLUSH_MB memsets between calls) at
+//            TC_SIZES (default 4096^3), bf16 and f16, while a host thread samples NVML
+//            (dlopen'ed libnvidia-ml): median time a call, mean board power and SM clock,
+//            share of samples with a power-cap clock reason, energy a call.
 // Build: scripts/tc_build.sh (nvcc, sm_90a). Prints "N passed, M failed" last in check.
 #if defined(TC_TRACE)
 __device__ unsigned long long g_wgmma_trace[1024][16];
@@ -27,6 +32,10 @@ __device__ unsigned long long g_wgmma_trace[1024][16];
 #include "../src/cuda/gemm/12_wgmma_tma.cu"
 
 #include <cublas_v2.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <thread>
 
 #include <algorithm>
 #include <array>
@@ -76,14 +85,15 @@ std::vector<RungEntry> rungs() {
           {"mma_multistage", gemm_mma_multistage_supports, gemm_mma_multistage},
           {"wgmma_tma", gemm_wgmma_tma_supports, gemm_wgmma_tma},
           // Candidate configurations, checked like the rung.
-          wgmma_candidate<TmaClusterConfig>("wgmma_c2"),
+          wgmma_candidate<TmaGridConfig>("wgmma_c1"),  // no cluster: the rung until 2026-11-22
           wgmma_candidate<TmaCluster4Config>("wgmma_c4"),
           // The tail split forced on whenever the last round is partial: helpers take 1
           // K block (the owner usually arrives second and adds) or all but one (the
           // helper usually arrives second); and forced off.
-          wgmma_candidate<TmaConfig>("wgmma_split_lo", {1}),
-          wgmma_candidate<TmaConfig>("wgmma_split_hi", {1 << 20}),
-          wgmma_candidate<TmaConfig>("wgmma_nosplit", {0}),
+          // (The split runs without clusters only: TmaGridConfig, and tf32 with B N-major.)
+          wgmma_candidate<TmaGridConfig>("wgmma_split_lo", {1}),
+          wgmma_candidate<TmaGridConfig>("wgmma_split_hi", {1 << 20}),
+          wgmma_candidate<TmaGridConfig>("wgmma_nosplit", {0}),
           wgmma_candidate<WgmmaConfig<4, 1, 40, 232, 16, 2, 2>>("wgmma_stagger")};
 }
 
@@ -500,8 +510,8 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     report(r.name, [&](const core::GemmArgs& g) { r.run(g, ctx); });
   }
   for (const auto& [name, run] : extra) report(name, run);
-  if (extra.empty() && !only && gemm::gemm_wgmma_tma_supports(x.g, ctx).empty())  // the candidate: 2-CTA clusters
-    report("wgmma_tma_cluster2", [&](const core::GemmArgs& g) { gemm::launch_wgmma_config<gemm::TmaClusterConfig>(g, ctx); });
+  if (extra.empty() && !only && gemm::gemm_wgmma_tma_supports(x.g, ctx).empty())  // beside it: no cluster
+    report("wgmma_tma_c1", [&](const core::GemmArgs& g) { gemm::launch_wgmma_config<gemm::TmaGridConfig>(g, ctx); });
   std::fflush(stdout);
   cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
 }
@@ -509,23 +519,143 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
 }  // namespace
 
 /// wgmma_tma configurations beside the rung (TmaConfig: 4 stages, 2 staging boxes,
-/// stagger 1), timed in variants mode and traced by name in trace mode. They dispatch on
-/// the call's dtype themselves: one list serves bf16 and f16.
+/// 2-CTA clusters with B multicast, no stagger), timed in variants and power modes and
+/// traced by name in trace mode. They dispatch on the call's dtype themselves: one list
+/// serves bf16 and f16.
 std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
   using namespace gemm;
   auto with = [&ctx](auto cfg, WgmmaOptions opt = {}) {
     using Cfg = decltype(cfg);
     return [&ctx, opt](const core::GemmArgs& g) { launch_wgmma_config<Cfg>(g, ctx, opt); };
   };
-  return {{"plain", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 0>{})},     // no stagger
-          {"nosplit", with(TmaConfig{}, {0})},                         // no K split of the tail
-          {"stagger2", with(WgmmaConfig<4, 1, 40, 232, 16, 2, 2>{})},
-          {"s3e4", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 1>{})},      // the rung before 2026-11-22
-          {"g8", with(WgmmaConfig<4, 1, 40, 232, 8, 2, 1>{})},         // L2 raster groups of 8 / 32
-          {"g32", with(WgmmaConfig<4, 1, 40, 232, 32, 2, 1>{})},
-          {"c2", with(TmaClusterConfig{})},                            // 2-CTA clusters, B multicast
-          {"c2_s1", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 1>{})},
-          {"c2_s1_g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 1>{})}};
+  return {{"c1", with(TmaGridConfig{})},                               // no cluster, stagger 1, tail split
+          {"c1_nosplit", with(TmaGridConfig{}, {0})},
+          {"c1_s3e4", with(WgmmaConfig<3, 1, 40, 232, 16, 4, 1>{})},   // the rung before 2026-11-22
+          {"s1", with(WgmmaConfig<4, 2, 40, 232, 16, 2, 1>{})},        // consumer stagger 1
+          {"s3e4", with(WgmmaConfig<3, 2, 40, 232, 16, 4, 0>{})},      // 3 stages, 4 staging boxes
+          {"g4", with(WgmmaConfig<4, 2, 40, 232, 4, 2, 0>{})},         // L2 raster groups of 4 / 8 / 32
+          {"g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 0>{})},
+          {"g32", with(WgmmaConfig<4, 2, 40, 232, 32, 2, 0>{})},
+          {"c4", with(TmaCluster4Config{})}};
+}
+
+
+/// NVML through dlopen (no nvml.h on the build machine): the few calls power mode needs.
+struct Nvml {
+  using Dev = void*;
+  int (*init)() = nullptr;
+  int (*handle)(unsigned, Dev*) = nullptr;
+  int (*power)(Dev, unsigned*) = nullptr;                 // milliwatts
+  int (*clock)(Dev, int, unsigned*) = nullptr;            // 1 = SM clock, MHz
+  int (*reasons)(Dev, unsigned long long*) = nullptr;     // clock event reasons bit mask
+  int (*temp)(Dev, int, unsigned*) = nullptr;
+  Dev dev = nullptr;
+  bool ok = false;
+  Nvml() {
+    void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW);
+    if (!lib) return;
+    init = reinterpret_cast<int (*)()>(dlsym(lib, "nvmlInit_v2"));
+    handle = reinterpret_cast<int (*)(unsigned, Dev*)>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    power = reinterpret_cast<int (*)(Dev, unsigned*)>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
+    clock = reinterpret_cast<int (*)(Dev, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
+    reasons = reinterpret_cast<int (*)(Dev, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
+    if (!reasons) reasons = reinterpret_cast<int (*)(Dev, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    temp = reinterpret_cast<int (*)(Dev, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetTemperature"));
+    int cur = 0;
+    CHECK(cudaGetDevice(&cur));
+    ok = init && handle && power && clock && reasons && temp && init() == 0 && handle(unsigned(cur), &dev) == 0;
+  }
+};
+
+/// Runs `f` back to back (with TC_FLUSH_MB memsets between calls) for `secs` seconds
+/// while sampling NVML every 5 ms after the first second; prints one line.
+void power_phase(const Nvml& nv, const char* name, const char* tname, double flop, const std::function<void()>& f,
+                 cudaStream_t s, double secs) {
+  static const size_t flush_bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
+  static void* flush_buf = nullptr;
+  if (flush_bytes && !flush_buf) CHECK(cudaMalloc(&flush_buf, flush_bytes));
+  std::atomic<bool> sampling{false}, stop{false};
+  double p_sum = 0, c_sum = 0, t_max = 0;
+  long samples = 0, capped = 0;
+  std::thread sampler([&] {
+    while (!stop.load()) {
+      if (sampling.load() && nv.ok) {
+        unsigned mw = 0, mhz = 0, deg = 0;
+        unsigned long long why = 0;
+        nv.power(nv.dev, &mw);
+        nv.clock(nv.dev, 1, &mhz);
+        nv.reasons(nv.dev, &why);
+        nv.temp(nv.dev, 0, &deg);
+        p_sum += mw / 1000.0;
+        c_sum += mhz;
+        t_max = std::max(t_max, double(deg));
+        capped += (why & 0x4ull) ? 1 : 0;  // software power cap
+        ++samples;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+  constexpr int kBatch = 64;
+  std::vector<cudaEvent_t> ev(2 * kBatch);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  std::vector<float> times;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (;;) {
+    const double el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (el > secs) break;
+    sampling.store(el > 1.0);
+    for (int i = 0; i < kBatch; ++i) {
+      if (flush_bytes) CHECK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes, s));
+      CHECK(cudaEventRecord(ev[2 * i], s));
+      f();
+      CHECK(cudaEventRecord(ev[2 * i + 1], s));
+    }
+    CHECK(cudaStreamSynchronize(s));
+    if (el > 1.0)
+      for (int i = 0; i < kBatch; ++i) {
+        float ms = 0;
+        CHECK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+        times.push_back(ms);
+      }
+  }
+  stop.store(true);
+  sampler.join();
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::sort(times.begin(), times.end());
+  const double ms = times.empty() ? 0 : times[times.size() / 2];
+  const double watts = samples ? p_sum / samples : 0, mhz = samples ? c_sum / samples : 0;
+  std::printf("power %-10s %-4s %8.4f ms %7.1f TFLOP/s  %6.1f W %6.0f MHz  capped %5.1f%%  %6.1f mJ/call  %4.0f C  (%zu calls, %ld samples)\n",
+              name, tname, ms, flop / ms / 1e9, watts, mhz, samples ? 100.0 * capped / samples : 0.0, watts * ms,
+              t_max, times.size(), samples);
+}
+
+int power_mode(const CudaContext& ctx, cublasHandle_t h, const std::vector<std::array<int64_t, 3>>& shapes) {
+  const Nvml nv;
+  if (!nv.ok) std::printf("NVML not available: times only\n");
+  const double secs = std::getenv("TC_POWER_SECS") ? std::atof(std::getenv("TC_POWER_SECS")) : 3.0;
+  const RungEntry* rung = nullptr;
+  const auto all = rungs();
+  for (const auto& r : all)
+    if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
+  auto variants = wgmma_variants(ctx);
+  const char* only = std::getenv("TC_RUNGS");
+  for (const DType dt : {DType::BF16, DType::F16})
+    for (const auto& sh : shapes) {
+      Bench x = make_bench(sh[0], sh[1], sh[2], dt, false, false, false, ctx.stream);
+      const double flop = 2.0 * sh[0] * sh[1] * sh[2];
+      const char* tname = dname(dt);
+      std::printf("%lldx%lldx%lld %s\n", (long long)sh[0], (long long)sh[1], (long long)sh[2], tname);
+      auto cub = [&] { run_cublas(h, x.g, x.c, dt); };
+      power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
+      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung->run(x.g, ctx); }, ctx.stream, secs);
+      for (auto& [name, run] : variants)
+        if (only && std::strstr(only, name.c_str()))
+          power_phase(nv, name.c_str(), tname, flop, [&, run = run] { run(x.g); }, ctx.stream, secs);
+      power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
+      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung->run(x.g, ctx); }, ctx.stream, secs);
+      cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
+    }
+  return 0;
 }
 
 #if defined(TC_TRACE)
@@ -628,6 +758,20 @@ int main(int argc, char** argv) {
 #if defined(TC_TRACE)
   if (mode == "trace") return trace_mode(ctx, h);
 #endif
+  // TC_SIZES="MxNxK,...": these shapes instead of 4096^3 and 8192^3 (variants, power).
+  std::vector<std::array<int64_t, 3>> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (const char* list = std::getenv("TC_SIZES")) {
+    shapes.clear();
+    for (const char* p = list; *p;) {
+      long long m = 0, n = 0, k = 0;
+      int used = 0;
+      if (std::sscanf(p, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3) break;
+      shapes.push_back({m, n, k});
+      p += used;
+      if (*p == ',') ++p;
+    }
+  }
+  if (mode == "power") return power_mode(ctx, h, shapes);
   if (mode == "variants") {
     using namespace gemm;
     // mma_multistage candidates first (right after the rungs, before the wgmma variants).
@@ -637,19 +781,6 @@ int main(int argc, char** argv) {
     if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
       auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
-    }
-    // TC_SIZES="MxNxK,...": these shapes instead of 4096^3 and 8192^3.
-    std::vector<std::array<int64_t, 3>> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
-    if (const char* list = std::getenv("TC_SIZES")) {
-      shapes.clear();
-      for (const char* p = list; *p;) {
-        long long m = 0, n = 0, k = 0;
-        int used = 0;
-        if (std::sscanf(p, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3) break;
-        shapes.push_back({m, n, k});
-        p += used;
-        if (*p == ',') ++p;
-      }
     }
     for (const DType dt : {DType::BF16, DType::F16})
       for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);

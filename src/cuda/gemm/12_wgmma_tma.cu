@@ -121,9 +121,22 @@ struct WgmmaConfig {
 // memset before each call; src/cuda/gemm/dev/h100-2026-11-22-*): at full clock the
 // 3-stage, 4-box form ran a 4096^3 round in 45-46 us against 43-44 us for 4 stages + 2
 // boxes (with or without clusters), 96.7-98.5% of cuBLAS against 98.0-98.8% (8192^3:
-// 97.9-104.0 against 103.7-104.8): the rung now runs 4 stages, 2 boxes, stagger 1.
-using TmaConfig = WgmmaConfig<4, 1, 40, 232, 16, 2, 1>;
-using TmaClusterConfig = WgmmaConfig<4, 2, 40, 232>;
+// 97.9-104.0 against 103.7-104.8): the rung ran 4 stages, 2 boxes, stagger 1 (TmaGridConfig).
+// 2026-11-22, seventh session (H100; src/cuda/gemm/dev/h100-2026-11-22-power-*.log): at
+// 4096^3 both libraries run at the 700 W cap, and the whole remaining gap was clock, not
+// cycles: under ncu (one call, clocks free) TmaGridConfig took 287.8k cycles against
+// cuBLAS's 287.7k, but at 1.571 GHz against 1.598 (timed back to back after a 512 MiB
+// memset each: 1780 MHz against 1817, 96.8% of cuBLAS). Our kernel spent more energy a
+// call: 27.9M instructions against 16.9M (wgmma descriptors rebuilt per thread and moved
+// to uniform registers before every wgmma) and ~40% more L2 lookups (no multicast).
+// With the descriptors in uniform registers (19.2M instructions) the 2-CTA cluster with
+// B multicast (31.6M L2 read sectors against 37.7M) runs at cuBLAS's clock, and it is
+// now the fastest form: back to back, 4096^3 99.1-99.9% of cuBLAS (bf16, f16) against
+// 97-98% for TmaGridConfig, 8192^3 102-103% against 97-98%. Raster groups of 4, 8 or 32
+// tile rows: 0.5-2% slower than 16 (8: 7-10% at 8192^3). So the rung runs clusters of 2,
+// no stagger (with the multicast, the stagger measured level) and no tail split.
+using TmaConfig = WgmmaConfig<4, 2, 40, 232, 16, 2, 0>;
+using TmaGridConfig = WgmmaConfig<4, 1, 40, 232, 16, 2, 1>;
 using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
@@ -373,7 +386,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto a_tile = [&](int s) { return sm.stage(s); };
   auto b_tile = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
 
-  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  // Broadcast from lane 0: the same value, but now ptxas knows it is warp-uniform, so
+  // the role branches below are uniform and the loop state, barrier addresses and wgmma
+  // descriptors live in uniform registers (one scalar op a warp) instead of per-thread
+  // ones moved over with R2UR before every wgmma.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp_in_group = (static_cast<int>(threadIdx.x) / 32) % 4;
   const uint32_t rank = kCluster > 1 ? cluster::rank() : 0;
@@ -436,6 +453,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
     };
     StageRing<Cfg::kStages> ring;
+    // wgmma descriptors of stage 0, K step 0; a stage or a K step only adds its byte
+    // offset / 16 to the address field (bits 0-13: shared addresses stay below 2^18, so
+    // the sum never carries out of it). Building each descriptor from its address took
+    // ~70 instructions a K block a warp (masks, shifts, moves), which the H100's power
+    // limit turns into clock: 27.9M instructions for 4096^3 against cuBLAS's 16.9M.
+    const uint64_t desc_a0 = sm90::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
+    const uint64_t desc_b0 = sm90::make_sw128_desc(b_tile(0), kBLbo, kSbo);
     // Stagger: consumer 0 signals named barrier 3 once it issues K block kStagger of its
     // first unit (fewer blocks: its last one); consumer 1 waits for that first.
     int stagger_at = -1;
@@ -458,11 +482,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   if (kb == stagger_at && unit == 0) gpu::named_barrier_arrive(3, 256);
                 }
                 sm90::wgmma_fence();
+                const uint32_t stage_field = static_cast<uint32_t>(stage) * (Cfg::kStageBytes >> 4);
 #pragma unroll
                 for (int kk = 0; kk < kKSteps; ++kk) {
-                  const uint64_t desc_a =
-                      sm90::make_sw128_desc(a_tile(stage) + consumer * Cfg::kBoxBytes + kk * kAStep, kALbo, kSbo);
-                  const uint64_t desc_b = sm90::make_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
+                  const uint64_t desc_a = sm90::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
+                  const uint64_t desc_b = sm90::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
                   if constexpr (sizeof(T) == 2)
                     sm90::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
@@ -495,19 +519,46 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             tma_store_rounds<Cfg::kBlockN / kRoundCols>(
                 consumer,
                 [&](int round) {
+                  if constexpr (kOutBytes == 2) {
+                    // stmatrix: 8-column groups g and g + 1 (one 16-byte chunk of a row
+                    // each) of rows r_lo and r_lo + 8 are four 8x8 matrices, one store; lane
+                    // l addresses row l % 8 of matrix l / 8 = (group g + l / 16, rows + 8
+                    // ((l / 8) % 2)). A quarter of the st.shared of the scalar form.
+                    const int mat = lane / 8;
+                    const int r = warp_in_group * 16 + 8 * (mat % 2) + lane % 8;
+                    const uint32_t row_addr = staging + r * Cfg::kRowBytes;
+                    auto write = [&](auto scaled) {
+                      auto packed = [&](int a) {
+                        if constexpr (decltype(scaled)::value)
+                          return pack_pair<OutT>(p.alpha * acc[a], p.alpha * acc[a + 1]);
+                        else
+                          return pack_pair<OutT>(acc[a], acc[a + 1]);
+                      };
 #pragma unroll
-                  for (int j = 0; j < kRoundCols / 8; ++j) {
-                    const int i = round * (kRoundCols / 8) + j;
-                    const int cr = 8 * j + 2 * (lane % 4);
-                    const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
-                    const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+                      for (int g = 0; g < kRoundCols / 8; g += 2) {
+                        const int i = round * (kRoundCols / 8) + g;
+                        const int mine = g + mat / 2;  // the column group this lane addresses
+                        const uint32_t addr = row_addr + (mine / 8) * Cfg::kBoxBytes + (((mine % 8) ^ (r & 7)) << 4);
+                        sm90::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
+                      }
+                    };
+                    // alpha = 1 (the common call) skips 128 multiplies a thread a tile.
+                    if (p.alpha != 1.0f) write(std::true_type{});
+                    else write(std::false_type{});
+                  } else {
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                      const int r = r_lo + 8 * h;
-                      const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
-                      const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
-                      if constexpr (kOutBytes == 2) sm90::st_shared_u32(addr, pack_pair<OutT>(v0, v1));
-                      else sm90::st_shared_v2f32(addr, v0, v1);
+                    for (int j = 0; j < kRoundCols / 8; ++j) {
+                      const int i = round * (kRoundCols / 8) + j;
+                      const int cr = 8 * j + 2 * (lane % 4);
+                      const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+                      const uint32_t byte = (cr % kBoxCols) * kOutBytes;
+#pragma unroll
+                      for (int h = 0; h < 2; ++h) {
+                        const int r = r_lo + 8 * h;
+                        const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                        const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
+                        sm90::st_shared_v2f32(addr, v0, v1);
+                      }
                     }
                   }
                 },
@@ -554,7 +605,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto bt = [&](int s) { return sm.stage(s); };
   auto at = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
 
-  const int warpgroup = static_cast<int>(threadIdx.x) / 128;
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);  // uniform, as above
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
   sm.init_barriers(Cfg::kConsumers * 4);

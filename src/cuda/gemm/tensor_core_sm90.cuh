@@ -128,6 +128,14 @@ __device__ __forceinline__ void bulk_wait_group() {
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+/// stmatrix .x4: four 8x8 16-bit matrices, one register of each per thread in the mma
+/// fragment layout (thread t: row t / 4, columns 2 (t % 4) and +1); lane l gives the
+/// shared address of row l % 8 of matrix l / 8 (16 bytes each).
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2, uint32_t r3) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r0), "r"(r1),
+               "r"(r2), "r"(r3)
+               : "memory");
+}
 __device__ __forceinline__ void st_shared_f32(uint32_t addr, float x) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(x) : "memory");
 }
@@ -161,6 +169,13 @@ __device__ __forceinline__ void warpgroup_reg_alloc() {
 __device__ __forceinline__ uint64_t make_sw128_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
   return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
          (static_cast<uint64_t>(sbo >> 4) << 32) | (1ull << 62);
+}
+
+/// `desc` moved on by `bytes16` x 16 bytes in shared memory: only the address field
+/// (bits 0-13) changes, and the sum cannot carry out of it (shared addresses stay below
+/// 2^18), so one 32-bit add on the low word does it; LBO, SBO and the swizzle stay.
+__device__ __forceinline__ uint64_t desc_advance(uint64_t desc, uint32_t bytes16) {
+  return (desc & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(static_cast<uint32_t>(desc) + bytes16);
 }
 
 __device__ __forceinline__ void wgmma_fence() {
