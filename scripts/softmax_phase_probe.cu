@@ -31,7 +31,8 @@
 #include <string>
 #include <vector>
 
-__device__ unsigned long long g_trace[4096][4];
+constexpr int kPoints = 32;  // 0 entry, 1 loaded, 2 merged, 3 exit, 4 + 2k (+1): before (after) step k's wait
+__device__ unsigned long long g_trace[4096][kPoints];
 __device__ unsigned long long g_mark[2];
 
 __device__ __forceinline__ unsigned long long global_timer() {
@@ -43,6 +44,10 @@ __device__ __forceinline__ void probe_trace(int point) {
   if (threadIdx.x == 0) g_trace[blockIdx.x][point] = global_timer();
 }
 #define GPUKERN_SOFTMAX_TRACE(point) probe_trace(point)
+#define GPUKERN_SOFTMAX_TRACE_STEP(k, after) \
+  do {                                      \
+    if ((k) < 14) probe_trace(4 + 2 * (k) + (after)); \
+  } while (0)
 
 #include "cuda/cluster.cuh"
 #include "cuda/softmax/hybrid_row.cuh"
@@ -299,26 +304,29 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   for (auto& p : probes) {
     if (p.blocks == 0) continue;
     CHECK_CUDA(cudaMemsetAsync(flush, 0x5a, flush_bytes, stream));
-    std::vector<unsigned long long> zero(4096 * 4, 0);
+    std::vector<unsigned long long> zero(4096 * kPoints, 0);
     CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
     mark_kernel<<<1, 1, 0, stream>>>(0);
     p.launch(stream);
     mark_kernel<<<1, 1, 0, stream>>>(1);
     CHECK_CUDA(cudaStreamSynchronize(stream));
-    std::vector<unsigned long long> tr(4096 * 4);
+    std::vector<unsigned long long> tr(4096 * kPoints);
     unsigned long long mk[2];
     CHECK_CUDA(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
     CHECK_CUDA(cudaMemcpyFromSymbol(mk, g_mark, sizeof(mk)));
     std::printf("%s: after-marker %.2f us\n", p.name.c_str(), (mk[1] - mk[0]) * 1e-3);
     const char* names[4] = {"entry", "loaded", "merged", "exit"};
-    for (int pt = 0; pt < 4; ++pt) {
+    for (int pt = 0; pt < kPoints; ++pt) {
       std::vector<double> v;
       for (int b = 0; b < p.blocks; ++b)
-        if (tr[b * 4 + pt]) v.push_back((double(tr[b * 4 + pt]) - double(mk[0])) * 1e-3);
+        if (tr[b * kPoints + pt]) v.push_back((double(tr[b * kPoints + pt]) - double(mk[0])) * 1e-3);
       if (v.empty()) continue;
       std::sort(v.begin(), v.end());
       auto q = [&](double f) { return v[std::min(v.size() - 1, size_t(f * (v.size() - 1) + 0.5))]; };
-      std::printf("  %-7s %8.2f %8.2f %8.2f %8.2f %8.2f\n", names[pt], q(0), q(0.1), q(0.5), q(0.9), q(1));
+      char label[16];
+      if (pt < 4) std::snprintf(label, sizeof(label), "%s", names[pt]);
+      else std::snprintf(label, sizeof(label), "k%d %s", (pt - 4) / 2, (pt - 4) % 2 ? "got" : "wait");
+      std::printf("  %-9s %8.2f %8.2f %8.2f %8.2f %8.2f\n", label, q(0), q(0.1), q(0.5), q(0.9), q(1));
     }
   }
   CHECK_CUDA(cudaFree(x));

@@ -536,7 +536,9 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"g4", with(WgmmaConfig<4, 2, 40, 232, 4, 2, 0>{})},         // L2 raster groups of 4 / 8 / 32
           {"g8", with(WgmmaConfig<4, 2, 40, 232, 8, 2, 0>{})},
           {"g32", with(WgmmaConfig<4, 2, 40, 232, 32, 2, 0>{})},
-          {"c4", with(TmaCluster4Config{})}};
+          {"c4", with(TmaCluster4Config{})},
+          {"noserp", with(TmaConfig{}, {-1, 0})},                      // every round walks K forwards
+          {"serp1", with(TmaConfig{}, {-1, 1})}};                      // odd rounds backwards in K, no snake
 }
 
 

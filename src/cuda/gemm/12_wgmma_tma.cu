@@ -18,17 +18,20 @@
 //    a "full" and an "empty" mbarrier per stage lets loads run ahead of the math.
 //  * Persistence: one CTA per SM loops over tiles in an L2-grouped order; the producer
 //    starts the next tile's loads while the consumers run the epilogue of this one.
+//    Odd rounds walk K backwards and odd raster groups backwards, so each round starts
+//    on operand data the previous one left in L2 (4096^3: 123 MB from DRAM, not 149).
 //  * Epilogue through TMA stores (beta == 0, 16-byte-addressable C rows): each consumer
 //    writes its scaled accumulators into swizzled shared-memory boxes and one thread
 //    hands them to a TMA store, which drains to global memory while the consumers
 //    already run the next tile's wgmmas. Storing from the registers instead (scattered
 //    4-byte writes, still used for beta != 0 and unaligned C) kept the tensor cores idle
 //    for ~10% of the time: this step took the rung from ~85% to ~100% of cuBLAS.
-//  * The two consumers run one K block apart (kStagger), so one's epilogue overlaps the
-//    other's wgmmas; the last, partial round of tiles is split along K between its CTAs
-//    and the idle ones when that pays (WgmmaSchedule; 8192^3 on 132 SMs: +2%).
-//  * Clusters (a configuration, not the default): 2 CTAs along M share the B tile, each
-//    loading half and TMA-multicasting it to both; measured level with no cluster.
+//  * Without clusters (TmaGridConfig; tf32 with N-major B), the two consumers run one K
+//    block apart (kStagger), so one's epilogue overlaps the other's wgmmas, and the
+//    last, partial round of tiles is split along K between its CTAs and the idle ones
+//    when that pays (WgmmaSchedule; 8192^3 on 132 SMs: +2%).
+//  * Clusters of 2 CTAs along M share the B tile, each loading half and TMA-multicasting
+//    it to both: a third less L2 traffic, which under the H100's power cap is clock.
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
 // e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
 // memory-bound pass (~2 x 34 MB at 4097x4095x4093 bf16, ~30 us), then run the same way.
@@ -156,6 +159,9 @@ using TmaCluster4Config = WgmmaConfig<4, 4, 40, 232>;
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int split_first = 0, split_kb = 0;  // split_first == total: no split
+  // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
+  // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
+  int serpentine = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t epoch = 0;
@@ -282,7 +288,13 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     int m0, n0;
     origin(u.tile, m0, n0);
-    for (int kb = u.kb_begin; kb < u.kb_end; ++kb) {
+    // Serpentine K: consecutive rounds share an operand slab (the raster walks tile
+    // columns inside a row group), and a round that starts where the previous one ended
+    // finds those K blocks still in L2. The consumers do not care about the order (the
+    // first K block they see starts the sum).
+    const bool backwards = (sched.serpentine & 1) && !u.split && (i & 1);
+    for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
+      const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
       sm90::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
       sm90::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
       load(ring.stage, sm.full(ring.stage), m0, n0, kb);
@@ -404,7 +416,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   else __syncthreads();
 
   auto tile_origin = [&](int t, int& m0, int& n0) {
-    const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / kCluster);
+    const TileCoord c =
+        tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / kCluster, (sched.serpentine & 2) != 0);
     m0 = (c.m * kCluster + static_cast<int>(rank)) * Cfg::kBlockM;
     n0 = c.n * Cfg::kBlockN;
   };
@@ -756,7 +769,8 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
 
 /// Launch options of the persistent kernels (the development driver sweeps them).
 struct WgmmaOptions {
-  int split = -1;  // plan_tail_split's helper_blocks: < 0 the cost model, 0 no split
+  int split = -1;      // plan_tail_split's helper_blocks: < 0 the cost model, 0 no split
+  int serpentine = 3;  // WgmmaSchedule::serpentine
 };
 
 /// The persistent schedule of `tiles_m` x `tiles_n` tiles of `k_blocks` K blocks, no split.
@@ -828,6 +842,7 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
   const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
                              Cfg::kClusterM);
   void* ws = plan_tail_split(sched, clusters, Cfg::kClusterM == 1 ? opt.split : 0, ctx);
+  sched.serpentine = opt.serpentine;
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }

@@ -94,13 +94,16 @@ inline std::string row_alignment_reason(const char* operand, const void* ptr, in
 struct TileCoord {
   int m, n;
 };
-__host__ __device__ __forceinline__ TileCoord tile_coords(int tile, int tiles_m, int tiles_n,
-                                                          int group_m) {
+/// `snake`: odd groups are walked backwards (last column first), so the tiles that end
+/// one group and start the next share B columns.
+__host__ __device__ __forceinline__ TileCoord tile_coords(int tile, int tiles_m, int tiles_n, int group_m,
+                                                          bool snake = false) {
   const int per_group = group_m * tiles_n;
   const int group = tile / per_group;
   const int first_m = group * group_m;
   const int rows_in_group = min(group_m, tiles_m - first_m);
-  const int in_group = tile - group * per_group;
+  int in_group = tile - group * per_group;
+  if (snake && (group & 1)) in_group = rows_in_group * tiles_n - 1 - in_group;
   return {first_m + in_group % rows_in_group, in_group / rows_in_group};
 }
 

@@ -38,6 +38,11 @@
 #ifndef GPUKERN_SOFTMAX_TRACE
 #define GPUKERN_SOFTMAX_TRACE(point) ((void)0)
 #endif
+// Pipelined statistics (kDepth > 0): step k of the loop before (after = 0) and after
+// (after = 1) its wait for the copies; the probe's timelines, nothing elsewhere.
+#ifndef GPUKERN_SOFTMAX_TRACE_STEP
+#define GPUKERN_SOFTMAX_TRACE_STEP(k, after) ((void)0)
+#endif
 
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GPUKERN_SOFTMAX_HYBRID_CLUSTER 1
@@ -167,7 +172,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
           if (jn < smem_vecs) gpu::cp_async_16(staged + jn, x + (reg_count + jn) * V);
           gpu::cp_async_commit();
+          GPUKERN_SOFTMAX_TRACE_STEP(k, 0);
           gpu::cp_async_wait<kDepth>();
+          GPUKERN_SOFTMAX_TRACE_STEP(k, 1);
           const int j = threadIdx.x + k * kThreads;
           if (j >= smem_vecs) continue;
           const Pack<T, V> p = staged[j];
