@@ -15,6 +15,9 @@
 //                no arithmetic; /cN adds a cluster barrier of N CTAs between them
 //   halves       the same chunk in two cp.async groups: the first half stored while
 //                the second lands
+//   bulk         (16-bit) the CTA's shared-memory part as 16 or 32 KB bulk copies issued
+//                in order by one thread, one mbarrier each, folded piece by piece as they
+//                complete (run 15 of src/cuda/softmax/dev/NOTES.md: ordered, but slower)
 //   hybrid       split_row's policy kernel (hybrid_row.cuh) and other depths of it, with
 //                %globaltimer stamps per CTA (GPUKERN_SOFTMAX_TRACE); outputs compared
 //                with the policy's
@@ -123,6 +126,113 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   probe_trace(3);
 }
 
+
+
+// ---- bulk one-wave: the CTA's shared-memory part as 16 KB bulk copies (cp.async.bulk,
+// one thread issues them in order, one mbarrier each), folded chunk by chunk as they
+// complete; the register part (kRegs packs a thread) loaded with ld.global. 16-bit only,
+// clusters of 2 (one row per cluster), 1024 threads, the whole chunk on chip.
+namespace bulk_probe {
+__device__ __forceinline__ uint32_t saddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void bar_init(uint64_t* b) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(saddr(b)) : "memory");
+}
+__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
+  asm volatile(
+      "{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT_%=;\n}\n" ::"r"(
+          saddr(b)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void bulk(void* dst, const void* src, uint32_t bytes, uint64_t* b) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(saddr(dst)),
+               "l"(src), "r"(bytes), "r"(saddr(b))
+               : "memory");
+}
+}  // namespace bulk_probe
+
+template <class T, int kRegs, int kPiece>
+__global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  namespace bp = bulk_probe;
+  constexpr int V = 16 / sizeof(T);
+  constexpr int kPieceVecs = kPiece / 16;
+  extern __shared__ uint4 smem_raw[];
+  sm::Pack<T, V>* const staged = reinterpret_cast<sm::Pack<T, V>*>(smem_raw);
+  __shared__ uint64_t bars[32];
+  __shared__ sm::RowStats scratch[32];
+  __shared__ alignas(8) sm::RowStats cta_stats;
+  probe_trace(0);
+  const unsigned rank = gpukern::cuda::cluster::rank();
+  const int64_t row = blockIdx.x / 2;
+  const int64_t chunk_vecs = cols / V / 2;
+  const T* xc = x + row * cols + int64_t(rank) * chunk_vecs * V;
+  T* yc = y + row * cols + int64_t(rank) * chunk_vecs * V;
+  const int tid = threadIdx.x;
+  const int reg_vecs = kRegs * 1024;
+  const int smem_vecs = static_cast<int>(chunk_vecs) - reg_vecs;
+  const int pieces = smem_vecs / kPieceVecs;
+  if (tid == 0) {
+    for (int c = 0; c < pieces; ++c) bp::bar_init(&bars[c]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (tid == 0) {
+    for (int c = 0; c < pieces; ++c) {
+      bp::bar_expect(&bars[c], kPiece);
+      bp::bulk(staged + c * kPieceVecs, xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece, &bars[c]);
+    }
+  }
+  sm::Pack<T, V> regs[kRegs];
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
+  float m = -INFINITY, sum = 0.0f;
+  auto fold = [&](const sm::Pack<T, V>& p) {
+    const float nm = sm::nan_max(m, sm::pack_max(p));
+    if (nm != m) {
+      sum = sum == 0.0f ? 0.0f : sum * sm::fast_exp2((m - nm) * sm::kLog2e);
+      m = nm;
+    }
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int e = 0; e < V; ++e) sum += sm::fast_exp2((gpukern::gpu::to_float(p.v[e]) - m) * sm::kLog2e);
+    }
+  };
+  // Each piece holds kPieceVecs vectors: thread t folds vectors t, t + 1024, ... of it.
+  for (int c = 0; c < pieces; ++c) {
+    if (c < 14) probe_trace(4 + 2 * c);
+    bp::bar_wait(&bars[c], 0);
+    if (c < 14) probe_trace(5 + 2 * c);
+#pragma unroll
+    for (int v = 0; v < kPieceVecs / 1024; ++v) fold(staged[c * kPieceVecs + v * 1024 + tid]);
+  }
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) fold(regs[r]);
+  sm::RowStats stats = sm::block_reduce<1024>(m == -INFINITY ? sm::empty_stats() : sm::RowStats{m, sum}, scratch);
+  probe_trace(1);
+  if (tid == 0) cta_stats = stats;
+  gpukern::cuda::cluster::sync_aligned();
+  const unsigned lane = tid % 32;
+  stats = lane < 2 ? sm::hybrid_detail::load_remote(&cta_stats, lane) : sm::empty_stats();
+  stats = sm::group_reduce<32>(stats);
+  probe_trace(2);
+  const sm::OutputScale o = sm::output_scale(stats, false);
+  auto out = [&](const sm::Pack<T, V>& p, T* dst) {
+    sm::Pack<T, V> q;
+#pragma unroll
+    for (int e = 0; e < V; ++e) q.v[e] = gpukern::gpu::from_float<T>(sm::output_value(gpukern::gpu::to_float(p.v[e]), o));
+    __stcs(reinterpret_cast<uint4*>(dst), *reinterpret_cast<const uint4*>(&q));
+  };
+#pragma unroll
+  for (int r = 0; r < kRegs; ++r) out(regs[r], yc + int64_t(tid + r * 1024) * V);
+  for (int j = tid; j < smem_vecs; j += 1024) out(staged[j], yc + (int64_t(reg_vecs) + j) * V);
+  gpukern::cuda::cluster::sync_aligned();
+  probe_trace(3);
+#endif
+}
 
 struct Probe {
   std::string name;
@@ -256,6 +366,25 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 0>, {1024, 4, 1, 0}, cl, 0, "1024x4+s1/d0" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, cl, 0, "1024x4+s1/d4" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 12>, {1024, 4, 1, 12}, cl, 0, "1024x4+s1/d12" + c);
+  if constexpr (sizeof(T) == 2) {
+    // Bulk one-wave: 2 register packs (32 KB) + 14 x 16 KB pieces, or 4 packs + 12 x 16 KB.
+    auto add_bulk = [&](auto kernel, int regs, const std::string& label) {
+      const int64_t chunk_vecs = cols / V / 2;
+      const size_t smem = size_t(chunk_vecs - int64_t(regs) * 1024) * 16;
+      prepare(kernel, smem, false);
+      const void* k = reinterpret_cast<const void*>(kernel);
+      probes.push_back({label, 128, [=](cudaStream_t s) {
+                          const T* xs = static_cast<const T*>(x);
+                          T* ys = static_cast<T*>(y);
+                          int64_t c = cols;
+                          void* args[] = {&xs, &ys, &c};
+                          launch_cluster(k, args, 128, 1024, smem, 2, s);
+                        }});
+    };
+    add_bulk(bulk_onewave<T, 2, 16384>, 2, "bulk 1024x2+14x16KB/c2");
+    add_bulk(bulk_onewave<T, 4, 16384>, 4, "bulk 1024x4+12x16KB/c2");
+    add_bulk(bulk_onewave<T, 4, 32768>, 4, "bulk 1024x4+6x32KB/c2");
+  }
   for (size_t i = policy_index + 1; i < probes.size(); ++i) probes[i].check = true;
 
   cudaEvent_t e0, e1;
