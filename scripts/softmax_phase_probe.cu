@@ -53,6 +53,7 @@ __device__ __forceinline__ void probe_trace(int point) {
   } while (0)
 
 #include "cuda/cluster.cuh"
+#include "cuda/gemm/tensor_core_sm90.cuh"
 #include "cuda/softmax/hybrid_row.cuh"
 #include "cuda/softmax/dev/driver_common.hpp"
 
@@ -133,23 +134,11 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
 // complete; the register part (kRegs packs a thread) loaded with ld.global. 16-bit only,
 // clusters of 2 (one row per cluster), 1024 threads, the whole chunk on chip.
 namespace bulk_probe {
-__device__ __forceinline__ uint32_t saddr(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void bar_init(uint64_t* b) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(saddr(b)) : "memory");
-}
-__device__ __forceinline__ void bar_expect(uint64_t* b, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(saddr(b)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void bar_wait(uint64_t* b, uint32_t parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nWAIT_%=:\nmbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n@!done bra WAIT_%=;\n}\n" ::"r"(
-          saddr(b)),
-      "r"(parity)
-      : "memory");
-}
-__device__ __forceinline__ void bulk(void* dst, const void* src, uint32_t bytes, uint64_t* b) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(saddr(dst)),
-               "l"(src), "r"(bytes), "r"(saddr(b))
+/// One bulk copy global -> this CTA's shared memory, completing `bytes` on `bar`
+/// (mbarriers themselves: gemm's sm90 helpers).
+__device__ __forceinline__ void bulk(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
                : "memory");
 }
 }  // namespace bulk_probe
@@ -158,6 +147,7 @@ template <class T, int kRegs, int kPiece>
 __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace bp = bulk_probe;
+  namespace sm90 = gpukern::cuda::gemm::sm90;
   constexpr int V = 16 / sizeof(T);
   constexpr int kPieceVecs = kPiece / 16;
   extern __shared__ uint4 smem_raw[];
@@ -176,14 +166,15 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   const int smem_vecs = static_cast<int>(chunk_vecs) - reg_vecs;
   const int pieces = smem_vecs / kPieceVecs;
   if (tid == 0) {
-    for (int c = 0; c < pieces; ++c) bp::bar_init(&bars[c]);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int c = 0; c < pieces; ++c) sm90::mbar_init(sm90::smem_addr(&bars[c]), 1);
+    sm90::fence_barrier_init();
   }
   __syncthreads();
   if (tid == 0) {
     for (int c = 0; c < pieces; ++c) {
-      bp::bar_expect(&bars[c], kPiece);
-      bp::bulk(staged + c * kPieceVecs, xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece, &bars[c]);
+      sm90::mbar_arrive_expect_tx(sm90::smem_addr(&bars[c]), kPiece);
+      bp::bulk(sm90::smem_addr(staged + c * kPieceVecs), xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece,
+               sm90::smem_addr(&bars[c]));
     }
   }
   sm::Pack<T, V> regs[kRegs];
@@ -204,7 +195,7 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   // Each piece holds kPieceVecs vectors: thread t folds vectors t, t + 1024, ... of it.
   for (int c = 0; c < pieces; ++c) {
     if (c < 14) probe_trace(4 + 2 * c);
-    bp::bar_wait(&bars[c], 0);
+    sm90::mbar_wait(sm90::smem_addr(&bars[c]), 0);
     if (c < 14) probe_trace(5 + 2 * c);
 #pragma unroll
     for (int v = 0; v < kPieceVecs / 1024; ++v) fold(staged[c * kPieceVecs + v * 1024 + tid]);

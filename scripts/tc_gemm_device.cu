@@ -97,6 +97,14 @@ std::vector<RungEntry> rungs() {
           wgmma_candidate<WgmmaConfig<4, 1, 40, 232, 16, 2, 2>>("wgmma_stagger")};
 }
 
+/// The wgmma_tma entry of the rung table.
+RungEntry wgmma_rung() {
+  for (auto& r : rungs())
+    if (std::strcmp(r.name, "wgmma_tma") == 0) return r;
+  std::printf("no wgmma_tma rung\n");
+  std::exit(2);
+}
+
 /// mma_multistage candidates for sm_90 16-bit, tile-divisible problems (the unchecked
 /// kernel; other calls are declined): checked in check mode, timed in variants mode.
 template <class Cfg>
@@ -409,18 +417,21 @@ float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
   return t[reps / 2];
 }
 
-/// Medians of two calls timed alternately (ref, cand, ref, cand, ...), so clock and
-/// temperature drift during the run affect both the same way.
 /// TC_FLUSH_MB=N: an untimed memset of N MiB before every timed call, as gpukern-bench
-/// does (the GPU then starts each call with cold caches and rested power).
+/// does (the GPU then starts each call with cold caches and rested power); no-op unset.
+void flush_before_call(int i, cudaStream_t s) {
+  static const size_t bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
+  static void* buf = nullptr;
+  if (!bytes) return;
+  if (!buf) CHECK(cudaMalloc(&buf, bytes));
+  CHECK(cudaMemsetAsync(buf, i & 0xff, bytes, s));
+}
+
+/// Medians of two calls timed alternately (ref, cand, ref, cand, ...), so clock and
+/// temperature drift during the run affect both the same way; flush_before_call each.
 std::pair<float, float> paired_median_ms(const std::function<void()>& ref, const std::function<void()>& cand,
                                          cudaStream_t s, int reps) {
-  static const size_t flush_bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
-  static void* flush_buf = nullptr;
-  if (flush_bytes && !flush_buf) CHECK(cudaMalloc(&flush_buf, flush_bytes));
-  const auto flush = [&](int i) {
-    if (flush_bytes) CHECK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes, s));
-  };
+  const auto flush = [&](int i) { flush_before_call(i, s); };
   for (int i = 0; i < 3; ++i) { ref(); cand(); }
   CHECK(cudaStreamSynchronize(s));
   std::vector<cudaEvent_t> ev(4 * reps);
@@ -573,9 +584,6 @@ struct Nvml {
 /// while sampling NVML every 5 ms after the first second; prints one line.
 void power_phase(const Nvml& nv, const char* name, const char* tname, double flop, const std::function<void()>& f,
                  cudaStream_t s, double secs) {
-  static const size_t flush_bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
-  static void* flush_buf = nullptr;
-  if (flush_bytes && !flush_buf) CHECK(cudaMalloc(&flush_buf, flush_bytes));
   std::atomic<bool> sampling{false}, stop{false};
   double p_sum = 0, c_sum = 0, t_max = 0;
   long samples = 0, capped = 0;
@@ -607,7 +615,7 @@ void power_phase(const Nvml& nv, const char* name, const char* tname, double flo
     if (el > secs) break;
     sampling.store(el > 1.0);
     for (int i = 0; i < kBatch; ++i) {
-      if (flush_bytes) CHECK(cudaMemsetAsync(flush_buf, i & 0xff, flush_bytes, s));
+      flush_before_call(i, s);
       CHECK(cudaEventRecord(ev[2 * i], s));
       f();
       CHECK(cudaEventRecord(ev[2 * i + 1], s));
@@ -635,10 +643,7 @@ int power_mode(const CudaContext& ctx, cublasHandle_t h, const std::vector<std::
   const Nvml nv;
   if (!nv.ok) std::printf("NVML not available: times only\n");
   const double secs = std::getenv("TC_POWER_SECS") ? std::atof(std::getenv("TC_POWER_SECS")) : 3.0;
-  const RungEntry* rung = nullptr;
-  const auto all = rungs();
-  for (const auto& r : all)
-    if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
+  const RungEntry rung = wgmma_rung();
   auto variants = wgmma_variants(ctx);
   const char* only = std::getenv("TC_RUNGS");
   for (const DType dt : {DType::BF16, DType::F16})
@@ -649,12 +654,12 @@ int power_mode(const CudaContext& ctx, cublasHandle_t h, const std::vector<std::
       std::printf("%lldx%lldx%lld %s\n", (long long)sh[0], (long long)sh[1], (long long)sh[2], tname);
       auto cub = [&] { run_cublas(h, x.g, x.c, dt); };
       power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
-      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung->run(x.g, ctx); }, ctx.stream, secs);
+      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung.run(x.g, ctx); }, ctx.stream, secs);
       for (auto& [name, run] : variants)
         if (only && std::strstr(only, name.c_str()))
           power_phase(nv, name.c_str(), tname, flop, [&, run = run] { run(x.g); }, ctx.stream, secs);
       power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
-      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung->run(x.g, ctx); }, ctx.stream, secs);
+      power_phase(nv, "wgmma_tma", tname, flop, [&] { rung.run(x.g, ctx); }, ctx.stream, secs);
       cudaFree(x.a); cudaFree(x.b); cudaFree(x.c); cudaFree(x.cref);
     }
   return 0;
@@ -680,13 +685,10 @@ int trace_mode(const CudaContext& ctx, cublasHandle_t h) {
   CHECK(cudaMalloc(&stamps, sizeof(host_stamps)));
   void* trace_ptr = nullptr;
   CHECK(cudaGetSymbolAddress(&trace_ptr, g_wgmma_trace));
-  const RungEntry* rung = nullptr;
-  const auto all = rungs();
-  for (const auto& r : all)
-    if (std::strcmp(r.name, "wgmma_tma") == 0) rung = &r;
+  const RungEntry rung = wgmma_rung();
   // TC_TRACE_VARIANT: the rung (default) or one of wgmma_variants() by name.
   const std::string variant = std::getenv("TC_TRACE_VARIANT") ? std::getenv("TC_TRACE_VARIANT") : "rung";
-  std::function<void(const core::GemmArgs&)> run = [&](const core::GemmArgs& g) { rung->run(g, ctx); };
+  std::function<void(const core::GemmArgs&)> run = [&](const core::GemmArgs& g) { rung.run(g, ctx); };
   for (auto& [name, f] : wgmma_variants(ctx))
     if (name == variant) run = f;
   std::printf("trace of %s\n", variant.c_str());

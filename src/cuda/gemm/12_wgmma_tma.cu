@@ -528,18 +528,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
             constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
             const uint32_t staging = sm.c_staging(consumer);
-            const int r_lo = warp_in_group * 16 + lane / 4;
             tma_store_rounds<Cfg::kBlockN / kRoundCols>(
                 consumer,
                 [&](int round) {
                   if constexpr (kOutBytes == 2) {
                     // stmatrix: 8-column groups g and g + 1 (one 16-byte chunk of a row
-                    // each) of rows r_lo and r_lo + 8 are four 8x8 matrices, one store; lane
+                    // each) of the warp's 16 rows are four 8x8 matrices, one store; lane
                     // l addresses row l % 8 of matrix l / 8 = (group g + l / 16, rows + 8
                     // ((l / 8) % 2)). A quarter of the st.shared of the scalar form.
                     const int mat = lane / 8;
                     const int r = warp_in_group * 16 + 8 * (mat % 2) + lane % 8;
-                    const uint32_t row_addr = staging + r * Cfg::kRowBytes;
                     auto write = [&](auto scaled) {
                       auto packed = [&](int a) {
                         if constexpr (decltype(scaled)::value)
@@ -551,7 +549,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                       for (int g = 0; g < kRoundCols / 8; g += 2) {
                         const int i = round * (kRoundCols / 8) + g;
                         const int mine = g + mat / 2;  // the column group this lane addresses
-                        const uint32_t addr = row_addr + (mine / 8) * Cfg::kBoxBytes + (((mine % 8) ^ (r & 7)) << 4);
+                        const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes + sm90::sw128_offset(r, mine % 8);
                         sm90::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
                       }
                     };
@@ -559,6 +557,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                     if (p.alpha != 1.0f) write(std::true_type{});
                     else write(std::false_type{});
                   } else {
+                    const int r_lo = warp_in_group * 16 + lane / 4;
 #pragma unroll
                     for (int j = 0; j < kRoundCols / 8; ++j) {
                       const int i = round * (kRoundCols / 8) + j;
@@ -568,7 +567,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
                       for (int h = 0; h < 2; ++h) {
                         const int r = r_lo + 8 * h;
-                        const uint32_t addr = box + r * Cfg::kRowBytes + ((((byte >> 4) ^ (r & 7)) << 4) | (byte & 15));
+                        const uint32_t addr = box + sm90::sw128_offset(r, byte >> 4) + (byte & 15);
                         const float v0 = p.alpha * acc[4 * i + 2 * h], v1 = p.alpha * acc[4 * i + 2 * h + 1];
                         sm90::st_shared_v2f32(addr, v0, v1);
                       }
@@ -730,8 +729,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
                       for (int pp = 0; pp < 2; ++pp) {
                         const int r = 8 * j + 2 * q + pp;
-                        const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes + r * Cfg::kRowBytes +
-                                              ((((col[h] % 32) / 4) ^ (r & 7)) << 4) + (col[h] % 4) * 4;
+                        const uint32_t addr = staging + (col[h] / 32) * Cfg::kBoxBytes +
+                                              sm90::sw128_offset(r, (col[h] % 32) / 4) + (col[h] % 4) * 4;
                         sm90::st_shared_f32(addr, p.alpha * acc[4 * (8 * round + j) + 2 * h + pp]);
                       }
                 },

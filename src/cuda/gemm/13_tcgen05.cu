@@ -268,7 +268,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         constexpr int kBoxes = Cfg::kAccCols / kBoxCols;
         constexpr int kLoadsPerBox = kBoxCols / 32;
         const uint32_t staging = epi_base + quarter * Cfg::kEpiSlots * Cfg::kEpiBoxBytes;
-        const uint32_t row_addr = static_cast<uint32_t>(lane * Cfg::kRowBytes);
 #pragma unroll 1
         for (int b = 0; b < kBoxes; ++b) {
           const uint32_t box = staging + (b % Cfg::kEpiSlots) * Cfg::kEpiBoxBytes;
@@ -294,8 +293,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   w[e] = pack_pair<OutT>(p.alpha * __uint_as_float(v[8 * j + 2 * e]),
                                          p.alpha * __uint_as_float(v[8 * j + 2 * e + 1]));
               }
-              sm100::st_shared_v4(box + row_addr + ((static_cast<uint32_t>(chunk) ^ (lane & 7)) << 4), w[0], w[1],
-                                  w[2], w[3]);
+              sm100::st_shared_v4(box + sm90::sw128_offset(lane, chunk), w[0], w[1], w[2], w[3]);
             }
           }
           sm90::fence_proxy_async();  // the generic-proxy writes, before the TMA store reads them

@@ -171,6 +171,12 @@ __device__ __forceinline__ uint64_t make_sw128_desc(uint32_t addr, uint32_t lbo,
          (static_cast<uint64_t>(sbo >> 4) << 32) | (1ull << 62);
 }
 
+/// Byte offset of 16-byte chunk `chunk` of row `row` in a box of 128-byte rows with the
+/// 128-byte swizzle (TMA's and wgmma's): the chunk lands at chunk ^ (row % 8).
+__host__ __device__ __forceinline__ uint32_t sw128_offset(uint32_t row, uint32_t chunk) {
+  return row * 128 + ((chunk ^ (row & 7)) << 4);
+}
+
 /// `desc` moved on by `bytes16` x 16 bytes in shared memory: only the address field
 /// (bits 0-13) changes, and the sum cannot carry out of it (shared addresses stay below
 /// 2^18), so one 32-bit add on the low word does it; LBO, SBO and the swizzle stay.
