@@ -17,12 +17,21 @@
 //                the second lands
 //   bulk         (16-bit) the CTA's shared-memory part as 16 or 32 KB bulk copies issued
 //                in order by one thread, one mbarrier each, folded piece by piece as they
-//                complete (run 15 of src/cuda/softmax/dev/NOTES.md: ordered, but slower)
+//                complete (run 15 of src/cuda/softmax/dev/NOTES.md: ordered, but slower);
+//                "pf": the chunk prefetched to L2 first (run 16: slower still)
+//   onewave      (16-bit) every copy in flight, folded registers first or last, or in
+//                arrival order per thread (run 16)
+//   arrival      (16-bit) arrival-order fold compacted per warp: sentinel-filled slots
+//                polled, a per-warp mbarrier (cp.async.mbarrier.arrive.noinc) for the end
+//   stepped      a persistent cooperative grid: rows cut in q parts, G / q rows a step,
+//                a ring of shared-memory buffers, the q partials exchanged through global
+//                memory each step (tagged GridPartial words of grid_row.cuh; run 16)
 //   hybrid       split_row's policy kernel (hybrid_row.cuh) and other depths of it, with
 //                %globaltimer stamps per CTA (GPUKERN_SOFTMAX_TRACE); outputs compared
 //                with the policy's
 // A traced call after the timed ones prints, per kernel, the stamps' spread relative to
-// a one-thread marker kernel launched just before it.
+// a one-thread marker kernel launched just before it. Last (f16), the arrival report: the
+// phase copy's load phase with each shared-memory vector's landing time recorded.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -55,6 +64,7 @@ __device__ __forceinline__ void probe_trace(int point) {
 #include "cuda/cluster.cuh"
 #include "cuda/gemm/tensor_core_sm90.cuh"
 #include "cuda/softmax/hybrid_row.cuh"
+#include "cuda/softmax/grid_row.cuh"
 #include "cuda/softmax/dev/driver_common.hpp"
 
 namespace sm = gpukern::cuda::softmax;
@@ -129,6 +139,61 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
 
 
 
+
+// ---- shared by the one-wave probe kernels below: a thread's running (max, sum) folded a
+// 16-byte vector at a time (rescaled when the max grows; two partial sums), and one
+// vector's outputs stored.
+namespace probe_fold {
+template <class T>
+struct Online {
+  static constexpr int V = 16 / sizeof(T);
+  float m = -INFINITY, sum = 0.0f;
+  __device__ void add(const sm::Pack<T, V>& p) {
+    const float nm = sm::nan_max(m, sm::pack_max(p));
+    if (nm != m) {
+      sum = sum == 0.0f ? 0.0f : sum * sm::fast_exp2((m - nm) * sm::kLog2e);
+      m = nm;
+    }
+    if (m != -INFINITY) {
+      float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+      for (int e = 0; e < V; e += 2) {
+        s0 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e]) - m) * sm::kLog2e);
+        s1 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e + 1]) - m) * sm::kLog2e);
+      }
+      sum += s0 + s1;
+    }
+  }
+  __device__ void add(const uint4& u) {
+    sm::Pack<T, V> p;
+    memcpy(&p, &u, 16);
+    add(p);
+  }
+  __device__ sm::RowStats stats() const { return m == -INFINITY ? sm::empty_stats() : sm::RowStats{m, sum}; }
+};
+template <class T>
+__device__ __forceinline__ void store_out(const uint4& u, uint4* dst, const sm::OutputScale& o) {
+  constexpr int V = 16 / sizeof(T);
+  sm::Pack<T, V> p, q;
+  memcpy(&p, &u, 16);
+  sm::output_pack(p, o, q);
+  uint4 w;
+  memcpy(&w, &q, 16);
+  __stcs(dst, w);
+}
+/// The row's statistics from this CTA's and its cluster partner's (clusters of 2).
+__device__ __forceinline__ sm::RowStats pair_merge(sm::RowStats mine, sm::RowStats* cta_stats) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  if (threadIdx.x == 0) *cta_stats = mine;
+  gpukern::cuda::cluster::sync_aligned();
+  const unsigned lane = threadIdx.x % 32;
+  mine = lane < 2 ? sm::hybrid_detail::load_remote(cta_stats, lane) : sm::empty_stats();
+  mine = sm::group_reduce<32>(mine);
+#endif
+  return mine;
+}
+}  // namespace probe_fold
+
 // ---- bulk one-wave: the CTA's shared-memory part as 16 KB bulk copies (cp.async.bulk,
 // one thread issues them in order, one mbarrier each), folded chunk by chunk as they
 // complete; the register part (kRegs packs a thread) loaded with ld.global. 16-bit only,
@@ -143,7 +208,10 @@ __device__ __forceinline__ void bulk(uint32_t dst, const void* src, uint32_t byt
 }
 }  // namespace bulk_probe
 
-template <class T, int kRegs, int kPiece>
+// kPrefetch: one thread first asks L2 for the whole chunk (cp.async.bulk.prefetch.L2, in
+// piece order), so the bulk copies to shared memory meet data in (or on its way to) L2.
+// kRegsLate: the register part is loaded after the shared part has been folded.
+template <class T, int kRegs, int kPiece, bool kPrefetch = false, bool kRegsLate = false>
 __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace bp = bulk_probe;
@@ -171,6 +239,13 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   }
   __syncthreads();
   if (tid == 0) {
+    if constexpr (kPrefetch) {
+      for (int c = 0; c < pieces; ++c)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V),
+                     "r"(kPiece)
+                     : "memory");
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc), "r"(reg_vecs * 16) : "memory");
+    }
     for (int c = 0; c < pieces; ++c) {
       sm90::mbar_arrive_expect_tx(sm90::smem_addr(&bars[c]), kPiece);
       bp::bulk(sm90::smem_addr(staged + c * kPieceVecs), xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece,
@@ -178,20 +253,12 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
     }
   }
   sm::Pack<T, V> regs[kRegs];
+  if constexpr (!kRegsLate) {
 #pragma unroll
-  for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
-  float m = -INFINITY, sum = 0.0f;
-  auto fold = [&](const sm::Pack<T, V>& p) {
-    const float nm = sm::nan_max(m, sm::pack_max(p));
-    if (nm != m) {
-      sum = sum == 0.0f ? 0.0f : sum * sm::fast_exp2((m - nm) * sm::kLog2e);
-      m = nm;
-    }
-    if (m != -INFINITY) {
-#pragma unroll
-      for (int e = 0; e < V; ++e) sum += sm::fast_exp2((gpukern::gpu::to_float(p.v[e]) - m) * sm::kLog2e);
-    }
-  };
+    for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
+  }
+  probe_fold::Online<T> acc;
+  auto fold = [&](const sm::Pack<T, V>& p) { acc.add(p); };
   // Each piece holds kPieceVecs vectors: thread t folds vectors t, t + 1024, ... of it.
   for (int c = 0; c < pieces; ++c) {
     if (c < 14) probe_trace(4 + 2 * c);
@@ -200,26 +267,481 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
 #pragma unroll
     for (int v = 0; v < kPieceVecs / 1024; ++v) fold(staged[c * kPieceVecs + v * 1024 + tid]);
   }
+  if constexpr (kRegsLate) {
+#pragma unroll
+    for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
+  }
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) fold(regs[r]);
-  sm::RowStats stats = sm::block_reduce<1024>(m == -INFINITY ? sm::empty_stats() : sm::RowStats{m, sum}, scratch);
+  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
   probe_trace(1);
-  if (tid == 0) cta_stats = stats;
-  gpukern::cuda::cluster::sync_aligned();
-  const unsigned lane = tid % 32;
-  stats = lane < 2 ? sm::hybrid_detail::load_remote(&cta_stats, lane) : sm::empty_stats();
-  stats = sm::group_reduce<32>(stats);
+  stats = probe_fold::pair_merge(stats, &cta_stats);
   probe_trace(2);
   const sm::OutputScale o = sm::output_scale(stats, false);
   auto out = [&](const sm::Pack<T, V>& p, T* dst) {
-    sm::Pack<T, V> q;
-#pragma unroll
-    for (int e = 0; e < V; ++e) q.v[e] = gpukern::gpu::from_float<T>(sm::output_value(gpukern::gpu::to_float(p.v[e]), o));
-    __stcs(reinterpret_cast<uint4*>(dst), *reinterpret_cast<const uint4*>(&q));
+    uint4 u;
+    memcpy(&u, &p, 16);
+    probe_fold::store_out<T>(u, reinterpret_cast<uint4*>(dst), o);
   };
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) out(regs[r], yc + int64_t(tid + r * 1024) * V);
   for (int j = tid; j < smem_vecs; j += 1024) out(staged[j], yc + (int64_t(reg_vecs) + j) * V);
+  gpukern::cuda::cluster::sync_aligned();
+  probe_trace(3);
+#endif
+}
+
+
+// ---- stepped grid (issue #5, run 16): a persistent grid of G CTAs (one an SM,
+// cooperative launch), rows cut into q parts of part_vecs vectors; item = (row, part),
+// CTA c takes items c, c + G, ... (G a multiple of q, so each step holds whole rows).
+// Items go through a ring of kAhead + 1 shared-memory buffers, kAhead items in flight
+// ahead of the one being worked on; per item: wait, fold (max, then sum of exps), block
+// reduction, publish the CTA's partial (GridPartial, tagged, no reset), gather the row's
+// q partials (warp 0), store. kAfter: the next item's copies are issued after the wait
+// for this one (else before it). Stamps: 4 + 4k + {0 landed, 1 reduced, 2 merged, 3 stored}.
+template <class T, int kThreads, int kAhead, bool kAfter>
+__global__ void __launch_bounds__(kThreads, 1)
+    stepped_row(sm::RowArgs<T> a, int q, int part_vecs, sm::GridPartial* ws, unsigned long long tag_base) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr int kRing = kAhead + 1;
+  extern __shared__ uint4 smem_raw[];
+  sm::Pack<T, V>* const ring = reinterpret_cast<sm::Pack<T, V>*>(smem_raw);
+  __shared__ sm::RowStats scratch[2][kThreads / 32];
+  __shared__ sm::RowStats row_stats[2];
+  probe_trace(0);
+  const int tid = threadIdx.x;
+  const int64_t G = gridDim.x;
+  const int64_t items = a.rows * q;
+  const int n = blockIdx.x < items ? static_cast<int>((items - blockIdx.x + G - 1) / G) : 0;
+  const int64_t num_vec = a.cols / V;
+  auto where = [&](int i, int64_t& row, int& part, int64_t& begin, int& count) {
+    const int64_t it = blockIdx.x + int64_t(i) * G;
+    row = it / q;
+    part = static_cast<int>(it % q);
+    begin = int64_t(part) * part_vecs;
+    count = static_cast<int>(begin + part_vecs < num_vec ? part_vecs : num_vec - begin);
+  };
+  auto issue = [&](int i) {
+    if (i < n) {
+      int64_t row, begin;
+      int part, count;
+      where(i, row, part, begin, count);
+      const T* x = a.x + row * a.ldx + begin * V;
+      sm::Pack<T, V>* buf = ring + int64_t(i % kRing) * part_vecs;
+      for (int v = tid; v < count; v += kThreads) gpukern::gpu::cp_async_16(buf + v, x + int64_t(v) * V);
+    }
+    gpukern::gpu::cp_async_commit();
+  };
+#pragma unroll
+  for (int i = 0; i < kAhead; ++i) issue(i);
+  int parity = 0;
+  for (int i = 0; i < n; ++i) {
+    if constexpr (kAfter) {
+      gpukern::gpu::cp_async_wait<kAhead - 1>();
+      issue(i + kAhead);
+    } else {
+      issue(i + kAhead);
+      gpukern::gpu::cp_async_wait<kAhead>();
+    }
+    if (i < 7) probe_trace(4 + 4 * i);
+    int64_t row, begin;
+    int part, count;
+    where(i, row, part, begin, count);
+    const sm::Pack<T, V>* buf = ring + int64_t(i % kRing) * part_vecs;
+    float m = -INFINITY;
+    for (int v = tid; v < count; v += kThreads) m = sm::nan_max(m, sm::pack_max(buf[v]));
+    float s0 = 0.0f, s1 = 0.0f;
+    if (m != -INFINITY) {
+      for (int v = tid; v < count; v += kThreads) {
+        const sm::Pack<T, V> p = buf[v];
+#pragma unroll
+        for (int e = 0; e < V; e += 2) {
+          s0 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e]) - m) * sm::kLog2e);
+          s1 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e + 1]) - m) * sm::kLog2e);
+        }
+      }
+    }
+    sm::RowStats st = sm::block_reduce<kThreads>(m == -INFINITY ? sm::empty_stats() : sm::RowStats{m, s0 + s1},
+                                                 scratch[parity]);
+    if (i < 7) probe_trace(5 + 4 * i);
+    if (tid < 32) {
+      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+      if (tid == 0) sm::grid_detail::publish(ws + row * q + part, st, tag);
+      sm::RowStats r = tid < q ? sm::grid_detail::wait_partial(ws + row * q + tid, tag) : sm::empty_stats();
+      r = sm::group_reduce<32>(r);
+      if (tid == 0) row_stats[parity] = r;
+    }
+    __syncthreads();
+    st = row_stats[parity];
+    if (i < 7) probe_trace(6 + 4 * i);
+    const sm::OutputScale o = sm::output_scale(st, a.log);
+    T* y = a.y + row * a.ldy + begin * V;
+    for (int v = tid; v < count; v += kThreads) {
+      sm::Pack<T, V> out;
+      sm::output_pack(buf[v], o, out);
+      sm::store_pack<T, V>(y + int64_t(v) * V, out);
+    }
+    if (i < 7) probe_trace(7 + 4 * i);
+    parity ^= 1;
+  }
+  gpukern::gpu::cp_async_wait<0>();
+  probe_trace(3);
+}
+
+
+// ---- arrival probe (run 16): the phase copy's load phase (1024 threads, kPacks register
+// vectors + kVecs shared-memory vectors a thread, every copy in flight at once), with each
+// shared-memory slot pre-filled with a sentinel and polled by its own thread, so that the
+// globaltimer of each vector's arrival is recorded: times[cta][k][tid].
+__device__ unsigned long long g_arrival[128 * 16 * 1024];
+template <int kPacks, int kVecs>
+__global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict__ x, uint4* __restrict__ y,
+                                                         int64_t chunk) {
+  extern __shared__ uint4 staged[];
+  const int tid = threadIdx.x;
+  const int64_t begin = int64_t(blockIdx.x) * chunk;
+  const uint4* src = x + begin + 1024 * kPacks;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) staged[tid + k * 1024] = make_uint4(~0u, ~0u, ~0u, ~0u);
+  __syncthreads();
+  probe_trace(0);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(staged + tid + k * 1024, src + tid + k * 1024);
+  gpukern::gpu::cp_async_commit();
+  uint4 r[kPacks];
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(x + begin + tid + k * 1024);
+  unsigned long long t[kVecs];
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) t[k] = 0;
+  int left = kVecs;
+  const volatile unsigned* words = reinterpret_cast<const volatile unsigned*>(staged);
+  while (left) {
+    const unsigned long long now = global_timer();
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      if (!t[k] && words[4 * (tid + k * 1024) + 3] != ~0u) {
+        t[k] = now;
+        --left;
+      }
+    }
+  }
+  unsigned acc = 0;
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) acc ^= r[k].x;
+  if (acc == 0x12345678u) y[0] = r[0];  // the register part landed (a dependent use)
+  const unsigned long long treg = global_timer();
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) g_arrival[(int64_t(blockIdx.x) * 16 + k) * 1024 + tid] = t[k];
+  g_arrival[(int64_t(blockIdx.x) * 16 + kVecs) * 1024 + tid] = treg;
+  gpukern::gpu::cp_async_wait<0>();
+  __syncthreads();
+  probe_trace(1);
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) __stcs(y + begin + tid + k * 1024, r[k]);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) __stcs(y + begin + 1024 * kPacks + tid + k * 1024, staged[tid + k * 1024]);
+  probe_trace(3);
+}
+
+template <class K>
+static void prepare(K kernel, size_t smem, bool nonportable);
+
+static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t stream, void* flush, size_t flush_bytes) {
+  constexpr int kPacks = 4, kVecs = 12;
+  const size_t smem = size_t(kVecs) * 1024 * 16;
+  prepare(arrival_probe<kPacks, kVecs>, smem, false);
+  std::vector<unsigned long long> zero(4096 * kPoints, 0);
+  CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
+  CHECK_CUDA(cudaMemsetAsync(flush, 0x33, flush_bytes, stream));
+  arrival_probe<kPacks, kVecs><<<128, 1024, smem, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), chunk);
+  CHECK_CUDA(cudaStreamSynchronize(stream));
+  CHECK_CUDA(cudaGetLastError());
+  std::vector<unsigned long long> tr(4096 * kPoints), arr(128 * 16 * 1024);
+  CHECK_CUDA(cudaMemcpyFromSymbol(tr.data(), g_trace, tr.size() * 8));
+  CHECK_CUDA(cudaMemcpyFromSymbol(arr.data(), g_arrival, arr.size() * 8));
+  unsigned long long t0 = ~0ull;
+  for (int b = 0; b < 128; ++b) t0 = std::min(t0, tr[b * kPoints]);
+  auto q = [](std::vector<double> v, double f) {
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size() - 1, size_t(f * (v.size() - 1) + 0.5))];
+  };
+  std::printf("-- arrival of each 16-byte vector (us after the first CTA's entry), 128 CTAs x 1024 threads\n");
+  std::printf("   %-14s %7s %7s %7s %7s %7s %7s\n", "", "1%", "10%", "25%", "50%", "90%", "max");
+  std::vector<double> all, prefix_done(128 * 1024, 0.0);
+  for (int k = 0; k <= kVecs; ++k) {
+    std::vector<double> v;
+    for (int b = 0; b < 128; ++b)
+      for (int t = 0; t < 1024; ++t) {
+        const double u = (double(arr[(int64_t(b) * 16 + k) * 1024 + t]) - double(t0)) * 1e-3;
+        v.push_back(u);
+        if (k < kVecs) all.push_back(u);
+      }
+    std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n",
+                k < kVecs ? ("smem k=" + std::to_string(k)).c_str() : "registers(4)", q(v, 0.01), q(v, 0.1), q(v, 0.25),
+                q(v, 0.5), q(v, 0.9), q(v, 1.0));
+  }
+  std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n", "all smem", q(all, 0.01), q(all, 0.1), q(all, 0.25),
+              q(all, 0.5), q(all, 0.9), q(all, 1.0));
+  // Per thread: when its vectors 0..k had all landed (an in-order fold's earliest start).
+  for (int k : {0, 2, 5, 8, 11}) {
+    std::vector<double> v;
+    for (int b = 0; b < 128; ++b)
+      for (int t = 0; t < 1024; ++t) {
+        double m = 0;
+        for (int j = 0; j <= k; ++j) m = std::max(m, (double(arr[(int64_t(b) * 16 + j) * 1024 + t]) - double(t0)) * 1e-3);
+        v.push_back(m);
+      }
+    std::printf("   prefix 0..%-4d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n", k, q(v, 0.01), q(v, 0.1), q(v, 0.25), q(v, 0.5),
+                q(v, 0.9), q(v, 1.0));
+  }
+  // Per CTA: the time by which 25/50/75/100% of its shared-memory vectors had landed.
+  std::vector<double> c25, c50, c75, c100;
+  for (int b = 0; b < 128; ++b) {
+    std::vector<double> v;
+    for (int k = 0; k < kVecs; ++k)
+      for (int t = 0; t < 1024; ++t) v.push_back((double(arr[(int64_t(b) * 16 + k) * 1024 + t]) - double(t0)) * 1e-3);
+    c25.push_back(q(v, 0.25));
+    c50.push_back(q(v, 0.5));
+    c75.push_back(q(v, 0.75));
+    c100.push_back(q(v, 1.0));
+  }
+  for (auto& [name, v] : std::vector<std::pair<const char*, std::vector<double>*>>{
+           {"CTA 25% in", &c25}, {"CTA 50% in", &c50}, {"CTA 75% in", &c75}, {"CTA all in", &c100}})
+    std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  (over CTAs)\n", name, q(*v, 0.01), q(*v, 0.1), q(*v, 0.25),
+                q(*v, 0.5), q(*v, 0.9), q(*v, 1.0));
+  std::vector<double> ex;
+  for (int b = 0; b < 128; ++b) ex.push_back((double(tr[b * kPoints + 3]) - double(t0)) * 1e-3);
+  std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  (over CTAs)\n", "CTA exit", q(ex, 0.01), q(ex, 0.1),
+              q(ex, 0.25), q(ex, 0.5), q(ex, 0.9), q(ex, 1.0));
+}
+
+
+// ---- one-wave fold orders (run 16): 16-bit, 1024 threads, clusters of 2 (a row a
+// cluster), kPacks register vectors + kVecs shared-memory vectors a thread, every copy in
+// flight at once (one commit group per shared-memory vector). kRegLoad: how the register
+// part is loaded (0 ld.global.cs, 1 .cg, 2 plain, 3 .nc.L1::no_allocate.L2::256B).
+// kFold: 0 registers first, then the shared part in issue order (the policy's order);
+// 1 the shared part in issue order, registers last; 2 the shared part in arrival order
+// (slots pre-filled with a sentinel and polled), registers last.
+namespace onewave {
+template <int kLoad>
+__device__ __forceinline__ uint4 load16(const uint4* p) {
+  uint4 r;
+  if constexpr (kLoad == 0) r = __ldcs(p);
+  else if constexpr (kLoad == 1) r = __ldcg(p);
+  else if constexpr (kLoad == 2) r = *p;
+  else
+    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
+                 : "l"(p));
+  return r;
+}
+template <int N>
+__device__ __forceinline__ void wait_pending(int n) {
+  if constexpr (N >= 0) {
+    if (n == N) gpukern::gpu::cp_async_wait<N>();
+    else wait_pending<N - 1>(n);
+  }
+}
+}  // namespace onewave
+
+template <class T, int kPacks, int kVecs, int kRegLoad, int kFold>
+__global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  constexpr int V = 16 / sizeof(T);
+  extern __shared__ uint4 smem_raw[];
+  __shared__ sm::RowStats scratch[32];
+  __shared__ alignas(8) sm::RowStats cta_stats;
+  const int tid = threadIdx.x;
+  const unsigned rank = gpukern::cuda::cluster::rank();
+  const int64_t row = blockIdx.x / 2;
+  const int64_t chunk_vecs = cols / V / 2;  // == 1024 * (kPacks + kVecs)
+  const uint4* xc = reinterpret_cast<const uint4*>(x + row * cols) + int64_t(rank) * chunk_vecs;
+  uint4* yc = reinterpret_cast<uint4*>(y + row * cols) + int64_t(rank) * chunk_vecs;
+  const uint4* xs = xc + 1024 * kPacks;
+  if constexpr (kFold == 2) {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) smem_raw[tid + k * 1024] = make_uint4(~0u, ~0u, ~0u, ~0u);
+  }
+  probe_trace(0);
+  uint4 r[kPacks];
+  if constexpr (kFold == 0) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = onewave::load16<kRegLoad>(xc + tid + k * 1024);
+  }
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) {
+    gpukern::gpu::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
+    gpukern::gpu::cp_async_commit();
+  }
+  if constexpr (kFold != 0) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = onewave::load16<kRegLoad>(xc + tid + k * 1024);
+  }
+  probe_fold::Online<T> acc;
+  auto fold = [&](const uint4& u) { acc.add(u); };
+  if constexpr (kFold == 0) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) fold(r[k]);
+  }
+  if constexpr (kFold == 2) {
+    const volatile unsigned* words = reinterpret_cast<const volatile unsigned*>(smem_raw);
+    unsigned done = 0;
+    while (done != (1u << kVecs) - 1) {
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k) {
+        if (!(done >> k & 1) && words[4 * (tid + k * 1024) + 3] != ~0u) {
+          done |= 1u << k;
+          fold(smem_raw[tid + k * 1024]);  // (a vector whose data is the sentinel: folded after the wait below)
+        }
+      }
+    }
+    gpukern::gpu::cp_async_wait<0>();
+  } else {
+#pragma unroll
+    for (int k = 0; k < kVecs; ++k) {
+      if (k < 12) probe_trace(4 + 2 * k);
+      onewave::wait_pending<kVecs - 1>(kVecs - 1 - k);
+      if (k < 12) probe_trace(5 + 2 * k);
+      fold(smem_raw[tid + k * 1024]);
+    }
+  }
+  if constexpr (kFold != 0) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) fold(r[k]);
+  }
+  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
+  probe_trace(1);
+  stats = probe_fold::pair_merge(stats, &cta_stats);
+  probe_trace(2);
+  const sm::OutputScale o = sm::output_scale(stats, false);
+  auto out = [&](const uint4& u, uint4* dst) { probe_fold::store_out<T>(u, dst, o); };
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) out(r[k], yc + tid + k * 1024);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) out(smem_raw[tid + k * 1024], yc + 1024 * kPacks + tid + k * 1024);
+  gpukern::cuda::cluster::sync_aligned();
+  probe_trace(3);
+#endif
+}
+
+
+// ---- arrival-order fold, warp-compacted (run 16): each thread's shared-memory slots are
+// pre-filled with a sentinel; a pass polls one word of each pending slot, then every lane
+// folds its own landed vectors (whichever k), so a warp's fold steps keep all lanes busy
+// as long as each has something landed. A per-warp mbarrier fed by
+// cp.async.mbarrier.arrive.noinc says when all the warp's copies landed (then the rest is
+// folded without checks: a vector whose data equals the sentinel cannot hang it). A
+// vector is taken when none of its four words is the sentinel. Registers folded last.
+namespace arrival_detail {
+__device__ __forceinline__ bool test_wait(uint32_t bar) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+      : "=r"(ok)
+      : "r"(bar)
+      : "memory");
+  return ok != 0;
+}
+__device__ __forceinline__ uint4 vload(const uint4* p) {
+  uint4 u;
+  asm volatile("ld.volatile.shared.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(u.x), "=r"(u.y), "=r"(u.z), "=r"(u.w)
+               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))));
+  return u;
+}
+__device__ __forceinline__ uint32_t vword(const uint4* p) {
+  uint32_t w;
+  asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(w) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p)) + 12));
+  return w;
+}
+}  // namespace arrival_detail
+
+template <class T, int kPacks, int kVecs, bool kRegFirst, int kSleep>
+__global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  namespace ad = arrival_detail;
+  namespace sm90 = gpukern::cuda::gemm::sm90;
+  constexpr int V = 16 / sizeof(T);
+  constexpr uint32_t kS = ~0u;
+  extern __shared__ uint4 smem_raw[];
+  __shared__ sm::RowStats scratch[32];
+  __shared__ alignas(8) sm::RowStats cta_stats;
+  __shared__ uint64_t bars[32];
+  const int tid = threadIdx.x;
+  const int warp = tid / 32;
+  const unsigned rank = gpukern::cuda::cluster::rank();
+  const int64_t row = blockIdx.x / 2;
+  const int64_t chunk_vecs = cols / V / 2;  // == 1024 * (kPacks + kVecs)
+  const uint4* xc = reinterpret_cast<const uint4*>(x + row * cols) + int64_t(rank) * chunk_vecs;
+  uint4* yc = reinterpret_cast<uint4*>(y + row * cols) + int64_t(rank) * chunk_vecs;
+  const uint4* xs = xc + 1024 * kPacks;
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) smem_raw[tid + k * 1024] = make_uint4(kS, kS, kS, kS);
+  if (tid % 32 == 0) sm90::mbar_init(sm90::smem_addr(&bars[warp]), 32);
+  sm90::fence_barrier_init();
+  __syncwarp();
+  probe_trace(0);
+  uint4 r[kPacks];
+  if constexpr (kRegFirst) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xc + tid + k * 1024);
+  }
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(sm90::smem_addr(&bars[warp])) : "memory");
+  if constexpr (!kRegFirst) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xc + tid + k * 1024);
+  }
+  probe_fold::Online<T> acc;
+  auto fold = [&](const uint4& u) { acc.add(u); };
+  unsigned pending = (1u << kVecs) - 1;
+  bool all_in = false;
+  int passes = 0;
+  // Warp-uniform loop (lanes done early keep calling the vote with the others).
+  while (__any_sync(~0u, pending != 0)) {
+    if (!all_in) all_in = ad::test_wait(sm90::smem_addr(&bars[warp])) || passes > (1 << 20);
+    if (all_in && passes > (1 << 20)) sm90::mbar_wait(sm90::smem_addr(&bars[warp]), 0);
+    unsigned ready = 0;
+    if (all_in) {
+      ready = pending;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVecs; ++k)
+        if ((pending >> k & 1) && ad::vword(smem_raw + tid + k * 1024) != kS) ready |= 1u << k;
+    }
+    ++passes;
+    if (!__any_sync(~0u, ready != 0)) {
+      if constexpr (kSleep > 0) __nanosleep(kSleep);
+      continue;
+    }
+    while (ready) {
+      const int k = __ffs(ready) - 1;
+      ready &= ready - 1;
+      const uint4 u = ad::vload(smem_raw + tid + k * 1024);
+      if (!all_in && (u.x == kS || u.y == kS || u.z == kS || u.w == kS)) continue;
+      fold(u);
+      pending &= ~(1u << k);
+    }
+  }
+  if (tid == 0 && blockIdx.x < 4096) g_trace[blockIdx.x][30] = passes;
+  probe_trace(4);
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) fold(r[k]);
+  probe_trace(5);
+  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
+  probe_trace(1);
+  stats = probe_fold::pair_merge(stats, &cta_stats);
+  probe_trace(2);
+  const sm::OutputScale o = sm::output_scale(stats, false);
+  auto out = [&](const uint4& u, uint4* dst) { probe_fold::store_out<T>(u, dst, o); };
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) out(r[k], yc + tid + k * 1024);
+#pragma unroll
+  for (int k = 0; k < kVecs; ++k) out(smem_raw[tid + k * 1024], yc + 1024 * kPacks + tid + k * 1024);
   gpukern::cuda::cluster::sync_aligned();
   probe_trace(3);
 #endif
@@ -230,11 +752,26 @@ struct Probe {
   int blocks;  // traced CTAs (0: untraced)
   std::function<void(cudaStream_t)> launch;
   bool check = false;  // compare the output with the policy kernel's
+  int kind = 0;        // stamps: 0 hybrid (k wait/got), 1 stepped (s landed/reduced/merged/stored)
 };
 
 static double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+static void launch_coop(const void* kernel, void** args, int blocks, int threads, size_t smem, cudaStream_t s) {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = s;
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  CHECK_CUDA(cudaLaunchKernelExC(&cfg, kernel, args));
 }
 
 static void launch_cluster(const void* kernel, void** args, int blocks, int threads, size_t smem, int cluster,
@@ -358,10 +895,10 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, cl, 0, "1024x4+s1/d4" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 12>, {1024, 4, 1, 12}, cl, 0, "1024x4+s1/d12" + c);
   if constexpr (sizeof(T) == 2) {
-    // Bulk one-wave: 2 register packs (32 KB) + 14 x 16 KB pieces, or 4 packs + 12 x 16 KB.
-    auto add_bulk = [&](auto kernel, int regs, const std::string& label) {
-      const int64_t chunk_vecs = cols / V / 2;
-      const size_t smem = size_t(chunk_vecs - int64_t(regs) * 1024) * 16;
+    // One-wave kernels over 128 CTAs in clusters of 2 (a row a cluster), 1024 threads,
+    // `regs` register vectors a thread, the rest of the 256 KB chunk in shared memory.
+    auto add_pair = [&](auto kernel, int regs, const std::string& label, int kind) {
+      const size_t smem = size_t(cols / V / 2 - int64_t(regs) * 1024) * 16;
       prepare(kernel, smem, false);
       const void* k = reinterpret_cast<const void*>(kernel);
       probes.push_back({label, 128, [=](cudaStream_t s) {
@@ -371,10 +908,59 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
                           void* args[] = {&xs, &ys, &c};
                           launch_cluster(k, args, 128, 1024, smem, 2, s);
                         }});
+      probes.back().kind = kind;
     };
-    add_bulk(bulk_onewave<T, 2, 16384>, 2, "bulk 1024x2+14x16KB/c2");
-    add_bulk(bulk_onewave<T, 4, 16384>, 4, "bulk 1024x4+12x16KB/c2");
-    add_bulk(bulk_onewave<T, 4, 32768>, 4, "bulk 1024x4+6x32KB/c2");
+    // Bulk: 2 register packs (32 KB) + 14 x 16 KB pieces (or 7 x 32 KB), with and without
+    // the L2 prefetch of the chunk, register part loaded first or after the pieces.
+    add_pair(bulk_onewave<T, 2, 16384>, 2, "bulk 1024x2+14x16KB/c2", 0);
+    add_pair(bulk_onewave<T, 2, 16384, true, false>, 2, "bulk 1024x2+14x16KB/c2 pf", 0);
+    add_pair(bulk_onewave<T, 2, 16384, true, true>, 2, "bulk 1024x2+14x16KB/c2 pf regs-late", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, true>, 2, "bulk 1024x2+14x16KB/c2 regs-late", 0);
+    add_pair(bulk_onewave<T, 2, 32768, true, true>, 2, "bulk 1024x2+7x32KB/c2 pf regs-late", 0);
+    // Fold orders with every copy in flight; arrival-order folds (sentinel polling).
+    add_pair(onewave_fold<T, 4, 12, 0, 0>, 4, "onewave regs-first cs", 0);
+    add_pair(onewave_fold<T, 4, 12, 0, 1>, 4, "onewave regs-last cs", 0);
+    add_pair(onewave_fold<T, 4, 12, 0, 2>, 4, "onewave arrival cs", 0);
+    add_pair(arrival_fold<T, 4, 12, true, 0>, 4, "arrival 4+12 regs-first", 2);
+    add_pair(arrival_fold<T, 4, 12, false, 0>, 4, "arrival 4+12 regs-last", 2);
+    add_pair(arrival_fold<T, 2, 14, true, 0>, 2, "arrival 2+14 regs-first", 2);
+    add_pair(arrival_fold<T, 2, 14, false, 0>, 2, "arrival 2+14 regs-last", 2);
+    add_pair(arrival_fold<T, 2, 14, true, 200>, 2, "arrival 2+14 regs-first sleep200", 2);
+  }
+  // Stepped grid (run 16): q parts a row, G = the largest multiple of q <= SMs.
+  {
+    static sm::GridPartial* ws = nullptr;
+    static unsigned long long tag = 1ull << 40;
+    if (!ws) {
+      CHECK_CUDA(cudaMalloc(&ws, 64 * 64 * sizeof(sm::GridPartial)));
+      CHECK_CUDA(cudaMemset(ws, 0, 64 * 64 * sizeof(sm::GridPartial)));
+    }
+    auto add_stepped = [&](auto kernel, int threads, int ahead, bool after, int part_kb) {
+      const int64_t num_vec = cols / V;
+      const int part_vecs = part_kb * 1024 / 16;
+      const int q = static_cast<int>((num_vec + part_vecs - 1) / part_vecs);
+      const int G = sms / q * q;
+      const size_t smem = size_t(ahead + 1) * part_vecs * 16;
+      if (smem > optin - 4096 || q > 32) return;
+      prepare(kernel, optin - 4096, false);  // one instantiation serves several part sizes
+      const void* k = reinterpret_cast<const void*>(kernel);
+      const std::string label = "stepped " + std::to_string(threads) + "t " + std::to_string(part_kb) + "KB q" +
+                                std::to_string(q) + " G" + std::to_string(G) + " A" + std::to_string(ahead) +
+                                (after ? " after" : " before");
+      Probe pr{label, G, [=](cudaStream_t s) {
+                 sm::RowArgs<T> a = ra;
+                 int qq = q, pv = part_vecs;
+                 sm::GridPartial* w = ws;
+                 unsigned long long t = tag;
+                 tag += 64;
+                 void* args[] = {&a, &qq, &pv, &w, &t};
+                 launch_coop(k, args, G, threads, smem, s);
+               }};
+      pr.kind = 1;
+      probes.push_back(pr);
+    };
+    add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 64);
+    add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 96);
   }
   for (size_t i = policy_index + 1; i < probes.size(); ++i) probes[i].check = true;
 
@@ -444,11 +1030,17 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       std::sort(v.begin(), v.end());
       auto q = [&](double f) { return v[std::min(v.size() - 1, size_t(f * (v.size() - 1) + 0.5))]; };
       char label[16];
+      const char* step_names[4] = {"landed", "reduced", "merged", "stored"};
       if (pt < 4) std::snprintf(label, sizeof(label), "%s", names[pt]);
+      else if (pt == 30 && p.kind == 2) {
+        std::printf("  %-9s %8.0f %8.0f %8.0f %8.0f %8.0f\n", "passes", double(tr[0 * kPoints + 30]), 0.0, 0.0, 0.0, 0.0);
+        continue;
+      } else if (p.kind == 1) std::snprintf(label, sizeof(label), "s%d %s", (pt - 4) / 4, step_names[(pt - 4) % 4]);
       else std::snprintf(label, sizeof(label), "k%d %s", (pt - 4) / 2, (pt - 4) % 2 ? "got" : "wait");
       std::printf("  %-9s %8.2f %8.2f %8.2f %8.2f %8.2f\n", label, q(0), q(0.1), q(0.5), q(0.9), q(1));
     }
   }
+  if constexpr (sizeof(T) == 2) arrival_report(x, y, vecs / 128, stream, flush, flush_bytes);
   CHECK_CUDA(cudaFree(x));
   CHECK_CUDA(cudaFree(y));
   CHECK_CUDA(cudaFree(flush));
@@ -456,6 +1048,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
 }
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const int reps = argc > 1 ? std::atoi(argv[1]) : 40;
   cudaDeviceProp prop;
   CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
