@@ -23,6 +23,8 @@
 //                arrival order per thread (run 16)
 //   arrival      (16-bit) arrival-order fold compacted per warp: sentinel-filled slots
 //                polled, a per-warp mbarrier (cp.async.mbarrier.arrive.noinc) for the end
+//   twostep      (16-bit) 128 co-resident CTAs, rows in 4 parts of 128 KB: rows 0-31 then
+//                rows 32-63, the first step's stores over the second's loads (run 16)
 //   stepped      a persistent cooperative grid: rows cut in q parts, G / q rows a step,
 //                a ring of shared-memory buffers, the q partials exchanged through global
 //                memory each step (tagged GridPartial words of grid_row.cuh; run 16)
@@ -747,6 +749,110 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 #endif
 }
 
+
+// ---- two steps (run 16, 16-bit): 128 co-resident CTAs (cooperative launch, one an SM),
+// each row cut in 4 parts of 128 KB; step A holds rows 0-31 (64 KB in registers + 64 KB
+// in shared memory), step B rows 32-63 (128 KB in shared memory). The 4 partials of a row
+// are exchanged through global memory (GridPartial). A's stores overlap B's loads; only
+// B's statistics sit between the last loads and the last stores. kIssueB: 0 B's copies
+// issued once A has landed, 1 together with A's. kPipeB: B's copies in 8 groups, folded
+// in order as they land (else one group, folded after it landed).
+template <class T, int kIssueB, bool kPipeB>
+__global__ void __launch_bounds__(1024, 1)
+    twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+  constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8, kQ = 4;
+  extern __shared__ uint4 smem_raw[];
+  uint4* const sa = smem_raw;
+  uint4* const sb = smem_raw + kVecsA * 1024;
+  __shared__ sm::RowStats scratch[2][32];
+  __shared__ sm::RowStats row_stats[2];
+  const int tid = threadIdx.x;
+  const int part = blockIdx.x % kQ;
+  const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;  // == 1024 * (kPacks + kVecsA) == 1024 * kVecsB
+  const int64_t row_a = blockIdx.x / kQ, row_b = row_a + gridDim.x / kQ;
+  const uint4* xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
+  const uint4* xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
+  uint4* ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
+  uint4* yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  probe_trace(0);
+  auto issue_b = [&] {
+    if constexpr (kPipeB) {
+#pragma unroll
+      for (int k = 0; k < kVecsB; ++k) {
+        gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + tid + k * 1024);
+        gpukern::gpu::cp_async_commit();
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kVecsB; ++k) gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + tid + k * 1024);
+      gpukern::gpu::cp_async_commit();
+    }
+  };
+  // Step A's loads: shared part (one group), then registers.
+#pragma unroll
+  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, xa + 4096 + tid + k * 1024);
+  gpukern::gpu::cp_async_commit();
+  uint4 r[kPacks];
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xa + tid + k * 1024);
+  if constexpr (kIssueB == 1) issue_b();
+  // Row statistics: block reduction, this CTA's partial out, the row's kQ partials in.
+  auto exchange = [&](probe_fold::Online<T>& acc, int64_t row, int slot) {
+    sm::RowStats st = sm::block_reduce<1024>(acc.stats(), scratch[slot]);
+    if (tid < 32) {
+      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+      if (tid == 0) sm::grid_detail::publish(ws + row * kQ + part, st, tag);
+      sm::RowStats q = tid < kQ ? sm::grid_detail::wait_partial(ws + row * kQ + tid, tag) : sm::empty_stats();
+      q = sm::group_reduce<32>(q);
+      if (tid == 0) row_stats[slot] = q;
+    }
+    __syncthreads();
+    return row_stats[slot];
+  };
+  // Step A.
+  if constexpr (kIssueB == 1) gpukern::gpu::cp_async_wait<kPipeB ? kVecsB : 1>();
+  else gpukern::gpu::cp_async_wait<0>();
+  probe_trace(4);
+  if constexpr (kIssueB == 0) issue_b();
+  probe_fold::Online<T> acc_a;
+#pragma unroll
+  for (int k = 0; k < kVecsA; ++k) acc_a.add(sa[tid + k * 1024]);
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) acc_a.add(r[k]);
+  const sm::RowStats sa_stats = exchange(acc_a, row_a, 0);
+  probe_trace(5);
+  {
+    const sm::OutputScale o = sm::output_scale(sa_stats, false);
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) probe_fold::store_out<T>(r[k], ya + tid + k * 1024, o);
+#pragma unroll
+    for (int k = 0; k < kVecsA; ++k) probe_fold::store_out<T>(sa[tid + k * 1024], ya + 4096 + tid + k * 1024, o);
+  }
+  probe_trace(6);
+  // Step B.
+  probe_fold::Online<T> acc_b;
+  if constexpr (kPipeB) {
+#pragma unroll
+    for (int k = 0; k < kVecsB; ++k) {
+      onewave::wait_pending<kVecsB - 1>(kVecsB - 1 - k);
+      acc_b.add(sb[tid + k * 1024]);
+    }
+  } else {
+    gpukern::gpu::cp_async_wait<0>();
+    probe_trace(7);
+#pragma unroll
+    for (int k = 0; k < kVecsB; ++k) acc_b.add(sb[tid + k * 1024]);
+  }
+  const sm::RowStats sb_stats = exchange(acc_b, row_b, 1);
+  probe_trace(8);
+  {
+    const sm::OutputScale o = sm::output_scale(sb_stats, false);
+#pragma unroll
+    for (int k = 0; k < kVecsB; ++k) probe_fold::store_out<T>(sb[tid + k * 1024], yb + tid + k * 1024, o);
+  }
+  probe_trace(3);
+}
+
 struct Probe {
   std::string name;
   int blocks;  // traced CTAs (0: untraced)
@@ -959,6 +1065,29 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       pr.kind = 1;
       probes.push_back(pr);
     };
+    if constexpr (sizeof(T) == 2) {
+      auto add_twostep = [&](auto kernel, const std::string& label) {
+        const size_t smem = size_t(12) * 1024 * 16;
+        prepare(kernel, smem, false);
+        const void* k = reinterpret_cast<const void*>(kernel);
+        Probe pr{label, 128, [=](cudaStream_t s) {
+                   const T* xs = static_cast<const T*>(x);
+                   T* ys = static_cast<T*>(y);
+                   int64_t c = cols;
+                   sm::GridPartial* w = ws;
+                   unsigned long long t = tag;
+                   tag += 64;
+                   void* args[] = {&xs, &ys, &c, &w, &t};
+                   launch_coop(k, args, 128, 1024, smem, s);
+                 }};
+        pr.kind = 3;
+        probes.push_back(pr);
+      };
+      add_twostep(twostep_row<T, 0, false>, "twostep B after A");
+      add_twostep(twostep_row<T, 0, true>, "twostep B after A, B pipelined");
+      add_twostep(twostep_row<T, 1, false>, "twostep B with A");
+      add_twostep(twostep_row<T, 1, true>, "twostep B with A, B pipelined");
+    }
     add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 64);
     add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 96);
   }
@@ -1032,7 +1161,10 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       char label[16];
       const char* step_names[4] = {"landed", "reduced", "merged", "stored"};
       if (pt < 4) std::snprintf(label, sizeof(label), "%s", names[pt]);
-      else if (pt == 30 && p.kind == 2) {
+      else if (p.kind == 3 && pt >= 4 && pt <= 8) {
+        const char* tw[5] = {"A landed", "A merged", "A stored", "B landed", "B merged"};
+        std::snprintf(label, sizeof(label), "%s", tw[pt - 4]);
+      } else if (pt == 30 && p.kind == 2) {
         std::printf("  %-9s %8.0f %8.0f %8.0f %8.0f %8.0f\n", "passes", double(tr[0 * kPoints + 30]), 0.0, 0.0, 0.0, 0.0);
         continue;
       } else if (p.kind == 1) std::snprintf(label, sizeof(label), "s%d %s", (pt - 4) / 4, step_names[(pt - 4) % 4]);
