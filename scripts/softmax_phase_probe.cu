@@ -213,7 +213,9 @@ __device__ __forceinline__ void bulk(uint32_t dst, const void* src, uint32_t byt
 // kPrefetch: one thread first asks L2 for the whole chunk (cp.async.bulk.prefetch.L2, in
 // piece order), so the bulk copies to shared memory meet data in (or on its way to) L2.
 // kRegsLate: the register part is loaded after the shared part has been folded.
-template <class T, int kRegs, int kPiece, bool kPrefetch = false, bool kRegsLate = false>
+// kAhead > 0: at most kAhead pieces in flight; piece c + kAhead is issued once piece c
+// landed (thread 0, after its wait), so the copies stay ordered.
+template <class T, int kRegs, int kPiece, bool kPrefetch = false, bool kRegsLate = false, int kAhead = 0>
 __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace bp = bulk_probe;
@@ -248,11 +250,14 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
                      : "memory");
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc), "r"(reg_vecs * 16) : "memory");
     }
-    for (int c = 0; c < pieces; ++c) {
-      sm90::mbar_arrive_expect_tx(sm90::smem_addr(&bars[c]), kPiece);
-      bp::bulk(sm90::smem_addr(staged + c * kPieceVecs), xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece,
-               sm90::smem_addr(&bars[c]));
-    }
+  }
+  auto issue = [&](int c) {
+    sm90::mbar_arrive_expect_tx(sm90::smem_addr(&bars[c]), kPiece);
+    bp::bulk(sm90::smem_addr(staged + c * kPieceVecs), xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V, kPiece,
+             sm90::smem_addr(&bars[c]));
+  };
+  if (tid == 0) {
+    for (int c = 0; c < (kAhead > 0 && kAhead < pieces ? kAhead : pieces); ++c) issue(c);
   }
   sm::Pack<T, V> regs[kRegs];
   if constexpr (!kRegsLate) {
@@ -266,6 +271,7 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
     if (c < 14) probe_trace(4 + 2 * c);
     sm90::mbar_wait(sm90::smem_addr(&bars[c]), 0);
     if (c < 14) probe_trace(5 + 2 * c);
+    if (kAhead > 0 && tid == 0 && c + kAhead < pieces) issue(c + kAhead);
 #pragma unroll
     for (int v = 0; v < kPieceVecs / 1024; ++v) fold(staged[c * kPieceVecs + v * 1024 + tid]);
   }
@@ -853,6 +859,88 @@ __global__ void __launch_bounds__(1024, 1)
   probe_trace(3);
 }
 
+
+// ---- two steps, registers in the second (run 16): as twostep_row, but step A (rows
+// 0-31) is all in shared memory (128 KB), step B (rows 32-63) 64 KB in registers + 64 KB
+// in shared memory, issued once A's copies landed (kRegsFirst: B's register loads before
+// its copies).
+template <class T, bool kRegsFirst>
+__global__ void __launch_bounds__(1024, 1)
+    twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+  constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4, kQ = 4;
+  extern __shared__ uint4 smem_raw[];
+  uint4* const sa = smem_raw;
+  uint4* const sb = smem_raw + kVecsA * 1024;
+  __shared__ sm::RowStats scratch[2][32];
+  __shared__ sm::RowStats row_stats[2];
+  const int tid = threadIdx.x;
+  const int part = blockIdx.x % kQ;
+  const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;  // == 1024 * kVecsA == 1024 * (kPacks + kVecsB)
+  const int64_t row_a = blockIdx.x / kQ, row_b = row_a + gridDim.x / kQ;
+  const uint4* xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
+  const uint4* xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
+  uint4* ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
+  uint4* yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  probe_trace(0);
+#pragma unroll
+  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, xa + tid + k * 1024);
+  gpukern::gpu::cp_async_commit();
+  auto exchange = [&](probe_fold::Online<T>& acc, int64_t row, int slot) {
+    sm::RowStats st = sm::block_reduce<1024>(acc.stats(), scratch[slot]);
+    if (tid < 32) {
+      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+      if (tid == 0) sm::grid_detail::publish(ws + row * kQ + part, st, tag);
+      sm::RowStats q = tid < kQ ? sm::grid_detail::wait_partial(ws + row * kQ + tid, tag) : sm::empty_stats();
+      q = sm::group_reduce<32>(q);
+      if (tid == 0) row_stats[slot] = q;
+    }
+    __syncthreads();
+    return row_stats[slot];
+  };
+  gpukern::gpu::cp_async_wait<0>();
+  probe_trace(4);
+  uint4 r[kPacks];
+  if constexpr (kRegsFirst) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xb + tid + k * 1024);
+  }
+#pragma unroll
+  for (int k = 0; k < kVecsB; ++k) gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + 4096 + tid + k * 1024);
+  gpukern::gpu::cp_async_commit();
+  if constexpr (!kRegsFirst) {
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xb + tid + k * 1024);
+  }
+  probe_fold::Online<T> acc_a;
+#pragma unroll
+  for (int k = 0; k < kVecsA; ++k) acc_a.add(sa[tid + k * 1024]);
+  const sm::RowStats sa_stats = exchange(acc_a, row_a, 0);
+  probe_trace(5);
+  {
+    const sm::OutputScale o = sm::output_scale(sa_stats, false);
+#pragma unroll
+    for (int k = 0; k < kVecsA; ++k) probe_fold::store_out<T>(sa[tid + k * 1024], ya + tid + k * 1024, o);
+  }
+  probe_trace(6);
+  gpukern::gpu::cp_async_wait<0>();
+  probe_trace(7);
+  probe_fold::Online<T> acc_b;
+#pragma unroll
+  for (int k = 0; k < kVecsB; ++k) acc_b.add(sb[tid + k * 1024]);
+#pragma unroll
+  for (int k = 0; k < kPacks; ++k) acc_b.add(r[k]);
+  const sm::RowStats sb_stats = exchange(acc_b, row_b, 1);
+  probe_trace(8);
+  {
+    const sm::OutputScale o = sm::output_scale(sb_stats, false);
+#pragma unroll
+    for (int k = 0; k < kPacks; ++k) probe_fold::store_out<T>(r[k], yb + tid + k * 1024, o);
+#pragma unroll
+    for (int k = 0; k < kVecsB; ++k) probe_fold::store_out<T>(sb[tid + k * 1024], yb + 4096 + tid + k * 1024, o);
+  }
+  probe_trace(3);
+}
+
 struct Probe {
   std::string name;
   int blocks;  // traced CTAs (0: untraced)
@@ -1023,6 +1111,13 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     add_pair(bulk_onewave<T, 2, 16384, true, true>, 2, "bulk 1024x2+14x16KB/c2 pf regs-late", 0);
     add_pair(bulk_onewave<T, 2, 16384, false, true>, 2, "bulk 1024x2+14x16KB/c2 regs-late", 0);
     add_pair(bulk_onewave<T, 2, 32768, true, true>, 2, "bulk 1024x2+7x32KB/c2 pf regs-late", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, false, 4>, 2, "bulk 1024x2+14x16KB/c2 ahead4", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, false, 6>, 2, "bulk 1024x2+14x16KB/c2 ahead6", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, false, 8>, 2, "bulk 1024x2+14x16KB/c2 ahead8", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, true, 4>, 2, "bulk 1024x2+14x16KB/c2 regs-late ahead4", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, true, 6>, 2, "bulk 1024x2+14x16KB/c2 regs-late ahead6", 0);
+    add_pair(bulk_onewave<T, 2, 16384, false, true, 8>, 2, "bulk 1024x2+14x16KB/c2 regs-late ahead8", 0);
+    add_pair(bulk_onewave<T, 2, 32768, false, false, 3>, 2, "bulk 1024x2+7x32KB/c2 ahead3", 0);
     // Fold orders with every copy in flight; arrival-order folds (sentinel polling).
     add_pair(onewave_fold<T, 4, 12, 0, 0>, 4, "onewave regs-first cs", 0);
     add_pair(onewave_fold<T, 4, 12, 0, 1>, 4, "onewave regs-last cs", 0);
@@ -1083,10 +1178,10 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
         pr.kind = 3;
         probes.push_back(pr);
       };
+      add_twostep(twostep2_row<T, true>, "twostep2 regs in B, B regs first");
+      add_twostep(twostep2_row<T, false>, "twostep2 regs in B, B copies first");
       add_twostep(twostep_row<T, 0, false>, "twostep B after A");
       add_twostep(twostep_row<T, 0, true>, "twostep B after A, B pipelined");
-      add_twostep(twostep_row<T, 1, false>, "twostep B with A");
-      add_twostep(twostep_row<T, 1, true>, "twostep B with A, B pipelined");
     }
     add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 64);
     add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 96);
