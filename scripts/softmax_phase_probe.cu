@@ -7,7 +7,8 @@
 //
 // Every kernel is timed the way gpukern-bench times it (a 512 MiB memset before each
 // call, events around the one call, the median), next to cudaMemcpyAsync of the same
-// bytes. Kernels:
+// bytes; PROBE_FLUSH=read reads the buffer instead (clean L2), PROBE_FLUSH=none skips it.
+// Kernels:
 //   copy         cudaMemcpyAsync device to device
 //   stream       a grid-stride 16-byte copy kernel (8 blocks an SM)
 //   phase        one CTA an SM, 1024 threads: the CTA's whole chunk loaded (registers
@@ -455,6 +456,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict
 
 template <class K>
 static void prepare(K kernel, size_t smem, bool nonportable);
+static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s);
 
 static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t stream, void* flush, size_t flush_bytes) {
   constexpr int kPacks = 4, kVecs = 12;
@@ -462,7 +464,7 @@ static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t s
   prepare(arrival_probe<kPacks, kVecs>, smem, false);
   std::vector<unsigned long long> zero(4096 * kPoints, 0);
   CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
-  CHECK_CUDA(cudaMemsetAsync(flush, 0x33, flush_bytes, stream));
+  do_flush(flush, flush_bytes, 0x33, stream);
   arrival_probe<kPacks, kVecs><<<128, 1024, smem, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), chunk);
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(cudaGetLastError());
@@ -941,6 +943,27 @@ __global__ void __launch_bounds__(1024, 1)
   probe_trace(3);
 }
 
+
+// PROBE_FLUSH=read: the flush before each call reads the 512 MiB buffer instead of
+// writing it (L2 left full of clean lines, nothing for the timed call to write back);
+// PROBE_FLUSH=none: no flush. Default: gpukern-bench's memset.
+__global__ void read_flush_kernel(const uint4* __restrict__ p, int64_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(gridDim.x) * blockDim.x)
+    acc ^= __ldcg(p + i).x;
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s) {
+  static const char* mode = std::getenv("PROBE_FLUSH");
+  if (mode && std::string(mode) == "none") return;
+  if (mode && std::string(mode) == "read") {
+    read_flush_kernel<<<132 * 8, 256, 0, s>>>(static_cast<const uint4*>(flush), int64_t(bytes / 16),
+                                               static_cast<unsigned*>(flush));
+    return;
+  }
+  CHECK_CUDA(cudaMemsetAsync(flush, value, bytes, s));
+}
+
 struct Probe {
   std::string name;
   int blocks;  // traced CTAs (0: untraced)
@@ -1199,7 +1222,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     auto& p = probes[pi];
     std::vector<double> t;
     for (int r = 0; r < reps + 3; ++r) {
-      CHECK_CUDA(cudaMemsetAsync(flush, r & 0xff, flush_bytes, stream));
+      do_flush(flush, flush_bytes, r & 0xff, stream);
       CHECK_CUDA(cudaEventRecord(e0, stream));
       p.launch(stream);
       CHECK_CUDA(cudaEventRecord(e1, stream));
@@ -1233,7 +1256,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   std::printf("-- timelines (us after the marker kernel; CTA quantiles min/10%%/50%%/90%%/max)\n");
   for (auto& p : probes) {
     if (p.blocks == 0) continue;
-    CHECK_CUDA(cudaMemsetAsync(flush, 0x5a, flush_bytes, stream));
+    do_flush(flush, flush_bytes, 0x5a, stream);
     std::vector<unsigned long long> zero(4096 * kPoints, 0);
     CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
     mark_kernel<<<1, 1, 0, stream>>>(0);
