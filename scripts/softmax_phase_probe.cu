@@ -200,6 +200,137 @@ __device__ __forceinline__ sm::RowStats pair_merge(sm::RowStats mine, sm::RowSta
 #endif
   return mine;
 }
+/// The row's statistics from this CTA's threads' (`mine`) and the q - 1 other CTAs of the
+/// row: block reduction, this CTA's partial published at ws[row * q + part] (tagged, no
+/// reset), the row's q partials gathered by warp 0 and handed to every thread through
+/// `shared_row`. `reduced_point`: the probe stamp between the two halves (-1: none).
+template <int kThreads>
+__device__ sm::RowStats row_exchange(sm::RowStats mine, sm::GridPartial* ws, int q, int part, int64_t row,
+                                     unsigned long long tag_base, sm::RowStats* scratch, sm::RowStats* shared_row,
+                                     int reduced_point = -1) {
+  const sm::RowStats st = sm::block_reduce<kThreads>(mine, scratch);
+  if (reduced_point >= 0) probe_trace(reduced_point);
+  if (threadIdx.x < 32) {
+    const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+    if (threadIdx.x == 0) sm::grid_detail::publish(ws + row * q + part, st, tag);
+    sm::RowStats r =
+        int(threadIdx.x) < q ? sm::grid_detail::wait_partial(ws + row * q + threadIdx.x, tag) : sm::empty_stats();
+    r = sm::group_reduce<32>(r);
+    if (threadIdx.x == 0) *shared_row = r;
+  }
+  __syncthreads();
+  return *shared_row;
+}
+
+/// A CTA of the two-row kernels (1024 threads, 128 co-resident CTAs): part blockIdx.x % 4
+/// of row blockIdx.x / 4 (a) and of the row gridDim.x / 4 further (b), as 16-byte vectors.
+struct RowPair {
+  static constexpr int kQ = 4;
+  int part;
+  int64_t row_a, row_b;
+  const uint4 *xa, *xb;
+  uint4 *ya, *yb;
+  template <class T>
+  __device__ RowPair(const T* x, T* y, int64_t cols) {
+    part = blockIdx.x % kQ;
+    const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;
+    row_a = blockIdx.x / kQ;
+    row_b = row_a + gridDim.x / kQ;
+    xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
+    xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
+    ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
+    yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  }
+  /// Shared memory of the two exchanges (one a step).
+  struct Smem {
+    sm::RowStats scratch[2][32];
+    sm::RowStats row[2];
+  };
+  /// The output scale of row a (step 0) or b (step 1) from this thread's fold `acc`.
+  template <class T>
+  __device__ sm::OutputScale scale(const Online<T>& acc, int step, sm::GridPartial* ws, unsigned long long tag_base,
+                                   Smem& smem) const {
+    return sm::output_scale(row_exchange<1024>(acc.stats(), ws, kQ, part, step ? row_b : row_a, tag_base,
+                                               smem.scratch[step], &smem.row[step]),
+                            false);
+  }
+};
+/// Loads the thread's N register vectors tid + k * 1024 of `src` (evict-first).
+template <int N>
+__device__ __forceinline__ void load_regs(uint4 (&r)[N], const uint4* src) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) r[k] = __ldcs(src + threadIdx.x + k * 1024);
+}
+
+/// The thread's N vectors tid + k * 1024 of `src` copied to the same places of `dst`
+/// (cp.async); kGroups: one commit group each, else one for all.
+template <int N, bool kGroups = false>
+__device__ __forceinline__ void copy_vecs(uint4* dst, const uint4* src) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    gpukern::gpu::cp_async_16(dst + threadIdx.x + k * 1024, src + threadIdx.x + k * 1024);
+    if constexpr (kGroups) gpukern::gpu::cp_async_commit();
+  }
+  if constexpr (!kGroups) gpukern::gpu::cp_async_commit();
+}
+/// Folds the thread's N vectors tid + k * 1024 of `v`.
+template <int N, class T>
+__device__ __forceinline__ void fold_vecs(Online<T>& acc, const uint4* v) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) acc.add(v[threadIdx.x + k * 1024]);
+}
+/// Folds the thread's register vectors.
+template <int N, class T>
+__device__ __forceinline__ void fold_regs(Online<T>& acc, const uint4 (&r)[N]) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) acc.add(r[k]);
+}
+/// Stores the outputs of the thread's register vectors to tid + k * 1024 of `dst`.
+template <class T, int N>
+__device__ __forceinline__ void store_regs(const uint4 (&r)[N], uint4* dst, const sm::OutputScale& o) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) store_out<T>(r[k], dst + threadIdx.x + k * 1024, o);
+}
+/// Stores the outputs of the thread's N vectors tid + k * 1024 of `v` to the same places of `dst`.
+template <int N, class T>
+__device__ __forceinline__ void store_vecs(const uint4* v, uint4* dst, const sm::OutputScale& o) {
+#pragma unroll
+  for (int k = 0; k < N; ++k) store_out<T>(v[threadIdx.x + k * 1024], dst + threadIdx.x + k * 1024, o);
+}
+/// The chunk of a CTA of the one-wave pair kernels (clusters of 2, a row a cluster,
+/// 1024 threads): its half of row blockIdx.x / 2, as 16-byte vectors.
+struct PairChunk {
+  const uint4* x;
+  uint4* y;
+  template <class T>
+  __device__ PairChunk(const T* xr, T* yr, int64_t cols) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+    const int64_t row = blockIdx.x / 2;
+    const int64_t chunk_vecs = cols * int64_t(sizeof(T)) / 16 / 2;
+    const int64_t first = int64_t(gpukern::cuda::cluster::rank()) * chunk_vecs;
+    x = reinterpret_cast<const uint4*>(xr + row * cols) + first;
+    y = reinterpret_cast<uint4*>(yr + row * cols) + first;
+#endif
+  }
+};
+/// The end of a one-wave pair kernel: the CTA's statistics (stamp 1), merged with the
+/// partner's (stamp 2), the outputs of kPacks register vectors then kVecs shared vectors
+/// (tid + k * 1024), a cluster barrier before exit (stamp 3).
+template <class T, int kPacks, int kVecs>
+__device__ __forceinline__ void finish_pair(const Online<T>& acc, const uint4 (&r)[kPacks], const uint4* staged,
+                                            uint4* y, sm::RowStats* scratch, sm::RowStats* cta_stats) {
+#if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
+  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
+  probe_trace(1);
+  stats = pair_merge(stats, cta_stats);
+  probe_trace(2);
+  const sm::OutputScale o = sm::output_scale(stats, false);
+  store_regs<T>(r, y, o);
+  store_vecs<kVecs, T>(staged, y + 1024 * kPacks, o);
+  gpukern::cuda::cluster::sync_aligned();
+  probe_trace(3);
+#endif
+}
 }  // namespace probe_fold
 
 // ---- bulk one-wave: the CTA's shared-memory part as 16 KB bulk copies (cp.async.bulk,
@@ -363,39 +494,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     int part, count;
     where(i, row, part, begin, count);
     const sm::Pack<T, V>* buf = ring + int64_t(i % kRing) * part_vecs;
-    float m = -INFINITY;
-    for (int v = tid; v < count; v += kThreads) m = sm::nan_max(m, sm::pack_max(buf[v]));
-    float s0 = 0.0f, s1 = 0.0f;
-    if (m != -INFINITY) {
-      for (int v = tid; v < count; v += kThreads) {
-        const sm::Pack<T, V> p = buf[v];
-#pragma unroll
-        for (int e = 0; e < V; e += 2) {
-          s0 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e]) - m) * sm::kLog2e);
-          s1 += sm::fast_exp2((gpukern::gpu::to_float(p.v[e + 1]) - m) * sm::kLog2e);
-        }
-      }
-    }
-    sm::RowStats st = sm::block_reduce<kThreads>(m == -INFINITY ? sm::empty_stats() : sm::RowStats{m, s0 + s1},
-                                                 scratch[parity]);
-    if (i < 7) probe_trace(5 + 4 * i);
-    if (tid < 32) {
-      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-      if (tid == 0) sm::grid_detail::publish(ws + row * q + part, st, tag);
-      sm::RowStats r = tid < q ? sm::grid_detail::wait_partial(ws + row * q + tid, tag) : sm::empty_stats();
-      r = sm::group_reduce<32>(r);
-      if (tid == 0) row_stats[parity] = r;
-    }
-    __syncthreads();
-    st = row_stats[parity];
+    probe_fold::Online<T> acc;
+    for (int v = tid; v < count; v += kThreads) acc.add(buf[v]);
+    const sm::RowStats st = probe_fold::row_exchange<kThreads>(acc.stats(), ws, q, part, row, tag_base,
+                                                                 scratch[parity], &row_stats[parity],
+                                                                 i < 7 ? 5 + 4 * i : -1);
     if (i < 7) probe_trace(6 + 4 * i);
     const sm::OutputScale o = sm::output_scale(st, a.log);
-    T* y = a.y + row * a.ldy + begin * V;
-    for (int v = tid; v < count; v += kThreads) {
-      sm::Pack<T, V> out;
-      sm::output_pack(buf[v], o, out);
-      sm::store_pack<T, V>(y + int64_t(v) * V, out);
-    }
+    uint4* y = reinterpret_cast<uint4*>(a.y + row * a.ldy + begin * V);
+    for (int v = tid; v < count; v += kThreads) probe_fold::store_out<T>(reinterpret_cast<const uint4&>(buf[v]), y + v, o);
     if (i < 7) probe_trace(7 + 4 * i);
     parity ^= 1;
   }
@@ -424,8 +531,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict
   for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(staged + tid + k * 1024, src + tid + k * 1024);
   gpukern::gpu::cp_async_commit();
   uint4 r[kPacks];
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(x + begin + tid + k * 1024);
+  probe_fold::load_regs(r, x + begin);
   unsigned long long t[kVecs];
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) t[k] = 0;
@@ -535,24 +641,12 @@ static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t s
 
 // ---- one-wave fold orders (run 16): 16-bit, 1024 threads, clusters of 2 (a row a
 // cluster), kPacks register vectors + kVecs shared-memory vectors a thread, every copy in
-// flight at once (one commit group per shared-memory vector). kRegLoad: how the register
-// part is loaded (0 ld.global.cs, 1 .cg, 2 plain, 3 .nc.L1::no_allocate.L2::256B).
+// flight at once (one commit group per shared-memory vector); the register part loaded
+// evict-first (run 16 measured .cg, plain and .nc.L1::no_allocate.L2::256B within 1 point).
 // kFold: 0 registers first, then the shared part in issue order (the policy's order);
 // 1 the shared part in issue order, registers last; 2 the shared part in arrival order
 // (slots pre-filled with a sentinel and polled), registers last.
 namespace onewave {
-template <int kLoad>
-__device__ __forceinline__ uint4 load16(const uint4* p) {
-  uint4 r;
-  if constexpr (kLoad == 0) r = __ldcs(p);
-  else if constexpr (kLoad == 1) r = __ldcg(p);
-  else if constexpr (kLoad == 2) r = *p;
-  else
-    asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-                 : "l"(p));
-  return r;
-}
 template <int N>
 __device__ __forceinline__ void wait_pending(int n) {
   if constexpr (N >= 0) {
@@ -562,19 +656,15 @@ __device__ __forceinline__ void wait_pending(int n) {
 }
 }  // namespace onewave
 
-template <class T, int kPacks, int kVecs, int kRegLoad, int kFold>
+template <class T, int kPacks, int kVecs, int kFold>
 __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
-  constexpr int V = 16 / sizeof(T);
   extern __shared__ uint4 smem_raw[];
   __shared__ sm::RowStats scratch[32];
   __shared__ alignas(8) sm::RowStats cta_stats;
   const int tid = threadIdx.x;
-  const unsigned rank = gpukern::cuda::cluster::rank();
-  const int64_t row = blockIdx.x / 2;
-  const int64_t chunk_vecs = cols / V / 2;  // == 1024 * (kPacks + kVecs)
-  const uint4* xc = reinterpret_cast<const uint4*>(x + row * cols) + int64_t(rank) * chunk_vecs;
-  uint4* yc = reinterpret_cast<uint4*>(y + row * cols) + int64_t(rank) * chunk_vecs;
+  const probe_fold::PairChunk chunk(x, y, cols);  // 1024 * (kPacks + kVecs) vectors
+  const uint4* xc = chunk.x;
   const uint4* xs = xc + 1024 * kPacks;
   if constexpr (kFold == 2) {
 #pragma unroll
@@ -583,8 +673,7 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
   probe_trace(0);
   uint4 r[kPacks];
   if constexpr (kFold == 0) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = onewave::load16<kRegLoad>(xc + tid + k * 1024);
+    probe_fold::load_regs(r, xc);
   }
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
@@ -592,8 +681,7 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
     gpukern::gpu::cp_async_commit();
   }
   if constexpr (kFold != 0) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = onewave::load16<kRegLoad>(xc + tid + k * 1024);
+    probe_fold::load_regs(r, xc);
   }
   probe_fold::Online<T> acc;
   auto fold = [&](const uint4& u) { acc.add(u); };
@@ -627,18 +715,7 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) fold(r[k]);
   }
-  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
-  probe_trace(1);
-  stats = probe_fold::pair_merge(stats, &cta_stats);
-  probe_trace(2);
-  const sm::OutputScale o = sm::output_scale(stats, false);
-  auto out = [&](const uint4& u, uint4* dst) { probe_fold::store_out<T>(u, dst, o); };
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) out(r[k], yc + tid + k * 1024);
-#pragma unroll
-  for (int k = 0; k < kVecs; ++k) out(smem_raw[tid + k * 1024], yc + 1024 * kPacks + tid + k * 1024);
-  gpukern::cuda::cluster::sync_aligned();
-  probe_trace(3);
+  probe_fold::finish_pair<T, kPacks, kVecs>(acc, r, smem_raw, chunk.y, scratch, &cta_stats);
 #endif
 }
 
@@ -679,7 +756,6 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace ad = arrival_detail;
   namespace sm90 = gpukern::cuda::gemm::sm90;
-  constexpr int V = 16 / sizeof(T);
   constexpr uint32_t kS = ~0u;
   extern __shared__ uint4 smem_raw[];
   __shared__ sm::RowStats scratch[32];
@@ -687,11 +763,8 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
   __shared__ uint64_t bars[32];
   const int tid = threadIdx.x;
   const int warp = tid / 32;
-  const unsigned rank = gpukern::cuda::cluster::rank();
-  const int64_t row = blockIdx.x / 2;
-  const int64_t chunk_vecs = cols / V / 2;  // == 1024 * (kPacks + kVecs)
-  const uint4* xc = reinterpret_cast<const uint4*>(x + row * cols) + int64_t(rank) * chunk_vecs;
-  uint4* yc = reinterpret_cast<uint4*>(y + row * cols) + int64_t(rank) * chunk_vecs;
+  const probe_fold::PairChunk chunk(x, y, cols);  // 1024 * (kPacks + kVecs) vectors
+  const uint4* xc = chunk.x;
   const uint4* xs = xc + 1024 * kPacks;
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) smem_raw[tid + k * 1024] = make_uint4(kS, kS, kS, kS);
@@ -701,15 +774,13 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
   probe_trace(0);
   uint4 r[kPacks];
   if constexpr (kRegFirst) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xc + tid + k * 1024);
+    probe_fold::load_regs(r, xc);
   }
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(sm90::smem_addr(&bars[warp])) : "memory");
   if constexpr (!kRegFirst) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xc + tid + k * 1024);
+    probe_fold::load_regs(r, xc);
   }
   probe_fold::Online<T> acc;
   auto fold = [&](const uint4& u) { acc.add(u); };
@@ -747,18 +818,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) fold(r[k]);
   probe_trace(5);
-  sm::RowStats stats = sm::block_reduce<1024>(acc.stats(), scratch);
-  probe_trace(1);
-  stats = probe_fold::pair_merge(stats, &cta_stats);
-  probe_trace(2);
-  const sm::OutputScale o = sm::output_scale(stats, false);
-  auto out = [&](const uint4& u, uint4* dst) { probe_fold::store_out<T>(u, dst, o); };
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) out(r[k], yc + tid + k * 1024);
-#pragma unroll
-  for (int k = 0; k < kVecs; ++k) out(smem_raw[tid + k * 1024], yc + 1024 * kPacks + tid + k * 1024);
-  gpukern::cuda::cluster::sync_aligned();
-  probe_trace(3);
+  probe_fold::finish_pair<T, kPacks, kVecs>(acc, r, smem_raw, chunk.y, scratch, &cta_stats);
 #endif
 }
 
@@ -773,77 +833,35 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 template <class T, int kIssueB, bool kPipeB>
 __global__ void __launch_bounds__(1024, 1)
     twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
-  constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8, kQ = 4;
+  namespace pf = probe_fold;
+  constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8;
   extern __shared__ uint4 smem_raw[];
   uint4* const sa = smem_raw;
   uint4* const sb = smem_raw + kVecsA * 1024;
-  __shared__ sm::RowStats scratch[2][32];
-  __shared__ sm::RowStats row_stats[2];
+  __shared__ pf::RowPair::Smem xs;
   const int tid = threadIdx.x;
-  const int part = blockIdx.x % kQ;
-  const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;  // == 1024 * (kPacks + kVecsA) == 1024 * kVecsB
-  const int64_t row_a = blockIdx.x / kQ, row_b = row_a + gridDim.x / kQ;
-  const uint4* xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
-  const uint4* xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
-  uint4* ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
-  uint4* yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  const pf::RowPair rp(x, y, cols);  // a part is 1024 * (kPacks + kVecsA) == 1024 * kVecsB vectors
   probe_trace(0);
-  auto issue_b = [&] {
-    if constexpr (kPipeB) {
-#pragma unroll
-      for (int k = 0; k < kVecsB; ++k) {
-        gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + tid + k * 1024);
-        gpukern::gpu::cp_async_commit();
-      }
-    } else {
-#pragma unroll
-      for (int k = 0; k < kVecsB; ++k) gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + tid + k * 1024);
-      gpukern::gpu::cp_async_commit();
-    }
-  };
   // Step A's loads: shared part (one group), then registers.
-#pragma unroll
-  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, xa + 4096 + tid + k * 1024);
-  gpukern::gpu::cp_async_commit();
+  pf::copy_vecs<kVecsA>(sa, rp.xa + 4096);
   uint4 r[kPacks];
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xa + tid + k * 1024);
-  if constexpr (kIssueB == 1) issue_b();
-  // Row statistics: block reduction, this CTA's partial out, the row's kQ partials in.
-  auto exchange = [&](probe_fold::Online<T>& acc, int64_t row, int slot) {
-    sm::RowStats st = sm::block_reduce<1024>(acc.stats(), scratch[slot]);
-    if (tid < 32) {
-      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-      if (tid == 0) sm::grid_detail::publish(ws + row * kQ + part, st, tag);
-      sm::RowStats q = tid < kQ ? sm::grid_detail::wait_partial(ws + row * kQ + tid, tag) : sm::empty_stats();
-      q = sm::group_reduce<32>(q);
-      if (tid == 0) row_stats[slot] = q;
-    }
-    __syncthreads();
-    return row_stats[slot];
-  };
+  pf::load_regs(r, rp.xa);
+  if constexpr (kIssueB == 1) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
   // Step A.
   if constexpr (kIssueB == 1) gpukern::gpu::cp_async_wait<kPipeB ? kVecsB : 1>();
   else gpukern::gpu::cp_async_wait<0>();
   probe_trace(4);
-  if constexpr (kIssueB == 0) issue_b();
-  probe_fold::Online<T> acc_a;
-#pragma unroll
-  for (int k = 0; k < kVecsA; ++k) acc_a.add(sa[tid + k * 1024]);
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) acc_a.add(r[k]);
-  const sm::RowStats sa_stats = exchange(acc_a, row_a, 0);
+  if constexpr (kIssueB == 0) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
+  pf::Online<T> acc_a;
+  pf::fold_vecs<kVecsA>(acc_a, sa);
+  pf::fold_regs(acc_a, r);
+  const sm::OutputScale oa = rp.scale(acc_a, 0, ws, tag_base, xs);
   probe_trace(5);
-  {
-    const sm::OutputScale o = sm::output_scale(sa_stats, false);
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) probe_fold::store_out<T>(r[k], ya + tid + k * 1024, o);
-#pragma unroll
-    for (int k = 0; k < kVecsA; ++k) probe_fold::store_out<T>(sa[tid + k * 1024], ya + 4096 + tid + k * 1024, o);
-  }
+  pf::store_regs<T>(r, rp.ya, oa);
+  pf::store_vecs<kVecsA, T>(sa, rp.ya + 4096, oa);
   probe_trace(6);
   // Step B.
-  probe_fold::Online<T> acc_b;
+  pf::Online<T> acc_b;
   if constexpr (kPipeB) {
 #pragma unroll
     for (int k = 0; k < kVecsB; ++k) {
@@ -853,16 +871,11 @@ __global__ void __launch_bounds__(1024, 1)
   } else {
     gpukern::gpu::cp_async_wait<0>();
     probe_trace(7);
-#pragma unroll
-    for (int k = 0; k < kVecsB; ++k) acc_b.add(sb[tid + k * 1024]);
+    pf::fold_vecs<kVecsB>(acc_b, sb);
   }
-  const sm::RowStats sb_stats = exchange(acc_b, row_b, 1);
+  const sm::OutputScale ob = rp.scale(acc_b, 1, ws, tag_base, xs);
   probe_trace(8);
-  {
-    const sm::OutputScale o = sm::output_scale(sb_stats, false);
-#pragma unroll
-    for (int k = 0; k < kVecsB; ++k) probe_fold::store_out<T>(sb[tid + k * 1024], yb + tid + k * 1024, o);
-  }
+  pf::store_vecs<kVecsB, T>(sb, rp.yb, ob);
   probe_trace(3);
 }
 
@@ -874,77 +887,40 @@ __global__ void __launch_bounds__(1024, 1)
 template <class T, bool kRegsFirst>
 __global__ void __launch_bounds__(1024, 1)
     twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
-  constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4, kQ = 4;
+  namespace pf = probe_fold;
+  constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
   extern __shared__ uint4 smem_raw[];
   uint4* const sa = smem_raw;
   uint4* const sb = smem_raw + kVecsA * 1024;
-  __shared__ sm::RowStats scratch[2][32];
-  __shared__ sm::RowStats row_stats[2];
-  const int tid = threadIdx.x;
-  const int part = blockIdx.x % kQ;
-  const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;  // == 1024 * kVecsA == 1024 * (kPacks + kVecsB)
-  const int64_t row_a = blockIdx.x / kQ, row_b = row_a + gridDim.x / kQ;
-  const uint4* xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
-  const uint4* xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
-  uint4* ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
-  uint4* yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  __shared__ pf::RowPair::Smem xs;
+  const pf::RowPair rp(x, y, cols);  // a part is 1024 * kVecsA == 1024 * (kPacks + kVecsB) vectors
   probe_trace(0);
-#pragma unroll
-  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, xa + tid + k * 1024);
-  gpukern::gpu::cp_async_commit();
-  auto exchange = [&](probe_fold::Online<T>& acc, int64_t row, int slot) {
-    sm::RowStats st = sm::block_reduce<1024>(acc.stats(), scratch[slot]);
-    if (tid < 32) {
-      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-      if (tid == 0) sm::grid_detail::publish(ws + row * kQ + part, st, tag);
-      sm::RowStats q = tid < kQ ? sm::grid_detail::wait_partial(ws + row * kQ + tid, tag) : sm::empty_stats();
-      q = sm::group_reduce<32>(q);
-      if (tid == 0) row_stats[slot] = q;
-    }
-    __syncthreads();
-    return row_stats[slot];
-  };
+  pf::copy_vecs<kVecsA>(sa, rp.xa);
   gpukern::gpu::cp_async_wait<0>();
   probe_trace(4);
   uint4 r[kPacks];
   if constexpr (kRegsFirst) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xb + tid + k * 1024);
+    pf::load_regs(r, rp.xb);
   }
-#pragma unroll
-  for (int k = 0; k < kVecsB; ++k) gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + 4096 + tid + k * 1024);
-  gpukern::gpu::cp_async_commit();
+  pf::copy_vecs<kVecsB>(sb, rp.xb + 4096);
   if constexpr (!kRegsFirst) {
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xb + tid + k * 1024);
+    pf::load_regs(r, rp.xb);
   }
-  probe_fold::Online<T> acc_a;
-#pragma unroll
-  for (int k = 0; k < kVecsA; ++k) acc_a.add(sa[tid + k * 1024]);
-  const sm::RowStats sa_stats = exchange(acc_a, row_a, 0);
+  pf::Online<T> acc_a;
+  pf::fold_vecs<kVecsA>(acc_a, sa);
+  const sm::OutputScale oa = rp.scale(acc_a, 0, ws, tag_base, xs);
   probe_trace(5);
-  {
-    const sm::OutputScale o = sm::output_scale(sa_stats, false);
-#pragma unroll
-    for (int k = 0; k < kVecsA; ++k) probe_fold::store_out<T>(sa[tid + k * 1024], ya + tid + k * 1024, o);
-  }
+  pf::store_vecs<kVecsA, T>(sa, rp.ya, oa);
   probe_trace(6);
   gpukern::gpu::cp_async_wait<0>();
   probe_trace(7);
-  probe_fold::Online<T> acc_b;
-#pragma unroll
-  for (int k = 0; k < kVecsB; ++k) acc_b.add(sb[tid + k * 1024]);
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) acc_b.add(r[k]);
-  const sm::RowStats sb_stats = exchange(acc_b, row_b, 1);
+  pf::Online<T> acc_b;
+  pf::fold_vecs<kVecsB>(acc_b, sb);
+  pf::fold_regs(acc_b, r);
+  const sm::OutputScale ob = rp.scale(acc_b, 1, ws, tag_base, xs);
   probe_trace(8);
-  {
-    const sm::OutputScale o = sm::output_scale(sb_stats, false);
-#pragma unroll
-    for (int k = 0; k < kPacks; ++k) probe_fold::store_out<T>(r[k], yb + tid + k * 1024, o);
-#pragma unroll
-    for (int k = 0; k < kVecsB; ++k) probe_fold::store_out<T>(sb[tid + k * 1024], yb + 4096 + tid + k * 1024, o);
-  }
+  pf::store_regs<T>(r, rp.yb, ob);
+  pf::store_vecs<kVecsB, T>(sb, rp.yb + 4096, ob);
   probe_trace(3);
 }
 
@@ -987,47 +963,26 @@ __device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t byt
 template <class T>
 __global__ void __launch_bounds__(1024, 1)
     overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+  namespace pf = probe_fold;
   namespace sm90 = gpukern::cuda::gemm::sm90;
-  constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4, kQ = 4;
+  constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
   extern __shared__ uint4 smem_raw[];
   uint4* const sa = smem_raw;
   uint4* const sb = smem_raw + kVecsA * 1024;
-  __shared__ sm::RowStats scratch[2][32];
-  __shared__ sm::RowStats row_stats[2];
+  __shared__ pf::RowPair::Smem xs;
   const int tid = threadIdx.x;
-  const int part = blockIdx.x % kQ;
-  const int64_t part_vecs = cols * int64_t(sizeof(T)) / 16 / kQ;
-  const int64_t row_a = blockIdx.x / kQ, row_b = row_a + gridDim.x / kQ;
-  const uint4* xa = reinterpret_cast<const uint4*>(x + row_a * cols) + part * part_vecs;
-  const uint4* xb = reinterpret_cast<const uint4*>(x + row_b * cols) + part * part_vecs;
-  uint4* ya = reinterpret_cast<uint4*>(y + row_a * cols) + part * part_vecs;
-  uint4* yb = reinterpret_cast<uint4*>(y + row_b * cols) + part * part_vecs;
+  const pf::RowPair rp(x, y, cols);
   probe_trace(0);
 #pragma unroll
-  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, xa + tid + k * 1024);
-#pragma unroll
-  for (int k = 0; k < kVecsB; ++k) gpukern::gpu::cp_async_16(sb + tid + k * 1024, xb + 4096 + tid + k * 1024);
-  gpukern::gpu::cp_async_commit();
+  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, rp.xa + tid + k * 1024);
+  pf::copy_vecs<kVecsB>(sb, rp.xb + 4096);  // one commit group for both parts
   uint4 r[kPacks];
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) r[k] = __ldcs(xb + tid + k * 1024);
-  auto exchange = [&](probe_fold::Online<T>& acc, int64_t row, int slot) {
-    sm::RowStats st = sm::block_reduce<1024>(acc.stats(), scratch[slot]);
-    if (tid < 32) {
-      const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-      if (tid == 0) sm::grid_detail::publish(ws + row * kQ + part, st, tag);
-      sm::RowStats q = tid < kQ ? sm::grid_detail::wait_partial(ws + row * kQ + tid, tag) : sm::empty_stats();
-      q = sm::group_reduce<32>(q);
-      if (tid == 0) row_stats[slot] = q;
-    }
-    __syncthreads();
-    return row_stats[slot];
-  };
+  pf::load_regs(r, rp.xb);
   // Outputs of `vecs` 16 KB pieces at `buf` written in place and sent to `dst` piece by piece.
   auto store_pieces = [&](uint4* buf, uint4* dst, int vecs, const sm::OutputScale& o) {
     for (int k = 0; k < vecs; ++k) {
       uint4* v = buf + tid + k * 1024;
-      *v = probe_fold::Online<T>::outputs(*v, o);
+      *v = pf::Online<T>::outputs(*v, o);
       sm90::fence_proxy_async();
       __syncthreads();
       if (tid == 0) {
@@ -1038,24 +993,19 @@ __global__ void __launch_bounds__(1024, 1)
   };
   gpukern::gpu::cp_async_wait<0>();
   probe_trace(4);
-  probe_fold::Online<T> acc_a;
-#pragma unroll
-  for (int k = 0; k < kVecsA; ++k) acc_a.add(sa[tid + k * 1024]);
-  const sm::RowStats a_stats = exchange(acc_a, row_a, 0);
+  pf::Online<T> acc_a;
+  pf::fold_vecs<kVecsA>(acc_a, sa);
+  const sm::OutputScale oa = rp.scale(acc_a, 0, ws, tag_base, xs);
   probe_trace(5);
-  store_pieces(sa, ya, kVecsA, sm::output_scale(a_stats, false));
+  store_pieces(sa, rp.ya, kVecsA, oa);
   probe_trace(6);
-  probe_fold::Online<T> acc_b;
-#pragma unroll
-  for (int k = 0; k < kVecsB; ++k) acc_b.add(sb[tid + k * 1024]);
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) acc_b.add(r[k]);
-  const sm::RowStats b_stats = exchange(acc_b, row_b, 1);
+  pf::Online<T> acc_b;
+  pf::fold_vecs<kVecsB>(acc_b, sb);
+  pf::fold_regs(acc_b, r);
+  const sm::OutputScale ob = rp.scale(acc_b, 1, ws, tag_base, xs);
   probe_trace(8);
-  const sm::OutputScale ob = sm::output_scale(b_stats, false);
-  store_pieces(sb, yb + 4096, kVecsB, ob);
-#pragma unroll
-  for (int k = 0; k < kPacks; ++k) probe_fold::store_out<T>(r[k], yb + tid + k * 1024, ob);
+  store_pieces(sb, rp.yb + 4096, kVecsB, ob);
+  pf::store_regs<T>(r, rp.yb, ob);
   if (tid == 0) sm90::bulk_wait_group<0>();
   probe_trace(3);
 }
@@ -1074,34 +1024,14 @@ static double median(std::vector<double> v) {
 }
 
 static void launch_coop(const void* kernel, void** args, int blocks, int threads, size_t smem, cudaStream_t s) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CHECK_CUDA(cudaLaunchKernelExC(&cfg, kernel, args));
+  const gpukern::cuda::CooperativeLaunch launch(blocks, threads, smem, s);
+  CHECK_CUDA(cudaLaunchKernelExC(&launch.config, kernel, args));
 }
 
 static void launch_cluster(const void* kernel, void** args, int blocks, int threads, size_t smem, int cluster,
                            cudaStream_t s) {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr[1];
-  cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = s;
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  CHECK_CUDA(cudaLaunchKernelExC(&cfg, kernel, args));
+  const gpukern::cuda::ClusterLaunch launch(blocks, threads, smem, s, cluster);
+  CHECK_CUDA(cudaLaunchKernelExC(&launch.config, kernel, args));
 }
 
 template <class K>
@@ -1238,9 +1168,9 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     add_pair(bulk_onewave<T, 2, 16384, false, true, 8>, 2, "bulk 1024x2+14x16KB/c2 regs-late ahead8", 0);
     add_pair(bulk_onewave<T, 2, 32768, false, false, 3>, 2, "bulk 1024x2+7x32KB/c2 ahead3", 0);
     // Fold orders with every copy in flight; arrival-order folds (sentinel polling).
-    add_pair(onewave_fold<T, 4, 12, 0, 0>, 4, "onewave regs-first cs", 0);
-    add_pair(onewave_fold<T, 4, 12, 0, 1>, 4, "onewave regs-last cs", 0);
-    add_pair(onewave_fold<T, 4, 12, 0, 2>, 4, "onewave arrival cs", 0);
+    add_pair(onewave_fold<T, 4, 12, 0>, 4, "onewave regs-first cs", 0);
+    add_pair(onewave_fold<T, 4, 12, 1>, 4, "onewave regs-last cs", 0);
+    add_pair(onewave_fold<T, 4, 12, 2>, 4, "onewave arrival cs", 0);
     add_pair(arrival_fold<T, 4, 12, true, 0>, 4, "arrival 4+12 regs-first", 2);
     add_pair(arrival_fold<T, 4, 12, false, 0>, 4, "arrival 4+12 regs-last", 2);
     add_pair(arrival_fold<T, 2, 14, true, 0>, 2, "arrival 2+14 regs-first", 2);

@@ -78,26 +78,53 @@ int cached_occupancy(const Key& key, Query&& query) {
 }
 
 #if defined(GPUKERN_CUDA)
-/// The launch configuration of a kernel in clusters of `cluster_size` CTAs along x.
-/// `config` points at `attribute`: use it where it is made (no copies).
-struct ClusterLaunch {
+/// A cudaLaunchKernelEx configuration with one launch attribute. `config` points at
+/// `attribute`: use it where it is made (no copies).
+struct ExLaunch {
   cudaLaunchAttribute attribute[1];
   cudaLaunchConfig_t config = {};
 
-  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size) {
+  ExLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, const cudaLaunchAttribute& attr) {
     config.gridDim = dim3(static_cast<unsigned>(blocks));
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
-    attribute[0].id = cudaLaunchAttributeClusterDimension;
-    attribute[0].val.clusterDim.x = static_cast<unsigned>(cluster_size);
-    attribute[0].val.clusterDim.y = 1;
-    attribute[0].val.clusterDim.z = 1;
+    attribute[0] = attr;
     config.attrs = attribute;
     config.numAttrs = 1;
   }
-  ClusterLaunch(const ClusterLaunch&) = delete;
-  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+  ExLaunch(const ExLaunch&) = delete;
+  ExLaunch& operator=(const ExLaunch&) = delete;
+};
+
+/// A launch in clusters of `cluster_size` CTAs along x.
+struct ClusterLaunch : ExLaunch {
+  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size)
+      : ExLaunch(blocks, threads, smem_bytes, stream, cluster_attribute(cluster_size)) {}
+
+ private:
+  static cudaLaunchAttribute cluster_attribute(int cluster_size) {
+    cudaLaunchAttribute a = {};
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = static_cast<unsigned>(cluster_size);
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+    return a;
+  }
+};
+
+/// A cooperative launch: every CTA resident at once (or the launch is refused).
+struct CooperativeLaunch : ExLaunch {
+  CooperativeLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream)
+      : ExLaunch(blocks, threads, smem_bytes, stream, cooperative_attribute()) {}
+
+ private:
+  static cudaLaunchAttribute cooperative_attribute() {
+    cudaLaunchAttribute a = {};
+    a.id = cudaLaunchAttributeCooperative;
+    a.val.cooperative = 1;
+    return a;
+  }
 };
 #endif
 

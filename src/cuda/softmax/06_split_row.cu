@@ -525,17 +525,8 @@ bool launch_grid_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     return false;
   const size_t ws_bytes = grid_workspace_bytes(c, parts);
   auto* const workspace = static_cast<GridPartial*>(workspace_alloc(ws_bytes, ctx));
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeCooperative;
-  attribute[0].val.cooperative = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(static_cast<unsigned>(parts));
-  config.blockDim = dim3(static_cast<unsigned>(threads));
-  config.dynamicSmemBytes = smem;
-  config.stream = ctx.stream;
-  config.attrs = attribute;
-  config.numAttrs = 1;
-  const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
+  const CooperativeLaunch launch(parts, threads, smem, ctx.stream);
+  const cudaError_t launched = cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
                                                   workspace, launch_tags(static_cast<uint64_t>(args.rows)));
   if (launched != cudaSuccess) cudaGetLastError();  // refused (e.g. too large to be co-resident): nothing ran
   GK_GPU_CHECK(gpu::free_async(workspace, ctx.stream));
