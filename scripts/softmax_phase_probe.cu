@@ -14,6 +14,11 @@
 //   phase        one CTA an SM, 1024 threads: the CTA's whole chunk loaded (registers
 //                + cp.async to shared memory), then stored: split_row's phases with
 //                no arithmetic; /cN adds a cluster barrier of N CTAs between them
+//   phase/c2 FL  the phase copy with other cache hints (run 17): stores plain, .cg, with an
+//                L2 evict_first / evict_last policy, L1::no_allocate, as bulk stores; shared-
+//                memory copies with L2::256B prefetch or an L2 evict_first / evict_last policy
+//                (PROBE_ONLY=a,b runs only the probes whose names contain a or b, with the
+//                copy and the policy)
 //   halves       the same chunk in two cp.async groups: the first half stored while
 //                the second lands
 //   bulk         (16-bit) the CTA's shared-memory part as 16 or 32 KB bulk copies issued
@@ -38,6 +43,7 @@
 // a one-thread marker kernel launched just before it. Last (f16), the arrival report: the
 // phase copy's load phase with each shared-memory vector's landing time recorded.
 #include <cuda_runtime.h>
+#include <cstring>
 
 #include <algorithm>
 #include <cmath>
@@ -90,23 +96,62 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
   for (; i < n; i += stride) __stcs(y + i, __ldcs(x + i));
 }
 
+// ---- cache flavors of the phase copy (run 17): how the stores and the shared-memory
+// loads are issued. kSt: 0 st.global.cs (split_row's), 1 plain (write-back), 2 .cg,
+// 3 L1::no_allocate + L2 evict_first policy, 4 L1::no_allocate + L2 evict_last policy,
+// 5 L1::no_allocate, 6 the shared part as 16 KB bulk stores (cp.async.bulk global <-
+// shared) issued by one thread. kLd: 0 cp.async.cg, 1 .L2::256B prefetch, 2 L2
+// evict_first policy, 3 L2 evict_last policy.
+namespace flavor {
+__device__ __forceinline__ uint64_t policy(bool last) {
+  uint64_t pol;
+  if (last) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+template <int kSt>
+__device__ __forceinline__ void store(uint4* p, const uint4& v, uint64_t pol) {
+  if constexpr (kSt == 0 || kSt == 6) __stcs(p, v);
+  else if constexpr (kSt == 1) *p = v;
+  else if constexpr (kSt == 2) __stcg(p, v);
+  else if constexpr (kSt == 3 || kSt == 4)
+    asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x),
+                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+  else
+    asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
+                 "r"(v.w) : "memory");
+}
+template <int kLd>
+__device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t pol) {
+  const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
+  if constexpr (kLd == 0) gpukern::gpu::cp_async_16(dst, src);
+  else if constexpr (kLd == 1)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(pol)
+                 : "memory");
+}
+}  // namespace flavor
+
 /// One CTA's chunk [begin, begin + n) of 16-byte vectors: kPacks a thread in registers,
 /// the rest in shared memory. kHalves = 1: load all, (cluster barrier), store all.
 /// kHalves = 2: the shared part in two groups, the first stored while the second lands.
-template <int kPacks, int kHalves, bool kCluster>
+template <int kPacks, int kHalves, bool kCluster, int kSt = 0, int kLd = 0>
 __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ x, uint4* __restrict__ y,
                                                       int64_t chunk, int64_t total) {
   extern __shared__ uint4 staged[];
   probe_trace(0);
+  const uint64_t st_pol = flavor::policy(kSt == 4);
+  const uint64_t ld_pol = flavor::policy(kLd == 3);
   const int64_t begin = int64_t(blockIdx.x) * chunk;
   const int64_t n = begin >= total ? 0 : (chunk < total - begin ? chunk : total - begin);
   const int reg_count = static_cast<int>(n < 1024 * kPacks ? n : 1024 * kPacks);
   const int smem_count = static_cast<int>(n - reg_count);
   const int half = kHalves == 2 ? (smem_count / 2 + 1023) / 1024 * 1024 : smem_count;
   const uint4* src = x + begin + reg_count;
-  for (int j = threadIdx.x; j < half; j += 1024) gpukern::gpu::cp_async_16(staged + j, src + j);
+  for (int j = threadIdx.x; j < half; j += 1024) flavor::copy16<kLd>(staged + j, src + j, ld_pol);
   gpukern::gpu::cp_async_commit();
-  for (int j = half + threadIdx.x; j < smem_count; j += 1024) gpukern::gpu::cp_async_16(staged + j, src + j);
+  for (int j = half + threadIdx.x; j < smem_count; j += 1024) flavor::copy16<kLd>(staged + j, src + j, ld_pol);
   gpukern::gpu::cp_async_commit();
   uint4 r[kPacks];
 #pragma unroll
@@ -116,16 +161,30 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   }
   if constexpr (kHalves == 1) {
     gpukern::gpu::cp_async_wait<0>();
+    if constexpr (kSt == 6) gpukern::cuda::gemm::sm90::fence_proxy_async();
     __syncthreads();
     probe_trace(1);
     if constexpr (kCluster) gpukern::cuda::cluster::sync_aligned();
     probe_trace(2);
+    if constexpr (kSt == 6) {
+      if (threadIdx.x == 0) {
+        namespace sm90 = gpukern::cuda::gemm::sm90;
+        for (int j = 0; j < smem_count; j += 1024) {
+          const int v = smem_count - j < 1024 ? smem_count - j : 1024;
+          asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(y + begin + reg_count + j),
+                       "r"(sm90::smem_addr(staged + j)), "r"(v * 16) : "memory");
+        }
+        sm90::bulk_commit_group();
+      }
+    }
 #pragma unroll
     for (int k = 0; k < kPacks; ++k) {
       const int i = threadIdx.x + k * 1024;
-      if (i < reg_count) __stcs(y + begin + i, r[k]);
+      if (i < reg_count) flavor::store<kSt>(y + begin + i, r[k], st_pol);
     }
-    for (int j = threadIdx.x; j < smem_count; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
+    if constexpr (kSt != 6)
+      for (int j = threadIdx.x; j < smem_count; j += 1024) flavor::store<kSt>(y + begin + reg_count + j, staged[j], st_pol);
+    else if (threadIdx.x == 0) gpukern::cuda::gemm::sm90::bulk_wait_group_read<0>();
   } else {
     gpukern::gpu::cp_async_wait<1>();
     probe_trace(1);
@@ -141,9 +200,6 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   }
   probe_trace(3);
 }
-
-
-
 
 // ---- shared by the one-wave probe kernels below: a thread's running (max, sum) folded a
 // 16-byte vector at a time (rescaled when the max grows; two partial sums), and one
@@ -1099,7 +1155,39 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
                         }});
     }
   }
-  // The policy kernels of split_row for this shape (06_split_row.cu: 16-bit 1024x4+s1/d8
+  // Cache flavors of the phase copy in clusters of 2 (run 17).
+  {
+    int64_t ctas = 128;
+    while ((vecs + ctas - 1) / ctas > cap) ctas *= 2;
+    const int64_t chunk = (vecs + ctas - 1) / ctas;
+    const size_t smem = size_t(std::max<int64_t>(0, chunk - 4096)) * 16;
+    auto add_flavor = [&](auto kernel, const std::string& label) {
+      prepare(kernel, smem, false);
+      const void* k = reinterpret_cast<const void*>(kernel);
+      probes.push_back({"phase/c2 " + label, 0, [=](cudaStream_t s) {
+                          const uint4* xs = static_cast<const uint4*>(x);
+                          uint4* ys = static_cast<uint4*>(y);
+                          int64_t c = chunk, t = vecs;
+                          void* args[] = {&xs, &ys, &c, &t};
+                          launch_cluster(k, args, static_cast<int>(ctas), 1024, smem, 2, s);
+                        }});
+    };
+    add_flavor(phase_copy<4, 1, true, 1, 0>, "st plain");
+    add_flavor(phase_copy<4, 1, true, 2, 0>, "st cg");
+    add_flavor(phase_copy<4, 1, true, 3, 0>, "st noalloc+evict_first");
+    add_flavor(phase_copy<4, 1, true, 4, 0>, "st noalloc+evict_last");
+    add_flavor(phase_copy<4, 1, true, 5, 0>, "st noalloc");
+    add_flavor(phase_copy<4, 1, true, 6, 0>, "st bulk");
+    add_flavor(phase_copy<4, 1, true, 0, 1>, "ld L2::256B");
+    add_flavor(phase_copy<4, 1, true, 0, 2>, "ld evict_first");
+    add_flavor(phase_copy<4, 1, true, 0, 3>, "ld evict_last");
+    add_flavor(phase_copy<4, 1, true, 1, 3>, "ld evict_last st plain");
+    add_flavor(phase_copy<4, 1, true, 1, 2>, "ld evict_first st plain");
+    add_flavor(phase_copy<4, 1, true, 2, 2>, "ld evict_first st cg");
+    add_flavor(phase_copy<4, 1, true, 4, 2>, "ld evict_first st noalloc+evict_last");
+    add_flavor(phase_copy<4, 1, true, 6, 2>, "ld evict_first st bulk");
+  }
+  // The policy kernels of split_row for this shape (06_split_row.cu: 16-bit 1024x4+s1/d4
   // in clusters of 2; f32 256x8+s4 in clusters of 16).
   gpukern::cuda::CudaContext ctx;
   ctx.smem_per_block_optin = optin;
@@ -1123,11 +1211,12 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   };
   // The policy first: its output is the reference of the checked probes.
   if constexpr (sizeof(T) == 2) {
-    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 8>, {1024, 4, 1, 8}, 2, 0, "policy 1024x4+s1/d8/c2");
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, 2, 0, "policy 1024x4+s1/d4/c2");
   } else {
     add_hybrid(sm::hybrid_row_kernel<T, V, 256, 8, 4, true, 0>, {256, 8, 4, 0}, 16, 0, "policy 256x8+s4/c16");
   }
   const size_t policy_index = probes.size() - 1;
+  size_t policy_index_live = policy_index;
   // The one-CTA-an-SM layout at other pipeline depths (d0: statistics after every copy
   // landed; d12: every shared-memory copy in flight at once, folded in issue order).
   const int cl = sizeof(T) == 2 ? 2 : 4;  // 256 KB a CTA
@@ -1135,8 +1224,16 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   if constexpr (sizeof(T) == 4)
     add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 8>, {1024, 4, 1, 8}, cl, 0, "1024x4+s1/d8" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 0>, {1024, 4, 1, 0}, cl, 0, "1024x4+s1/d0" + c);
-  add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, cl, 0, "1024x4+s1/d4" + c);
+  if constexpr (sizeof(T) == 4)
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 4>, {1024, 4, 1, 4}, cl, 0, "1024x4+s1/d4" + c);
+  else
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 8>, {1024, 4, 1, 8}, cl, 0, "1024x4+s1/d8" + c);
   add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 12>, {1024, 4, 1, 12}, cl, 0, "1024x4+s1/d12" + c);
+  if constexpr (sizeof(T) == 2) {
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 2>, {1024, 4, 1, 2}, cl, 0, "1024x4+s1/d2" + c);
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 3>, {1024, 4, 1, 3}, cl, 0, "1024x4+s1/d3" + c);
+    add_hybrid(sm::hybrid_row_kernel<T, V, 1024, 4, 1, true, 6>, {1024, 4, 1, 6}, cl, 0, "1024x4+s1/d6" + c);
+  }
   if constexpr (sizeof(T) == 2) {
     // One-wave kernels over 128 CTAs in clusters of 2 (a row a cluster), 1024 threads,
     // `regs` register vectors a thread, the rest of the 256 KB chunk in shared memory.
@@ -1237,6 +1334,26 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     add_stepped(stepped_row<T, 1024, 1, true>, 1024, 1, true, 96);
   }
   for (size_t i = policy_index + 1; i < probes.size(); ++i) probes[i].check = true;
+  // PROBE_ONLY=a,b,...: only the probes whose names contain one of these (the copy and
+  // the policy, the checks' reference, always run).
+  if (const char* only = std::getenv("PROBE_ONLY")) {
+    std::vector<std::string> keys;
+    for (std::string rest = only; !rest.empty();) {
+      const size_t comma = rest.find(',');
+      keys.push_back(rest.substr(0, comma));
+      rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    }
+    std::vector<Probe> kept;
+    size_t new_policy = 0;
+    for (size_t i = 0; i < probes.size(); ++i) {
+      bool keep = probes[i].name == "copy" || i == policy_index;
+      for (const auto& key : keys) keep = keep || probes[i].name.find(key) != std::string::npos;
+      if (i == policy_index) new_policy = kept.size();
+      if (keep) kept.push_back(probes[i]);
+    }
+    probes = kept;
+    policy_index_live = new_policy;
+  }
 
   cudaEvent_t e0, e1;
   CHECK_CUDA(cudaEventCreate(&e0));
@@ -1262,7 +1379,13 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     const double us = median(t);
     if (p.name == "copy") copy_us = us;
     std::string verdict;
-    if (pi == policy_index) CHECK_CUDA(cudaMemcpy(ref.data(), y, bytes, cudaMemcpyDeviceToHost));
+    if (pi == policy_index_live) CHECK_CUDA(cudaMemcpy(ref.data(), y, bytes, cudaMemcpyDeviceToHost));
+    if (p.name.rfind("phase", 0) == 0 || p.name.rfind("halves", 0) == 0) {  // a copy: y must equal x
+      std::vector<T> xin(elems);
+      CHECK_CUDA(cudaMemcpy(xin.data(), x, bytes, cudaMemcpyDeviceToHost));
+      CHECK_CUDA(cudaMemcpy(got.data(), y, bytes, cudaMemcpyDeviceToHost));
+      verdict = std::memcmp(xin.data(), got.data(), bytes) == 0 ? "  copy ok" : "  COPY WRONG";
+    }
     if (p.check) {
       CHECK_CUDA(cudaMemcpy(got.data(), y, bytes, cudaMemcpyDeviceToHost));
       double worst = 0;
@@ -1317,7 +1440,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       std::printf("  %-9s %8.2f %8.2f %8.2f %8.2f %8.2f\n", label, q(0), q(0.1), q(0.5), q(0.9), q(1));
     }
   }
-  if constexpr (sizeof(T) == 2) arrival_report(x, y, vecs / 128, stream, flush, flush_bytes);
+  if (sizeof(T) == 2 && !std::getenv("PROBE_ONLY")) arrival_report(x, y, vecs / 128, stream, flush, flush_bytes);
   CHECK_CUDA(cudaFree(x));
   CHECK_CUDA(cudaFree(y));
   CHECK_CUDA(cudaFree(flush));

@@ -385,9 +385,11 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // registers, 192 KB staged), so a 512 KB 16-bit row takes a cluster of 2 and 64 rows
 // fit the H100 at once (66 clusters resident), where clusters of 8 CTAs at 4 an SM
 // leave 2 of the 64 rows to a second wave (62 resident).
-constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4},    {256, 4, 4},    {512, 8, 2},   {256, 4, 4, 8},
-                                                  {256, 8, 4, 8}, {512, 4, 2, 8}, {1024, 4, 1, 8}};
-constexpr int kHybridOneSmConfig = 6;  // 1024x4+s1/d8
+// With the staged copies' L2 evict_first hint (hybrid_row.cuh, 2026-11-22) d4 leads:
+// probe, f16 flush mode, three passes: d4 84.9-85.3% of the copy, d8 81.7-82.1%.
+constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4},    {256, 4, 4},    {512, 8, 2},     {256, 4, 4, 8},
+                                                  {256, 8, 4, 8}, {512, 4, 2, 8}, {1024, 4, 1, 8}, {1024, 4, 1, 4}};
+constexpr int kHybridOneSmConfig = 7;  // 1024x4+s1/d4
 constexpr int kNumHybridConfigs = static_cast<int>(sizeof(kHybridClusterConfigs) / sizeof(kHybridClusterConfigs[0]));
 static_assert(kHybridOneSmConfig < kNumHybridConfigs && kHybridClusterConfigs[kHybridOneSmConfig].min_blocks == 1,
               "the one-CTA-an-SM policy config");
@@ -651,9 +653,10 @@ Plan register_plan(const core::SoftmaxArgs& args) {
 /// smallest cluster that holds the row. f32: 256 x 8 + shared memory, 4 CTAs an SM
 /// (64x262144, H100 2026-11-21: 2.33 TB/s = 84% of the copy against 2.29 for 256 x 4
 /// and 2.06 for the register path; the pipelined /d8 form measured the same, 84%).
-/// 16-bit: 1024 x 4 + shared memory, one CTA an SM, pipelined statistics (/d8), when its
-/// clusters cover at least half the SMs (64x262144 in flush mode: f16 85.0% of the copy,
-/// bf16 84.2%, against 78.3% and 77.6% for 256 x 4 + s4 in the same run); with fewer
+/// 16-bit: 1024 x 4 + shared memory, one CTA an SM, pipelined statistics (/d4), when its
+/// clusters cover at least half the SMs (64x262144 in flush mode, 2026-11-22, with the
+/// staged copies evict_first: f16 88.9% of the copy, bf16 88.7%, against 87.1% and
+/// 86.3% for /d8 and 78-80% for 256 x 4 + s4 in the same runs); with fewer
 /// rows, 256 x 4 + shared memory, 4 CTAs an SM, which spreads them over more SMs
 /// (not measured against each other there). The register plan without the 16-byte path
 /// or beyond 16 CTAs; before sm_90, the split across blocks. Never the grid path: it

@@ -25,7 +25,8 @@
 // grows) as soon as it lands, so the exps of the statistics overlap the loads instead
 // of following them all. f32 softmax then recomputes the exps of the staged part on
 // output (the thread max is known only at the end). 64x262144 16-bit, H100 flush mode:
-// +2 points with 256x4+s4 (d8; d16 loses), 85% of the copy with 1024x4+s1/d8.
+// +2 points with 256x4+s4 (d8; d16 loses), 85% of the copy with 1024x4+s1/d8, 89% with
+// 1024x4+s1/d4 once split_row's staged copies carry an L2 evict_first hint (2026-11-22).
 // Measured on the H100 (2026-11-21): 1024x32768 f16 2.68 TB/s (96.7% of the copy;
 // 92.4% in registers only), bf16 2.63 (95.2%), f32 2.80 (97.5%, 2 blocks an SM);
 // 64x262144 in clusters: f32 2.33 (84%), f16 2.01 (78%), bf16 1.97 (76%).
@@ -89,6 +90,17 @@ inline int64_t hybrid_capacity(const CudaContext& ctx, HybridConfig c) {
   return int64_t(c.threads) * c.packs + hybrid_smem_vecs(ctx, c);
 }
 
+/// One staged vector. kStream (split_row's clusters: one wave of few long rows) gives
+/// the copy an L2 evict_first policy, so the tensor displaces itself instead of lines
+/// still to be written back: 64x262144 after a memset flush, H100 2026-11-22, 16-bit
+/// 1024x4+s1 +2 points (d8) to +3 (d4), f32 +0.5 to +2. block_row's rows (many waves)
+/// keep plain copies: there the hint cost 1024x32768 2 points in every dtype.
+template <bool kStream>
+__device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
+  if constexpr (kStream) gpu::cp_async_16_stream(smem, gmem);
+  else gpu::cp_async_16(smem, gmem);
+}
+
 template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
@@ -135,7 +147,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       const bool keep_smem = kIsF32 && keep_exp && kDepth == 0;
       if constexpr (kDepth == 0) {
         // The shared-memory part first: its copies fly while the register loads issue.
-        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+        for (int j = threadIdx.x; j < smem_vecs; j += kThreads)
+          copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
         gpu::cp_async_commit();
         frag.load(x, threadIdx.x, kThreads, reg_count);
         mine_regs = frag.stats(keep_exp);
@@ -164,13 +177,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
 #pragma unroll
         for (int k = 0; k < kDepth; ++k) {
           const int j = threadIdx.x + k * kThreads;
-          if (j < smem_vecs) gpu::cp_async_16(staged + j, x + (reg_count + j) * V);
+          if (j < smem_vecs) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
           gpu::cp_async_commit();
         }
         mine_regs = frag.stats(keep_exp);
         for (int k = 0; k < steps; ++k) {
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
-          if (jn < smem_vecs) gpu::cp_async_16(staged + jn, x + (reg_count + jn) * V);
+          if (jn < smem_vecs) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);
           gpu::cp_async_commit();
           GPUKERN_SOFTMAX_TRACE_STEP(k, 0);
           gpu::cp_async_wait<kDepth>();
