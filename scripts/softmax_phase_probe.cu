@@ -101,7 +101,8 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
 // 3 L1::no_allocate + L2 evict_first policy, 4 L1::no_allocate + L2 evict_last policy,
 // 5 L1::no_allocate, 6 the shared part as 16 KB bulk stores (cp.async.bulk global <-
 // shared) issued by one thread. kLd: 0 cp.async.cg, 1 .L2::256B prefetch, 2 L2
-// evict_first policy, 3 L2 evict_last policy.
+// evict_first policy, 3 L2 evict_last policy, 4 as 2 with the register loads under the
+// same policy (ld.global.nc.L1::no_allocate.L2::cache_hint instead of ld.global.cs).
 namespace flavor {
 __device__ __forceinline__ uint64_t policy(bool last) {
   uint64_t pol;
@@ -120,6 +121,16 @@ __device__ __forceinline__ void store(uint4* p, const uint4& v, uint64_t pol) {
   else
     asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
                  "r"(v.w) : "memory");
+}
+/// A register load: ld.global.cs, or (kLd == 4) with the L2 evict_first policy `pol`.
+template <int kLd>
+__device__ __forceinline__ uint4 load(const uint4* p, uint64_t pol) {
+  if constexpr (kLd != 4) return __ldcs(p);
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p), "l"(pol));
+  return v;
 }
 template <int kLd>
 __device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t pol) {
@@ -142,7 +153,7 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   extern __shared__ uint4 staged[];
   probe_trace(0);
   const uint64_t st_pol = flavor::policy(kSt == 4);
-  const uint64_t ld_pol = flavor::policy(kLd == 3);
+  const uint64_t ld_pol = flavor::policy(kLd == 3);  // kLd 2 and 4: evict_first
   const int64_t begin = int64_t(blockIdx.x) * chunk;
   const int64_t n = begin >= total ? 0 : (chunk < total - begin ? chunk : total - begin);
   const int reg_count = static_cast<int>(n < 1024 * kPacks ? n : 1024 * kPacks);
@@ -157,7 +168,7 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
     const int i = threadIdx.x + k * 1024;
-    if (i < reg_count) r[k] = __ldcs(x + begin + i);
+    if (i < reg_count) r[k] = flavor::load<kLd>(x + begin + i, ld_pol);
   }
   if constexpr (kHalves == 1) {
     gpukern::gpu::cp_async_wait<0>();
@@ -1186,6 +1197,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     add_flavor(phase_copy<4, 1, true, 2, 2>, "ld evict_first st cg");
     add_flavor(phase_copy<4, 1, true, 4, 2>, "ld evict_first st noalloc+evict_last");
     add_flavor(phase_copy<4, 1, true, 6, 2>, "ld evict_first st bulk");
+    add_flavor(phase_copy<4, 1, true, 0, 4>, "ld evict_first regs too");
   }
   // The policy kernels of split_row for this shape (06_split_row.cu: 16-bit 1024x4+s1/d4
   // in clusters of 2; f32 256x8+s4 in clusters of 16).
