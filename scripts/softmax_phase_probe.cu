@@ -105,10 +105,14 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
 // same policy (ld.global.nc.L1::no_allocate.L2::cache_hint instead of ld.global.cs).
 namespace flavor {
 __device__ __forceinline__ uint64_t policy(bool last) {
+  if (!last) return gpukern::gpu::l2_evict_first_policy();
   uint64_t pol;
-  if (last) asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  else asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
   return pol;
+}
+/// Bytes of shared memory at `src` sent to `dst` by the bulk engine (one bulk group).
+__device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
 }
 template <int kSt>
 __device__ __forceinline__ void store(uint4* p, const uint4& v, uint64_t pol) {
@@ -132,15 +136,17 @@ __device__ __forceinline__ uint4 load(const uint4* p, uint64_t pol) {
                : "l"(p), "l"(pol));
   return v;
 }
+/// A staged copy; `pol` (evict_last) serves kLd == 3 only.
 template <int kLd>
 __device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t pol) {
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
   if constexpr (kLd == 0) gpukern::gpu::cp_async_16(dst, src);
   else if constexpr (kLd == 1)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
-  else
+  else if constexpr (kLd == 3)
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(pol)
                  : "memory");
+  else gpukern::gpu::cp_async_16_stream(dst, src);  // split_row's copies
 }
 }  // namespace flavor
 
@@ -182,8 +188,7 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
         namespace sm90 = gpukern::cuda::gemm::sm90;
         for (int j = 0; j < smem_count; j += 1024) {
           const int v = smem_count - j < 1024 ? smem_count - j : 1024;
-          asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(y + begin + reg_count + j),
-                       "r"(sm90::smem_addr(staged + j)), "r"(v * 16) : "memory");
+          flavor::bulk_store(y + begin + reg_count + j, sm90::smem_addr(staged + j), v * 16);
         }
         sm90::bulk_commit_group();
       }
@@ -322,6 +327,17 @@ struct RowPair {
                             false);
   }
 };
+/// The two-row kernels' dynamic shared memory: row a's kVecsA vectors a thread, then
+/// row b's.
+struct TwoRowStaging {
+  uint4* a;
+  uint4* b;
+};
+template <int kVecsA>
+__device__ __forceinline__ TwoRowStaging two_row_staging() {
+  extern __shared__ uint4 smem_raw[];
+  return {smem_raw, smem_raw + kVecsA * 1024};
+}
 /// Loads the thread's N register vectors tid + k * 1024 of `src` (evict-first).
 template <int N>
 __device__ __forceinline__ void load_regs(uint4 (&r)[N], const uint4* src) {
@@ -902,9 +918,7 @@ __global__ void __launch_bounds__(1024, 1)
     twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8;
-  extern __shared__ uint4 smem_raw[];
-  uint4* const sa = smem_raw;
-  uint4* const sb = smem_raw + kVecsA * 1024;
+  const auto [sa, sb] = pf::two_row_staging<kVecsA>();
   __shared__ pf::RowPair::Smem xs;
   const int tid = threadIdx.x;
   const pf::RowPair rp(x, y, cols);  // a part is 1024 * (kPacks + kVecsA) == 1024 * kVecsB vectors
@@ -956,9 +970,7 @@ __global__ void __launch_bounds__(1024, 1)
     twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
-  extern __shared__ uint4 smem_raw[];
-  uint4* const sa = smem_raw;
-  uint4* const sb = smem_raw + kVecsA * 1024;
+  const auto [sa, sb] = pf::two_row_staging<kVecsA>();
   __shared__ pf::RowPair::Smem xs;
   const pf::RowPair rp(x, y, cols);  // a part is 1024 * kVecsA == 1024 * (kPacks + kVecsB) vectors
   probe_trace(0);
@@ -1021,11 +1033,6 @@ static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s) {
 // piece sent with a bulk store (cp.async.bulk global <- shared, which does not queue ahead
 // of the SM's own loads), B's statistics while A's pieces drain, B's shared part the same
 // way, B's register part last with ordinary stores.
-namespace overlap_detail {
-__device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
-}
-}  // namespace overlap_detail
 
 template <class T>
 __global__ void __launch_bounds__(1024, 1)
@@ -1033,9 +1040,7 @@ __global__ void __launch_bounds__(1024, 1)
   namespace pf = probe_fold;
   namespace sm90 = gpukern::cuda::gemm::sm90;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
-  extern __shared__ uint4 smem_raw[];
-  uint4* const sa = smem_raw;
-  uint4* const sb = smem_raw + kVecsA * 1024;
+  const auto [sa, sb] = pf::two_row_staging<kVecsA>();
   __shared__ pf::RowPair::Smem xs;
   const int tid = threadIdx.x;
   const pf::RowPair rp(x, y, cols);
@@ -1053,7 +1058,7 @@ __global__ void __launch_bounds__(1024, 1)
       sm90::fence_proxy_async();
       __syncthreads();
       if (tid == 0) {
-        overlap_detail::bulk_store(dst + k * 1024, sm90::smem_addr(buf + k * 1024), 16384);
+        flavor::bulk_store(dst + k * 1024, sm90::smem_addr(buf + k * 1024), 16384);
         sm90::bulk_commit_group();
       }
     }

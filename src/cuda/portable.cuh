@@ -198,15 +198,24 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem) {
 #endif
 }
 
+/// An L2 cache policy (for .L2::cache_hint operands) that makes every line it touches
+/// evict_first. 0 where there is none (no cache hints before sm_80).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy = 0;
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
 /// cp_async_16 for data read once: the L2 lines it brings in carry an evict_first
 /// policy, as ld.global.cs gives loads. H100, 64x262144 16-bit after a memset flush: a
 /// one-wave load-everything-then-store kernel runs ~1 us (3-4%) faster with it.
 __device__ __forceinline__ void cp_async_16_stream(void* smem, const void* gmem) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "l"(policy)
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
+               "l"(l2_evict_first_policy())
                : "memory");
 #else
   cp_async_16(smem, gmem);

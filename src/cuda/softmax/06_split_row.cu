@@ -380,13 +380,12 @@ bool launch_stream_indexed(int index, const core::SoftmaxArgs& args, const CudaC
 // clusters resident (cudaOccupancyMaxActiveClusters), so 2 rows run in a second wave.
 
 // "/dN" (depth N): the pipelined statistics of hybrid_row.cuh, the copies N vectors a
-// thread ahead of the reduction (64x262144 16-bit: d8 > d4 > d2, and d16 loses 5-10
-// points). 1024x4+s1/d8: one 1024-thread CTA an SM holding 16384 vectors (64 KB in
-// registers, 192 KB staged), so a 512 KB 16-bit row takes a cluster of 2 and 64 rows
-// fit the H100 at once (66 clusters resident), where clusters of 8 CTAs at 4 an SM
-// leave 2 of the 64 rows to a second wave (62 resident).
-// With the staged copies' L2 evict_first hint (hybrid_row.cuh, 2026-11-22) d4 leads:
-// probe, f16 flush mode, three passes: d4 84.9-85.3% of the copy, d8 81.7-82.1%.
+// thread ahead of the reduction (64x262144 16-bit: d16 loses 5-10 points; with plain
+// copies d8 > d4 > d2, with the evict_first copies of 2026-11-22 d2-d6 alike and d4 3
+// points ahead of d8). 1024x4+s1/dN: one 1024-thread CTA an SM holding 16384 vectors
+// (64 KB in registers, 192 KB staged), so a 512 KB 16-bit row takes a cluster of 2 and
+// 64 rows fit the H100 at once (66 clusters resident), where clusters of 8 CTAs at 4 an
+// SM leave 2 of the 64 rows to a second wave (62 resident). /d8 stays for the sweep.
 constexpr HybridConfig kHybridClusterConfigs[] = {{256, 8, 4},    {256, 4, 4},    {512, 8, 2},     {256, 4, 4, 8},
                                                   {256, 8, 4, 8}, {512, 4, 2, 8}, {1024, 4, 1, 8}, {1024, 4, 1, 4}};
 constexpr int kHybridOneSmConfig = 7;  // 1024x4+s1/d4
