@@ -209,17 +209,17 @@ void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index)
 
 int64_t warp_row_max_cols(const core::SoftmaxArgs& args) { return kMaxVectors * vector_elems(args); }
 
-std::string warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
+core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   if (args.cols <= warp_row_max_cols(args)) return {};
-  return "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
          std::to_string(warp_row_max_cols(args)) + (vector_path_ok(args) ? "" : " on the scalar path") +
-         " (use block_row)";
+         " (use block_row)"};
 }
 
 void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   const int index = pick_config(args);
-  if (index < 0) throw core::Error(core::Status::Unsupported, warp_row_supports(args, ctx));
+  if (index < 0)
+    throw core::Error(core::Status::InternalError, "warp_row ran a call it declines: " + warp_row_supports(args, ctx).text());
   run_index(args, ctx, index);
 }
 
@@ -237,7 +237,6 @@ std::string warp_row_run_config(const core::SoftmaxArgs& args, const CudaContext
   if (int64_t(kConfigs[config].lanes) * kConfigs[config].packs < args.cols / vector_elems(args))
     return "row does not fit";
   if (kConfigs[config].vector_only() && !vector_path_ok(args)) return "16-byte path only";
-  if (args.rows == 0 || args.cols == 0) return {};
   run_index(args, ctx, config);
   return {};
 }

@@ -213,17 +213,17 @@ void run_index(const core::SoftmaxArgs& args, const CudaContext& ctx, int index)
 
 int64_t block_row_register_cols(const core::SoftmaxArgs& args) { return kRegisterVectors * vector_elems(args); }
 
-std::string block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (pick_config(args, ctx) >= 0) return {};
-  return "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
          " bytes exceeds block_row's registers and the shared-memory opt-in limit of " +
-         std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)";
+         std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)"};
 }
 
 void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   const int index = pick_config(args, ctx);
-  if (index < 0) throw core::Error(core::Status::Unsupported, block_row_supports(args, ctx));
+  if (index < 0)
+    throw core::Error(core::Status::InternalError, "block_row ran a call it declines: " + block_row_supports(args, ctx).text());
   run_index(args, ctx, index);
 }
 
@@ -239,7 +239,6 @@ std::vector<std::string> block_row_config_names() {
 std::string block_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config) {
   if (config < 0 || config > kNumConfigs + kNumHybrid) return "no such config";
   if (!fits(args, ctx, config)) return "row does not fit";
-  if (args.rows == 0 || args.cols == 0) return {};
   run_index(args, ctx, config);
   return {};
 }

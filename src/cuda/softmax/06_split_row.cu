@@ -492,7 +492,7 @@ std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext& ctx, i
   (void)args, (void)ctx, (void)config;
   return "the grid path is CUDA-only";
 #else
-  if (ctx.arch < 80) return "the grid path needs sm_80 (cp.async)";
+  if (ctx.arch.vendor == core::Vendor::Nvidia && ctx.arch.cc < 80) return "the grid path needs sm_80 (cp.async)";
   if (!vector_path_ok(args)) return "the grid path needs the 16-byte path";
   const size_t bytes = grid_smem_bytes(args, ctx, kGridConfigs[config]);
   if (bytes + kGridSmemReserve > ctx.smem_per_block_optin)
@@ -720,10 +720,8 @@ void run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, Plan plan) 
 
 }  // namespace
 
-std::string split_row_supports(const core::SoftmaxArgs&, const CudaContext&) { return {}; }
 
 void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   run_plan(args, ctx, pick_plan(args, ctx));
 }
 
@@ -742,7 +740,6 @@ std::vector<std::string> split_row_config_names() {
 }
 
 std::string split_row_run_config(const core::SoftmaxArgs& args, const CudaContext& ctx, int config, int cluster) {
-  if (args.rows == 0 || args.cols == 0) return {};
   if (cluster < 0) {
     run_plan(args, ctx, {Path::Blocks, 0, 0});
     return {};
