@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -242,6 +243,29 @@ INSTANTIATE_TEST_SUITE_P(
                       std::pair<std::string, std::string>{"3037000500", "overflow"},
                       std::pair<std::string, std::string>{"9223372036854775807x2", "overflow"}),
     argument_test_name);
+// On a GPU, a gemm whose C alone exceeds the device's memory (while its host part, thin A
+// and B and a sampled reference, is small) is refused up front by the device check,
+// instead of failing with OutOfMemory midway through a run.
+class BenchOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BenchOnGpu, RefusesACaseBeyondDeviceMemory) {
+  const auto all = known_backends();
+  const BackendState* b = find_backend(all, GetParam());
+  ASSERT_NE(b, nullptr);
+  if (!b->available) GTEST_SKIP() << unavailable_message(*b);
+  const uint64_t memory = shared_device(GetParam()).info().memory_bytes;
+  if (memory == 0) GTEST_SKIP() << GetParam() << " reports no memory size";
+  // n x n f32 outputs of 1.25x the device memory; k = 16 keeps A and B small.
+  const auto n = static_cast<uint64_t>(std::ceil(std::sqrt(1.25 * double(memory) / 4.0)));
+  const std::string size = std::to_string(n) + "x" + std::to_string(n) + "x16";
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() +
+                                           " --op gemm --dtype f32 -q --sizes " + size);
+  expect_refused(r, "device memory");
+  EXPECT_TRUE(contains_text(r.output, size)) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BenchOnGpu, ::testing::Values("cuda", "hip"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 #endif
 
 }  // namespace
