@@ -40,8 +40,12 @@ void print_device(const std::string& spec) {
               i.peak_f32_gflops);
   if (i.peak_tensor_gflops > 0) std::printf(", tensor %.0f GFLOP/s", i.peak_tensor_gflops);
   std::printf("\n");
-  if (i.driver_version[0] || i.runtime_version[0])
+  // Only the versions the backend reports: the CPU has no driver, only an OpenMP runtime.
+  if (i.driver_version[0] && i.runtime_version[0])
     std::printf("    driver %s, runtime %s\n", i.driver_version, i.runtime_version);
+  else if (i.driver_version[0] || i.runtime_version[0])
+    std::printf("    %s %s\n", i.driver_version[0] ? "driver" : "runtime",
+                i.driver_version[0] ? i.driver_version : i.runtime_version);
   print_extra(i.extra);
   print_ladder(dev, GK_OP_GEMM, "gemm");
   print_ladder(dev, GK_OP_SOFTMAX, "softmax");

@@ -7,7 +7,10 @@
 #include <gpukern/gpukern.hpp>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -24,6 +27,15 @@ void print_rungs(const char* op_name, const std::vector<VariantInfo>& rungs) {
   }
 }
 
+// ", driver X, runtime Y" with only the versions the backend reports (the CPU reports no
+// driver, only its OpenMP runtime).
+std::string versions_text(const DeviceInfo& i) {
+  std::string out;
+  if (i.driver_version[0]) out += fmt::format(", driver {}", i.driver_version);
+  if (i.runtime_version[0]) out += fmt::format(", runtime {}", i.runtime_version);
+  return out;
+}
+
 // --list: the same facts as gpukern-info, through the public API.
 int list_everything() {
   fmt::print("libgpukern {}\n", gk_version());
@@ -38,10 +50,9 @@ int list_everything() {
       try {
         Device device(std::string(b.name) == "cpu" ? std::string("cpu") : spec);
         const DeviceInfo i = device.info();
-        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB, driver {}, runtime {}\n", i.index,
-                   i.name, i.arch, i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units",
-                   i.clock_mhz, double(i.memory_bytes) / double(1ull << 30), i.driver_version,
-                   i.runtime_version);
+        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB{}\n", i.index, i.name, i.arch,
+                   i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units", i.clock_mhz,
+                   double(i.memory_bytes) / double(1ull << 30), versions_text(i));
         fmt::print("  peak: f32 {:.0f} GFLOP/s, tensor {:.0f} GFLOP/s, memory {:.0f} GB/s\n",
                    i.peak_f32_gflops, i.peak_tensor_gflops, i.peak_bandwidth_gbps);
         if (i.extra[0]) fmt::print("  {}\n", i.extra);
@@ -83,6 +94,21 @@ std::optional<std::vector<std::string>> resolve_backends(const Options& options)
   }
   if (specs.empty()) fmt::print(stderr, "gpukern-bench: no backend available\n");
   return specs;
+}
+
+// Why the JSON file cannot be written at `path` (its directory cannot be made or written
+// to), checked before measuring so that a long run is not lost to a wrong --json.
+std::optional<std::string> json_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fmt::format("--json: cannot create the directory {}: {}", dir.string(), ec.message());
+  if (!fs::is_directory(dir, ec)) return fmt::format("--json: {} is not a directory", dir.string());
+  if (fs::is_directory(path, ec)) return fmt::format("--json: {} is a directory", path);
+  if (access(dir.c_str(), W_OK) != 0)
+    return fmt::format("--json: cannot write in {}: {}", dir.string(), std::strerror(errno));
+  return std::nullopt;
 }
 
 bool write_json(const std::string& path, const nlohmann::json& run) {
@@ -149,6 +175,19 @@ int run_benchmarks(const Options& options) {
     }
   }
 
+  // Everything that would stop the run midway is checked before the first measurement:
+  // cases too large for the machine and an unwritable --json.
+  std::vector<std::string> problems;
+  for (const auto& r : runners) {
+    for (const auto& c : r->plan())
+      if (auto why = r->check_memory(c)) problems.push_back(r->spec() + ": " + *why);
+    if (!options.json_path.empty())
+      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size())))
+        problems.push_back(*why);
+  }
+  for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
+  if (!problems.empty()) return 2;
+
   std::size_t steps = 0;
   for (const auto& r : runners)
     for (const auto& c : r->plan()) steps += r->selected(c.op).size();
@@ -199,12 +238,15 @@ int main(int argc, char** argv) {
     options.command_line += (i ? " " : "") + std::filesystem::path(i ? argv[i] : argv[0]).string();
   options.load_at_start = load_average();
   try {
-    if (options.threads) gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(*options.threads));
     if (options.list) return list_everything();
     if (!options.list_rungs.empty()) return list_rungs(options);
     return run_benchmarks(options);
   } catch (const gpukern::Error& e) {
     fmt::print(stderr, "gpukern-bench: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // check_memory refuses the cases that cannot fit; this is memory taken by others meanwhile.
+    fmt::print(stderr, "gpukern-bench: out of host memory (other processes took it during the run?)\n");
     return 2;
   }
 }

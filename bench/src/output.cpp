@@ -318,7 +318,7 @@ std::string today_utc() {
 std::string json_file_for(const std::string& json_option, const DeviceInfo& info,
                           std::size_t device_count) {
   namespace fs = std::filesystem;
-  const bool is_dir = json_option.back() == '/' || fs::is_directory(json_option);
+  const bool is_dir = (!json_option.empty() && json_option.back() == '/') || fs::is_directory(json_option);
   if (is_dir) {
     std::string name = slug(info.name);
     // A CPU's marketing name can equal another machine's; the backend keeps files apart.

@@ -65,10 +65,15 @@ class DeviceRunner {
   /// Names in --variants that this device's ladders lack.
   std::vector<std::string> unknown_variants() const;
 
+  /// Why `c` cannot run here, checked before anything is allocated: a count overflows
+  /// 64 bits, or the memory it takes (with the cache flush buffer) exceeds the host's
+  /// available memory or the device's memory. nullopt when it fits.
+  std::optional<std::string> check_memory(const Case& c) const;
+
   /// Runs one case over the selected rungs.
   std::vector<Record> run(const Case& c, const ProgressFn& progress);
 
-  std::size_t flush_bytes() const { return flusher_ ? flusher_->bytes() : 0; }
+  std::size_t flush_bytes() const { return flush_bytes_; }
   int64_t naive_max_size() const { return naive_max_size_; }
 
  private:
@@ -81,9 +86,14 @@ class DeviceRunner {
   Timer timer_;  // initialized from device_.timer() (not movable: declared after device_)
   DeviceInfo info_{};
   std::vector<Rung> gemm_ladder_, softmax_ladder_;
-  std::unique_ptr<CacheFlusher> flusher_;
+  std::size_t flush_bytes_ = 0;
+  std::unique_ptr<CacheFlusher> flusher_;  // allocated at the first case
   int64_t naive_max_size_ = 0;
 };
+
+/// Host memory this process can still take: MemAvailable, lowered to what its cgroup
+/// (container) limit leaves; 0 when unknown.
+uint64_t available_host_memory();
 
 /// "key=value;" pairs of DeviceInfo::extra.
 std::vector<std::pair<std::string, std::string>> parse_extra(const char* extra);
