@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <memory>
 
@@ -21,9 +22,10 @@ namespace {
 void print_rungs(const char* op_name, const std::vector<VariantInfo>& rungs) {
   fmt::print("  {} ladder:\n", op_name);
   for (const auto& v : rungs) {
-    std::string where = v.runs_here ? "runs here" : std::string("not here: ") + v.reason;
-    fmt::print("    {:<16} {:<18} {:<8} {}{}\n      {}\n", v.name, v.dtypes, v.min_arch, where,
-               v.is_reference ? "  [reference]" : "", v.description);
+    std::string where =
+        v.runs_here ? "runs here" : std::string("not here [") + gk_decline_name(v.decline) + "]: " + v.reason;
+    fmt::print("    {:<16} {:<18} {:<8} {}{}{}\n      {}\n", v.name, v.dtypes, v.min_arch, where,
+               v.is_reference ? "  [reference]" : "", v.experimental ? "  [experimental]" : "", v.description);
   }
 }
 
@@ -195,6 +197,7 @@ int run_benchmarks(const Options& options) {
   Progress progress(steps);
   TablePrinter table;
   int over_bound = 0, failed = 0;
+  std::map<std::string, std::map<std::string, int>> skipped;  // reason -> rung -> cells
   for (const auto& runner : runners) {
     const std::string label = std::string(runner->info().backend) + ":" + std::to_string(runner->info().index);
     if (!options.quiet) {
@@ -212,6 +215,7 @@ int run_benchmarks(const Options& options) {
       for (const auto& r : done) {
         over_bound += r.measured && !r.error_ok;
         failed += r.failed;
+        if (!r.measured && !r.failed) ++skipped[r.decline.empty() ? "not run" : r.decline][r.variant];
       }
       records.insert(records.end(), done.begin(), done.end());
     }
@@ -222,6 +226,19 @@ int run_benchmarks(const Options& options) {
     }
   }
   progress.finish();
+  if (!skipped.empty() && !options.quiet) {
+    // Skipped cells by the rungs' typed reasons (the table and JSON carry each detail).
+    fmt::print("\nskipped cells by reason:\n");
+    for (const auto& [reason, rungs] : skipped) {
+      int total = 0;
+      std::string names;
+      for (const auto& [rung, n] : rungs) {
+        total += n;
+        names += fmt::format("{}{} {}", names.empty() ? "" : ", ", rung, n);
+      }
+      fmt::print("  {:<15} {:>4}  ({})\n", reason, total, names);
+    }
+  }
   if (over_bound) fmt::print(stderr, "warning: {} result(s) above their error bound (marked !)\n", over_bound);
   if (failed) fmt::print(stderr, "warning: {} rung run(s) failed (see the table / JSON \"skipped\")\n", failed);
   return options.check && (over_bound || failed) ? 1 : 0;

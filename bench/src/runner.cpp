@@ -370,6 +370,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     } catch (const Error& e) {
       r.reason = e.what();
       r.failed = e.status() != Status::Unsupported;
+      if (e.decline() != GK_DECLINE_NONE) r.decline = gk_decline_name(e.decline());
       try {
         device_.synchronize();
       } catch (const Error&) {

@@ -24,6 +24,7 @@ struct Record {
   bool is_reference = false;
   bool measured = false;       // false: skipped, see reason
   std::string reason;          // why skipped / failed
+  std::string decline;         // the rung's typed reason for a decline ("Misaligned"), "" otherwise
   bool failed = false;         // an error other than a declined case
 
   Timing timing;

@@ -11,7 +11,7 @@
 namespace gpukern::core {
 
 /// The dispatch of one opened device. The ladders are read once, when the device opens.
-class Dispatch {
+class GK_CORE_API Dispatch {
  public:
   /// `where` names the device in messages ("cuda:0").
   Dispatch(Backend& backend, std::string where);
@@ -41,8 +41,8 @@ class Dispatch {
   std::vector<int> gemm_auto_, softmax_auto_;  // rung indices in auto's order
 };
 
-const char* op_name(OpKind op);           // "gemm", "softmax"
-std::string shape_text(const GemmArgs& a);     // "NT m=.. n=.. k=.. f16"
-std::string shape_text(const SoftmaxArgs& a);  // "rows=.. cols=.. f32"
+GK_CORE_API const char* op_name(OpKind op);         // "gemm", "softmax"
+GK_CORE_API std::string shape_text(const GemmArgs& a);    // "NT m=.. n=.. k=.. f16"
+GK_CORE_API std::string shape_text(const SoftmaxArgs& a);  // "rows=.. cols=.. f32"
 
 }  // namespace gpukern::core
