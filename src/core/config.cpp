@@ -81,9 +81,10 @@ std::string parse_backend(const std::string& raw) {
 }
 
 /// Guards GPUKERN_MODULE_PATH: held while modules are looked for with it and while
-/// gk_set_option changes it, so a change never races a load.
+/// gk_set_option changes it, so a change never races a load. Recursive, so a module
+/// that reads the options while it is probed does not deadlock.
 struct ModulePathState {
-  std::mutex mutex;
+  std::recursive_mutex mutex;
   std::string fixed_by;     // module whose loading fixed the path; "" = not fixed
   std::string fixed_value;  // the path it was loaded with
 };
@@ -129,7 +130,7 @@ void set_option(const std::string& name, const std::string& value) {
   };
   if (name != "GPUKERN_MODULE_PATH") return store();
   ModulePathState& state = module_path_state();
-  std::lock_guard<std::mutex> lock(state.mutex);
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   if (!state.fixed_by.empty()) {
     const char* env = std::getenv("GPUKERN_MODULE_PATH");
     const std::string effective = value.empty() ? std::string(env ? env : "") : value;
@@ -155,13 +156,13 @@ int num_threads() { return parse_threads(option_value("GPUKERN_NUM_THREADS")); }
 CpuIsa cpu_isa_cap() { return parse_isa(option_value("GPUKERN_CPU_ISA")); }
 std::string module_path() {
   ModulePathState& state = module_path_state();
-  std::lock_guard<std::mutex> lock(state.mutex);
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   return state.fixed_by.empty() ? option_value("GPUKERN_MODULE_PATH") : state.fixed_value;
 }
 
 void with_module_path(const std::function<std::string(const ModulePath&)>& load) {
   ModulePathState& state = module_path_state();
-  std::lock_guard<std::mutex> lock(state.mutex);
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
   ModulePath path;
   path.fixed_by = state.fixed_by;
   path.value = state.fixed_by.empty() ? option_value("GPUKERN_MODULE_PATH") : state.fixed_value;
