@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -168,11 +169,10 @@ std::vector<std::string> module_dirs(const std::string& module_path) {
     std::stringstream dirs(list);
     std::string dir;
     while (std::getline(dirs, dir, ':'))
-      if (!dir.empty()) out.push_back(dir);
+      if (!dir.empty() && std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
   };
   add_list(module_path);
-  const std::string own = this_library_dir();
-  if (!own.empty()) out.push_back(own);
+  add_list(this_library_dir());
   const char* loader_path = std::getenv("LD_LIBRARY_PATH");
   if (loader_path) add_list(loader_path);
   return out;
