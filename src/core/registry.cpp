@@ -59,6 +59,7 @@ struct FileDescriptor {
 /// error here, not a SIGBUS).
 bool read_exactly(int fd, void* out, std::size_t bytes, uint64_t offset) {
   auto* dst = static_cast<char*>(out);
+  errno = 0;
   while (bytes > 0) {
     const ssize_t n = ::pread(fd, dst, bytes, static_cast<off_t>(offset));
     if (n < 0 && errno == EINTR) continue;
@@ -68,6 +69,12 @@ bool read_exactly(int fd, void* out, std::size_t bytes, uint64_t offset) {
     offset += static_cast<uint64_t>(n);
   }
   return true;
+}
+
+/// Why a read_exactly failed: the system's error, or a file that shrank meanwhile.
+std::string read_failure() {
+  return errno != 0 ? "cannot be read: " + std::string(std::strerror(errno))
+                    : std::string("changed while it was being checked");
 }
 
 std::string segment_type_name(uint32_t type) {
@@ -93,12 +100,17 @@ std::string check_elf(int fd, uint64_t size) {
   if (size < sizeof header)
     return "is truncated: " + std::to_string(size) + " bytes, less than an ELF header (" +
            std::to_string(sizeof header) + " bytes)";
-  if (!read_exactly(fd, &header, sizeof header, 0)) return "cannot be read: " + std::string(std::strerror(errno));
+  if (!read_exactly(fd, &header, sizeof header, 0)) return read_failure();
   if (std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) return "is not an ELF file";
-  if (header.e_ident[EI_CLASS] != kHostClass)
-    return std::string("is a ") + (header.e_ident[EI_CLASS] == ELFCLASS32 ? "32" : "non-64") +
-           "-bit ELF file; this process is " + (kHostClass == ELFCLASS64 ? "64" : "32") + "-bit";
-  if (header.e_ident[EI_DATA] != kHostByteOrder) return "has the other byte order than this machine";
+  const unsigned char file_class = header.e_ident[EI_CLASS];
+  if (file_class != kHostClass)
+    return std::string("is ") +
+           (file_class == ELFCLASS32   ? "a 32-bit"
+            : file_class == ELFCLASS64 ? "a 64-bit"
+                                       : "an unknown-class") +
+           " ELF file; this process is " + (kHostClass == ELFCLASS64 ? "64" : "32") + "-bit";
+  if (header.e_ident[EI_DATA] != kHostByteOrder)
+    return "has the other byte order than this machine";
   if (header.e_type != ET_DYN)
     return "is not a shared library (ELF type " + std::to_string(header.e_type) + ")";
   if (kHostMachine >= 0 && header.e_machine != kHostMachine)
@@ -114,8 +126,7 @@ std::string check_elf(int fd, uint64_t size) {
            std::to_string(header.e_phoff + table_bytes) + ", the file has " +
            std::to_string(size) + " bytes";
   std::vector<ProgramHeader> segments(header.e_phnum);
-  if (!read_exactly(fd, segments.data(), table_bytes, header.e_phoff))
-    return "cannot be read: " + std::string(std::strerror(errno));
+  if (!read_exactly(fd, segments.data(), table_bytes, header.e_phoff)) return read_failure();
   const ProgramHeader* dynamic = nullptr;
   bool loadable = false;
   for (std::size_t i = 0; i < segments.size(); ++i) {
@@ -218,7 +229,8 @@ void query_module(void* handle, BackendEntry& e) {
   } catch (const std::exception& ex) {
     e.reason = where + " failed while probing devices: " + ex.what();
   } catch (...) {
-    e.reason = where + " failed while probing devices: it threw an exception that is not a std::exception";
+    e.reason = where +
+               " failed while probing devices: it threw an exception that is not a std::exception";
   }
 }
 
@@ -247,7 +259,8 @@ BackendEntry probe_module(const std::string& name, const ModulePath& path, bool*
       break;
     }
     const char* err = dlerror();
-    problems += std::string(problems.empty() ? "" : "; ") + (err ? err : candidate + ": dlopen failed");
+    problems += std::string(problems.empty() ? "" : "; ") +
+                (err ? std::string(err) : candidate + ": dlopen failed");
   }
   if (!handle) {
     if (!problems.empty()) {
@@ -330,7 +343,8 @@ OpenedBackend open_gpu_device(const BackendEntry& e, int index) {
   } catch (const std::exception& ex) {
     throw Error(Status::DeviceError, what + ex.what());
   } catch (...) {
-    throw Error(Status::DeviceError, what + "the module threw an exception that is not a std::exception");
+    throw Error(Status::DeviceError,
+                what + "the module threw an exception that is not a std::exception");
   }
   if (!out.backend) throw Error(Status::DeviceError, what + "the module returned no device");
   return out;

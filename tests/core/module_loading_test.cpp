@@ -235,7 +235,8 @@ TEST(ModuleFile, RefusesWhatIsNotALibraryOfThisMachine) {
   const std::string file = (temp.path() / "module.so").string();
   const std::string whole = read_file(GPUKERN_TEST_FAKE_MODULE);
   auto write = [&](const std::string& data) {
-    std::ofstream(file, std::ios::binary | std::ios::trunc).write(data.data(), static_cast<std::streamsize>(data.size()));
+    std::ofstream out(file, std::ios::binary | std::ios::trunc);
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
   };
   auto patched = [&](std::size_t at, const void* bytes, std::size_t n) {
     std::string data = whole;
@@ -246,7 +247,11 @@ TEST(ModuleFile, RefusesWhatIsNotALibraryOfThisMachine) {
   EXPECT_TRUE(contains_text(core::check_module_file(file), "not an ELF file"));
   const unsigned char other_class = sizeof(void*) == 8 ? ELFCLASS32 : ELFCLASS64;
   write(patched(EI_CLASS, &other_class, 1));
-  EXPECT_TRUE(contains_text(core::check_module_file(file), "bit ELF file"));
+  EXPECT_TRUE(contains_text(core::check_module_file(file),
+                            sizeof(void*) == 8 ? "a 32-bit ELF file" : "a 64-bit ELF file"));
+  const unsigned char other_order = ELFDATA2LSB + ELFDATA2MSB - whole[EI_DATA];
+  write(patched(EI_DATA, &other_order, 1));
+  EXPECT_TRUE(contains_text(core::check_module_file(file), "byte order"));
   const uint16_t other_machine = 0x4242, executable = ET_EXEC, bad_entry_size = 7;
   write(patched(offsetof(ElfW(Ehdr), e_machine), &other_machine, 2));
   EXPECT_TRUE(contains_text(core::check_module_file(file), "another machine"));
