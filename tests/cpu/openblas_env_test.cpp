@@ -52,12 +52,12 @@ TEST(OpenBlasEnvironment, FirstUseLeavesTheEnvironmentAlone) {
       if (entries > 0 || std::getenv("OPENBLAS_CORETYPE") != nullptr) ++reads;
     }
   });
+  while (reads.load() == 0) std::this_thread::yield();  // the reader is running
   char** const array_before = environ;
   const std::vector<std::string> before = environment_entries();
   const OpenBlas& ob = openblas();
   done = true;
   reader.join();
-  EXPECT_GT(reads.load(), 0);
   // setenv of a new variable moves the environment to a new array, and unsetenv removes
   // the variable again: the entries alone would look untouched.
   EXPECT_EQ(environ, array_before) << "the first use of OpenBLAS reallocated the environment (setenv)";
