@@ -4,11 +4,13 @@
 #include "core/half.hpp"
 #include "core/log.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace gpukern::cpu {
@@ -38,6 +40,53 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+/// Threads of this process (entries of /proc/self/task); 0 when it cannot be read.
+int process_threads() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (!tasks) return 0;
+  int count = 0;
+  while (const dirent* entry = readdir(tasks))
+    if (entry->d_name[0] != '.') ++count;
+  closedir(tasks);
+  return count;
+}
+
+// Filled once by choose_coretype_at_load; constant-initialized, so no C++ initializer of
+// this file can run after the constructor and overwrite it.
+CoretypeAtLoad coretype_at_load;
+
+/// Runs when libgpukern is loaded: sets OPENBLAS_CORETYPE if coretype_to_set says it is
+/// wanted and safe (see openblas.hpp).
+__attribute__((constructor)) void choose_coretype_at_load() {
+  const IsaFlags flags = detect_isa_flags();
+  const char* user = std::getenv("OPENBLAS_CORETYPE");
+  CoretypeAtLoad& at = coretype_at_load;
+  at.user_set = user != nullptr;
+  at.threads = process_threads();
+  const std::string wanted = openblas_coretype_for(flags);
+  std::strncpy(at.core, wanted.c_str(), sizeof(at.core) - 1);
+  const std::string to_set = coretype_to_set(user, flags, at.threads);
+  at.set = !to_set.empty() && setenv("OPENBLAS_CORETYPE", to_set.c_str(), 0) == 0;
+}
+
+/// How the core OpenBLAS starts with was chosen, for gpukern-info and the warning.
+std::string coretype_note() {
+  const CoretypeAtLoad& at = coretype_at_load;
+  const char* now = std::getenv("OPENBLAS_CORETYPE");  // a read: never races with other reads
+  if (now && at.set && at.core == std::string(now))
+    return "OPENBLAS_CORETYPE=" + std::string(now) + " chosen from cpuid when libgpukern was loaded";
+  if (now) return "OPENBLAS_CORETYPE=" + std::string(now) + " set by the user";
+  if (at.core[0] == '\0') return "core detected by OpenBLAS";
+  std::string why;
+  if (at.threads > 1)
+    why = "libgpukern was loaded while the process ran " + std::to_string(at.threads) +
+          " threads (setting it then could race with them)";
+  else if (at.threads == 0) why = "libgpukern could not count the threads of the process when it was loaded";
+  else why = "it was unset after libgpukern was loaded";
+  return "core detected by OpenBLAS: OPENBLAS_CORETYPE=" + std::string(at.core) + " not set, as " + why +
+         "; set it before the program starts";
+}
+
 template <class Fn>
 Fn symbol(void* lib, const char* name) {
   return reinterpret_cast<Fn>(dlsym(lib, name));
@@ -64,21 +113,9 @@ bool sbgemm_matches_sgemm(const OpenBlas& ob) {
 
 void load(OpenBlas& ob) {
   const CpuFeatures& cpu = cpu_features();
-  // OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor, so it must be set
-  // before dlopen; we restore the environment afterwards.
-  bool we_set_coretype = false;
-  if (const char* user = std::getenv("OPENBLAS_CORETYPE")) {
-    ob.coretype_note = std::string("OPENBLAS_CORETYPE=") + user + " set by the user";
-  } else {
-    const std::string wanted = openblas_coretype_for(cpu.flags);
-    if (!wanted.empty()) {
-      setenv("OPENBLAS_CORETYPE", wanted.c_str(), 0);
-      we_set_coretype = true;
-      ob.coretype_note = "OPENBLAS_CORETYPE=" + wanted + " chosen from cpuid";
-    } else {
-      ob.coretype_note = "core detected by OpenBLAS";
-    }
-  }
+  // OpenBLAS reads OPENBLAS_CORETYPE in its load-time constructor: whatever the
+  // environment holds now (set when libgpukern was loaded, or by the user) chooses.
+  ob.coretype_note = coretype_note();
 
   void* lib = nullptr;
   std::string errors;
@@ -102,7 +139,6 @@ void load(OpenBlas& ob) {
     ob.library = name;
     break;
   }
-  if (we_set_coretype) unsetenv("OPENBLAS_CORETYPE");
   if (!lib) {
     ob.unavailable = "OpenBLAS not found (" + errors + ")";
     return;
@@ -143,6 +179,13 @@ std::string openblas_coretype_for(const IsaFlags& f) {
   if (best_isa(f) == Isa::Avx2) return "Haswell";
   return {};
 }
+
+std::string coretype_to_set(const char* user_value, const IsaFlags& flags, int threads) {
+  if (user_value != nullptr || threads != 1) return {};
+  return openblas_coretype_for(flags);
+}
+
+const CoretypeAtLoad& openblas_coretype_at_load() { return coretype_at_load; }
 
 int openblas_core_generation(std::string_view core_name) {
   for (const auto& entry : kCoreGenerations)

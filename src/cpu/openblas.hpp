@@ -1,10 +1,18 @@
 // OpenBLAS, loaded at run time with dlopen so that it stays optional: the reference
-// rung of the CPU GEMM ladder. Before the first load we pick OPENBLAS_CORETYPE from our
-// own cpuid (unless the user set it), because DYNAMIC_ARCH builds such as Debian's 0.3.21
-// detect many newer CPUs as an older core (e.g. "Prescott", SSE3 kernels, 4x slower
-// than "SkylakeX" on an AVX-512 Xeon) and a crippled reference makes every "% of
-// reference" figure a lie. After loading we report the core in use and warn if it is
-// older than the CPU supports.
+// rung of the CPU GEMM ladder. We pick OPENBLAS_CORETYPE from our own cpuid (unless the
+// user set it), because DYNAMIC_ARCH builds such as Debian's 0.3.21 detect many newer
+// CPUs as an older core (e.g. "Prescott", SSE3 kernels, 4x slower than "SkylakeX" on an
+// AVX-512 Xeon) and a crippled reference makes every "% of reference" figure a lie.
+// After loading we report the core in use and warn if it is older than the CPU supports.
+//
+// OpenBLAS reads the variable with getenv in its load-time constructor and offers no
+// other way to choose the core, so the variable must be in the environment before the
+// dlopen. Changing the environment while another thread may read it is a data race (glibc's
+// setenv/unsetenv against getenv), so it is set once, when libgpukern itself is loaded
+// (a library constructor: before main for a linked program), and only if the process then
+// runs no other thread; it stays set (child processes inherit it). Loaded into a process
+// that already runs threads, libgpukern leaves the environment alone: OpenBLAS detects
+// the core itself, and the warning below names the OPENBLAS_CORETYPE to set.
 #pragma once
 
 #include "cpu/cpu_features.hpp"
@@ -46,8 +54,23 @@ struct OpenBlas {
   mutable int threads_set = 0;
 };
 
-/// Loads OpenBLAS on first use (thread-safe); never throws.
+/// Loads OpenBLAS on first use (thread-safe); never throws. Does not change the environment.
 GK_CPU_TESTED const OpenBlas& openblas();
+
+/// What happened to OPENBLAS_CORETYPE when libgpukern was loaded (plain data, filled by
+/// the library's constructor before any of its code can run).
+struct CoretypeAtLoad {
+  bool user_set = false;  // OPENBLAS_CORETYPE was already set
+  bool set = false;       // we set it, to `core`
+  int threads = 0;        // threads of the process then; 0 = could not be counted
+  char core[24] = {};     // the core this CPU wants (openblas_coretype_for), "" for none
+};
+GK_CPU_TESTED const CoretypeAtLoad& openblas_coretype_at_load();
+
+/// The OPENBLAS_CORETYPE to set now, or "" to leave the environment alone: only when the
+/// user has not set it (user_value null), the CPU wants a core, and the process runs
+/// exactly one thread (the caller's), so no other thread can read the environment.
+GK_CPU_TESTED std::string coretype_to_set(const char* user_value, const IsaFlags& flags, int threads);
 
 /// The OPENBLAS_CORETYPE to force for a CPU with these flags, or "" to let OpenBLAS
 /// detect: AVX-512 F+BW+DQ+VL -> "SkylakeX"; AVX2+FMA -> "Haswell".

@@ -131,6 +131,17 @@ TEST(OpenBlasCore, ChosenFromCpuid) {
   EXPECT_EQ(openblas_coretype_for(no_zmm), "Haswell");
 }
 
+TEST(OpenBlasCore, EnvironmentSetOnlyWhenUnsetAndAlone) {
+  // Set only when the user has not, the CPU wants a core, and the process runs one thread.
+  EXPECT_EQ(coretype_to_set(nullptr, avx512_cpu(), 1), "SkylakeX");
+  EXPECT_EQ(coretype_to_set(nullptr, avx2_cpu(), 1), "Haswell");
+  EXPECT_EQ(coretype_to_set("Haswell", avx512_cpu(), 1), "");  // the user's choice stands
+  EXPECT_EQ(coretype_to_set("", avx512_cpu(), 1), "");         // set, even if empty
+  EXPECT_EQ(coretype_to_set(nullptr, IsaFlags{}, 1), "");      // let OpenBLAS detect
+  EXPECT_EQ(coretype_to_set(nullptr, avx512_cpu(), 2), "");    // another thread could read it
+  EXPECT_EQ(coretype_to_set(nullptr, avx512_cpu(), 0), "");    // threads unknown: as unsafe
+}
+
 TEST(OpenBlasCore, GenerationsDetectACrippledCore) {
   // The misdetection this code exists for: an AVX-512 CPU run with Prescott (SSE3) kernels.
   EXPECT_LT(openblas_core_generation("Prescott"), cpu_generation(avx512_cpu()));

@@ -4,6 +4,7 @@
 // stores at every misalignment, and with the special rows (NaN, all -inf).
 #include "cpu/softmax/kernel.hpp"
 #include "cpu_test_util.hpp"
+#include "softmax_test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +16,6 @@ namespace gpukern::cpu::test {
 namespace {
 
 using core::DType;
-
-/// The per-thread scratch row a kernel needs (kSoftmaxScratch floats, 64-byte aligned).
-float* scratch_row() {
-  static float* row = static_cast<float*>(std::aligned_alloc(64, kSoftmaxScratch * sizeof(float)));
-  return row;
-}
 
 TEST(SoftmaxExp, RelativeErrorAgainstStdExp) {
   // Dense sweep of the softmax domain x <= 0, down past the subnormal range.
@@ -95,7 +90,7 @@ void check_rows(const SoftmaxKernel& kernel, const RowCase& t, float scale = 3.0
   s.ldy = ldy;
   s.dtype = t.type;
   s.log = t.log;
-  kernel.rows(s, 0, t.rows, t.stream, scratch_row());
+  kernel.rows(s, 0, t.rows, t.stream, softmax_scratch_row());
 
   std::vector<double> ref, got;
   for (int64_t r = 0; r < t.rows; ++r) {
@@ -154,7 +149,7 @@ TEST(SoftmaxRows, StreamedSpecialRowBetweenNormalRows) {
       s.ldx = cols;
       s.y = y.data();
       s.ldy = cols;
-      kernel.rows(s, 0, 3, true, scratch_row());
+      kernel.rows(s, 0, 3, true, softmax_scratch_row());
       for (int64_t r : {0, 2}) {
         double sum = 0;
         for (int64_t j = 0; j < cols; ++j) sum += y[r * cols + j];
@@ -180,7 +175,7 @@ std::vector<float> run_row(const SoftmaxKernel& kernel, std::vector<float> x, bo
   s.y = y.data();
   s.ldy = s.cols;
   s.log = log;
-  kernel.rows(s, 0, 1, false, scratch_row());
+  kernel.rows(s, 0, 1, false, softmax_scratch_row());
   return y;
 }
 

@@ -10,10 +10,21 @@
 //          by more than 64); until a finite max exists, and in the AVX2 and scalar
 //          kernels, a block is read twice (its max, then its exponentials, from L1).
 //          Rows up to kSoftmaxScratch elements keep these exponentials in a per-thread
-//          f32 scratch row (L2), with the max each block used (AVX-512 kernel);
+//          f32 scratch row (L2), with the reference each block used (AVX-512 kernel);
 //   pass 2: y = scratch * exp(block max - max) / sum (one multiply: each exp computed
 //          once), or exp(x - max) / sum for longer rows, or x - max - log(sum) for
 //          log-softmax. Memory sees one read and one write per element, as a copy does.
+// The row's sum: exponentials are summed in f32 over at most 128 terms (a vector lane of a
+// block; the scalar kernel: runs of 64 elements), and those sums are added (and rescaled)
+// in f64. One f32 sum over a whole row drifts past the f32 error bound from about 16k
+// elements and stops growing at 2^24 equal ones; the f64 adds are too few to cost anything.
+// Kept exponentials: pass 2 multiplies a block's kept values by exp(reference - max) / sum.
+// When that factor falls below the normal range it loses precision (or is 0), which only
+// loses outputs below the normal range as well while the kept values are at most 1. A
+// block that raised the running max by up to 64 keeps values up to e^64 (read against the
+// old max), so before such a block meets a factor below the normal range its values are
+// brought down to its own maximum, and the factor taken from there: no output in the
+// normal range is lost (a row of blocks at 0 | 64 | 100 once lost its 1e-19 outputs).
 // During a row's first pass, the next row is prefetched (into L1) a little at a time, so the
 // memory stream never stalls behind the arithmetic (AVX-512 kernel).
 // Special values as PyTorch: NaN anywhere in a row -> the whole row NaN; a row of all -inf

@@ -59,7 +59,7 @@ void fill_nan(T* y, int64_t n) {
 template <class T>
 void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
   float max = -INFINITY;
-  __m256 sum = _mm256_setzero_ps();
+  double sum = 0.0;  // the row's sum against `max`: f32 within a block, f64 across blocks (kernel.hpp)
   // ---- pass 1: online max and sum of exp, one block of the row at a time ----
   for (int64_t first = 0; first < n; first += kSoftmaxBlock) {
     const T* xb = x + first;
@@ -88,7 +88,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     const float block_max = reduce_max(_mm256_max_ps(max0, max1));
     if (block_max == -INFINITY) continue;  // all -inf so far: exp(-inf) adds nothing
     if (block_max > max) {  // rescale what was summed against the old maximum
-      sum = _mm256_mul_ps(sum, _mm256_set1_ps(::expf(max - block_max)));
+      sum *= ::expf(max - block_max);
       max = block_max;
     }
     const __m256 vmax = _mm256_set1_ps(max);  // second read of the block, from L1
@@ -99,14 +99,13 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     }
     for (; j + 8 <= len; j += 8) sum0 = _mm256_add_ps(sum0, avx2::exp(_mm256_sub_ps(avx2::load8(xb + j), vmax)));
     if (tail > 0) sum1 = _mm256_add_ps(sum1, avx2::exp(_mm256_sub_ps(load_tail(xb + j, tail), vmax)));
-    sum = _mm256_add_ps(sum, _mm256_add_ps(sum0, sum1));
+    sum += reduce_add(_mm256_add_ps(sum0, sum1));
   }
   if (max == -INFINITY) return fill_nan(y, n);  // a row of all -inf is NaN, as in PyTorch
 
   // ---- pass 2: the output ----
-  const float total = reduce_add(sum);
   const __m256 vmax = _mm256_set1_ps(max);
-  const __m256 scale = _mm256_set1_ps(log ? ::logf(total) : 1.0f / total);
+  const __m256 scale = _mm256_set1_ps(static_cast<float>(log ? ::log(sum) : 1.0 / sum));
   auto value = [&](__m256 v) {
     const __m256 shifted = _mm256_sub_ps(v, vmax);
     return log ? _mm256_sub_ps(shifted, scale) : _mm256_mul_ps(avx2::exp(shifted), scale);

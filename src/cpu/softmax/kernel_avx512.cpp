@@ -5,7 +5,9 @@
 #include "cpu/simd/avx512.hpp"
 #include "cpu/softmax/kernel.hpp"
 
+#include <float.h>
 #include <math.h>
+
 #include <cstdint>
 
 namespace gpukern::cpu {
@@ -84,9 +86,11 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
   // f16/bf16 kept rows: the first read also stores the converted f32 values in the
   // scratch row, so the second read converts nothing (the exponentials overwrite them).
   const bool convert_once = keep && sizeof(T) != sizeof(float);
-  float block_ref[kSoftmaxScratch / kSoftmaxBlock];  // the max each kept block was exponentiated against
+  // Per kept block: the reference its exponentials were taken against, and its maximum
+  // (above the reference when the block raised the running max by up to kSlack).
+  float block_ref[kSoftmaxScratch / kSoftmaxBlock], block_top[kSoftmaxScratch / kSoftmaxBlock];
   float max = -INFINITY;
-  __m512 sum = _mm512_setzero_ps();
+  double sum = 0.0;  // the row's sum of exp(x - max): f32 within a block, f64 across blocks
 
   // Sum of exp(source(j) - ref) over a block of len elements, storing the exponentials
   // at sb when the row is kept.
@@ -112,7 +116,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
       if (keep) _mm512_store_ps(sb + j, e);
       prefetch.step<T>();
     }
-    return _mm512_add_ps(sum0, sum1);
+    return _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
   };
 
   // ---- pass 1: online max and sum of exp, one block of the row at a time ----
@@ -158,17 +162,17 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
       }
       if (nan) return fill_nan(y, n);  // NaN anywhere makes the whole row NaN
       const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
+      if (keep) block_top[block] = block_max;
       if (block_max <= max + kSlack) {
         if (keep) block_ref[block] = max;
-        sum = _mm512_add_ps(sum, _mm512_add_ps(sum0, sum1));
+        sum += _mm512_reduce_add_ps(_mm512_add_ps(sum0, sum1));
+        if (block_max > max) {  // rescale to the new maximum
+          sum *= ::expf(max - block_max);
+          max = block_max;
+        }
       } else {
         if (keep) block_ref[block] = block_max;
-        sum = _mm512_add_ps(_mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max))),
-                            exp_block(from_x, len, sb, block_max));
-        max = block_max;
-      }
-      if (block_max > max) {  // rescale to the new maximum
-        sum = _mm512_mul_ps(sum, _mm512_set1_ps(::expf(max - block_max)));
+        sum = sum * ::expf(max - block_max) + exp_block(from_x, len, sb, block_max);
         max = block_max;
       }
       continue;
@@ -195,7 +199,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
     }
     if (nan) return fill_nan(y, n);
     const float block_max = _mm512_reduce_max_ps(_mm512_max_ps(max0, max1));
-    if (keep) block_ref[block] = block_max;
+    if (keep) block_ref[block] = block_top[block] = block_max;
     if (block_max == -INFINITY) {  // all -inf so far: exp(-inf) adds nothing
       if (keep)
         for (j = 0; j < len; j += 16) _mm512_store_ps(sb + j, _mm512_setzero_ps());
@@ -209,14 +213,30 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
   if (max == -INFINITY) return fill_nan(y, n);  // a row of all -inf is NaN, as in PyTorch
 
   // ---- pass 2: the output ----
-  const float total = _mm512_reduce_add_ps(sum);
   const __m512 vmax = _mm512_set1_ps(max);
-  const float log_total = log ? ::logf(total) : 0.0f, inverse = 1.0f / total;
+  const float log_total = log ? static_cast<float>(::log(sum)) : 0.0f;
+  const float inverse = static_cast<float>(1.0 / sum);
   // Kept exponentials become outputs by one factor per block: exp(block ref - max) / sum.
   float factor[kSoftmaxScratch / kSoftmaxBlock + 1] = {};
   if (keep)
-    for (int64_t b = 0; b * kSoftmaxBlock < n; ++b)
-      factor[b] = block_ref[b] == -INFINITY ? 0.0f : ::expf(block_ref[b] - max) * inverse;
+    for (int64_t b = 0; b * kSoftmaxBlock < n; ++b) {
+      if (block_ref[b] == max || block_ref[b] == -INFINITY) {
+        factor[b] = block_ref[b] == max ? inverse : 0.0f;
+        continue;
+      }
+      factor[b] = ::expf(block_ref[b] - max) * inverse;
+      // A factor below the normal range loses its precision, and products with it: that
+      // loses only outputs below the normal range too, unless the block's kept values
+      // exceed 1 (it raised the running max, up to e^kSlack). Those are first brought down
+      // to the block's own maximum (kernel.hpp: "Kept exponentials").
+      if (factor[b] < FLT_MIN && block_top[b] > block_ref[b]) {
+        const __m512 down = _mm512_set1_ps(::expf(block_ref[b] - block_top[b]));  // >= e^-kSlack
+        float* kept = scratch + b * kSoftmaxBlock;
+        const int64_t len = n - b * kSoftmaxBlock < kSoftmaxBlock ? n - b * kSoftmaxBlock : kSoftmaxBlock;
+        for (int64_t j = 0; j < len; j += 16) _mm512_store_ps(kept + j, _mm512_mul_ps(_mm512_load_ps(kept + j), down));
+        factor[b] = ::expf(block_top[b] - max) * inverse;
+      }
+    }
   // The factors of the 16 elements from j (a vector may straddle two blocks when the
   // streaming head shifted the vectors).
   auto factors = [&](int64_t j) {
