@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates bench/report/ (report.md and the PNG plots) and the README's measured tables
-# from every committed run in
-# bench/results/ and the Nsight Compute profiles in bench/results/profiles/.
+# from every committed run in bench/results/ and the Nsight Compute profiles in
+# bench/results/profiles/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 profiles=()
