@@ -138,7 +138,8 @@ class Buffer {
 
  private:
   friend class Device;
-  Buffer(detail::SharedHandle h, void* p, std::size_t n) : handle_(std::move(h)), ptr_(p), bytes_(n) {}
+  Buffer(detail::SharedHandle h, void* p, std::size_t n)
+      : handle_(std::move(h)), ptr_(p), bytes_(n) {}
   void swap(Buffer& o) noexcept {
     std::swap(handle_, o.handle_);
     std::swap(ptr_, o.ptr_);
@@ -155,7 +156,8 @@ class Timer {
  public:
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
-  Timer(Timer&& o) noexcept : handle_(std::move(o.handle_)), timer_(std::exchange(o.timer_, nullptr)) {}
+  Timer(Timer&& o) noexcept
+      : handle_(std::move(o.handle_)), timer_(std::exchange(o.timer_, nullptr)) {}
   Timer& operator=(Timer&& o) noexcept {
     Timer tmp(std::move(o));
     std::swap(handle_, tmp.handle_);

@@ -17,6 +17,7 @@
 #include "core/registry.hpp"
 
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -149,7 +150,8 @@ class LiveObjects {
   void add_block(gk_handle owner, void* ptr, std::size_t bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     check_open(owner);
-    blocks_[reinterpret_cast<std::uintptr_t>(ptr)] = Block{reinterpret_cast<std::uint64_t>(owner), bytes};
+    const Block block{reinterpret_cast<std::uint64_t>(owner), bytes};
+    blocks_[reinterpret_cast<std::uintptr_t>(ptr)] = block;
   }
 
   /// Takes `ptr` out of `owner`'s blocks, or says why it is not one of them.
@@ -170,9 +172,9 @@ class LiveObjects {
       const auto& [start, block] = *std::prev(after);
       if (address < start + block.bytes)
         throw Error(Status::InvalidArgument,
-                    head + "is inside a block gk_malloc returned (" + std::to_string(address - start) +
-                        " bytes into " + std::to_string(block.bytes) +
-                        "); gk_free takes the block's start");
+                    head + "is inside a block gk_malloc returned (" +
+                        std::to_string(address - start) + " bytes into " +
+                        std::to_string(block.bytes) + "); gk_free takes the block's start");
     }
     throw Error(Status::InvalidArgument,
                 head + "is not a block gk_malloc returned on this handle, or was already freed");

@@ -23,7 +23,8 @@ gk_handle open_handle(const std::string& backend) {
 /// Expects InvalidArgument with a message naming `word` and containing `text`.
 void expect_rejected(gk_status status, const char* word, const char* text) {
   const std::string message = expect_status(status, GK_INVALID_ARGUMENT, {word});
-  EXPECT_TRUE(contains_text(message, text)) << "\"" << message << "\" does not say '" << text << "'";
+  EXPECT_TRUE(contains_text(message, text))
+      << "\"" << message << "\" does not say '" << text << "'";
 }
 
 /// Every call that takes a handle, with `h`, expecting InvalidArgument naming the handle

@@ -97,7 +97,8 @@ const std::vector<BadGemm>& bad_gemm_cases() {
        [](GemmDesc& d) { d.trans_b = GK_TRANS; d.ldb = kK; d.c = byte_offset(d.b, 4 * 4); },
        GK_INVALID_ARGUMENT, {"c"}, "b"},
       {"c_rows_interleaved_with_a_rows",  // A's rows 10 apart, C's rows 5 apart: they cross
-       [](GemmDesc& d) { d.lda = 10; d.c = byte_offset(d.a, 3 * 4); }, GK_INVALID_ARGUMENT, {"c"}, "a"},
+       [](GemmDesc& d) { d.lda = 10; d.c = byte_offset(d.a, 3 * 4); },
+       GK_INVALID_ARGUMENT, {"c"}, "a"},
       // Pointers must be aligned to their element size (they were read through misaligned loads).
       {"a_misaligned_f32", [](GemmDesc& d) { d.a = byte_offset(d.a, 1); },
        GK_INVALID_ARGUMENT, {"a"}},
@@ -144,7 +145,8 @@ TEST_P(GemmBadArgument, IsRejectedAndTouchesNothing) {
   Device& dev = shared_device(backend);
   GemmBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  const std::string message = expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message =
+      expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
   if (bad.also) {
     EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
   }
