@@ -47,13 +47,12 @@ namespace gpukern::core {
 
 static_assert(sizeof(void*) == 8, "handle tokens take the top 16 bits of a 64-bit value");
 
-/// A live handle for the length of one API call. It converts to the gk_handle_s* that the
-/// dispatch code takes and keeps the handle's backend alive meanwhile.
+/// An open handle for the length of one API call: keeps the handle's backend alive even
+/// if another thread closes the handle meanwhile.
 class LiveHandle {
  public:
   explicit LiveHandle(std::shared_ptr<gk_handle_s> handle) : handle_(std::move(handle)) {}
   gk_handle_s* operator->() const noexcept { return handle_.get(); }
-  operator gk_handle_s*() const noexcept { return handle_.get(); }
   const std::shared_ptr<gk_handle_s>& shared() const noexcept { return handle_; }
 
  private:
