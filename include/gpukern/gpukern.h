@@ -5,10 +5,15 @@
 /// naming the argument or the reason, readable with gk_last_error() on the same
 /// thread until the next failing call on that thread.
 ///
-/// Matrices are row-major with leading dimensions counted in elements.
+/// Matrices are row-major with leading dimensions counted in elements. A leading
+/// dimension is at least max(1, stored row length), as in BLAS, even for an empty matrix.
 /// Pointers passed to gk_gemm / gk_softmax must be valid on the handle's device
 /// (a buffer from gk_malloc, or memory the application allocated itself with the
-/// backend's allocator: cudaMalloc, hipMalloc, or plain host memory for "cpu").
+/// backend's allocator: cudaMalloc, hipMalloc, or plain host memory for "cpu"), and
+/// aligned to their element type (4 bytes for f32, 2 for f16 and bf16).
+///
+/// gk_handle and gk_timer values are opaque: the library checks each against the objects
+/// it has open, so a closed, destroyed or made-up value gives GK_INVALID_ARGUMENT.
 #ifndef GPUKERN_GPUKERN_H
 #define GPUKERN_GPUKERN_H
 
@@ -57,7 +62,8 @@ typedef enum gk_copy_kind {
   GK_DEVICE_TO_DEVICE = 2
 } gk_copy_kind;
 
-/// An opened backend device (a stream of its own on GPUs). Thread-safe.
+/// An opened backend device (a stream of its own on GPUs). Thread-safe. An opaque value,
+/// not an address.
 typedef struct gk_handle_s* gk_handle;
 
 #define GK_NAME_LEN 64
@@ -118,7 +124,10 @@ typedef struct gk_variant_info {
 } gk_variant_info;
 
 /// C = alpha * op(A) * op(B) + beta * C   (row-major; op(A) is m x k, op(B) is k x n).
-/// A and B share ab_type; C is ab_type or GK_F32. beta == 0 never reads C.
+/// A and B share ab_type; C is ab_type or GK_F32. beta == 0 (+0.0 or -0.0) never reads C.
+/// Stored A is m x k (k x m when transposed), lda >= max(1, its row length); likewise B,
+/// and ldc >= max(1, n). C must not share memory with A or B (GK_INVALID_ARGUMENT naming
+/// both); A and B may share memory.
 typedef struct gk_gemm_desc {
   gk_transpose trans_a, trans_b;
   int64_t m, n, k;
@@ -134,7 +143,9 @@ typedef struct gk_gemm_desc {
 } gk_gemm_desc;
 
 /// y[r, :] = softmax(x[r, :]) (or log-softmax) for each of `rows` rows.
-/// y may equal x (in place). A row of all -inf gives NaN (as PyTorch does).
+/// y may equal x (in place, with ldy == ldx); otherwise y must not share memory with x
+/// (GK_INVALID_ARGUMENT naming both). ldx, ldy >= max(1, cols).
+/// A row of all -inf gives NaN (as PyTorch does).
 typedef struct gk_softmax_desc {
   int64_t rows, cols;
   const void* x; int64_t ldx;
@@ -171,10 +182,19 @@ GK_API gk_status gk_get_backend_info(int index, gk_backend_info* info);
 /// Opens a backend. spec: "cpu", "cuda", "cuda:1", "hip", "auto", or NULL/"" for
 /// the GPUKERN_BACKEND environment variable (default auto = cuda, hip, cpu).
 GK_API gk_status gk_open(const char* spec, gk_handle* handle);
+/// Closes a handle: frees every block its gk_malloc returned that is still allocated and
+/// destroys its timers. Using the handle (closing it again included), those blocks or
+/// those timers afterwards gives GK_INVALID_ARGUMENT.
 GK_API gk_status gk_close(gk_handle handle);
 GK_API gk_status gk_get_device_info(gk_handle handle, gk_device_info* info);
 
+/// Allocates device memory (host memory on the CPU), aligned for every dtype; bytes == 0
+/// gives NULL. A size the device cannot provide, any size above PTRDIFF_MAX included,
+/// gives GK_OUT_OF_MEMORY and *ptr = NULL; the handle keeps working.
 GK_API gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr);
+/// Frees a block gk_malloc returned on this handle. Anything else (a pointer into a
+/// block, another handle's block, a block already freed, the application's own memory)
+/// gives GK_INVALID_ARGUMENT and frees nothing. NULL is a no-op.
 GK_API gk_status gk_free(gk_handle handle, void* ptr);
 GK_API gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes,
                            gk_copy_kind kind);
@@ -200,11 +220,15 @@ GK_API gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc
                                    size_t len);
 
 /// Event timing on the handle's stream: record start, run work, then read elapsed ms.
+/// An opaque value, not an address; it lives until gk_timer_destroy or gk_close.
 typedef struct gk_timer_s* gk_timer;
 GK_API gk_status gk_timer_create(gk_handle handle, gk_timer* timer);
+/// Records the start (again, for a timer already used: a new measurement).
 GK_API gk_status gk_timer_start(gk_timer timer);
+/// Records the stop; GK_INVALID_ARGUMENT before any gk_timer_start.
 GK_API gk_status gk_timer_stop(gk_timer timer);
 /// Waits for the stop event and returns the time between start and stop.
+/// GK_INVALID_ARGUMENT unless the last gk_timer_start was followed by a gk_timer_stop.
 GK_API gk_status gk_timer_elapsed_ms(gk_timer timer, double* ms);
 GK_API gk_status gk_timer_destroy(gk_timer timer);
 

@@ -3,6 +3,8 @@
 ///
 /// A thin, header-only layer over the C API in gpukern.h: the same calls, with
 /// RAII for handles, buffers and timers, and gpukern::Error thrown on failure.
+/// A Device's handle stays open while the Device or any Buffer or Timer made from it
+/// exists, so these may be destroyed in any order.
 ///
 /// @code
 ///   gpukern::Device dev;                       // GPUKERN_BACKEND, default auto
@@ -18,6 +20,7 @@
 #include <gpukern/gpukern.h>
 
 #include <cstddef>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -65,19 +68,26 @@ using BackendInfo = gk_backend_info;
 using DeviceInfo = gk_device_info;
 using VariantInfo = gk_variant_info;
 
-/// gemm description; see gk_gemm_desc. Defaults: no transposes, f32, alpha 1, beta 0, auto.
+/// gemm description; see gk_gemm_desc. Defaults: no transposes, f32, alpha 1, beta 0, auto,
+/// all sizes 0 and leading dimensions 1 (the least the rule ld >= max(1, row length) allows):
+/// a valid empty call.
 struct GemmDesc : gk_gemm_desc {
   GemmDesc() : gk_gemm_desc{} {
     trans_a = trans_b = GK_NO_TRANS;
     alpha = 1.0f;
     beta = 0.0f;
+    lda = ldb = ldc = 1;
     ab_type = c_type = GK_F32;
   }
 };
 
-/// softmax description; see gk_softmax_desc. Defaults: f32, softmax (not log), auto.
+/// softmax description; see gk_softmax_desc. Defaults: f32, softmax (not log), auto, rows and
+/// cols 0, ldx = ldy = 1: a valid empty call.
 struct SoftmaxDesc : gk_softmax_desc {
-  SoftmaxDesc() : gk_softmax_desc{} { dtype = GK_F32; }
+  SoftmaxDesc() : gk_softmax_desc{} {
+    ldx = ldy = 1;
+    dtype = GK_F32;
+  }
 };
 
 /// Size in bytes of one element of a storage type.
@@ -99,7 +109,14 @@ inline void set_option(const std::string& name, const std::string& value) {
 
 class Device;
 
-/// Device memory owned by a Device; freed when the Buffer goes out of scope.
+namespace detail {
+/// A handle shared by a Device and the Buffers and Timers made from it; the last owner
+/// closes it.
+using SharedHandle = std::shared_ptr<gk_handle_s>;
+}  // namespace detail
+
+/// Device memory from Device::alloc; freed when the Buffer goes out of scope. It keeps
+/// its Device's handle open, so it may outlive the Device object.
 class Buffer {
  public:
   Buffer() = default;
@@ -112,7 +129,7 @@ class Buffer {
     return *this;
   }
   ~Buffer() {
-    if (ptr_) gk_free(handle_, ptr_);
+    if (ptr_) gk_free(handle_.get(), ptr_);
   }
   void* data() const noexcept { return ptr_; }
   template <class T>
@@ -121,26 +138,39 @@ class Buffer {
 
  private:
   friend class Device;
-  Buffer(gk_handle h, void* p, std::size_t n) : handle_(h), ptr_(p), bytes_(n) {}
+  Buffer(detail::SharedHandle h, void* p, std::size_t n)
+      : handle_(std::move(h)), ptr_(p), bytes_(n) {}
   void swap(Buffer& o) noexcept {
     std::swap(handle_, o.handle_);
     std::swap(ptr_, o.ptr_);
     std::swap(bytes_, o.bytes_);
   }
-  gk_handle handle_ = nullptr;
+  detail::SharedHandle handle_;
   void* ptr_ = nullptr;
   std::size_t bytes_ = 0;
 };
 
-/// Event timer on a device's stream (GPU events; a steady clock on the CPU).
+/// Event timer on a device's stream (GPU events; a steady clock on the CPU). It keeps its
+/// Device's handle open, so it may outlive the Device object.
 class Timer {
  public:
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
-  ~Timer() { gk_timer_destroy(timer_); }
+  Timer(Timer&& o) noexcept
+      : handle_(std::move(o.handle_)), timer_(std::exchange(o.timer_, nullptr)) {}
+  Timer& operator=(Timer&& o) noexcept {
+    Timer tmp(std::move(o));
+    std::swap(handle_, tmp.handle_);
+    std::swap(timer_, tmp.timer_);
+    return *this;
+  }
+  ~Timer() {
+    if (timer_) gk_timer_destroy(timer_);
+  }
   void start() { check(gk_timer_start(timer_)); }
   void stop() { check(gk_timer_stop(timer_)); }
-  /// Waits for the stop event; milliseconds between start() and stop().
+  /// Waits for the stop event; milliseconds between start() and stop(). Throws
+  /// InvalidArgument unless start() was followed by stop().
   double elapsed_ms() {
     double ms = 0;
     check(gk_timer_elapsed_ms(timer_, &ms));
@@ -149,8 +179,9 @@ class Timer {
 
  private:
   friend class Device;
-  explicit Timer(gk_timer t) : timer_(t) {}
-  gk_timer timer_;
+  Timer(detail::SharedHandle h, gk_timer t) : handle_(std::move(h)), timer_(t) {}
+  detail::SharedHandle handle_;  // declared first: destroyed after the timer
+  gk_timer timer_ = nullptr;
 };
 
 /// An opened backend device. Calls from several threads at once are safe.
@@ -158,19 +189,22 @@ class Device {
  public:
   /// Opens "cpu", "cuda", "cuda:1", "hip", "auto"; empty = GPUKERN_BACKEND (default auto).
   explicit Device(const std::string& spec = "") {
-    check(gk_open(spec.empty() ? nullptr : spec.c_str(), &handle_));
+    gk_handle h = nullptr;
+    check(gk_open(spec.empty() ? nullptr : spec.c_str(), &h));
+    handle_ = detail::SharedHandle(h, [](gk_handle opened) { gk_close(opened); });
   }
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
-  Device(Device&& o) noexcept : handle_(std::exchange(o.handle_, nullptr)) {}
-  ~Device() {
-    if (handle_) gk_close(handle_);
-  }
+  Device(Device&& o) noexcept = default;
+  /// Closes the handle unless a Buffer or Timer of this Device still holds it.
+  ~Device() = default;
 
-  gk_handle handle() const noexcept { return handle_; }
+  /// The C handle, for calls of the C API; valid while this Device (or a Buffer or Timer
+  /// made from it) exists.
+  gk_handle handle() const noexcept { return handle_.get(); }
   DeviceInfo info() const {
     DeviceInfo i{};
-    check(gk_get_device_info(handle_, &i));
+    check(gk_get_device_info(handle(), &i));
     return i;
   }
   /// "cpu", "cuda" or "hip".
@@ -178,66 +212,79 @@ class Device {
 
   Buffer alloc(std::size_t bytes) {
     void* p = nullptr;
-    check(gk_malloc(handle_, bytes, &p));
+    check(gk_malloc(handle(), bytes, &p));
     return Buffer(handle_, p, bytes);
   }
   void upload(void* dst, const void* host, std::size_t bytes) {
-    check(gk_memcpy(handle_, dst, host, bytes, GK_HOST_TO_DEVICE));
+    check(gk_memcpy(handle(), dst, host, bytes, GK_HOST_TO_DEVICE));
   }
-  void upload(Buffer& dst, const void* host, std::size_t bytes) { upload(dst.data(), host, bytes); }
+  /// Copies `bytes` (at most dst.size(), else InvalidArgument) to the start of `dst`.
+  void upload(Buffer& dst, const void* host, std::size_t bytes) {
+    check_fits("Device::upload", bytes, dst);
+    upload(dst.data(), host, bytes);
+  }
   void download(void* host, const void* src, std::size_t bytes) {
-    check(gk_memcpy(handle_, host, src, bytes, GK_DEVICE_TO_HOST));
+    check(gk_memcpy(handle(), host, src, bytes, GK_DEVICE_TO_HOST));
   }
+  /// Copies `bytes` (at most src.size(), else InvalidArgument) from the start of `src`.
   void download(void* host, const Buffer& src, std::size_t bytes) {
+    check_fits("Device::download", bytes, src);
     download(host, src.data(), bytes);
   }
   void copy(void* dst, const void* src, std::size_t bytes) {
-    check(gk_memcpy(handle_, dst, src, bytes, GK_DEVICE_TO_DEVICE));
+    check(gk_memcpy(handle(), dst, src, bytes, GK_DEVICE_TO_DEVICE));
   }
   void memset(void* dst, int value, std::size_t bytes) {
-    check(gk_memset(handle_, dst, value, bytes));
+    check(gk_memset(handle(), dst, value, bytes));
   }
-  void synchronize() { check(gk_synchronize(handle_)); }
+  void synchronize() { check(gk_synchronize(handle())); }
   /// Use the application's cudaStream_t / hipStream_t (nullptr: the device's own).
-  void set_stream(void* stream) { check(gk_set_stream(handle_, stream)); }
+  void set_stream(void* stream) { check(gk_set_stream(handle(), stream)); }
 
-  void gemm(const gk_gemm_desc& d) { check(gk_gemm(handle_, &d)); }
-  void softmax(const gk_softmax_desc& d) { check(gk_softmax(handle_, &d)); }
+  void gemm(const gk_gemm_desc& d) { check(gk_gemm(handle(), &d)); }
+  void softmax(const gk_softmax_desc& d) { check(gk_softmax(handle(), &d)); }
 
   /// The rungs of an operation's ladder on this device, in ladder order.
   std::vector<VariantInfo> variants(Op op) const {
     int count = 0;
-    check(gk_variant_count(handle_, op, &count));
+    check(gk_variant_count(handle(), op, &count));
     std::vector<VariantInfo> out(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i)
-      check(gk_get_variant_info(handle_, op, i, &out[static_cast<std::size_t>(i)]));
+      check(gk_get_variant_info(handle(), op, i, &out[static_cast<std::size_t>(i)]));
     return out;
   }
   /// Rung that ran the last call of `op`.
   std::string last_variant(Op op) const {
     char name[GK_NAME_LEN] = {};
-    check(gk_last_variant(handle_, op, name, sizeof name));
+    check(gk_last_variant(handle(), op, name, sizeof name));
     return name;
   }
   /// Rung that a gemm / softmax call would run (auto's choice), without running it.
   std::string select(const gk_gemm_desc& d) const {
     char name[GK_NAME_LEN] = {};
-    check(gk_gemm_select(handle_, &d, name, sizeof name));
+    check(gk_gemm_select(handle(), &d, name, sizeof name));
     return name;
   }
   std::string select(const gk_softmax_desc& d) const {
     char name[GK_NAME_LEN] = {};
-    check(gk_softmax_select(handle_, &d, name, sizeof name));
+    check(gk_softmax_select(handle(), &d, name, sizeof name));
     return name;
   }
   Timer timer() {
     gk_timer t = nullptr;
-    check(gk_timer_create(handle_, &t));
-    return Timer(t);
+    check(gk_timer_create(handle(), &t));
+    return Timer(handle_, t);
   }
 
  private:
-  gk_handle handle_ = nullptr;
+  static void check_fits(const char* call, std::size_t bytes, const Buffer& buffer) {
+    if (bytes > buffer.size())
+      throw Error(Status::InvalidArgument,
+                  std::string("InvalidArgument: ") + call + ": bytes = " + std::to_string(bytes) +
+                      " is more than the Buffer's size() = " + std::to_string(buffer.size()));
+  }
+
+  detail::SharedHandle handle_;
 };
 
 }  // namespace gpukern

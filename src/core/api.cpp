@@ -1,8 +1,10 @@
 // The C API: every public function catches internal errors and turns them into a
-// status plus a per-thread message (and, for a rung's decline, its reason). Rung
-// selection and the per-call log line are core::Dispatch (dispatch.cpp).
+// status plus a per-thread message (and, for a rung's decline, its reason). Handles,
+// timers and blocks are checked against the registry of live objects (api_objects.hpp)
+// before use. Rung selection and the per-call log line are core::Dispatch (dispatch.cpp).
 #include <gpukern/gpukern.h>
 
+#include "core/api_objects.hpp"
 #include "core/backend.hpp"
 #include "core/config.hpp"
 #include "core/dispatch.hpp"
@@ -22,17 +24,6 @@
 using gpukern::core::Error;
 using gpukern::core::Status;
 namespace core = gpukern::core;
-
-struct gk_handle_s {
-  core::OpenedBackend opened;
-  std::unique_ptr<core::Dispatch> dispatch;  // the ladders of `opened`, read once
-  std::mutex mutex;  // guards the last-variant names
-  std::string last_gemm, last_softmax;
-};
-
-struct gk_timer_s {
-  std::unique_ptr<core::Timer> timer;
-};
 
 namespace {
 
@@ -69,6 +60,12 @@ T* need(T* p, const char* name) {
   return p;
 }
 
+core::LiveObjects& objects() { return core::LiveObjects::instance(); }
+
+/// The open handle `handle` stands for, or InvalidArgument naming it (null, closed, or
+/// not a value gk_open returned).
+core::LiveHandle live(gk_handle handle) { return objects().handle(handle); }
+
 void copy_text(char* dst, std::size_t cap, const std::string& src) {
   if (cap == 0) return;
   std::size_t n = std::min(cap - 1, src.size());
@@ -78,10 +75,11 @@ void copy_text(char* dst, std::size_t cap, const std::string& src) {
 template <std::size_t N>
 void copy_text(char (&dst)[N], const std::string& src) { copy_text(dst, N, src); }
 
-core::OpKind op_kind(gk_op op) {
-  if (op != GK_OP_GEMM && op != GK_OP_SOFTMAX)
-    throw invalid("op = " + std::to_string(static_cast<int>(op)) + " is not GK_OP_GEMM or GK_OP_SOFTMAX");
-  return static_cast<core::OpKind>(op);
+core::OpKind op_kind(const gk_op& op) {
+  const int32_t raw = core::raw_enum(op);  // range-checked before it is used as a gk_op
+  if (raw != GK_OP_GEMM && raw != GK_OP_SOFTMAX)
+    throw invalid("op = " + std::to_string(raw) + " is not GK_OP_GEMM or GK_OP_SOFTMAX");
+  return static_cast<core::OpKind>(raw);
 }
 
 void fill_device_info(const core::DeviceInfo& d, gk_device_info* out) {
@@ -176,69 +174,92 @@ gk_status gk_open(const char* spec, gk_handle* handle) {
                                                h->opened.backend->device_info().name + ")");
     h->dispatch = std::make_unique<core::Dispatch>(*h->opened.backend,
                                                    h->opened.name + ":" + std::to_string(h->opened.index));
-    *handle = h.release();
+    *handle = objects().add_handle(std::move(h));
   });
 }
 
 gk_status gk_close(gk_handle handle) {
-  return guarded([&] { delete need(handle, "handle"); });
+  return guarded([&] {
+    core::ClosedHandle closed = objects().remove_handle(handle);
+    closed.timers.clear();  // their events belong to the backend: destroyed before it
+    for (void* block : closed.blocks) closed.handle->opened.backend->free(block);
+    // The backend itself goes when the last call still running on it returns.
+  });
 }
 
-gk_status gk_get_device_info(gk_handle h, gk_device_info* info) {
+gk_status gk_get_device_info(gk_handle handle, gk_device_info* info) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     fill_device_info(h->opened.backend->device_info(), need(info, "info"));
   });
 }
 
-gk_status gk_malloc(gk_handle h, size_t bytes, void** ptr) {
+gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(ptr, "ptr");
     *ptr = nullptr;
     if (bytes == 0) return;
-    *ptr = h->opened.backend->alloc(bytes);
+    // No object can be larger than PTRDIFF_MAX bytes (differences of pointers into it
+    // would overflow) and no device has that much memory. Refusing such sizes here also
+    // keeps a backend's rounding up from wrapping to a small block.
+    if (bytes > static_cast<size_t>(PTRDIFF_MAX))
+      throw Error(Status::OutOfMemory, "bytes = " + std::to_string(bytes) +
+                                           " is more than any allocation can hold (PTRDIFF_MAX = " +
+                                           std::to_string(PTRDIFF_MAX) + ")");
+    void* block = h->opened.backend->alloc(bytes);
+    try {
+      objects().add_block(handle, block, bytes);
+    } catch (...) {  // the handle was closed meanwhile
+      h->opened.backend->free(block);
+      throw;
+    }
+    *ptr = block;
   });
 }
 
-gk_status gk_free(gk_handle h, void* ptr) {
+gk_status gk_free(gk_handle handle, void* ptr) {
   return guarded([&] {
-    need(h, "handle");
-    if (ptr) h->opened.backend->free(ptr);
+    const core::LiveHandle h = live(handle);
+    if (!ptr) return;
+    objects().remove_block(handle, ptr);  // throws for anything but this handle's live block
+    h->opened.backend->free(ptr);
   });
 }
 
-gk_status gk_memcpy(gk_handle h, void* dst, const void* src, size_t bytes, gk_copy_kind kind) {
+gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes, gk_copy_kind kind) {
   return guarded([&] {
-    need(h, "handle");
-    if (kind != GK_HOST_TO_DEVICE && kind != GK_DEVICE_TO_HOST && kind != GK_DEVICE_TO_DEVICE)
-      throw invalid("kind = " + std::to_string(static_cast<int>(kind)) + " is not a gk_copy_kind");
+    const core::LiveHandle h = live(handle);
+    const int32_t raw_kind = core::raw_enum(kind);
+    if (raw_kind != GK_HOST_TO_DEVICE && raw_kind != GK_DEVICE_TO_HOST &&
+        raw_kind != GK_DEVICE_TO_DEVICE)
+      throw invalid("kind = " + std::to_string(raw_kind) + " is not a gk_copy_kind");
     if (bytes == 0) return;
     need(dst, "dst");
     need(src, "src");
-    h->opened.backend->copy(dst, src, bytes, static_cast<core::CopyKind>(kind));
+    h->opened.backend->copy(dst, src, bytes, static_cast<core::CopyKind>(raw_kind));
   });
 }
 
-gk_status gk_memset(gk_handle h, void* dst, int value, size_t bytes) {
+gk_status gk_memset(gk_handle handle, void* dst, int value, size_t bytes) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     if (bytes == 0) return;
     h->opened.backend->memset(need(dst, "dst"), value, bytes);
   });
 }
 
-gk_status gk_synchronize(gk_handle h) {
-  return guarded([&] { need(h, "handle")->opened.backend->synchronize(); });
+gk_status gk_synchronize(gk_handle handle) {
+  return guarded([&] { live(handle)->opened.backend->synchronize(); });
 }
 
-gk_status gk_set_stream(gk_handle h, void* stream) {
-  return guarded([&] { need(h, "handle")->opened.backend->set_stream(stream); });
+gk_status gk_set_stream(gk_handle handle, void* stream) {
+  return guarded([&] { live(handle)->opened.backend->set_stream(stream); });
 }
 
-gk_status gk_gemm(gk_handle h, const gk_gemm_desc* desc) {
+gk_status gk_gemm(gk_handle handle, const gk_gemm_desc* desc) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     core::GemmArgs args = core::validate_gemm(desc);
     const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
     {
@@ -250,9 +271,9 @@ gk_status gk_gemm(gk_handle h, const gk_gemm_desc* desc) {
   });
 }
 
-gk_status gk_softmax(gk_handle h, const gk_softmax_desc* desc) {
+gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     core::SoftmaxArgs args = core::validate_softmax(desc);
     const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
     {
@@ -264,9 +285,9 @@ gk_status gk_softmax(gk_handle h, const gk_softmax_desc* desc) {
   });
 }
 
-gk_status gk_gemm_select(gk_handle h, const gk_gemm_desc* desc, char* name, size_t len) {
+gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name, size_t len) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(name, "name");
     core::GemmArgs args = core::validate_gemm(desc);
     const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
@@ -274,9 +295,9 @@ gk_status gk_gemm_select(gk_handle h, const gk_gemm_desc* desc, char* name, size
   });
 }
 
-gk_status gk_softmax_select(gk_handle h, const gk_softmax_desc* desc, char* name, size_t len) {
+gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name, size_t len) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(name, "name");
     core::SoftmaxArgs args = core::validate_softmax(desc);
     const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
@@ -284,16 +305,16 @@ gk_status gk_softmax_select(gk_handle h, const gk_softmax_desc* desc, char* name
   });
 }
 
-gk_status gk_variant_count(gk_handle h, gk_op op, int* count) {
+gk_status gk_variant_count(gk_handle handle, gk_op op, int* count) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     *need(count, "count") = static_cast<int>(h->dispatch->rungs(op_kind(op)).size());
   });
 }
 
-gk_status gk_get_variant_info(gk_handle h, gk_op op, int index, gk_variant_info* info) {
+gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_variant_info* info) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(info, "info");
     const auto& all = h->dispatch->rungs(op_kind(op));
     if (index < 0 || index >= static_cast<int>(all.size()))
@@ -314,9 +335,9 @@ gk_status gk_get_variant_info(gk_handle h, gk_op op, int index, gk_variant_info*
   });
 }
 
-gk_status gk_last_variant(gk_handle h, gk_op op, char* name, size_t len) {
+gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(name, "name");
     core::OpKind k = op_kind(op);
     std::lock_guard<std::mutex> lock(h->mutex);
@@ -324,22 +345,57 @@ gk_status gk_last_variant(gk_handle h, gk_op op, char* name, size_t len) {
   });
 }
 
-gk_status gk_timer_create(gk_handle h, gk_timer* timer) {
+gk_status gk_timer_create(gk_handle handle, gk_timer* timer) {
   return guarded([&] {
-    need(h, "handle");
+    const core::LiveHandle h = live(handle);
     need(timer, "timer");
-    auto t = std::make_unique<gk_timer_s>();
+    *timer = nullptr;
+    auto t = std::make_shared<gk_timer_s>();
+    t->handle = h.shared();
     t->timer = h->opened.backend->create_timer();
-    *timer = t.release();
+    *timer = objects().add_timer(handle, std::move(t));
   });
 }
-gk_status gk_timer_start(gk_timer t) { return guarded([&] { need(t, "timer")->timer->start(); }); }
-gk_status gk_timer_stop(gk_timer t) { return guarded([&] { need(t, "timer")->timer->stop(); }); }
-gk_status gk_timer_elapsed_ms(gk_timer t, double* ms) {
-  return guarded([&] { *need(ms, "ms") = need(t, "timer")->timer->elapsed_ms(); });
+
+gk_status gk_timer_start(gk_timer timer) {
+  return guarded([&] {
+    const auto t = objects().timer(timer);
+    std::lock_guard<std::mutex> lock(t->mutex);
+    t->timer->start();
+    t->started = true;
+    t->stopped = false;
+  });
 }
-gk_status gk_timer_destroy(gk_timer t) {
-  return guarded([&] { delete t; });
+
+gk_status gk_timer_stop(gk_timer timer) {
+  return guarded([&] {
+    const auto t = objects().timer(timer);
+    std::lock_guard<std::mutex> lock(t->mutex);
+    if (!t->started) throw invalid("timer: gk_timer_stop before any gk_timer_start");
+    t->timer->stop();
+    t->stopped = true;
+  });
+}
+
+// Only a start followed by a stop makes a time; the backends' clocks and events hold
+// nothing meaningful otherwise.
+gk_status gk_timer_elapsed_ms(gk_timer timer, double* ms) {
+  return guarded([&] {
+    const auto t = objects().timer(timer);
+    need(ms, "ms");
+    std::lock_guard<std::mutex> lock(t->mutex);
+    if (!t->started)
+      throw invalid("timer was never started: gk_timer_elapsed_ms needs gk_timer_start, "
+                    "then gk_timer_stop");
+    if (!t->stopped)
+      throw invalid("timer was started but not stopped: call gk_timer_stop before "
+                    "gk_timer_elapsed_ms");
+    *ms = t->timer->elapsed_ms();
+  });
+}
+
+gk_status gk_timer_destroy(gk_timer timer) {
+  return guarded([&] { objects().remove_timer(timer); });
 }
 
 }  // extern "C"

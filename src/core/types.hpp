@@ -5,8 +5,11 @@
 #include <gpukern/gpukern.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 /// Marks core functions and types that backend modules use across the shared-library
@@ -85,6 +88,7 @@ GK_CORE_API std::string mask_names(uint32_t mask);   // "f32,tf32"
 
 /// Validated gemm call: C = alpha * op(A) * op(B) + beta * C, row-major.
 /// op(A) is m x k, op(B) is k x n, C is m x n; leading dimensions in elements.
+/// beta is never -0.0 (see unsigned_zero); C shares no byte with A or B when they are read.
 struct GemmArgs {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
@@ -109,6 +113,7 @@ struct GemmArgs {
 };
 
 /// Validated softmax call over `rows` rows of `cols` elements (row strides ldx, ldy).
+/// y either is x (same stride) or shares no byte with it.
 struct SoftmaxArgs {
   int64_t rows = 0, cols = 0;
   const void* x = nullptr;
@@ -118,6 +123,29 @@ struct SoftmaxArgs {
   DType dtype = DType::F32;
   bool log = false;
 };
+
+/// The integer stored in an enum-typed field or argument of the C API, read as bytes.
+/// C callers may store any int there, and loading a value outside the enumeration as the
+/// C++ enum type is undefined behaviour, so the raw value is range-checked first.
+template <class E>
+int32_t raw_enum(const E& value) {
+  static_assert(std::is_enum_v<E> && sizeof(E) == sizeof(int32_t), "C API enums are int-sized");
+  int32_t raw;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
+/// v with -0.0 turned into +0.0. A scale factor equal to zero means "do not read" whatever
+/// its sign, but vendor libraries test the bits (cuBLAS reads C for beta = -0.0), so the
+/// core stores beta this way and vendor rungs pass it on this way.
+constexpr float unsigned_zero(float v) { return v == 0.0f ? 0.0f : v; }
+
+/// A pointer as messages print it ("0x7f12...").
+inline std::string address_text(const void* p) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%p", p);
+  return buf;
+}
 
 /// Integer ceiling division, the one used everywhere.
 template <class T>

@@ -72,7 +72,8 @@ TEST_P(GemmConformance, AlphaBeta) {
   struct Scale {
     float alpha, beta;
   };
-  const Scale scales[] = {{-1.5f, 0.5f}, {2.0f, -1.0f}, {0.75f, 1.0f}, {1.0f, 1.0f}, {0.0f, 0.5f}};
+  const Scale scales[] = {{-1.5f, 0.5f}, {2.0f, -1.0f}, {0.75f, 1.0f},
+                          {1.0f, 1.0f},  {0.0f, 0.5f},  {-0.0f, -1.0f}};
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
     for (const auto& s : scales) {
@@ -88,24 +89,35 @@ TEST_P(GemmConformance, AlphaBeta) {
   run_gemm_cases(GetParam(), cases);
 }
 
-// beta = 0 must not read C: every case here starts with C full of NaN (the poison),
-// which must neither survive nor propagate.
+// beta = 0 must not read C, whatever the sign of the zero: every case here starts with C
+// full of NaN (the poison), which must neither survive nor propagate. cuBLAS read C for
+// beta = -0.0 (so did auto, which picks it), on the shapes below among others.
 TEST_P(GemmConformance, BetaZeroIgnoresNanInC) {
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
-    for (float alpha : {1.0f, -1.5f}) {
-      GemmCase c = transposed(shape(127, 33, 7), t[0], t[1]);
-      c.alpha = alpha;
-      c.beta = 0.0f;
-      cases.push_back(c);
-    }
+    for (float alpha : {1.0f, -1.5f, 0.0f, -0.0f})
+      for (float beta : {0.0f, -0.0f}) {
+        GemmCase c = transposed(shape(127, 33, 7), t[0], t[1]);
+        c.alpha = alpha;
+        c.beta = beta;
+        cases.push_back(c);
+      }
+  for (GemmCase c : {shape(165, 17, 53), transposed(shape(99, 255, 19), true, false)}) {
+    c.beta = -0.0f;
+    cases.push_back(c);
+  }
+  if (on_gpu()) {
+    GemmCase c = shape(2251, 293, 1024);
+    c.beta = -0.0f;
+    cases.push_back(c);
+  }
   run_gemm_cases(GetParam(), cases);
 }
 
-// K = 0: C = beta * C (beta = 0 gives zeros without reading C).
+// K = 0: C = beta * C (beta = +-0 gives zeros without reading C).
 TEST_P(GemmConformance, KZeroScalesC) {
   std::vector<GemmCase> cases;
-  for (float beta : {0.5f, 0.0f, 1.0f, -2.0f})
+  for (float beta : {0.5f, 0.0f, 1.0f, -2.0f, -0.0f})
     for (const auto& t : kTransposes) {
       GemmCase c = transposed(shape(33, 7, 0), t[0], t[1]);
       c.alpha = 1.5f;

@@ -9,11 +9,25 @@
 #include <gpukern/gpukern.hpp>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
 namespace gpukern::test {
+
+/// Stores `value` in an enum field of a C descriptor as its bytes, the way C code can:
+/// a C++ cast of an out-of-range value to the enum type would itself be undefined.
+template <class E>
+void set_raw(E& field, int32_t value) {
+  static_assert(sizeof(E) == sizeof value, "C enums are int-sized");
+  std::memcpy(&field, &value, sizeof value);
+}
+
+/// `ptr` moved by `bytes` (before it when negative), as a writable pointer.
+inline void* byte_offset(const void* ptr, std::ptrdiff_t bytes) {
+  return const_cast<char*>(static_cast<const char*>(ptr)) + bytes;
+}
 
 /// Names of the backends that can be opened here ("cpu" always).
 inline std::vector<std::string> available_backend_names() {

@@ -21,6 +21,7 @@ struct BadGemm {
   std::function<void(GemmDesc&)> mutate;
   gk_status expected;
   std::vector<const char*> words;  // the message names at least one
+  const char* also = nullptr;      // a second argument the message must name as well
 };
 
 /// gtest prints the case by its name.
@@ -61,11 +62,11 @@ const std::vector<BadGemm>& bad_gemm_cases() {
       {"null_b", [](GemmDesc& d) { d.b = nullptr; }, GK_INVALID_ARGUMENT, {"b"}},
       {"null_c", [](GemmDesc& d) { d.c = nullptr; }, GK_INVALID_ARGUMENT, {"c"}},
       {"null_c_with_k_zero", [](GemmDesc& d) { d.c = nullptr; d.k = 0; }, GK_INVALID_ARGUMENT, {"c"}},
-      {"unknown_ab_type", [](GemmDesc& d) { d.ab_type = static_cast<gk_dtype>(7); },
+      {"unknown_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, 7); },
        GK_INVALID_ARGUMENT, {"ab_type"}},
-      {"negative_ab_type", [](GemmDesc& d) { d.ab_type = static_cast<gk_dtype>(-1); },
+      {"negative_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, -1); },
        GK_INVALID_ARGUMENT, {"ab_type"}},
-      {"unknown_c_type", [](GemmDesc& d) { d.c_type = static_cast<gk_dtype>(3); },
+      {"unknown_c_type", [](GemmDesc& d) { set_raw(d.c_type, 3); },
        GK_INVALID_ARGUMENT, {"c_type"}},
       {"c_type_f16_with_f32_inputs", [](GemmDesc& d) { d.c_type = GK_F16; },
        GK_INVALID_ARGUMENT, {"c_type"}},
@@ -79,12 +80,36 @@ const std::vector<BadGemm>& bad_gemm_cases() {
       {"allow_tf32_with_bf16",
        [](GemmDesc& d) { d.ab_type = GK_BF16; d.c_type = GK_F32; d.allow_tf32 = 1; },
        GK_INVALID_ARGUMENT, {"allow_tf32"}},
-      {"unknown_trans_a", [](GemmDesc& d) { d.trans_a = static_cast<gk_transpose>(2); },
+      {"unknown_trans_a", [](GemmDesc& d) { set_raw(d.trans_a, 2); },
        GK_INVALID_ARGUMENT, {"trans_a"}},
-      {"unknown_trans_b", [](GemmDesc& d) { d.trans_b = static_cast<gk_transpose>(-1); },
+      {"unknown_trans_b", [](GemmDesc& d) { set_raw(d.trans_b, -1); },
        GK_INVALID_ARGUMENT, {"trans_b"}},
       {"variant_with_bad_characters", [](GemmDesc& d) { d.variant = "naive; rm"; },
        GK_INVALID_ARGUMENT, {"variant"}},
+      // C must not share memory with A or B (they used to run and return garbage).
+      {"c_is_a", [](GemmDesc& d) { d.c = byte_offset(d.a, 0); }, GK_INVALID_ARGUMENT, {"c"}, "a"},
+      {"c_starts_in_the_last_row_of_a",
+       [](GemmDesc& d) { d.c = byte_offset(d.a, ((kM - 1) * kK + 2) * 4); },
+       GK_INVALID_ARGUMENT, {"c"}, "a"},
+      {"c_ends_in_the_first_row_of_a",  // C's 35 elements start 16 before A
+       [](GemmDesc& d) { d.c = byte_offset(d.a, -16 * 4); }, GK_INVALID_ARGUMENT, {"c"}, "a"},
+      {"c_inside_transposed_b",
+       [](GemmDesc& d) { d.trans_b = GK_TRANS; d.ldb = kK; d.c = byte_offset(d.b, 4 * 4); },
+       GK_INVALID_ARGUMENT, {"c"}, "b"},
+      {"c_rows_interleaved_with_a_rows",  // A's rows 10 apart, C's rows 5 apart: they cross
+       [](GemmDesc& d) { d.lda = 10; d.c = byte_offset(d.a, 3 * 4); },
+       GK_INVALID_ARGUMENT, {"c"}, "a"},
+      // Pointers must be aligned to their element size (they were read through misaligned loads).
+      {"a_misaligned_f32", [](GemmDesc& d) { d.a = byte_offset(d.a, 1); },
+       GK_INVALID_ARGUMENT, {"a"}},
+      {"b_misaligned_f16",
+       [](GemmDesc& d) { d.ab_type = d.c_type = GK_F16; d.b = byte_offset(d.b, 1); },
+       GK_INVALID_ARGUMENT, {"b"}},
+      {"c_misaligned_by_two_f32", [](GemmDesc& d) { d.c = byte_offset(d.c, 2); },
+       GK_INVALID_ARGUMENT, {"c"}},
+      {"c_misaligned_f32_with_bf16_inputs",
+       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c = byte_offset(d.c, 6); },
+       GK_INVALID_ARGUMENT, {"c"}},
   };
   return cases;
 }
@@ -120,7 +145,11 @@ TEST_P(GemmBadArgument, IsRejectedAndTouchesNothing) {
   Device& dev = shared_device(backend);
   GemmBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message =
+      expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  if (bad.also) {
+    EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
+  }
   buffers.expect_untouched();
   // gk_gemm_select validates the same way.
   char name[GK_NAME_LEN] = {};
@@ -208,6 +237,53 @@ TEST_P(GemmArguments, NullInputsAreAcceptedWhenNotRead) {
   for (int64_t r = 0; r < kM; ++r)
     dev.download(c.data() + r * kN, static_cast<float*>(buffers.desc.c) + r * kN, kN * 4);
   for (float v : c) EXPECT_EQ(v, 0.0f) << "K = 0, beta = 0 must give C = 0";
+}
+
+// A default GemmDesc is an empty call (all sizes 0) with the leading dimensions at 1, the
+// least BLAS's rule (ld >= max(1, stored row length)) allows; it used to be rejected for
+// lda = 0. A C descriptor left at zero breaks that rule and is rejected by name.
+TEST_P(GemmArguments, DefaultDescriptorIsAValidEmptyCall) {
+  Device& dev = shared_device(GetParam());
+  GemmDesc d;
+  EXPECT_EQ(d.lda, 1);
+  EXPECT_EQ(d.ldb, 1);
+  EXPECT_EQ(d.ldc, 1);
+  expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+  const gk_gemm_desc zero{};
+  expect_status(gk_gemm(dev.handle(), &zero), GK_INVALID_ARGUMENT, {"lda"});
+}
+
+// Operands that share a parent matrix but no element are accepted: A in columns [0, k)
+// and C in columns [k, k + m) of one m x (k + m) matrix (the same row stride), and B = A
+// (inputs may alias each other): C = A * A^T.
+TEST_P(GemmArguments, NeighbouringOperandsAreAccepted) {
+  Device& dev = shared_device(GetParam());
+  Random rng;
+  const int64_t ld = kK + kM;
+  const Window wa = make_window(kM, kK, ld, 8);
+  Window wc = wa;
+  wc.cols = kM;
+  wc.offset += kK;
+  HostArray parent(GK_F32, wa.total);
+  fill_window(parent, wa, Pattern::Guard, [&](int64_t, int64_t) { return rng.uniform(-1, 1); });
+  for (int64_t r = 0; r < kM; ++r)
+    for (int64_t c = 0; c < kM; ++c)
+      parent.set_bits(wc.index(r, c), pattern_bits(GK_F32, Pattern::Poison));
+  DeviceArray device_parent(dev, parent);
+  const float* base = static_cast<const float*>(device_parent.data());
+  GemmDesc d;
+  d.trans_b = GK_TRANS;
+  d.m = d.n = kM;
+  d.k = kK;
+  d.a = d.b = base + wa.offset;
+  d.lda = d.ldb = d.ldc = ld;
+  d.c = const_cast<float*>(base) + wc.offset;
+  expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+  const HostArray after = device_parent.read(GK_F32, wa.total);
+  EXPECT_EQ(changes_outside(parent, after, wc), "") << "A or the guard cells changed";
+  const MatrixView a{&parent, wa};
+  const auto ref = reference_gemm(false, true, kM, kM, kK, 1.0, a, a, 0.0, nullptr);
+  EXPECT_TRUE(compare(read_window(after, wc), ref, kM).passes(1e-5));
 }
 
 INSTANTIATE_TEST_SUITE_P(Validation, GemmArguments,

@@ -1,6 +1,7 @@
 // Bad softmax arguments (src/core/validate.cpp), on every available backend: the named
 // status, a message naming the argument, and every buffer untouched.
 #include "core/rejection.hpp"
+#include "support/reference.hpp"
 
 #include <functional>
 #include <ostream>
@@ -18,7 +19,8 @@ struct BadSoftmax {
   const char* name;
   std::function<void(SoftmaxDesc&)> mutate;
   gk_status expected;
-  std::vector<const char*> words;
+  std::vector<const char*> words;  // the message names at least one
+  const char* also = nullptr;      // a second argument the message must name as well
 };
 
 /// gtest prints the case by its name.
@@ -43,15 +45,33 @@ const std::vector<BadSoftmax>& bad_softmax_cases() {
       {"ldy_negative", [](SoftmaxDesc& d) { d.ldy = -7; }, GK_INVALID_ARGUMENT, {"ldy"}},
       {"null_x", [](SoftmaxDesc& d) { d.x = nullptr; }, GK_INVALID_ARGUMENT, {"x"}},
       {"null_y", [](SoftmaxDesc& d) { d.y = nullptr; }, GK_INVALID_ARGUMENT, {"y"}},
-      {"unknown_dtype", [](SoftmaxDesc& d) { d.dtype = static_cast<gk_dtype>(9); },
+      {"unknown_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, 9); },
        GK_INVALID_ARGUMENT, {"dtype"}},
-      {"negative_dtype", [](SoftmaxDesc& d) { d.dtype = static_cast<gk_dtype>(-1); },
+      {"negative_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, -1); },
        GK_INVALID_ARGUMENT, {"dtype"}},
       {"in_place_with_different_strides",
        [](SoftmaxDesc& d) { d.y = const_cast<void*>(d.x); d.ldy = d.ldx + 1; },
        GK_INVALID_ARGUMENT, {"ldx", "ldy"}},
       {"variant_with_bad_characters", [](SoftmaxDesc& d) { d.variant = "naive softmax"; },
        GK_INVALID_ARGUMENT, {"variant"}},
+      // y may be x exactly (in place), never overlap it otherwise (it used to run and
+      // return garbage).
+      {"y_is_x_shifted_by_one_element", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, 4); },
+       GK_INVALID_ARGUMENT, {"y"}, "x"},
+      {"y_is_x_shifted_by_one_row", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, kCols * 4); },
+       GK_INVALID_ARGUMENT, {"y"}, "x"},
+      {"y_one_element_before_x", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, -4); },
+       GK_INVALID_ARGUMENT, {"y"}, "x"},
+      {"y_overlaps_x_with_another_stride",
+       [](SoftmaxDesc& d) { d.ldy = 2 * kCols; d.y = byte_offset(d.x, 2 * 4); },
+       GK_INVALID_ARGUMENT, {"y"}, "x"},
+      // Pointers must be aligned to their element size.
+      {"x_misaligned_f32", [](SoftmaxDesc& d) { d.x = byte_offset(d.x, 1); },
+       GK_INVALID_ARGUMENT, {"x"}},
+      {"y_misaligned_f16", [](SoftmaxDesc& d) { d.dtype = GK_F16; d.y = byte_offset(d.y, 1); },
+       GK_INVALID_ARGUMENT, {"y"}},
+      {"x_misaligned_bf16", [](SoftmaxDesc& d) { d.dtype = GK_BF16; d.x = byte_offset(d.x, 3); },
+       GK_INVALID_ARGUMENT, {"x"}},
   };
   return cases;
 }
@@ -81,7 +101,11 @@ TEST_P(SoftmaxBadArgument, IsRejectedAndTouchesNothing) {
   Device& dev = shared_device(backend);
   SoftmaxBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  expect_status(gk_softmax(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message =
+      expect_status(gk_softmax(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  if (bad.also) {
+    EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
+  }
   buffers.expect_untouched();
   char name[GK_NAME_LEN] = {};
   EXPECT_EQ(gk_softmax_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
@@ -115,6 +139,54 @@ TEST_P(SoftmaxArguments, NullDescriptorAndHandle) {
   EXPECT_TRUE(contains_text(message, "desc")) << message;
   expect_status(gk_softmax(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
   buffers.expect_untouched();
+}
+
+// A default SoftmaxDesc is an empty call with ldx = ldy = 1 (ld >= max(1, cols), as in
+// BLAS); a C descriptor left at zero breaks that rule and is rejected by name.
+TEST_P(SoftmaxArguments, DefaultDescriptorIsAValidEmptyCall) {
+  Device& dev = shared_device(GetParam());
+  SoftmaxDesc d;
+  EXPECT_EQ(d.ldx, 1);
+  EXPECT_EQ(d.ldy, 1);
+  expect_status(gk_softmax(dev.handle(), &d), GK_SUCCESS, {});
+  const gk_softmax_desc zero{};
+  expect_status(gk_softmax(dev.handle(), &zero), GK_INVALID_ARGUMENT, {"ldx"});
+}
+
+/// Runs softmax with x and y as windows of one parent buffer (y may equal x) and checks
+/// the result and that nothing outside y changed.
+void expect_softmax_accepted(Device& dev, const Window& wx, const Window& wy) {
+  Random rng;
+  HostArray parent(GK_F32, std::max(wx.total, wy.total));
+  fill_window(parent, wx, Pattern::Guard, [&](int64_t, int64_t) { return rng.uniform(-4, 4); });
+  DeviceArray device_parent(dev, parent);
+  float* base = static_cast<float*>(device_parent.data());
+  SoftmaxDesc d;
+  d.rows = wx.rows;
+  d.cols = wx.cols;
+  d.x = base + wx.offset;
+  d.ldx = wx.ld;
+  d.y = base + wy.offset;
+  d.ldy = wy.ld;
+  expect_status(gk_softmax(dev.handle(), &d), GK_SUCCESS, {});
+  const HostArray after = device_parent.read(GK_F32, parent.size());
+  EXPECT_EQ(changes_outside(parent, after, wy), "") << "x or the guard cells changed";
+  const auto ref = reference_softmax(MatrixView{&parent, wx}, false);
+  EXPECT_TRUE(compare(read_window(after, wy), ref, wx.cols).passes(1e-5));
+}
+
+TEST_P(SoftmaxArguments, ExactInPlaceIsAccepted) {
+  const Window w = make_window(kRows, kCols, kCols + 3, 8);
+  expect_softmax_accepted(shared_device(GetParam()), w, w);
+}
+
+// x in columns [0, cols) and y in columns [cols, 2 cols) of one matrix: the same row
+// stride, no shared element.
+TEST_P(SoftmaxArguments, SideBySideHalvesAreAccepted) {
+  const Window wx = make_window(kRows, kCols, 2 * kCols, 8);
+  Window wy = wx;
+  wy.offset += kCols;
+  expect_softmax_accepted(shared_device(GetParam()), wx, wy);
 }
 
 INSTANTIATE_TEST_SUITE_P(Validation, SoftmaxArguments,

@@ -48,6 +48,7 @@ void set_threads(const OpenBlas& ob, int threads) {
 
 template <class AB, class C>
 void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBlas& ob) {
+  const float beta = core::unsigned_zero(g.beta);  // see gemm_openblas
   const int ta = g.trans_a ? kCblasTrans : kCblasNoTrans, tb = g.trans_b ? kCblasTrans : kCblasNoTrans;
   const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
@@ -59,7 +60,7 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
       set_threads(ob, ctx.threads);
       ob.sbgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, static_cast<const std::uint16_t*>(g.a),
                 static_cast<int>(g.lda), static_cast<const std::uint16_t*>(g.b),
-                static_cast<int>(g.ldb), g.beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
+                static_cast<int>(g.ldb), beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
       return;
     }
   }
@@ -69,16 +70,16 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
     std::lock_guard<std::mutex> lock(ob.mutex);
     set_threads(ob, ctx.threads);
     ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols), b.data(),
-             static_cast<int>(b_cols), g.beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
+             static_cast<int>(b_cols), beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
   } else {
     // beta == 0 must not read C, so the f32 copy of C is only made when beta != 0.
-    std::vector<float> c = g.beta != 0.0f ? to_f32<C>(g.c, g.m, g.n, g.ldc, ctx.threads)
+    std::vector<float> c = beta != 0.0f ? to_f32<C>(g.c, g.m, g.n, g.ldc, ctx.threads)
                                           : std::vector<float>(static_cast<std::size_t>(g.m * g.n));
     {
       std::lock_guard<std::mutex> lock(ob.mutex);
       set_threads(ob, ctx.threads);
       ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols),
-               b.data(), static_cast<int>(b_cols), g.beta, c.data(), n);
+               b.data(), static_cast<int>(b_cols), beta, c.data(), n);
     }
     from_f32<C>(c, g.c, g.m, g.n, g.ldc, ctx.threads);
   }
@@ -99,6 +100,9 @@ void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
   // OpenBLAS itself handles k == 0, but do it here so every rung agrees bit for bit.
   if (g.k == 0) return scale_c(g);
   const OpenBlas& ob = openblas();
+  // beta == 0 must not read C whatever its sign; a zero beta goes to OpenBLAS as +0.0 so
+  // that a kernel testing its bits (as cuBLAS does) cannot take -0.0 for "read C".
+  const float beta = core::unsigned_zero(g.beta);
   if (g.ab_type == core::DType::F32 && g.c_type == core::DType::F32) {
     // allow_tf32 is a permission, not a request: f32 runs as exact f32.
     std::lock_guard<std::mutex> lock(ob.mutex);
@@ -106,7 +110,7 @@ void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
     ob.sgemm(kCblasRowMajor, g.trans_a ? kCblasTrans : kCblasNoTrans,
              g.trans_b ? kCblasTrans : kCblasNoTrans, static_cast<int>(g.m), static_cast<int>(g.n),
              static_cast<int>(g.k), g.alpha, static_cast<const float*>(g.a), static_cast<int>(g.lda),
-             static_cast<const float*>(g.b), static_cast<int>(g.ldb), g.beta,
+             static_cast<const float*>(g.b), static_cast<int>(g.ldb), beta,
              static_cast<float*>(g.c), static_cast<int>(g.ldc));
     return;
   }
