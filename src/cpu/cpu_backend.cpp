@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace gpukern::cpu {
@@ -121,6 +122,9 @@ class CpuBackend final : public core::Backend {
   void* alloc(std::size_t bytes) override {
     // 64-byte aligned (a cache line, an AVX-512 vector); aligned_alloc needs a multiple.
     constexpr std::size_t kAlign = 64;
+    if (bytes > std::numeric_limits<std::size_t>::max() - kAlign)  // the rounding would wrap
+      throw core::Error(core::Status::OutOfMemory,
+                        "cpu: cannot allocate " + std::to_string(bytes) + " bytes of host memory");
     const std::size_t rounded = core::ceil_div<std::size_t>(bytes == 0 ? 1 : bytes, kAlign) * kAlign;
     void* p = std::aligned_alloc(kAlign, rounded);
     if (!p)
