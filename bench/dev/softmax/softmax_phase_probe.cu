@@ -1,9 +1,8 @@
 // Timeline probe for split_row's one-wave cluster kernel on 64x262144 (issue #5):
 // where does the time go between the copy's floor and the kernel's?
 //
-//   mkdir -p build-probe && nvcc -std=c++17 -O3 -Isrc -Iinclude \
-//     -gencode arch=compute_90a,code=sm_90a scripts/softmax_phase_probe.cu -o build-probe/softmax_phase_probe
-//   build-probe/softmax_phase_probe [reps]    # on the GPU machine (carry build-probe)
+//   cmake -S . -B build -DGPUKERN_BUILD_DEV=ON -DGPUKERN_CUDA_ARCHS=90a && cmake --build build --target softmax_phase_probe
+//   build/bin/softmax_phase_probe [reps]    # on the GPU machine
 //
 // Every kernel is timed the way gpukern-bench times it (a 512 MiB memset before each
 // call, events around the one call, the median), next to cudaMemcpyAsync of the same
@@ -14,7 +13,7 @@
 //   phase        one CTA an SM, 1024 threads: the CTA's whole chunk loaded (registers
 //                + cp.async to shared memory), then stored: split_row's phases with
 //                no arithmetic; /cN adds a cluster barrier of N CTAs between them
-//   phase/c2 FL  the phase copy with other cache hints (run 17): stores plain, .cg, with an
+//   phase/c2 FL  the phase copy with other cache hints: stores plain, .cg, with an
 //                L2 evict_first / evict_last policy, L1::no_allocate, as bulk stores; shared-
 //                memory copies with L2::256B prefetch or an L2 evict_first / evict_last policy
 //                (PROBE_ONLY=a,b runs only the probes whose names contain a or b, with the
@@ -23,33 +22,41 @@
 //                the second lands
 //   bulk         (16-bit) the CTA's shared-memory part as 16 or 32 KB bulk copies issued
 //                in order by one thread, one mbarrier each, folded piece by piece as they
-//                complete (run 15 of src/cuda/softmax/dev/NOTES.md: ordered, but slower);
-//                "pf": the chunk prefetched to L2 first (run 16: slower still)
+//                complete (ordered, but slower than cp.async);
+//                "pf": the chunk prefetched to L2 first (slower still)
 //   onewave      (16-bit) every copy in flight, folded registers first or last, or in
-//                arrival order per thread (run 16)
+//                arrival order per thread
 //   arrival      (16-bit) arrival-order fold compacted per warp: sentinel-filled slots
 //                polled, a per-warp mbarrier (cp.async.mbarrier.arrive.noinc) for the end
 //   twostep      (16-bit) 128 co-resident CTAs, rows in 4 parts of 128 KB: rows 0-31 then
-//                rows 32-63, the first step's stores over the second's loads (run 16)
+//                rows 32-63, the first step's stores over the second's loads
 //   overlap      (16-bit) every copy in flight, two rows a CTA, the first row's outputs
-//                sent with bulk stores while the second's statistics are made (run 16)
+//                sent with bulk stores while the second's statistics are made
 //   stepped      a persistent cooperative grid: rows cut in q parts, G / q rows a step,
 //                a ring of shared-memory buffers, the q partials exchanged through global
-//                memory each step (tagged GridPartial words of grid_row.cuh; run 16)
-//   hybrid       split_row's policy kernel (hybrid_row.cuh) and other depths of it, with
-//                %globaltimer stamps per CTA (GPUKERN_SOFTMAX_TRACE); outputs compared
+//                memory each step (tagged GridPartial words of grid_row.cuh)
+//   hybrid       split_row's policy kernel (05_block_row_hybrid.cuh) and other depths of
+//                it, timed only (the library's kernels carry no stamps); outputs compared
 //                with the policy's
 // A traced call after the timed ones prints, per kernel, the stamps' spread relative to
 // a one-thread marker kernel launched just before it. Last (f16), the arrival report: the
 // phase copy's load phase with each shared-memory vector's landing time recorded.
+#include "cuda/arch/cache_policy.cuh"
+#include "cuda/arch/cluster.cuh"
+#include "cuda/arch/cp_async.cuh"
+#include "cuda/gemm/tensor_core_sm90.cuh"
+#include "cuda/softmax/05_block_row_hybrid.cuh"
+#include "driver_common.hpp"
+#include "grid_row.cuh"
+
 #include <cuda_runtime.h>
-#include <cstring>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -66,19 +73,9 @@ __device__ __forceinline__ unsigned long long global_timer() {
 __device__ __forceinline__ void probe_trace(int point) {
   if (threadIdx.x == 0) g_trace[blockIdx.x][point] = global_timer();
 }
-#define GPUKERN_SOFTMAX_TRACE(point) probe_trace(point)
-#define GPUKERN_SOFTMAX_TRACE_STEP(k, after) \
-  do {                                      \
-    if ((k) < 14) probe_trace(4 + 2 * (k) + (after)); \
-  } while (0)
-
-#include "cuda/cluster.cuh"
-#include "cuda/gemm/tensor_core_sm90.cuh"
-#include "cuda/softmax/hybrid_row.cuh"
-#include "cuda/softmax/grid_row.cuh"
-#include "cuda/softmax/dev/driver_common.hpp"
 
 namespace sm = gpukern::cuda::softmax;
+namespace arch = gpukern::cuda::arch;
 
 
 __global__ void mark_kernel(int slot) { g_mark[slot] = global_timer(); }
@@ -96,7 +93,7 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
   for (; i < n; i += stride) __stcs(y + i, __ldcs(x + i));
 }
 
-// ---- cache flavors of the phase copy (run 17): how the stores and the shared-memory
+// ---- cache flavors of the phase copy: how the stores and the shared-memory
 // loads are issued. kSt: 0 st.global.cs (split_row's), 1 plain (write-back), 2 .cg,
 // 3 L1::no_allocate + L2 evict_first policy, 4 L1::no_allocate + L2 evict_last policy,
 // 5 L1::no_allocate, 6 the shared part as 16 KB bulk stores (cp.async.bulk global <-
@@ -105,10 +102,7 @@ __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, 
 // same policy (ld.global.nc.L1::no_allocate.L2::cache_hint instead of ld.global.cs).
 namespace flavor {
 __device__ __forceinline__ uint64_t policy(bool last) {
-  if (!last) return gpukern::gpu::l2_evict_first_policy();
-  uint64_t pol;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
-  return pol;
+  return last ? arch::l2_evict_last_policy() : arch::l2_evict_first_policy();
 }
 /// Bytes of shared memory at `src` sent to `dst` by the bulk engine (one bulk group).
 __device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
@@ -140,13 +134,13 @@ __device__ __forceinline__ uint4 load(const uint4* p, uint64_t pol) {
 template <int kLd>
 __device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t pol) {
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  if constexpr (kLd == 0) gpukern::gpu::cp_async_16(dst, src);
+  if constexpr (kLd == 0) arch::cp_async_16(dst, src);
   else if constexpr (kLd == 1)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
   else if constexpr (kLd == 3)
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(pol)
                  : "memory");
-  else gpukern::gpu::cp_async_16_stream(dst, src);  // split_row's copies
+  else arch::cp_async_16_stream(dst, src);  // split_row's copies
 }
 }  // namespace flavor
 
@@ -167,9 +161,9 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   const int half = kHalves == 2 ? (smem_count / 2 + 1023) / 1024 * 1024 : smem_count;
   const uint4* src = x + begin + reg_count;
   for (int j = threadIdx.x; j < half; j += 1024) flavor::copy16<kLd>(staged + j, src + j, ld_pol);
-  gpukern::gpu::cp_async_commit();
+  arch::cp_async_commit();
   for (int j = half + threadIdx.x; j < smem_count; j += 1024) flavor::copy16<kLd>(staged + j, src + j, ld_pol);
-  gpukern::gpu::cp_async_commit();
+  arch::cp_async_commit();
   uint4 r[kPacks];
 #pragma unroll
   for (int k = 0; k < kPacks; ++k) {
@@ -177,11 +171,11 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
     if (i < reg_count) r[k] = flavor::load<kLd>(x + begin + i, ld_pol);
   }
   if constexpr (kHalves == 1) {
-    gpukern::gpu::cp_async_wait<0>();
+    arch::cp_async_wait<0>();
     if constexpr (kSt == 6) gpukern::cuda::gemm::sm90::fence_proxy_async();
     __syncthreads();
     probe_trace(1);
-    if constexpr (kCluster) gpukern::cuda::cluster::sync_aligned();
+    if constexpr (kCluster) arch::cluster_sync_aligned();
     probe_trace(2);
     if constexpr (kSt == 6) {
       if (threadIdx.x == 0) {
@@ -202,10 +196,10 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
       for (int j = threadIdx.x; j < smem_count; j += 1024) flavor::store<kSt>(y + begin + reg_count + j, staged[j], st_pol);
     else if (threadIdx.x == 0) gpukern::cuda::gemm::sm90::bulk_wait_group_read<0>();
   } else {
-    gpukern::gpu::cp_async_wait<1>();
+    arch::cp_async_wait<1>();
     probe_trace(1);
     for (int j = threadIdx.x; j < half; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
-    gpukern::gpu::cp_async_wait<0>();
+    arch::cp_async_wait<0>();
     probe_trace(2);
     for (int j = half + threadIdx.x; j < smem_count; j += 1024) __stcs(y + begin + reg_count + j, staged[j]);
 #pragma unroll
@@ -265,7 +259,7 @@ __device__ __forceinline__ void store_out(const uint4& u, uint4* dst, const sm::
 __device__ __forceinline__ sm::RowStats pair_merge(sm::RowStats mine, sm::RowStats* cta_stats) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   if (threadIdx.x == 0) *cta_stats = mine;
-  gpukern::cuda::cluster::sync_aligned();
+  arch::cluster_sync_aligned();
   const unsigned lane = threadIdx.x % 32;
   mine = lane < 2 ? sm::hybrid_detail::load_remote(cta_stats, lane) : sm::empty_stats();
   mine = sm::group_reduce<32>(mine);
@@ -277,16 +271,16 @@ __device__ __forceinline__ sm::RowStats pair_merge(sm::RowStats mine, sm::RowSta
 /// reset), the row's q partials gathered by warp 0 and handed to every thread through
 /// `shared_row`. `reduced_point`: the probe stamp between the two halves (-1: none).
 template <int kThreads>
-__device__ sm::RowStats row_exchange(sm::RowStats mine, sm::GridPartial* ws, int q, int part, int64_t row,
+__device__ sm::RowStats row_exchange(sm::RowStats mine, sm::dev::GridPartial* ws, int q, int part, int64_t row,
                                      unsigned long long tag_base, sm::RowStats* scratch, sm::RowStats* shared_row,
                                      int reduced_point = -1) {
   const sm::RowStats st = sm::block_reduce<kThreads>(mine, scratch);
   if (reduced_point >= 0) probe_trace(reduced_point);
   if (threadIdx.x < 32) {
     const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
-    if (threadIdx.x == 0) sm::grid_detail::publish(ws + row * q + part, st, tag);
+    if (threadIdx.x == 0) sm::dev::grid_detail::publish(ws + row * q + part, st, tag);
     sm::RowStats r =
-        int(threadIdx.x) < q ? sm::grid_detail::wait_partial(ws + row * q + threadIdx.x, tag) : sm::empty_stats();
+        int(threadIdx.x) < q ? sm::dev::grid_detail::wait_partial(ws + row * q + threadIdx.x, tag) : sm::empty_stats();
     r = sm::group_reduce<32>(r);
     if (threadIdx.x == 0) *shared_row = r;
   }
@@ -320,7 +314,7 @@ struct RowPair {
   };
   /// The output scale of row a (step 0) or b (step 1) from this thread's fold `acc`.
   template <class T>
-  __device__ sm::OutputScale scale(const Online<T>& acc, int step, sm::GridPartial* ws, unsigned long long tag_base,
+  __device__ sm::OutputScale scale(const Online<T>& acc, int step, sm::dev::GridPartial* ws, unsigned long long tag_base,
                                    Smem& smem) const {
     return sm::output_scale(row_exchange<1024>(acc.stats(), ws, kQ, part, step ? row_b : row_a, tag_base,
                                                smem.scratch[step], &smem.row[step]),
@@ -351,10 +345,10 @@ template <int N, bool kGroups = false>
 __device__ __forceinline__ void copy_vecs(uint4* dst, const uint4* src) {
 #pragma unroll
   for (int k = 0; k < N; ++k) {
-    gpukern::gpu::cp_async_16(dst + threadIdx.x + k * 1024, src + threadIdx.x + k * 1024);
-    if constexpr (kGroups) gpukern::gpu::cp_async_commit();
+    arch::cp_async_16(dst + threadIdx.x + k * 1024, src + threadIdx.x + k * 1024);
+    if constexpr (kGroups) arch::cp_async_commit();
   }
-  if constexpr (!kGroups) gpukern::gpu::cp_async_commit();
+  if constexpr (!kGroups) arch::cp_async_commit();
 }
 /// Folds the thread's N vectors tid + k * 1024 of `v`.
 template <int N, class T>
@@ -390,7 +384,7 @@ struct PairChunk {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
     const int64_t row = blockIdx.x / 2;
     const int64_t chunk_vecs = cols * int64_t(sizeof(T)) / 16 / 2;
-    const int64_t first = int64_t(gpukern::cuda::cluster::rank()) * chunk_vecs;
+    const int64_t first = int64_t(arch::cluster_rank()) * chunk_vecs;
     x = reinterpret_cast<const uint4*>(xr + row * cols) + first;
     y = reinterpret_cast<uint4*>(yr + row * cols) + first;
 #endif
@@ -410,7 +404,7 @@ __device__ __forceinline__ void finish_pair(const Online<T>& acc, const uint4 (&
   const sm::OutputScale o = sm::output_scale(stats, false);
   store_regs<T>(r, y, o);
   store_vecs<kVecs, T>(staged, y + 1024 * kPacks, o);
-  gpukern::cuda::cluster::sync_aligned();
+  arch::cluster_sync_aligned();
   probe_trace(3);
 #endif
 }
@@ -448,7 +442,7 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   __shared__ sm::RowStats scratch[32];
   __shared__ alignas(8) sm::RowStats cta_stats;
   probe_trace(0);
-  const unsigned rank = gpukern::cuda::cluster::rank();
+  const unsigned rank = arch::cluster_rank();
   const int64_t row = blockIdx.x / 2;
   const int64_t chunk_vecs = cols / V / 2;
   const T* xc = x + row * cols + int64_t(rank) * chunk_vecs * V;
@@ -514,13 +508,13 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) out(regs[r], yc + int64_t(tid + r * 1024) * V);
   for (int j = tid; j < smem_vecs; j += 1024) out(staged[j], yc + (int64_t(reg_vecs) + j) * V);
-  gpukern::cuda::cluster::sync_aligned();
+  arch::cluster_sync_aligned();
   probe_trace(3);
 #endif
 }
 
 
-// ---- stepped grid (issue #5, run 16): a persistent grid of G CTAs (one an SM,
+// ---- stepped grid: a persistent grid of G CTAs (one an SM,
 // cooperative launch), rows cut into q parts of part_vecs vectors; item = (row, part),
 // CTA c takes items c, c + G, ... (G a multiple of q, so each step holds whole rows).
 // Items go through a ring of kAhead + 1 shared-memory buffers, kAhead items in flight
@@ -530,7 +524,7 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
 // for this one (else before it). Stamps: 4 + 4k + {0 landed, 1 reduced, 2 merged, 3 stored}.
 template <class T, int kThreads, int kAhead, bool kAfter>
 __global__ void __launch_bounds__(kThreads, 1)
-    stepped_row(sm::RowArgs<T> a, int q, int part_vecs, sm::GridPartial* ws, unsigned long long tag_base) {
+    stepped_row(sm::RowArgs<T> a, int q, int part_vecs, sm::dev::GridPartial* ws, unsigned long long tag_base) {
   constexpr int V = 16 / sizeof(T);
   constexpr int kRing = kAhead + 1;
   extern __shared__ uint4 smem_raw[];
@@ -557,20 +551,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       where(i, row, part, begin, count);
       const T* x = a.x + row * a.ldx + begin * V;
       sm::Pack<T, V>* buf = ring + int64_t(i % kRing) * part_vecs;
-      for (int v = tid; v < count; v += kThreads) gpukern::gpu::cp_async_16(buf + v, x + int64_t(v) * V);
+      for (int v = tid; v < count; v += kThreads) arch::cp_async_16(buf + v, x + int64_t(v) * V);
     }
-    gpukern::gpu::cp_async_commit();
+    arch::cp_async_commit();
   };
 #pragma unroll
   for (int i = 0; i < kAhead; ++i) issue(i);
   int parity = 0;
   for (int i = 0; i < n; ++i) {
     if constexpr (kAfter) {
-      gpukern::gpu::cp_async_wait<kAhead - 1>();
+      arch::cp_async_wait<kAhead - 1>();
       issue(i + kAhead);
     } else {
       issue(i + kAhead);
-      gpukern::gpu::cp_async_wait<kAhead>();
+      arch::cp_async_wait<kAhead>();
     }
     if (i < 7) probe_trace(4 + 4 * i);
     int64_t row, begin;
@@ -589,12 +583,12 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (i < 7) probe_trace(7 + 4 * i);
     parity ^= 1;
   }
-  gpukern::gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   probe_trace(3);
 }
 
 
-// ---- arrival probe (run 16): the phase copy's load phase (1024 threads, kPacks register
+// ---- arrival probe: the phase copy's load phase (1024 threads, kPacks register
 // vectors + kVecs shared-memory vectors a thread, every copy in flight at once), with each
 // shared-memory slot pre-filled with a sentinel and polled by its own thread, so that the
 // globaltimer of each vector's arrival is recorded: times[cta][k][tid].
@@ -611,8 +605,8 @@ __global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict
   __syncthreads();
   probe_trace(0);
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(staged + tid + k * 1024, src + tid + k * 1024);
-  gpukern::gpu::cp_async_commit();
+  for (int k = 0; k < kVecs; ++k) arch::cp_async_16(staged + tid + k * 1024, src + tid + k * 1024);
+  arch::cp_async_commit();
   uint4 r[kPacks];
   probe_fold::load_regs(r, x + begin);
   unsigned long long t[kVecs];
@@ -638,7 +632,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) g_arrival[(int64_t(blockIdx.x) * 16 + k) * 1024 + tid] = t[k];
   g_arrival[(int64_t(blockIdx.x) * 16 + kVecs) * 1024 + tid] = treg;
-  gpukern::gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   __syncthreads();
   probe_trace(1);
 #pragma unroll
@@ -722,10 +716,10 @@ static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t s
 }
 
 
-// ---- one-wave fold orders (run 16): 16-bit, 1024 threads, clusters of 2 (a row a
+// ---- one-wave fold orders: 16-bit, 1024 threads, clusters of 2 (a row a
 // cluster), kPacks register vectors + kVecs shared-memory vectors a thread, every copy in
 // flight at once (one commit group per shared-memory vector); the register part loaded
-// evict-first (run 16 measured .cg, plain and .nc.L1::no_allocate.L2::256B within 1 point).
+// evict-first (.cg, plain and .nc.L1::no_allocate.L2::256B measured alike).
 // kFold: 0 registers first, then the shared part in issue order (the policy's order);
 // 1 the shared part in issue order, registers last; 2 the shared part in arrival order
 // (slots pre-filled with a sentinel and polled), registers last.
@@ -733,7 +727,7 @@ namespace onewave {
 template <int N>
 __device__ __forceinline__ void wait_pending(int n) {
   if constexpr (N >= 0) {
-    if (n == N) gpukern::gpu::cp_async_wait<N>();
+    if (n == N) arch::cp_async_wait<N>();
     else wait_pending<N - 1>(n);
   }
 }
@@ -760,8 +754,8 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
   }
 #pragma unroll
   for (int k = 0; k < kVecs; ++k) {
-    gpukern::gpu::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
-    gpukern::gpu::cp_async_commit();
+    arch::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
+    arch::cp_async_commit();
   }
   if constexpr (kFold != 0) {
     probe_fold::load_regs(r, xc);
@@ -784,7 +778,7 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
         }
       }
     }
-    gpukern::gpu::cp_async_wait<0>();
+    arch::cp_async_wait<0>();
   } else {
 #pragma unroll
     for (int k = 0; k < kVecs; ++k) {
@@ -803,7 +797,7 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
 }
 
 
-// ---- arrival-order fold, warp-compacted (run 16): each thread's shared-memory slots are
+// ---- arrival-order fold, warp-compacted: each thread's shared-memory slots are
 // pre-filled with a sentinel; a pass polls one word of each pending slot, then every lane
 // folds its own landed vectors (whichever k), so a warp's fold steps keep all lanes busy
 // as long as each has something landed. A per-warp mbarrier fed by
@@ -860,7 +854,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
     probe_fold::load_regs(r, xc);
   }
 #pragma unroll
-  for (int k = 0; k < kVecs; ++k) gpukern::gpu::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
+  for (int k = 0; k < kVecs; ++k) arch::cp_async_16(smem_raw + tid + k * 1024, xs + tid + k * 1024);
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];" ::"r"(sm90::smem_addr(&bars[warp])) : "memory");
   if constexpr (!kRegFirst) {
     probe_fold::load_regs(r, xc);
@@ -906,7 +900,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 }
 
 
-// ---- two steps (run 16, 16-bit): 128 co-resident CTAs (cooperative launch, one an SM),
+// ---- two steps (16-bit): 128 co-resident CTAs (cooperative launch, one an SM),
 // each row cut in 4 parts of 128 KB; step A holds rows 0-31 (64 KB in registers + 64 KB
 // in shared memory), step B rows 32-63 (128 KB in shared memory). The 4 partials of a row
 // are exchanged through global memory (GridPartial). A's stores overlap B's loads; only
@@ -915,7 +909,7 @@ __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x,
 // in order as they land (else one group, folded after it landed).
 template <class T, int kIssueB, bool kPipeB>
 __global__ void __launch_bounds__(1024, 1)
-    twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+    twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8;
   const auto [sa, sb] = pf::two_row_staging<kVecsA>();
@@ -929,8 +923,8 @@ __global__ void __launch_bounds__(1024, 1)
   pf::load_regs(r, rp.xa);
   if constexpr (kIssueB == 1) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
   // Step A.
-  if constexpr (kIssueB == 1) gpukern::gpu::cp_async_wait<kPipeB ? kVecsB : 1>();
-  else gpukern::gpu::cp_async_wait<0>();
+  if constexpr (kIssueB == 1) arch::cp_async_wait<kPipeB ? kVecsB : 1>();
+  else arch::cp_async_wait<0>();
   probe_trace(4);
   if constexpr (kIssueB == 0) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
   pf::Online<T> acc_a;
@@ -950,7 +944,7 @@ __global__ void __launch_bounds__(1024, 1)
       acc_b.add(sb[tid + k * 1024]);
     }
   } else {
-    gpukern::gpu::cp_async_wait<0>();
+    arch::cp_async_wait<0>();
     probe_trace(7);
     pf::fold_vecs<kVecsB>(acc_b, sb);
   }
@@ -961,13 +955,13 @@ __global__ void __launch_bounds__(1024, 1)
 }
 
 
-// ---- two steps, registers in the second (run 16): as twostep_row, but step A (rows
+// ---- two steps, registers in the second: as twostep_row, but step A (rows
 // 0-31) is all in shared memory (128 KB), step B (rows 32-63) 64 KB in registers + 64 KB
 // in shared memory, issued once A's copies landed (kRegsFirst: B's register loads before
 // its copies).
 template <class T, bool kRegsFirst>
 __global__ void __launch_bounds__(1024, 1)
-    twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+    twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
   const auto [sa, sb] = pf::two_row_staging<kVecsA>();
@@ -975,7 +969,7 @@ __global__ void __launch_bounds__(1024, 1)
   const pf::RowPair rp(x, y, cols);  // a part is 1024 * kVecsA == 1024 * (kPacks + kVecsB) vectors
   probe_trace(0);
   pf::copy_vecs<kVecsA>(sa, rp.xa);
-  gpukern::gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   probe_trace(4);
   uint4 r[kPacks];
   if constexpr (kRegsFirst) {
@@ -991,7 +985,7 @@ __global__ void __launch_bounds__(1024, 1)
   probe_trace(5);
   pf::store_vecs<kVecsA, T>(sa, rp.ya, oa);
   probe_trace(6);
-  gpukern::gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   probe_trace(7);
   pf::Online<T> acc_b;
   pf::fold_vecs<kVecsB>(acc_b, sb);
@@ -1025,7 +1019,7 @@ static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s) {
 }
 
 
-// ---- one wave, two rows a CTA, stores through the bulk engine (run 16, 16-bit): 128
+// ---- one wave, two rows a CTA, stores through the bulk engine (16-bit): 128
 // co-resident CTAs, each row in 4 parts of 128 KB; a CTA holds part A of row c / 4 (128 KB
 // in shared memory) and part B of row 32 + c / 4 (64 KB registers + 64 KB shared memory),
 // every copy in flight at once. Then: A's statistics (fold, block reduction, the row's 4
@@ -1036,7 +1030,7 @@ static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s) {
 
 template <class T>
 __global__ void __launch_bounds__(1024, 1)
-    overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::GridPartial* ws, unsigned long long tag_base) {
+    overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   namespace sm90 = gpukern::cuda::gemm::sm90;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
@@ -1046,7 +1040,7 @@ __global__ void __launch_bounds__(1024, 1)
   const pf::RowPair rp(x, y, cols);
   probe_trace(0);
 #pragma unroll
-  for (int k = 0; k < kVecsA; ++k) gpukern::gpu::cp_async_16(sa + tid + k * 1024, rp.xa + tid + k * 1024);
+  for (int k = 0; k < kVecsA; ++k) arch::cp_async_16(sa + tid + k * 1024, rp.xa + tid + k * 1024);
   pf::copy_vecs<kVecsB>(sb, rp.xb + 4096);  // one commit group for both parts
   uint4 r[kPacks];
   pf::load_regs(r, rp.xb);
@@ -1063,7 +1057,7 @@ __global__ void __launch_bounds__(1024, 1)
       }
     }
   };
-  gpukern::gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
   probe_trace(4);
   pf::Online<T> acc_a;
   pf::fold_vecs<kVecsA>(acc_a, sa);
@@ -1171,7 +1165,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
                         }});
     }
   }
-  // Cache flavors of the phase copy in clusters of 2 (run 17).
+  // Cache flavors of the phase copy in clusters of 2.
   {
     int64_t ctas = 128;
     while ((vecs + ctas - 1) / ctas > cap) ctas *= 2;
@@ -1291,13 +1285,13 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
     add_pair(arrival_fold<T, 2, 14, false, 0>, 2, "arrival 2+14 regs-last", 2);
     add_pair(arrival_fold<T, 2, 14, true, 200>, 2, "arrival 2+14 regs-first sleep200", 2);
   }
-  // Stepped grid (run 16): q parts a row, G = the largest multiple of q <= SMs.
+  // Stepped grid: q parts a row, G = the largest multiple of q <= SMs.
   {
-    static sm::GridPartial* ws = nullptr;
+    static sm::dev::GridPartial* ws = nullptr;
     static unsigned long long tag = 1ull << 40;
     if (!ws) {
-      CHECK_CUDA(cudaMalloc(&ws, 64 * 64 * sizeof(sm::GridPartial)));
-      CHECK_CUDA(cudaMemset(ws, 0, 64 * 64 * sizeof(sm::GridPartial)));
+      CHECK_CUDA(cudaMalloc(&ws, 64 * 64 * sizeof(sm::dev::GridPartial)));
+      CHECK_CUDA(cudaMemset(ws, 0, 64 * 64 * sizeof(sm::dev::GridPartial)));
     }
     auto add_stepped = [&](auto kernel, int threads, int ahead, bool after, int part_kb) {
       const int64_t num_vec = cols / V;
@@ -1314,7 +1308,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       Probe pr{label, G, [=](cudaStream_t s) {
                  sm::RowArgs<T> a = ra;
                  int qq = q, pv = part_vecs;
-                 sm::GridPartial* w = ws;
+                 sm::dev::GridPartial* w = ws;
                  unsigned long long t = tag;
                  tag += 64;
                  void* args[] = {&a, &qq, &pv, &w, &t};
@@ -1332,7 +1326,7 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
                    const T* xs = static_cast<const T*>(x);
                    T* ys = static_cast<T*>(y);
                    int64_t c = cols;
-                   sm::GridPartial* w = ws;
+                   sm::dev::GridPartial* w = ws;
                    unsigned long long t = tag;
                    tag += 64;
                    void* args[] = {&xs, &ys, &c, &w, &t};
