@@ -110,7 +110,8 @@ class ForcedPlan : public ::testing::TestWithParam<std::tuple<PlanCase, DType>> 
 
 TEST_P(ForcedPlan, MatchesTheReference) {
   GK_CUDA_CONTEXT_OR_SKIP(ctx);
-  const auto& [pc, dtype] = GetParam();
+  const PlanCase pc = std::get<0>(GetParam());
+  const DType dtype = std::get<1>(GetParam());
   const bool needs_clusters = !pc.policy && pc.plan.layout != SplitLayout::Blocks;
   const bool f32_layout = pc.plan.layout == SplitLayout::HybridF32;
   const bool f16_layout = pc.plan.layout == SplitLayout::Hybrid16 || pc.plan.layout == SplitLayout::Hybrid16OneSm;
