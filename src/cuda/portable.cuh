@@ -4,17 +4,7 @@
 // literal 32.
 #pragma once
 
-#if defined(__HIPCC__) || defined(__HIP_PLATFORM_AMD__)
-#include <hip/hip_runtime.h>
-#include <hip/hip_fp16.h>
-#include <hip/hip_bfloat16.h>  // hip_bfloat16 (HIP 5.2 has no hip_bf16.h)
-#define GPUKERN_HIP 1
-#else
-#include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#define GPUKERN_CUDA 1
-#endif
+#include "cuda/arch/vendor.cuh"  // GPUKERN_CUDA or GPUKERN_HIP, the vendor's runtime headers
 
 #include "core/types.hpp"
 

@@ -3,7 +3,7 @@
 // work over to another group, without stopping the rest of the block.
 #pragma once
 
-#include "cuda/portable.cuh"
+#include "cuda/arch/vendor.cuh"
 
 #if defined(GPUKERN_CUDA)
 namespace gpukern::cuda::arch {

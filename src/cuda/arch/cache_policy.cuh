@@ -4,7 +4,7 @@
 // itself instead of lines still to be reused or written back.
 #pragma once
 
-#include "cuda/portable.cuh"
+#include "cuda/arch/vendor.cuh"
 
 #include <cstdint>
 

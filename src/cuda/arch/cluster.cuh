@@ -6,7 +6,7 @@
 // for sm_90 or later; declared for CUDA only (HIP has no clusters).
 #pragma once
 
-#include "cuda/portable.cuh"
+#include "cuda/arch/vendor.cuh"
 
 #include <cstdint>
 

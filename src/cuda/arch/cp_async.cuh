@@ -5,7 +5,7 @@
 #pragma once
 
 #include "cuda/arch/cache_policy.cuh"
-#include "cuda/portable.cuh"
+#include "cuda/arch/vendor.cuh"
 
 #include <cstdint>
 

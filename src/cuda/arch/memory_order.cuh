@@ -3,7 +3,7 @@
 // ordering implied), acquire loads and release stores.
 #pragma once
 
-#include "cuda/portable.cuh"
+#include "cuda/arch/vendor.cuh"
 
 #include <cstdint>
 

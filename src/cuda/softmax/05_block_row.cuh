@@ -131,6 +131,7 @@ template <class T, int V, const HybridConfig& kConfig>
 void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if constexpr (sizeof(Pack<T, V>) == kVectorBytes) {
     constexpr HybridConfig c = kConfig;
+    static_assert(c.valid(), "hybrid layout: see HybridConfig::valid");
     const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, false>;
     const int64_t smem_vecs = std::max<int64_t>(0, args.cols / V - int64_t(c.threads) * c.packs);
     const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;

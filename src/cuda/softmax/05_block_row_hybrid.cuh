@@ -61,6 +61,11 @@ struct HybridConfig {
   /// vector being reduced, and each vector is folded into the thread's running (max,
   /// sum) as soon as it lands, so that the exps of the statistics overlap the loads.
   int depth = 0;
+  /// Whole warps on either vendor, at most 1024 threads, at least one pack and one block
+  /// an SM, a depth of 0 to 16.
+  constexpr bool valid() const {
+    return threads % 64 == 0 && threads <= 1024 && packs >= 1 && min_blocks >= 1 && depth >= 0 && depth <= 16;
+  }
 };
 
 /// Shared memory a hybrid block may stage: its share of the SM when `min_blocks` blocks

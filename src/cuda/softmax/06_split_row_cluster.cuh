@@ -119,6 +119,7 @@ template <class T, int V, const HybridConfig& kConfig>
 bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "the hybrid layout stages whole 16-byte packs");
   constexpr HybridConfig c = kConfig;
+  static_assert(c.valid(), "hybrid layout: see HybridConfig::valid");
   const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth>;
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
   const int64_t smem_vecs = std::max<int64_t>(0, chunk_vecs - int64_t(c.threads) * c.packs);

@@ -94,6 +94,12 @@ void with_index(int index, Fn&& fn) {
   with_index_impl(index, fn, std::make_index_sequence<N>{});
 }
 
+// Configurations are structs with named fields, written as designated initializers
+// ({.lanes = 8, .packs = 2}). nvcc in C++17 mode zero-initializes a member skipped in the
+// middle of such an initializer instead of giving it its default (trailing members get
+// their defaults): name every member up to the last one given. The configs' valid()
+// checks reject the zeros this would leave.
+
 /// Entry kIndex of the constexpr array kTable as an object of its own, so that it can be
 /// the argument of a `const Config&` template parameter (which may not name an element
 /// of an array).
