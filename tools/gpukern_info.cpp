@@ -25,9 +25,13 @@ void print_extra(const char* extra) {
 void print_ladder(gpukern::Device& dev, gk_op op, const char* title) {
   std::printf("  %s rungs:\n", title);
   for (const auto& v : dev.variants(op)) {
-    std::printf("    %-16s %-18s %-6s %s%s\n", v.name, v.dtypes, v.min_arch[0] ? v.min_arch : "-",
-                v.runs_here ? "runs here" : "not here: ", v.runs_here ? "" : v.reason);
-    std::printf("    %-16s   %s%s\n", "", v.description, v.is_reference ? " [reference]" : "");
+    const std::string where =
+        v.runs_here ? "runs here" : std::string("not here [") + gk_decline_name(v.decline) + "]: " + v.reason;
+    std::printf("    %-16s %-18s %-6s %s\n", v.name, v.dtypes, v.min_arch[0] ? v.min_arch : "-", where.c_str());
+    std::string tags = v.is_reference ? " [reference]" : "";
+    if (v.experimental) tags += " [experimental: never run on hardware; never picked by auto]";
+    if (v.auto_position >= 0) tags += " [auto #" + std::to_string(v.auto_position + 1) + "]";
+    std::printf("    %-16s   %s%s\n", "", v.description, tags.c_str());
   }
 }
 
@@ -40,8 +44,12 @@ void print_device(const std::string& spec) {
               i.peak_f32_gflops);
   if (i.peak_tensor_gflops > 0) std::printf(", tensor %.0f GFLOP/s", i.peak_tensor_gflops);
   std::printf("\n");
-  if (i.driver_version[0] || i.runtime_version[0])
+  // Only the versions the backend reports: the CPU has no driver, only an OpenMP runtime.
+  if (i.driver_version[0] && i.runtime_version[0])
     std::printf("    driver %s, runtime %s\n", i.driver_version, i.runtime_version);
+  else if (i.driver_version[0] || i.runtime_version[0])
+    std::printf("    %s %s\n", i.driver_version[0] ? "driver" : "runtime",
+                i.driver_version[0] ? i.driver_version : i.runtime_version);
   print_extra(i.extra);
   print_ladder(dev, GK_OP_GEMM, "gemm");
   print_ladder(dev, GK_OP_SOFTMAX, "softmax");

@@ -1,31 +1,30 @@
 #!/usr/bin/env python3
 """gpukern-report: merges gpukern-bench runs (JSON schema 1) from several machines
-into DIR/report.md with ladder tables and PNG plots.
+into DIR/report.md with ladder tables and PNG plots, and rewrites the measured tables
+of a README between markers (report_readme.py).
 
     gpukern-report bench/results/*.json --out bench/report [--profile ncu.csv]
+    gpukern-report bench/results/*.json --readme README.md [--check]
 
 Per device and operation: ladder tables in the style of the seeds (rung, dtype, size,
 GFLOP/s or TB/s, speed-up over the naive rung, % of the vendor library measured in
 the same run), a ladder bar chart, GFLOP/s against size (gemm) and TB/s against the
 number of columns with the device-copy line (softmax). Across devices: the best rung
 per operation and dtype. The output is deterministic: same inputs, same bytes.
+A bad input is one line "FILE: problem" on stderr and exit status 2.
 """
 
 import argparse
 import csv
-import json
-import math
+import io
 import os
-import re
 import sys
 
-SCHEMA = 1
-DTYPE_ORDER = {"f32": 0, "tf32": 1, "f16": 2, "bf16": 3}
-OP_ORDER = {"gemm": 0, "softmax": 1, "log_softmax": 2}
-VENDOR_NAMES = {
-    "cublas": "cuBLAS", "cudnn": "cuDNN", "openblas": "OpenBLAS", "rocblas": "rocBLAS",
-    "hipblas": "hipBLAS", "hipblaslt": "hipBLASLt", "miopen": "MIOpen",
-}
+from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, device_label, fmt_compact,
+                         fmt_error, fmt_pct, fmt_rate, fmt_speedup, group, load_run, md_table,
+                         merge, op_title, skipped_notes, slug, vendor_name)
+import report_readme
+
 LEGEND_ORDER = {"device copy": (-1, "device copy")}  # legend label -> (ladder index, name)
 PROFILE_COLUMNS = [
     ("rung", "rung"), ("kernel", "kernel"), ("sm_throughput_pct", "SM %"),
@@ -36,234 +35,7 @@ PROFILE_COLUMNS = [
 ]
 
 
-class ReportError(Exception):
-    """An input the report cannot use; the message names the file and the problem."""
-
-
-# ---------------------------------------------------------------- loading
-
-def device_label(device):
-    return "{} ({})".format(device.get("name", "unknown device"), device.get("backend", "?"))
-
-
-def slug(text):
-    out, dash = [], False
-    for ch in text.lower():
-        if ch.isalnum():
-            out.append(ch)
-            dash = False
-        elif out and not dash:
-            out.append("-")
-            dash = True
-    return "".join(out).strip("-") or "device"
-
-
-def load_run(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            run = json.load(f)
-    except (OSError, ValueError) as e:
-        raise ReportError("{}: cannot read JSON: {}".format(path, e))
-    if not isinstance(run, dict) or run.get("schema") != SCHEMA:
-        raise ReportError("{}: not a gpukern-bench run of schema {}".format(path, SCHEMA))
-    device = run.get("device")
-    if not isinstance(device, dict) or "name" not in device or "backend" not in device:
-        raise ReportError("{}: 'device' must be an object with name and backend".format(path))
-    if not isinstance(run.get("results"), list):
-        raise ReportError("{}: 'results' must be a list".format(path))
-    run["_path"] = path
-    return run
-
-
-def op_of(record):
-    if record.get("op") == "softmax" and record.get("log_softmax"):
-        return "log_softmax"
-    return record.get("op")
-
-
-def shape_of(record):
-    """(label, work, sort key) of a record's problem size."""
-    if record.get("op") == "gemm":
-        m, n, k = int(record["m"]), int(record["n"]), int(record["k"])
-        label = "{}³".format(m) if m == n == k else "{}x{}x{}".format(m, n, k)
-        return label, 2.0 * m * n * k, (m * n * k, m, n, k)
-    rows, cols = int(record["rows"]), int(record["cols"])
-    return "{}x{}".format(rows, cols), float(rows * cols), (rows * cols, cols, rows, 0)
-
-
-class Entry:
-    """One measured or skipped (device, op, dtype, size, rung) after merging."""
-
-    def __init__(self, run, record, measured):
-        self.device = device_label(run["device"])
-        self.device_info = run["device"]
-        self.op = op_of(record)
-        self.variant = record["variant"]
-        self.rung_index = int(record.get("rung_index", 0))
-        self.is_reference = bool(record.get("is_reference", False))
-        self.dtype = record["dtype"]
-        self.shape, self.work, self.shape_key = shape_of(record)
-        self.rows = record.get("rows")
-        self.cols = record.get("cols")
-        self.measured = measured
-        self.reason = record.get("reason", "")
-        self.stamp = (run.get("time_utc") or run.get("date") or "", run["_path"])
-        if not measured:
-            return
-        self.ms = float(record["ms"])
-        # Rates: gemm GFLOP/s; softmax GB/s (bytes read + written), shown as TB/s on GPUs.
-        self.rate = float(record["gflops"]) if self.op == "gemm" else float(record["gbps"])
-        self.reference = record.get("reference")
-        self.pct_of_reference = record.get("pct_of_reference")
-        self.pct_of_peak = record.get("pct_of_peak")
-        self.rel_error = record.get("rel_error")
-        self.error_ok = record.get("error_ok", True)
-        self.error_bound = record.get("error_bound")
-        self.pct_of_copy = record.get("pct_of_copy")
-        copy_gbps = record.get("copy_gbps")
-        self.copy_rate = None if copy_gbps is None else float(copy_gbps)
-
-    def case_key(self):
-        return (self.device, self.op, self.dtype, self.shape_key)
-
-    def key(self):
-        return self.case_key() + (self.variant,)
-
-
-def merge(runs):
-    """Entries of all runs; of repeated (device, op, dtype, size, rung) the newest run wins."""
-    chosen = {}
-    for run in runs:
-        for record in run["results"]:
-            e = Entry(run, record, True)
-            if e.key() not in chosen or chosen[e.key()].stamp <= e.stamp:
-                chosen[e.key()] = e
-        for record in run.get("skipped", []):
-            e = Entry(run, record, False)
-            if e.key() not in chosen or (not chosen[e.key()].measured and chosen[e.key()].stamp <= e.stamp):
-                chosen[e.key()] = e
-    return [chosen[k] for k in sorted(chosen, key=sort_key_of(chosen))]
-
-
-def sort_key_of(chosen):
-    def key(k):
-        e = chosen[k]
-        return (e.device, OP_ORDER.get(e.op, 9), e.op, DTYPE_ORDER.get(e.dtype, 9), e.dtype,
-                e.shape_key, e.rung_index, e.variant)
-    return key
-
-
-# ---------------------------------------------------------------- formatting
-
-def fmt_rate(value):
-    """Three significant digits, thousands separated: 0.0123, 2.12, 45.6, 5,700."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    if value >= 100:
-        return "{:,.0f}".format(value)
-    if value == 0:
-        return "0"
-    digits = max(0, 2 - int(math.floor(math.log10(abs(value)))))
-    return "{:.{}f}".format(value, digits)
-
-
-def fmt_compact(value):
-    """Bar labels: 3 significant digits with k / M, e.g. 6.06k, 670k, 1.07M."""
-    for scale, suffix in ((1e6, "M"), (1e3, "k")):
-        if value >= scale:
-            return fmt_rate(value / scale) + suffix
-    return fmt_rate(value)
-
-
-def fmt_pct(value):
-    return "—" if value is None else "{:.0f}%".format(value) if value >= 10 else "{:.1f}%".format(value)
-
-
-def fmt_speedup(value):
-    if value is None:
-        return "—"
-    return "{:.1f}×".format(value) if value >= 1 else "{:.2g}×".format(value)
-
-
-def fmt_error(e):
-    if e.rel_error is None:
-        return "NaN/inf (bad)"
-    text = "{:.1e}".format(e.rel_error)
-    if not e.error_ok and e.error_bound is not None:
-        text += " (above {:.0e})".format(e.error_bound)
-    return text
-
-
-def vendor_name(name):
-    return VENDOR_NAMES.get(name, name) if name else "vendor"
-
-
-def md_table(header, rows):
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-class Unit:
-    """How rates of one table or chart are shown: GEMM in GFLOP/s; softmax in TB/s,
-    or GB/s where every rate is below half a TB/s (CPUs), so digits stay readable."""
-
-    def __init__(self, op, rates):
-        if op == "gemm":
-            self.name, self.scale = "GFLOP/s", 1.0
-        elif max(rates, default=0.0) >= 500.0:
-            self.name, self.scale = "TB/s", 1e-3
-        else:
-            self.name, self.scale = "GB/s", 1.0
-
-    def show(self, rate):
-        return fmt_rate(None if rate is None else rate * self.scale)
-
-    def of(self, rate):
-        return rate * self.scale
-
-
-def op_title(op):
-    return {"gemm": "GEMM", "softmax": "softmax", "log_softmax": "log-softmax"}.get(op, op)
-
-
 # ---------------------------------------------------------------- analysis
-
-def group(entries, key):
-    out = {}
-    for e in entries:
-        out.setdefault(key(e), []).append(e)
-    return out
-
-
-def short_reason(reason):
-    """The library's reason without the call it repeats: "Unsupported: gemm variant 'wmma'
-    declines NN m=1000 n=1000 k=1000 f32: no f32 support" -> "no f32 support"."""
-    return re.sub(r"^\w+: \w+ variant '[^']*' declines [^:]*: ", "", reason).strip()
-
-
-def skipped_notes(items):
-    """Bullet lines for the rungs not measured in one table, one per reason, naming the
-    rungs and sizes (or "every size")."""
-    all_shapes = sorted({e.shape_key: e.shape for e in items}.items())
-    skipped = [e for e in items if not e.measured]
-    lines = []
-    by_reason = group(skipped, lambda e: short_reason(e.reason))
-    for reason in sorted(by_reason, key=lambda r: (min(e.rung_index for e in by_reason[r]), r)):
-        shapes_of = {}
-        for e in by_reason[reason]:
-            shapes_of.setdefault((e.rung_index, e.variant), set()).add(e.shape_key)
-        by_shapes = {}
-        for rung, keys in sorted(shapes_of.items()):
-            by_shapes.setdefault(tuple(sorted(keys)), []).append(rung[1])
-        parts = []
-        for keys, rungs in sorted(by_shapes.items(), key=lambda kv: kv[1][0]):
-            where = "every size" if len(keys) == len(all_shapes) else ", ".join(
-                shape for key, shape in all_shapes if key in keys)
-            parts.append("{} at {}".format(", ".join(rungs), where))
-        lines.append("- not measured ({}): {}".format(reason, "; ".join(parts)))
-    return lines
-
 
 def naive_rates(entries):
     """(device, op, dtype, size) -> rate of the naive rung, where it ran."""
@@ -350,8 +122,11 @@ def plain_formatter():
 
 def save(fig, out_dir, name):
     # No Software/date metadata: the same inputs give the same bytes.
-    fig.savefig(os.path.join(out_dir, name), format="png", metadata={"Software": None},
-                bbox_inches="tight")
+    path = os.path.join(out_dir, name)
+    try:
+        fig.savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight")
+    except OSError as e:
+        raise ReportError("{}: cannot write: {}".format(path, e.strerror or e))
     fig.clf()
     import matplotlib.pyplot as plt
     plt.close(fig)
@@ -540,26 +315,48 @@ def device_section(device, entries, plt, out_dir):
     return lines
 
 
-def profile_section(paths):
+def read_profile(path):
+    """Rows of a profile CSV (scripts/profile_ncu.sh), read before anything is written."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+        if "\0" in text:
+            raise ReportError("{}: not a CSV text file (it holds NUL bytes)".format(path))
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except OSError as e:
+        raise ReportError("{}: cannot read profile: {}".format(path, e.strerror or e))
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise ReportError("{}: not a CSV text file ({})".format(path, e))
+    return path, rows
+
+
+def profile_section(profiles):
     lines = ["## Nsight Compute profile", ""]
-    for path in paths:
-        try:
-            with open(path, encoding="utf-8", newline="") as f:
-                rows = list(csv.DictReader(f))
-        except OSError as e:
-            raise ReportError("{}: cannot read profile: {}".format(path, e))
+    for path, rows in profiles:
         lines += ["From `{}` (scripts/profile_ncu.sh).".format(os.path.basename(path)), ""]
         extra = [c for c in ("op", "dtype", "shape") if rows and c in rows[0]]
         columns = [(c, c) for c in extra] + [c for c in PROFILE_COLUMNS if not rows or c[0] in rows[0]]
-        table = [[row.get(key, "") for key, _ in columns] for row in rows]
+        table = [[row.get(key) or "" for key, _ in columns] for row in rows]
         lines += [md_table([title for _, title in columns], table), ""]
     return lines
+
+
+def prepare_out(out_dir):
+    """Makes --out a writable directory, or says in one line why it cannot be one."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise ReportError("{}: not a directory (--out)".format(out_dir))
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+    except OSError as e:
+        raise ReportError("{}: cannot create the directory (--out): {}".format(out_dir, e.strerror or e))
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise ReportError("{}: cannot write in the directory (--out)".format(out_dir))
 
 
 def write_report(runs, out_dir, profiles, with_plots):
     entries = merge(runs)
     plt = plotting() if with_plots else None
-    os.makedirs(out_dir, exist_ok=True)
+    prepare_out(out_dir)
     lines = ["# libgpukern benchmark report", "",
              "Written by gpukern-report from {} run(s) of gpukern-bench. Rates are medians of timed "
              "runs with caches flushed in between; \"% of\" the vendor library compares with its rung "
@@ -594,35 +391,68 @@ def write_report(runs, out_dir, profiles, with_plots):
         lines += device_section(device, items, plt, out_dir)
     if profiles:
         lines += profile_section(profiles)
-    with open(os.path.join(out_dir, "report.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines).rstrip("\n") + "\n")
+    write_text(os.path.join(out_dir, "report.md"), "\n".join(lines).rstrip("\n") + "\n")
+
+
+def write_text(path, text):
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise ReportError("{}: cannot write: {}".format(path, e.strerror or e))
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="gpukern-report",
-        description="Merge gpukern-bench JSON runs into DIR/report.md with ladder tables and plots.")
+        description="Merge gpukern-bench JSON runs into DIR/report.md with ladder tables and plots, "
+                    "and/or rewrite the README's tables between gpukern-report markers.")
     parser.add_argument("runs", nargs="+", metavar="FILE.json", help="gpukern-bench --json outputs")
-    parser.add_argument("--out", required=True, metavar="DIR", help="directory for report.md and the PNGs")
+    parser.add_argument("--out", metavar="DIR", help="directory for report.md and the PNGs")
     parser.add_argument("--profile", action="append", default=[], metavar="FILE",
                         help="CSV from scripts/profile_ncu.sh to include (repeatable)")
     parser.add_argument("--no-plots", action="store_true", help="tables only (no matplotlib needed)")
+    parser.add_argument("--readme", metavar="FILE",
+                        help="rewrite the tables of FILE between <!-- gpukern-report:begin KIND key=value... --> "
+                             "and <!-- gpukern-report:end --> from the runs (" + report_readme.KINDS_HELP + ")")
+    parser.add_argument("--check", action="store_true",
+                        help="with --readme: write nothing; exit 1 when the README's tables differ from the runs")
     args = parser.parse_args(argv)
+    if not args.out and not args.readme:
+        parser.error("give --out DIR, --readme FILE or both")
+    if args.check and not args.readme:
+        parser.error("--check goes with --readme")
     try:
         runs = [load_run(p) for p in sorted(args.runs)]
-        if not args.no_plots:
+        profiles = [read_profile(p) for p in sorted(args.profile)]
+        if args.out and not args.no_plots:
             try:
                 import matplotlib  # noqa: F401
             except ImportError:
-                raise ReportError("matplotlib is not installed (Debian: python3-matplotlib); "
+                raise ReportError("gpukern-report: matplotlib is not installed (Debian: python3-matplotlib); "
                                   "install it or pass --no-plots")
-        write_report(runs, args.out, sorted(args.profile), not args.no_plots)
+        if args.readme:
+            changed = report_readme.update(args.readme, merge(runs), write=not args.check)
+            if args.check and changed:
+                print("{}: tables out of date with the runs; regenerate with gpukern-report --readme".format(
+                    args.readme), file=sys.stderr)
+                return 1
+        if args.out:
+            write_report(runs, args.out, profiles, not args.no_plots)
     except ReportError as e:
-        print("gpukern-report: {}".format(e), file=sys.stderr)
+        print(e, file=sys.stderr)
         return 2
-    print("wrote {}".format(os.path.join(args.out, "report.md")))
+    if args.readme and not args.check:
+        print("wrote {}".format(args.readme))
+    if args.out:
+        print("wrote {}".format(os.path.join(args.out, "report.md")))
     return 0
 
 
-if __name__ == "__main__":
+def run():
+    """Entry point of the packaged gpukern-report (a zipapp)."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    run()

@@ -7,8 +7,12 @@
 #include <gpukern/gpukern.hpp>
 
 #include <fmt/core.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <memory>
 
@@ -18,10 +22,20 @@ namespace {
 void print_rungs(const char* op_name, const std::vector<VariantInfo>& rungs) {
   fmt::print("  {} ladder:\n", op_name);
   for (const auto& v : rungs) {
-    std::string where = v.runs_here ? "runs here" : std::string("not here: ") + v.reason;
-    fmt::print("    {:<16} {:<18} {:<8} {}{}\n      {}\n", v.name, v.dtypes, v.min_arch, where,
-               v.is_reference ? "  [reference]" : "", v.description);
+    std::string where =
+        v.runs_here ? "runs here" : std::string("not here [") + gk_decline_name(v.decline) + "]: " + v.reason;
+    fmt::print("    {:<16} {:<18} {:<8} {}{}{}\n      {}\n", v.name, v.dtypes, v.min_arch, where,
+               v.is_reference ? "  [reference]" : "", v.experimental ? "  [experimental]" : "", v.description);
   }
+}
+
+// ", driver X, runtime Y" with only the versions the backend reports (the CPU reports no
+// driver, only its OpenMP runtime).
+std::string versions_text(const DeviceInfo& i) {
+  std::string out;
+  if (i.driver_version[0]) out += fmt::format(", driver {}", i.driver_version);
+  if (i.runtime_version[0]) out += fmt::format(", runtime {}", i.runtime_version);
+  return out;
 }
 
 // --list: the same facts as gpukern-info, through the public API.
@@ -38,10 +52,9 @@ int list_everything() {
       try {
         Device device(std::string(b.name) == "cpu" ? std::string("cpu") : spec);
         const DeviceInfo i = device.info();
-        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB, driver {}, runtime {}\n", i.index,
-                   i.name, i.arch, i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units",
-                   i.clock_mhz, double(i.memory_bytes) / double(1ull << 30), i.driver_version,
-                   i.runtime_version);
+        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB{}\n", i.index, i.name, i.arch,
+                   i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units", i.clock_mhz,
+                   double(i.memory_bytes) / double(1ull << 30), versions_text(i));
         fmt::print("  peak: f32 {:.0f} GFLOP/s, tensor {:.0f} GFLOP/s, memory {:.0f} GB/s\n",
                    i.peak_f32_gflops, i.peak_tensor_gflops, i.peak_bandwidth_gbps);
         if (i.extra[0]) fmt::print("  {}\n", i.extra);
@@ -83,6 +96,21 @@ std::optional<std::vector<std::string>> resolve_backends(const Options& options)
   }
   if (specs.empty()) fmt::print(stderr, "gpukern-bench: no backend available\n");
   return specs;
+}
+
+// Why the JSON file cannot be written at `path` (its directory cannot be made or written
+// to), checked before measuring so that a long run is not lost to a wrong --json.
+std::optional<std::string> json_path_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(path).has_parent_path() ? fs::path(path).parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return fmt::format("--json: cannot create the directory {}: {}", dir.string(), ec.message());
+  if (!fs::is_directory(dir, ec)) return fmt::format("--json: {} is not a directory", dir.string());
+  if (fs::is_directory(path, ec)) return fmt::format("--json: {} is a directory", path);
+  if (access(dir.c_str(), W_OK) != 0)
+    return fmt::format("--json: cannot write in {}: {}", dir.string(), std::strerror(errno));
+  return std::nullopt;
 }
 
 bool write_json(const std::string& path, const nlohmann::json& run) {
@@ -149,6 +177,19 @@ int run_benchmarks(const Options& options) {
     }
   }
 
+  // Everything that would stop the run midway is checked before the first measurement:
+  // cases too large for the machine and an unwritable --json.
+  std::vector<std::string> problems;
+  for (const auto& r : runners) {
+    for (const auto& c : r->plan())
+      if (auto why = r->check_memory(c)) problems.push_back(r->spec() + ": " + *why);
+    if (!options.json_path.empty())
+      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size())))
+        problems.push_back(*why);
+  }
+  for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
+  if (!problems.empty()) return 2;
+
   std::size_t steps = 0;
   for (const auto& r : runners)
     for (const auto& c : r->plan()) steps += r->selected(c.op).size();
@@ -156,6 +197,7 @@ int run_benchmarks(const Options& options) {
   Progress progress(steps);
   TablePrinter table;
   int over_bound = 0, failed = 0;
+  std::map<std::string, std::map<std::string, int>> skipped;  // reason -> rung -> cells
   for (const auto& runner : runners) {
     const std::string label = std::string(runner->info().backend) + ":" + std::to_string(runner->info().index);
     if (!options.quiet) {
@@ -173,6 +215,7 @@ int run_benchmarks(const Options& options) {
       for (const auto& r : done) {
         over_bound += r.measured && !r.error_ok;
         failed += r.failed;
+        if (!r.measured && !r.failed) ++skipped[r.decline.empty() ? "not run" : r.decline][r.variant];
       }
       records.insert(records.end(), done.begin(), done.end());
     }
@@ -183,6 +226,19 @@ int run_benchmarks(const Options& options) {
     }
   }
   progress.finish();
+  if (!skipped.empty() && !options.quiet) {
+    // Skipped cells by the rungs' typed reasons (the table and JSON carry each detail).
+    fmt::print("\nskipped cells by reason:\n");
+    for (const auto& [reason, rungs] : skipped) {
+      int total = 0;
+      std::string names;
+      for (const auto& [rung, n] : rungs) {
+        total += n;
+        names += fmt::format("{}{} {}", names.empty() ? "" : ", ", rung, n);
+      }
+      fmt::print("  {:<15} {:>4}  ({})\n", reason, total, names);
+    }
+  }
   if (over_bound) fmt::print(stderr, "warning: {} result(s) above their error bound (marked !)\n", over_bound);
   if (failed) fmt::print(stderr, "warning: {} rung run(s) failed (see the table / JSON \"skipped\")\n", failed);
   return options.check && (over_bound || failed) ? 1 : 0;
@@ -199,12 +255,15 @@ int main(int argc, char** argv) {
     options.command_line += (i ? " " : "") + std::filesystem::path(i ? argv[i] : argv[0]).string();
   options.load_at_start = load_average();
   try {
-    if (options.threads) gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(*options.threads));
     if (options.list) return list_everything();
     if (!options.list_rungs.empty()) return list_rungs(options);
     return run_benchmarks(options);
   } catch (const gpukern::Error& e) {
     fmt::print(stderr, "gpukern-bench: {}\n", e.what());
+    return 2;
+  } catch (const std::bad_alloc&) {
+    // check_memory refuses the cases that cannot fit; this is memory taken by others meanwhile.
+    fmt::print(stderr, "gpukern-bench: out of host memory (other processes took it during the run?)\n");
     return 2;
   }
 }

@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace gpukern::bench {
 
@@ -38,6 +40,41 @@ SizeSpec parse_size(const std::string& text) {
 std::vector<SizeSpec> parse_sizes(const std::vector<std::string>& texts) {
   std::vector<SizeSpec> out;
   for (const auto& t : texts) out.push_back(parse_size(t));
+  return out;
+}
+
+// Numbers print as typed ("1e+30", "nan", "5"), not as CLI11's "%f" of the range.
+std::string number_text(double value) { return fmt::format("{}", value); }
+
+// A real-valued option within [low, high]; NaN and infinities are out of range too
+// (CLI11's own range checks let NaN through).
+void require_range(const char* option, double value, double low, double high, const char* meaning) {
+  if (std::isfinite(value) && value >= low && value <= high) return;
+  throw CLI::ValidationError(option, number_text(value) + " is out of range; expected " + meaning);
+}
+
+// A comma list of names (--backend, --variants, --slow-rungs) must not hold empty names:
+// "--backend ," would otherwise mean "no backend given" and run every backend.
+void require_names(const char* option, const std::vector<std::string>& names, const std::string& typed) {
+  for (const auto& name : names)
+    if (name.empty()) throw CLI::ValidationError(option, "empty name in '" + typed + "'");
+}
+
+// "a,b" -> {"a", "b"}, keeping empty items ("a,,b", ",") for require_names to refuse.
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (std::size_t begin = 0; begin <= text.size();) {
+    std::size_t end = text.find(',', begin);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
   return out;
 }
 
@@ -98,27 +135,24 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "all, or a comma list of rung names (the reference rung is measured too)")
       ->delimiter(',');
   app.add_flag("--no-reference", "do not add the vendor reference rung to --variants (for profiling)");
-  app.add_option("--threads", threads, "CPU threads (sets GPUKERN_NUM_THREADS)")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", options.timing.warmup, "untimed calls before timing")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--threads", threads,
+                 "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
+  app.add_option("--warmup", options.timing.warmup, "untimed calls before timing (0 to 1000000)")
       ->capture_default_str();
   app.add_option("--repeats", options.timing.repeats,
-                 "timed calls (more while under --min-time, fewer, at least 3, past --max-time)")
-      ->check(CLI::PositiveNumber)
+                 "timed calls (more while under --min-time, fewer, at least 3, past --max-time; 1 to 1000000)")
       ->capture_default_str();
-  app.add_option("--min-time", options.timing.min_time_s, "seconds of measuring (timed calls and cache flushes) at least, per rung and case")
-      ->check(CLI::NonNegativeNumber)
+  app.add_option("--min-time", options.timing.min_time_s,
+                 "seconds of measuring (timed calls and cache flushes) at least, per rung and case (0 to 3600)")
       ->capture_default_str();
-  app.add_option("--max-time", options.timing.max_time_s, "seconds of measuring at most, per rung and case")
-      ->check(CLI::PositiveNumber)
+  app.add_option("--max-time", options.timing.max_time_s,
+                 "seconds of measuring at most, per rung and case (above 0, up to 3600)")
       ->capture_default_str();
   app.add_option("--flush-mb", flush_mb,
-                 "MiB written between timed calls to evict caches; 0 = warm caches "
-                 "[default: 2x the last-level cache on the CPU (at least 64), 512 on GPUs]")
-      ->check(CLI::NonNegativeNumber);
+                 "MiB written between timed calls to evict caches, 0 to 1048576; 0 = warm caches "
+                 "[default: 2x the last-level cache on the CPU (at least 64), 512 on GPUs]");
   app.add_option("--naive-max-size", naive_max,
-                 "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]")
-      ->check(CLI::PositiveNumber);
+                 "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]");
   app.add_flag("--skip-slow", options.skip_slow, "never run the slow rungs (see --slow-rungs)");
   app.add_option("--slow-rungs", options.slow_rungs,
                  "rungs that --naive-max-size and --skip-slow apply to")
@@ -130,8 +164,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_flag("--c-f32", options.c_f32, "gemm: C in f32 for f16/bf16 inputs (default: C in the input type)");
   app.add_flag("--log-softmax", options.log_softmax, "softmax: benchmark log-softmax instead");
   app.add_option("--ref-budget", options.reference_budget,
-                 "work of the double-precision check per case (gemm multiply-adds, softmax elements); "
-                 "beyond it a random sample of rows is checked")
+                 "work of the double-precision check per case (gemm multiply-adds, softmax elements), "
+                 ">= 0; beyond it a random sample of rows (at least 16) is checked")
       ->capture_default_str();
   app.add_option("--seed", options.seed, "seed of the random inputs")->capture_default_str();
   app.add_option("--json", options.json_path,
@@ -149,19 +183,43 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     options.sizes = parse_sizes(size_texts);
     options.gemm_sizes = parse_sizes(gemm_size_texts);
     options.softmax_sizes = parse_sizes(softmax_size_texts);
+
+    const TimingPolicy& t = options.timing;
+    require_range("--warmup", t.warmup, 0, 1e6, "0 to 1000000 calls");
+    require_range("--repeats", t.repeats, 1, 1e6, "1 to 1000000 calls");
+    require_range("--min-time", t.min_time_s, 0, 3600, "0 to 3600 seconds");
+    require_range("--max-time", t.max_time_s, 1e-6, 3600, "more than 0, at most 3600 seconds");
+    if (app.count("--flush-mb"))
+      require_range("--flush-mb", flush_mb, 0, 1048576, "0 (no flush) to 1048576 MiB (1 TiB)");
+    if (app.count("--naive-max-size") && naive_max < 1)
+      throw CLI::ValidationError("--naive-max-size", std::to_string(naive_max) + " is out of range; expected a size >= 1");
+    require_range("--ref-budget", options.reference_budget, 0, std::numeric_limits<double>::max(),
+                  "a number >= 0 (0: check the minimum sample of 16 rows)");
+    if (app.count("--json") && options.json_path.empty())
+      throw CLI::ValidationError("--json", "empty file name; give FILE or DIR/");
+
+    options.backends = split_list(backend_text);
+    require_names("--backend", options.backends, backend_text);
+    require_names("--variants", variant_texts, joined(variant_texts));
+    require_names("--slow-rungs", options.slow_rungs, joined(options.slow_rungs));
+
+    // The library owns the bound on threads (GPUKERN_NUM_THREADS): ask it, and say which
+    // option was wrong in its words.
+    if (app.count("--threads")) {
+      try {
+        gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(threads));
+      } catch (const gpukern::Error& e) {
+        throw CLI::ValidationError("--threads", std::to_string(threads) + " is not a valid thread count (" + e.what() + ")");
+      }
+      options.threads = threads;
+    }
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help exits 0; every wrong argument exits 2, the usual code of a usage error
+    // (CLI11's own codes, 101-115, would differ per kind of mistake).
+    return app.exit(e) == 0 ? 0 : 2;
   }
 
   options.with_reference = app.count("--no-reference") == 0;
-  options.backends.clear();
-  for (std::size_t begin = 0; begin <= backend_text.size();) {
-    std::size_t end = backend_text.find(',', begin);
-    if (end == std::string::npos) end = backend_text.size();
-    if (end > begin) options.backends.push_back(backend_text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  if (options.backends.empty()) options.backends.push_back("all");
 
   options.ops.clear();
   if (op_text != "softmax") options.ops.push_back(GK_OP_GEMM);
@@ -172,9 +230,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   for (const auto& v : variant_texts)
     if (v == "all") options.variants.clear();  // "all" anywhere in the list means every rung
 
-  if (threads > 0) options.threads = threads;
-  if (flush_mb >= 0) options.flush_mb = flush_mb;
-  if (naive_max > 0) options.naive_max_size = naive_max;
+  if (app.count("--flush-mb")) options.flush_mb = flush_mb;
+  if (app.count("--naive-max-size")) options.naive_max_size = naive_max;
   options.trans_a = layout[0] == 'T';
   options.trans_b = layout[1] == 'T';
   return std::nullopt;

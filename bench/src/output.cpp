@@ -143,8 +143,8 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   for (const auto& r : records) {
     const std::string name = r.variant + (r.is_reference ? "*" : "");
     if (!r.measured) {
-      fmt::print("{:<6} {:<16} {:<16} {}: {}\n", type_name(c.type), c.shape_label(), name,
-                 r.failed ? "failed" : "skipped", r.reason);
+      fmt::print("{:<6} {:<16} {:<16} {}{}: {}\n", type_name(c.type), c.shape_label(), name,
+                 r.failed ? "failed" : "skipped", r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
       continue;
     }
     // Spread: interquartile range / median, the run-to-run noise of this measurement
@@ -236,6 +236,7 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
     if (!r.measured) {
       j["status"] = r.failed ? "failed" : "skipped";
       j["reason"] = r.reason;
+      if (!r.decline.empty()) j["decline"] = r.decline;
       j["backend"] = i.backend;
       j["device"] = i.name;
       skipped.push_back(j);
@@ -318,7 +319,7 @@ std::string today_utc() {
 std::string json_file_for(const std::string& json_option, const DeviceInfo& info,
                           std::size_t device_count) {
   namespace fs = std::filesystem;
-  const bool is_dir = json_option.back() == '/' || fs::is_directory(json_option);
+  const bool is_dir = (!json_option.empty() && json_option.back() == '/') || fs::is_directory(json_option);
   if (is_dir) {
     std::string name = slug(info.name);
     // A CPU's marketing name can equal another machine's; the backend keeps files apart.

@@ -1,12 +1,15 @@
 // Per-device case runner; see runner.hpp.
 #include "runner.hpp"
 
+#include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <limits>
 
 namespace gpukern::bench {
 
@@ -60,7 +63,60 @@ std::size_t last_level_cache_bytes(const DeviceInfo& info) {
   return std::min<std::size_t>(std::size_t(std::max(llc, 0L)), 1024 * kMiB);
 }
 
+// "1.5 GiB", "64 MiB": sizes in the messages of check_memory.
+std::string bytes_text(uint64_t bytes) {
+  const double gib = double(bytes) / double(1ull << 30);
+  if (gib >= 1) return fmt::format("{:.1f} GiB", gib);
+  return fmt::format("{:.0f} MiB", std::ceil(double(bytes) / double(kMiB)));
+}
+
+// The first number in a file (a /sys or /proc value); nullopt when absent or "max".
+std::optional<uint64_t> read_number(const std::string& path) {
+  std::ifstream file(path);
+  uint64_t value = 0;
+  if (file >> value) return value;
+  return std::nullopt;
+}
+
+// The cgroup v2 directory of this process ("0::/path" in /proc/self/cgroup), or "".
+std::string cgroup_dir() {
+  std::ifstream file("/proc/self/cgroup");
+  for (std::string line; std::getline(file, line);)
+    if (line.rfind("0::", 0) == 0) return "/sys/fs/cgroup" + line.substr(3);
+  return "";
+}
+
 }  // namespace
+
+uint64_t available_host_memory() {
+  uint64_t available = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    uint64_t kib = 0;
+    if (key == "MemAvailable:" && meminfo >> kib) {
+      available = kib * 1024;
+      break;
+    }
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  if (available == 0) {
+    const long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) available = uint64_t(pages) * uint64_t(page);
+  }
+  // A container's limit is lower than what the host has free: the kernel kills a
+  // process past it (cgroup v2, then v1).
+  const std::string dir = cgroup_dir();
+  for (const auto& [limit_file, usage_file] :
+       {std::pair<std::string, std::string>{dir + "/memory.max", dir + "/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const auto limit = read_number(limit_file), used = read_number(usage_file);
+    if (!limit || !used) continue;
+    const uint64_t left = *limit > *used ? *limit - *used : 0;
+    if (available == 0 || left < available) available = left;
+    break;
+  }
+  return available;
+}
 
 std::vector<std::pair<std::string, std::string>> parse_extra(const char* extra) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -92,7 +148,7 @@ DeviceRunner::DeviceRunner(std::string spec, const Options& options)
 
   std::size_t flush_bytes = 0;
   if (options.flush_mb) {
-    flush_bytes = std::size_t(*options.flush_mb * double(kMiB));
+    flush_bytes = std::size_t(*options.flush_mb * double(kMiB));  // at most 1 TiB (options.cpp)
   } else if (is_cpu()) {
     // Twice the last-level cache, so that nothing of the previous run survives.
     flush_bytes = std::max<std::size_t>(64 * kMiB, 2 * last_level_cache_bytes(info_));
@@ -102,7 +158,7 @@ DeviceRunner::DeviceRunner(std::string spec, const Options& options)
     flush_bytes = 512 * kMiB;
     if (info_.memory_bytes > 0) flush_bytes = std::min<std::size_t>(flush_bytes, info_.memory_bytes / 8);
   }
-  if (flush_bytes > 0) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes);
+  flush_bytes_ = flush_bytes;
 }
 
 bool DeviceRunner::is_cpu() const { return std::strcmp(info_.backend, "cpu") == 0; }
@@ -165,6 +221,31 @@ std::vector<Case> DeviceRunner::plan() const {
   return cases;
 }
 
+std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
+  const std::string what = fmt::format("{} {} {}", c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
+                                       c.shape_label());
+  const std::string too_large = what + ": too large (its element counts overflow 64-bit integers)";
+  const auto need = footprint(c, options_.reference_budget);
+  if (!need) return too_large;
+  // On the CPU backend the device buffers and the flush buffer are host memory too.
+  uint64_t host = need->host_bytes, device = need->device_bytes;
+  if (__builtin_add_overflow(device, uint64_t(flush_bytes_), &device)) return too_large;
+  if (is_cpu() && __builtin_add_overflow(host, device, &host)) return too_large;
+  const std::string flush = flush_bytes_ ? fmt::format(", the {} cache flush buffer", bytes_text(flush_bytes_)) : "";
+
+  const uint64_t host_free = available_host_memory();
+  if (host_free > 0 && host > host_free)
+    return fmt::format("{}: needs {} of host memory (inputs, reference{}{}), only {} available; use smaller "
+                       "--sizes{}",
+                       what, bytes_text(host), is_cpu() ? ", device buffers" : "", is_cpu() ? flush : "",
+                       bytes_text(host_free), flush_bytes_ && is_cpu() ? " or --flush-mb" : "");
+  if (!is_cpu() && info_.memory_bytes > 0 && device > info_.memory_bytes)
+    return fmt::format("{}: needs {} of device memory (inputs, output{}), the device has {}; use smaller --sizes{}",
+                       what, bytes_text(device), flush, bytes_text(info_.memory_bytes),
+                       flush_bytes_ ? " or --flush-mb" : "");
+  return std::nullopt;
+}
+
 std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& rung) const {
   if (!rung.info.runs_here)
     return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
@@ -183,7 +264,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   const uint64_t seed = case_seed(options_.seed, c);
   const gk_dtype in_type = storage_type(c.type);
   const gk_dtype out_type = c.output_storage();
-  const std::size_t out_size = dtype_size(out_type);
+  // The flush buffer is allocated at the first case, after check_memory has passed.
+  if (flush_bytes_ > 0 && !flusher_) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes_);
   CacheFlusher* flusher = flusher_.get();
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
@@ -201,12 +283,12 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     a = device_.alloc(a_host.bytes.size());
     b = device_.alloc(b_host.bytes.size());
     out_ld = c.n;
-    out_bytes = std::size_t(c.m * c.n) * out_size;
+    out_bytes = std::size_t(c.m * c.n) * dtype_size(out_type);
     out = device_.alloc(out_bytes);
     device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
     device_.upload(b, b_host.bytes.data(), b_host.bytes.size());
-    const auto rows = sample_rows(c.m, double(c.n) * double(c.k), options_.reference_budget, seed);
-    ref = gemm_reference(c, a_host.values.data(), b_host.values.data(), rows);
+    ref = gemm_reference(c, a_host.values.data(), b_host.values.data(),
+                         reference_rows(c, options_.reference_budget, seed));
 
     gemm.trans_a = c.trans_a ? GK_TRANS : GK_NO_TRANS;
     gemm.trans_b = c.trans_b ? GK_TRANS : GK_NO_TRANS;
@@ -233,9 +315,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     out_bytes = a_host.bytes.size();
     out = device_.alloc(out_bytes);
     device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
-    // The softmax check is cheap per element but holds doubles: a smaller budget.
-    const auto rows = sample_rows(c.rows, double(c.cols), options_.reference_budget / 16, seed);
-    ref = softmax_reference(c, a_host.values.data(), rows);
+    ref = softmax_reference(c, a_host.values.data(), reference_rows(c, options_.reference_budget, seed));
 
     softmax.rows = c.rows;
     softmax.cols = c.cols;
@@ -290,6 +370,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     } catch (const Error& e) {
       r.reason = e.what();
       r.failed = e.status() != Status::Unsupported;
+      if (e.decline() != GK_DECLINE_NONE) r.decline = gk_decline_name(e.decline());
       try {
         device_.synchronize();
       } catch (const Error&) {

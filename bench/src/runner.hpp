@@ -24,6 +24,7 @@ struct Record {
   bool is_reference = false;
   bool measured = false;       // false: skipped, see reason
   std::string reason;          // why skipped / failed
+  std::string decline;         // the rung's typed reason for a decline ("Misaligned"), "" otherwise
   bool failed = false;         // an error other than a declined case
 
   Timing timing;
@@ -65,10 +66,15 @@ class DeviceRunner {
   /// Names in --variants that this device's ladders lack.
   std::vector<std::string> unknown_variants() const;
 
+  /// Why `c` cannot run here, checked before anything is allocated: a count overflows
+  /// 64 bits, or the memory it takes (with the cache flush buffer) exceeds the host's
+  /// available memory or the device's memory. nullopt when it fits.
+  std::optional<std::string> check_memory(const Case& c) const;
+
   /// Runs one case over the selected rungs.
   std::vector<Record> run(const Case& c, const ProgressFn& progress);
 
-  std::size_t flush_bytes() const { return flusher_ ? flusher_->bytes() : 0; }
+  std::size_t flush_bytes() const { return flush_bytes_; }
   int64_t naive_max_size() const { return naive_max_size_; }
 
  private:
@@ -81,9 +87,14 @@ class DeviceRunner {
   Timer timer_;  // initialized from device_.timer() (not movable: declared after device_)
   DeviceInfo info_{};
   std::vector<Rung> gemm_ladder_, softmax_ladder_;
-  std::unique_ptr<CacheFlusher> flusher_;
+  std::size_t flush_bytes_ = 0;
+  std::unique_ptr<CacheFlusher> flusher_;  // allocated at the first case
   int64_t naive_max_size_ = 0;
 };
+
+/// Host memory this process can still take: MemAvailable, lowered to what its cgroup
+/// (container) limit leaves; 0 when unknown.
+uint64_t available_host_memory();
 
 /// "key=value;" pairs of DeviceInfo::extra.
 std::vector<std::pair<std::string, std::string>> parse_extra(const char* extra);

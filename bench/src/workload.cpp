@@ -1,7 +1,7 @@
 // Benchmark cases, random inputs and the double-precision reference.
 #include "workload.hpp"
 
-#include "core/half.hpp"
+#include <gpukern/half.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -84,15 +84,15 @@ HostArray random_array(std::size_t count, gk_dtype type, float low, float high, 
     float v = low + float(splitmix64(state) >> 40) * scale;
     switch (type) {
       case GK_F16: {
-        uint16_t h = core::float_to_f16(v);
+        uint16_t h = float_to_f16(v);
         std::memcpy(&out.bytes[2 * i], &h, 2);
-        v = core::f16_to_float(h);
+        v = f16_to_float(h);
         break;
       }
       case GK_BF16: {
-        uint16_t h = core::float_to_bf16(v);
+        uint16_t h = float_to_bf16(v);
         std::memcpy(&out.bytes[2 * i], &h, 2);
-        v = core::bf16_to_float(h);
+        v = bf16_to_float(h);
         break;
       }
       default: std::memcpy(&out.bytes[4 * i], &v, 4);
@@ -111,23 +111,78 @@ float load_as_float(const void* data, gk_dtype type, std::size_t index) {
   }
   uint16_t h;
   std::memcpy(&h, bytes + 2 * index, 2);
-  return type == GK_F16 ? core::f16_to_float(h) : core::bf16_to_float(h);
+  return type == GK_F16 ? f16_to_float(h) : bf16_to_float(h);
+}
+
+int64_t sampled_row_count(int64_t rows, double cost_per_row, double budget) {
+  if (rows <= 0) return 0;
+  if (double(rows) * cost_per_row <= budget || rows <= 16) return rows;
+  // In double first: budget / cost may exceed what int64 holds.
+  const double affordable = cost_per_row > 0 ? budget / cost_per_row : double(rows);
+  return std::clamp<int64_t>(affordable >= double(rows) ? rows : int64_t(affordable), 16, rows);
 }
 
 std::vector<int64_t> sample_rows(int64_t rows, double cost_per_row, double budget, uint64_t seed) {
+  const int64_t want = sampled_row_count(rows, cost_per_row, budget);
   std::vector<int64_t> out;
-  if (rows <= 0) return out;
-  if (double(rows) * cost_per_row <= budget || rows <= 16) {
+  if (want == rows) {
     out.resize(static_cast<std::size_t>(rows));
     for (int64_t r = 0; r < rows; ++r) out[static_cast<std::size_t>(r)] = r;
     return out;
   }
-  int64_t want = std::clamp<int64_t>(int64_t(budget / cost_per_row), 16, rows);
   std::set<int64_t> chosen{0, rows - 1};
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int64_t> pick(1, rows - 2);
   while (int64_t(chosen.size()) < want) chosen.insert(pick(rng));
   return {chosen.begin(), chosen.end()};
+}
+
+namespace {
+
+// Rows of the output and the cost of checking one (see reference_rows).
+std::pair<int64_t, double> reference_cost(const Case& c) {
+  if (c.op == GK_OP_GEMM) return {c.m, double(c.n) * double(c.k)};
+  return {c.rows, 16.0 * double(c.cols)};
+}
+
+// a * b and a + b on byte counts; false when the result does not fit.
+bool mul(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_mul_overflow(a, b, &out); }
+bool add(uint64_t a, uint64_t b, uint64_t& out) { return !__builtin_add_overflow(a, b, &out); }
+
+}  // namespace
+
+std::vector<int64_t> reference_rows(const Case& c, double budget, uint64_t seed) {
+  const auto [rows, cost] = reference_cost(c);
+  return sample_rows(rows, cost, budget, seed);
+}
+
+std::optional<Footprint> footprint(const Case& c, double reference_budget) {
+  const uint64_t in_size = dtype_size(storage_type(c.type));
+  const uint64_t out_size = dtype_size(c.output_storage());
+  const auto [rows, cost] = reference_cost(c);
+  const uint64_t checked = uint64_t(sampled_row_count(rows, cost, reference_budget));
+  const uint64_t cols = uint64_t(c.op == GK_OP_GEMM ? c.n : c.cols);
+  // Inputs: gemm A (m x k) and B (k x n); softmax x (rows x cols).
+  std::vector<std::pair<uint64_t, uint64_t>> inputs;
+  if (c.op == GK_OP_GEMM) inputs = {{uint64_t(c.m), uint64_t(c.k)}, {uint64_t(c.k), uint64_t(c.n)}};
+  else inputs = {{uint64_t(c.rows), uint64_t(c.cols)}};
+
+  Footprint f;
+  uint64_t elements = 0, bytes = 0, output = 0;
+  for (const auto& [r, k] : inputs) {
+    // Host: the stored bytes and the float values; device: the stored bytes.
+    if (!mul(r, k, elements) || !mul(elements, in_size + sizeof(float), bytes) ||
+        !add(f.host_bytes, bytes, f.host_bytes) || !mul(elements, in_size, bytes) ||
+        !add(f.device_bytes, bytes, f.device_bytes))
+      return std::nullopt;
+  }
+  // Output (rows x cols) on the device; on the host the reference (doubles) and the
+  // downloaded rows of the checked sample.
+  if (!mul(uint64_t(rows), cols, elements) || !mul(elements, out_size, output) ||
+      !add(f.device_bytes, output, f.device_bytes) || !mul(checked, cols, elements) ||
+      !mul(elements, sizeof(double) + out_size, bytes) || !add(f.host_bytes, bytes, f.host_bytes))
+    return std::nullopt;
+  return f;
 }
 
 Reference gemm_reference(const Case& c, const float* a, const float* b,

@@ -66,6 +66,21 @@ struct Reference {
 /// random sample (at least 16) that always includes the first and the last row,
 /// where tile-edge bugs show.
 std::vector<int64_t> sample_rows(int64_t rows, double cost_per_row, double budget, uint64_t seed);
+/// How many rows sample_rows picks.
+int64_t sampled_row_count(int64_t rows, double cost_per_row, double budget);
+
+/// The output rows of `c` checked against the reference under `budget` (--ref-budget:
+/// gemm multiply-adds; softmax elements, each counted 16 times since the check holds doubles).
+std::vector<int64_t> reference_rows(const Case& c, double budget, uint64_t seed);
+
+/// Memory one case takes at its peak, counted before anything is allocated so that a
+/// case too large for the machine is refused with a message instead of failing midway.
+struct Footprint {
+  uint64_t host_bytes = 0;    // random inputs (stored bytes and float values), reference, downloaded rows
+  uint64_t device_bytes = 0;  // inputs and output on the device
+};
+/// nullopt when an element or byte count of `c` does not fit in 64 bits.
+std::optional<Footprint> footprint(const Case& c, double reference_budget);
 
 /// C = op(A) op(B) (alpha 1, beta 0) for the sampled rows; A, B as float values.
 Reference gemm_reference(const Case& c, const float* a, const float* b,

@@ -90,15 +90,31 @@ typedef struct gk_device_info {
   char extra[GK_TEXT_LEN * 2]; ///< "key=value;" pairs (cpu_isa, openblas_core, ...)
 } gk_device_info;
 
+/// Why a rung declines a call: gk_last_decline() after an Unsupported call, and
+/// gk_variant_info::decline for a rung this device cannot run.
+typedef enum gk_decline {
+  GK_DECLINE_NONE = 0,            ///< accepted (or the last error was not a decline)
+  GK_DECLINE_DTYPE = 1,           ///< the call's data type
+  GK_DECLINE_WRONG_ARCH = 2,      ///< the device's architecture
+  GK_DECLINE_MISALIGNED = 3,      ///< a pointer or leading dimension's alignment
+  GK_DECLINE_LAYOUT = 4,          ///< a transpose or stride layout the rung does not implement
+  GK_DECLINE_SHAPE_LIMIT = 5,     ///< a size beyond what the rung handles
+  GK_DECLINE_RESOURCE = 6,        ///< shared memory, clusters or workspace the device lacks
+  GK_DECLINE_LIBRARY_MISSING = 7  ///< the vendor library the rung calls is not installed
+} gk_decline;
+
 /// One rung of a ladder.
 typedef struct gk_variant_info {
   char name[GK_NAME_LEN];        ///< the name to force it with, e.g. "warptile"
   char description[GK_TEXT_LEN]; ///< one line
   char dtypes[GK_NAME_LEN];      ///< comma list: "f32,tf32,f16,bf16"
-  char min_arch[GK_NAME_LEN];    ///< e.g. "sm_80", empty if none
+  char min_arch[GK_NAME_LEN];    ///< the architectures it runs on, e.g. "sm_90a"; empty if any
   int runs_here;                 ///< 1 if this device can run it
   char reason[GK_TEXT_LEN];      ///< why not, when runs_here == 0
   int is_reference;              ///< 1 for the vendor reference (cublas, openblas, ...)
+  int experimental;              ///< 1: never run on hardware; forced by name only, never by auto
+  int auto_position;             ///< place in auto's order (0 first); -1: auto never picks it
+  gk_decline decline;            ///< why not, when runs_here == 0 (GK_DECLINE_WRONG_ARCH, ...)
 } gk_variant_info;
 
 /// C = alpha * op(A) * op(B) + beta * C   (row-major; op(A) is m x k, op(B) is k x n).
@@ -132,6 +148,11 @@ typedef struct gk_softmax_desc {
 GK_API const char* gk_status_name(gk_status status);
 /// Message of the last failing call on this thread ("" if none).
 GK_API const char* gk_last_error(void);
+/// Why the rung declined, when the last failing call on this thread was Unsupported
+/// because of a decline; GK_DECLINE_NONE otherwise.
+GK_API gk_decline gk_last_decline(void);
+/// Name of a decline reason, e.g. "Misaligned".
+GK_API const char* gk_decline_name(gk_decline decline);
 /// "0.1.0"
 GK_API const char* gk_version(void);
 

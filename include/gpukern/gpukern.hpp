@@ -39,20 +39,23 @@ enum class Status {
 /// Thrown by every C++ call that fails; what() names the argument or the reason.
 class Error : public std::runtime_error {
  public:
-  Error(Status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  Error(Status status, const std::string& message, gk_decline decline = GK_DECLINE_NONE)
+      : std::runtime_error(message), status_(status), decline_(decline) {}
   /// The precise error kind.
   Status status() const noexcept { return status_; }
+  /// For Unsupported: why the rung declined (GK_DECLINE_MISALIGNED, ...); else GK_DECLINE_NONE.
+  gk_decline decline() const noexcept { return decline_; }
 
  private:
   Status status_;
+  gk_decline decline_;
 };
 
 /// Throws gpukern::Error for a failed C call, with the thread's last message.
 inline void check(gk_status status) {
   if (status != GK_SUCCESS)
-    throw Error(static_cast<Status>(status),
-                std::string(gk_status_name(status)) + ": " + gk_last_error());
+    throw Error(static_cast<Status>(status), std::string(gk_status_name(status)) + ": " + gk_last_error(),
+                gk_last_decline());
 }
 
 using DType = gk_dtype;

@@ -1,12 +1,14 @@
 // The C API: every public function catches internal errors and turns them into a
-// status plus a per-thread message. Rung selection (forced or auto) and the
-// per-call log line live here, once, for every backend.
+// status plus a per-thread message (and, for a rung's decline, its reason). Rung
+// selection and the per-call log line are core::Dispatch (dispatch.cpp).
 #include <gpukern/gpukern.h>
 
 #include "core/backend.hpp"
 #include "core/config.hpp"
+#include "core/dispatch.hpp"
 #include "core/log.hpp"
 #include "core/registry.hpp"
+#include "core/rung_table.hpp"
 #include "core/validate.hpp"
 
 #include <chrono>
@@ -23,6 +25,7 @@ namespace core = gpukern::core;
 
 struct gk_handle_s {
   core::OpenedBackend opened;
+  std::unique_ptr<core::Dispatch> dispatch;  // the ladders of `opened`, read once
   std::mutex mutex;  // guards the last-variant names
   std::string last_gemm, last_softmax;
 };
@@ -34,14 +37,17 @@ struct gk_timer_s {
 namespace {
 
 thread_local std::string t_last_error;
+thread_local core::Decline t_last_decline = core::Decline::None;
 
 template <class F>
 gk_status guarded(F&& f) noexcept {
+  t_last_decline = core::Decline::None;
   try {
     f();
     return GK_SUCCESS;
   } catch (const Error& e) {
     t_last_error = e.what();
+    t_last_decline = e.decline();
     return static_cast<gk_status>(e.status());
   } catch (const std::bad_alloc&) {
     t_last_error = "out of host memory";
@@ -76,81 +82,6 @@ core::OpKind op_kind(gk_op op) {
   if (op != GK_OP_GEMM && op != GK_OP_SOFTMAX)
     throw invalid("op = " + std::to_string(static_cast<int>(op)) + " is not GK_OP_GEMM or GK_OP_SOFTMAX");
   return static_cast<core::OpKind>(op);
-}
-
-const char* op_name(core::OpKind op) { return op == core::OpKind::Gemm ? "gemm" : "softmax"; }
-
-std::string shape_text(const core::GemmArgs& a) {
-  std::ostringstream s;
-  s << (a.trans_a ? 'T' : 'N') << (a.trans_b ? 'T' : 'N') << " m=" << a.m << " n=" << a.n
-    << " k=" << a.k << " " << core::gemm_type_name(a.type());
-  if (a.c_type != a.ab_type) s << "->" << core::dtype_name(a.c_type);
-  return s.str();
-}
-std::string shape_text(const core::SoftmaxArgs& a) {
-  std::ostringstream s;
-  s << "rows=" << a.rows << " cols=" << a.cols << " " << core::dtype_name(a.dtype)
-    << (a.log ? " log" : "");
-  return s.str();
-}
-
-/// The rung to run: the descriptor's name, else the GPUKERN_*_VARIANT override, else
-/// auto's first accepting rung (with GPUKERN_LOG=debug saying why earlier ones declined).
-template <class Args>
-std::string select_rung(gk_handle h, core::OpKind op, const Args& args, const char* requested,
-                        const std::string& env_choice) {
-  core::Backend& be = *h->opened.backend;
-  const bool from_desc = requested && *requested && std::strcmp(requested, "auto") != 0;
-  std::string name = from_desc ? std::string(requested) : env_choice;
-  const std::string where = h->opened.name + ":" + std::to_string(h->opened.index);
-  // A name taken from the environment is reported with its variable.
-  const std::string origin =
-      from_desc ? std::string()
-                : std::string(op == core::OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") +
-                      "=" + name + ": ";
-  if (name != "auto") {
-    bool known = false;
-    std::string valid;
-    for (const auto& r : be.variants(op)) {
-      known = known || r.name == name;
-      valid += (valid.empty() ? "" : ", ") + r.name;
-    }
-    if (!known)
-      throw invalid(origin + "unknown " + op_name(op) + " variant '" + name + "' on " +
-                    where + "; valid: auto, " + valid);
-    std::string why = be.supports(args, name);
-    if (!why.empty())
-      throw Error(Status::Unsupported, origin + op_name(op) + " variant '" + name +
-                                           "' declines " + shape_text(args) + ": " + why);
-    return name;
-  }
-  std::string declined;
-  for (const auto& candidate : be.auto_order(args)) {
-    std::string why = be.supports(args, candidate);
-    if (why.empty()) return candidate;
-    if (core::log_enabled(core::LogLevel::Debug))
-      core::log_line(core::LogLevel::Debug, std::string(op_name(op)) + " " + where + " auto: " +
-                                                candidate + " declines: " + why);
-    declined += (declined.empty() ? "" : "; ") + candidate + ": " + why;
-  }
-  throw Error(Status::Unsupported, std::string("no ") + op_name(op) + " rung on " + where +
-                                       " accepts " + shape_text(args) + " (" + declined + ")");
-}
-
-template <class Args, class Run>
-void run_logged(gk_handle h, core::OpKind op, const Args& args, const std::string& rung, Run run) {
-  const bool info = core::log_enabled(core::LogLevel::Info);
-  auto t0 = std::chrono::steady_clock::now();
-  run();
-  if (info) {
-    h->opened.backend->synchronize();  // so the time covers the work, not the launch
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.3f ms", ms);
-    core::log_line(core::LogLevel::Info, std::string(op_name(op)) + " " + h->opened.name + ":" +
-                                             std::to_string(h->opened.index) + " rung=" + rung +
-                                             " " + shape_text(args) + " " + buf);
-  }
 }
 
 void fill_device_info(const core::DeviceInfo& d, gk_device_info* out) {
@@ -191,6 +122,13 @@ const char* gk_status_name(gk_status s) {
 }
 
 const char* gk_last_error(void) { return t_last_error.c_str(); }
+
+gk_decline gk_last_decline(void) { return static_cast<gk_decline>(t_last_decline); }
+
+const char* gk_decline_name(gk_decline d) {
+  if (d < GK_DECLINE_NONE || d > GK_DECLINE_LIBRARY_MISSING) return "Unknown";
+  return core::decline_name(static_cast<core::Decline>(d));
+}
 
 const char* gk_version(void) { return "0.1.0"; }
 
@@ -236,6 +174,8 @@ gk_status gk_open(const char* spec, gk_handle* handle) {
       core::log_line(core::LogLevel::Info, "opened " + h->opened.name + ":" +
                                                std::to_string(h->opened.index) + " (" +
                                                h->opened.backend->device_info().name + ")");
+    h->dispatch = std::make_unique<core::Dispatch>(*h->opened.backend,
+                                                   h->opened.name + ":" + std::to_string(h->opened.index));
     *handle = h.release();
   });
 }
@@ -300,13 +240,13 @@ gk_status gk_gemm(gk_handle h, const gk_gemm_desc* desc) {
   return guarded([&] {
     need(h, "handle");
     core::GemmArgs args = core::validate_gemm(desc);
-    std::string rung = select_rung(h, core::OpKind::Gemm, args, desc->variant, core::gemm_variant());
+    const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
     {
       std::lock_guard<std::mutex> lock(h->mutex);
-      h->last_gemm = rung;
+      h->last_gemm = h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name;
     }
-    if (args.m == 0 || args.n == 0) return;  // nothing to write
-    run_logged(h, core::OpKind::Gemm, args, rung, [&] { h->opened.backend->gemm(args, rung); });
+    if (args.m == 0 || args.n == 0) return;  // nothing to write: empty calls never reach a rung
+    h->dispatch->run(args, rung);
   });
 }
 
@@ -314,15 +254,13 @@ gk_status gk_softmax(gk_handle h, const gk_softmax_desc* desc) {
   return guarded([&] {
     need(h, "handle");
     core::SoftmaxArgs args = core::validate_softmax(desc);
-    std::string rung =
-        select_rung(h, core::OpKind::Softmax, args, desc->variant, core::softmax_variant());
+    const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
     {
       std::lock_guard<std::mutex> lock(h->mutex);
-      h->last_softmax = rung;
+      h->last_softmax = h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name;
     }
-    if (args.rows == 0 || args.cols == 0) return;
-    run_logged(h, core::OpKind::Softmax, args, rung,
-               [&] { h->opened.backend->softmax(args, rung); });
+    if (args.rows == 0 || args.cols == 0) return;  // empty calls never reach a rung
+    h->dispatch->run(args, rung);
   });
 }
 
@@ -331,7 +269,8 @@ gk_status gk_gemm_select(gk_handle h, const gk_gemm_desc* desc, char* name, size
     need(h, "handle");
     need(name, "name");
     core::GemmArgs args = core::validate_gemm(desc);
-    copy_text(name, len, select_rung(h, core::OpKind::Gemm, args, desc->variant, core::gemm_variant()));
+    const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
+    copy_text(name, len, h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name);
   });
 }
 
@@ -340,15 +279,15 @@ gk_status gk_softmax_select(gk_handle h, const gk_softmax_desc* desc, char* name
     need(h, "handle");
     need(name, "name");
     core::SoftmaxArgs args = core::validate_softmax(desc);
-    copy_text(name, len,
-              select_rung(h, core::OpKind::Softmax, args, desc->variant, core::softmax_variant()));
+    const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
+    copy_text(name, len, h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name);
   });
 }
 
 gk_status gk_variant_count(gk_handle h, gk_op op, int* count) {
   return guarded([&] {
     need(h, "handle");
-    *need(count, "count") = static_cast<int>(h->opened.backend->variants(op_kind(op)).size());
+    *need(count, "count") = static_cast<int>(h->dispatch->rungs(op_kind(op)).size());
   });
 }
 
@@ -356,7 +295,7 @@ gk_status gk_get_variant_info(gk_handle h, gk_op op, int index, gk_variant_info*
   return guarded([&] {
     need(h, "handle");
     need(info, "info");
-    auto all = h->opened.backend->variants(op_kind(op));
+    const auto& all = h->dispatch->rungs(op_kind(op));
     if (index < 0 || index >= static_cast<int>(all.size()))
       throw invalid("variant index " + std::to_string(index) + " out of range (" +
                     std::to_string(all.size()) + " variants)");
@@ -365,10 +304,13 @@ gk_status gk_get_variant_info(gk_handle h, gk_op op, int index, gk_variant_info*
     copy_text(info->name, r.name);
     copy_text(info->description, r.description);
     copy_text(info->dtypes, core::mask_names(r.dtypes));
-    copy_text(info->min_arch, r.min_arch);
-    info->runs_here = r.unavailable.empty() ? 1 : 0;
-    copy_text(info->reason, r.unavailable);
-    info->is_reference = r.is_reference ? 1 : 0;
+    copy_text(info->min_arch, r.arch);
+    info->runs_here = r.unavailable.accepted() ? 1 : 0;
+    copy_text(info->reason, r.unavailable.detail);
+    info->decline = static_cast<gk_decline>(r.unavailable.reason);
+    info->is_reference = r.kind == core::RungKind::Reference ? 1 : 0;
+    info->experimental = r.kind == core::RungKind::Experimental ? 1 : 0;
+    info->auto_position = r.auto_position;
   });
 }
 

@@ -15,14 +15,28 @@ namespace gpukern::core {
 
 enum class OpKind : int { Gemm = GK_OP_GEMM, Softmax = GK_OP_SOFTMAX };
 
+/// Who made the device: a rung's architecture requirement is read per vendor.
+enum class Vendor : int { Host = 0, Nvidia = 1, Amd = 2 };
+
+/// A device's architecture, per vendor (no overloaded integer).
+struct DeviceArch {
+  Vendor vendor = Vendor::Host;
+  int cc = 0;         ///< NVIDIA: compute capability, 10*major+minor (90 for sm_90); else 0
+  int gfx = 0;        ///< AMD: the gfx target number read as hex (gfx90a -> 0x90a); else 0
+  std::string name;   ///< "sm_90", "gfx90a", "x86-64"
+};
+
+enum class RungKind : int;
+
 /// One rung as listed to users (gk_variant_info).
 struct RungInfo {
   std::string name;
   std::string description;
   uint32_t dtypes = 0;       // kMask* bits
-  std::string min_arch;      // "sm_80", "" if none
-  std::string unavailable;   // why this device cannot run it; empty = runs here
-  bool is_reference = false; // vendor library rung
+  std::string arch;          // where it runs: "sm_90a", "" if any
+  RungKind kind{};           // ladder, reference or experimental
+  Verdict unavailable;       // why this device cannot run it; accepted = runs here
+  int auto_position = -1;    // place in auto's order; -1 = never picked by auto
 };
 
 /// Device description (gk_device_info without the fixed-size strings).
@@ -67,28 +81,28 @@ class Backend {
   virtual void set_stream(void* stream) = 0;
   virtual std::unique_ptr<Timer> create_timer() = 0;
 
-  /// The ladder in ladder order (naive first, reference last).
+  /// The ladder in ladder order (naive first, reference last); rungs are named by
+  /// their index in this list below. The list never changes for an opened device.
   virtual std::vector<RungInfo> variants(OpKind op) const = 0;
 
-  /// Rung names `auto` tries for this call, fastest first; the list must end
-  /// with a rung that accepts every valid call.
-  virtual std::vector<std::string> auto_order(const GemmArgs& args) const = 0;
-  virtual std::vector<std::string> auto_order(const SoftmaxArgs& args) const = 0;
+  /// Whether rung `rung` accepts the call (dtype, architecture, the rung's own limits).
+  /// Authoritative: a rung that accepts a call runs it.
+  virtual Verdict supports(const GemmArgs& args, int rung) const = 0;
+  virtual Verdict supports(const SoftmaxArgs& args, int rung) const = 0;
 
-  /// Empty when `rung` accepts the call; otherwise the reason it declines
-  /// ("needs sm_90a", "A not 16-byte aligned", "no f16 support").
-  /// Unknown rung names never reach here (the core checks variants()).
-  virtual std::string supports(const GemmArgs& args, std::string_view rung) const = 0;
-  virtual std::string supports(const SoftmaxArgs& args, std::string_view rung) const = 0;
+  /// Whether `auto` tries rung `rung` for this call (its policy); auto walks the rungs
+  /// in RungInfo::auto_position order and takes the first candidate that accepts.
+  virtual bool auto_candidate(const GemmArgs& args, int rung) const = 0;
+  virtual bool auto_candidate(const SoftmaxArgs& args, int rung) const = 0;
 
-  /// Runs an accepted call, asynchronously on GPUs.
-  virtual void gemm(const GemmArgs& args, std::string_view rung) = 0;
-  virtual void softmax(const SoftmaxArgs& args, std::string_view rung) = 0;
+  /// Runs an accepted, non-empty call, asynchronously on GPUs.
+  virtual void gemm(const GemmArgs& args, int rung) = 0;
+  virtual void softmax(const SoftmaxArgs& args, int rung) = 0;
 };
 
 /// Bumped whenever Backend or ModuleApi changes; a module built against another
 /// version is refused with a reason.
-constexpr int kModuleAbiVersion = 1;
+constexpr int kModuleAbiVersion = 2;
 
 /// What a backend module exports (through gpukern_module_api below).
 struct ModuleApi {

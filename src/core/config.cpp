@@ -1,11 +1,14 @@
 // GPUKERN_* options: the gk_set_option override, else the environment. Read at each
 // use (cheap), so a process can change them between calls; malformed values are
-// errors naming the variable and the accepted values.
+// errors naming the variable and the accepted values. GPUKERN_MODULE_PATH is the one
+// exception: it is fixed once a backend module has been loaded with it.
 #include "core/config.hpp"
 
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
+#include <unistd.h>
+
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -46,11 +49,13 @@ LogLevel parse_log(const std::string& raw) {
 
 int parse_threads(const std::string& raw) {
   if (raw.empty()) return 0;
-  errno = 0;
-  char* end = nullptr;
-  long v = std::strtol(raw.c_str(), &end, 10);
-  if (errno != 0 || end == raw.c_str() || *end != '\0' || v < 1 || v > 4096)
-    throw bad_value("GPUKERN_NUM_THREADS", raw, "a whole number from 1 to 4096");
+  const int limit = max_num_threads();
+  long long v = 0;
+  if (!parse_whole_number(raw, limit, &v) || v < 1)
+    throw bad_value("GPUKERN_NUM_THREADS", raw,
+                    ("a whole number from 1 to " + std::to_string(limit) + " (" +
+                     std::to_string(kThreadsPerCpu) + " threads per online CPU)")
+                        .c_str());
   return static_cast<int>(v);
 }
 
@@ -73,6 +78,19 @@ std::string parse_variant(const char* name, const std::string& raw) {
 
 std::string parse_backend(const std::string& raw) {
   return raw.empty() ? std::string("auto") : lower(raw);
+}
+
+/// Guards GPUKERN_MODULE_PATH: held while modules are looked for with it and while
+/// gk_set_option changes it, so a change never races a load. Recursive, so a module
+/// that reads the options while it is probed does not deadlock.
+struct ModulePathState {
+  std::recursive_mutex mutex;
+  std::string fixed_by;     // module whose loading fixed the path; "" = not fixed
+  std::string fixed_value;  // the path it was loaded with
+};
+ModulePathState& module_path_state() {
+  static ModulePathState state;
+  return state;
 }
 
 /// Validates a value for `name` (throws on bad values).
@@ -105,9 +123,25 @@ void set_option(const std::string& name, const std::string& value) {
     throw Error(Status::InvalidArgument, "unknown option '" + name + "'; known options: " + list);
   }
   if (!value.empty()) validate(name, value);
-  std::lock_guard<std::mutex> lock(overrides_mutex());
-  if (value.empty()) overrides().erase(name);
-  else overrides()[name] = value;
+  auto store = [&] {
+    std::lock_guard<std::mutex> lock(overrides_mutex());
+    if (value.empty()) overrides().erase(name);
+    else overrides()[name] = value;
+  };
+  if (name != "GPUKERN_MODULE_PATH") return store();
+  ModulePathState& state = module_path_state();
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
+  if (!state.fixed_by.empty()) {
+    const char* env = std::getenv("GPUKERN_MODULE_PATH");
+    const std::string effective = value.empty() ? std::string(env ? env : "") : value;
+    if (effective != state.fixed_value)
+      throw Error(Status::InvalidArgument,
+                  "GPUKERN_MODULE_PATH='" + effective + "' cannot take effect: " +
+                      state.fixed_by + " is already loaded (with GPUKERN_MODULE_PATH='" +
+                      state.fixed_value +
+                      "') and stays loaded; set it before the first backend is opened or listed");
+  }
+  store();
 }
 
 std::string backend_spec() { return parse_backend(option_value("GPUKERN_BACKEND")); }
@@ -120,7 +154,42 @@ std::string softmax_variant() {
 LogLevel log_level() { return parse_log(option_value("GPUKERN_LOG")); }
 int num_threads() { return parse_threads(option_value("GPUKERN_NUM_THREADS")); }
 CpuIsa cpu_isa_cap() { return parse_isa(option_value("GPUKERN_CPU_ISA")); }
-std::string module_path() { return option_value("GPUKERN_MODULE_PATH"); }
+std::string module_path() {
+  ModulePathState& state = module_path_state();
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
+  return state.fixed_by.empty() ? option_value("GPUKERN_MODULE_PATH") : state.fixed_value;
+}
+
+void with_module_path(const std::function<std::string(const ModulePath&)>& load) {
+  ModulePathState& state = module_path_state();
+  std::lock_guard<std::recursive_mutex> lock(state.mutex);
+  ModulePath path;
+  path.fixed_by = state.fixed_by;
+  path.value = state.fixed_by.empty() ? option_value("GPUKERN_MODULE_PATH") : state.fixed_value;
+  const std::string loaded = load(path);
+  if (!loaded.empty() && state.fixed_by.empty()) {
+    state.fixed_by = loaded;
+    state.fixed_value = path.value;
+  }
+}
+
+int max_num_threads() {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  const long cpus = online > 0 ? std::min(online, 1L << 16) : 1L;
+  return static_cast<int>(cpus) * kThreadsPerCpu;
+}
+
+bool parse_whole_number(const std::string& text, long long max, long long* value) {
+  if (text.empty() || text.size() > 18) return false;  // 18 digits cannot overflow
+  long long v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v > max) return false;
+  *value = v;
+  return true;
+}
 
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {

@@ -1,4 +1,4 @@
-// Names of storage and arithmetic types.
+// Names of storage and arithmetic types, and of decline reasons.
 #include "core/types.hpp"
 
 namespace gpukern::core {
@@ -32,6 +32,20 @@ std::string mask_names(uint32_t mask) {
     out += n.name;
   }
   return out;
+}
+
+const char* decline_name(Decline d) {
+  switch (d) {
+    case Decline::None: return "None";
+    case Decline::Dtype: return "Dtype";
+    case Decline::WrongArch: return "WrongArch";
+    case Decline::Misaligned: return "Misaligned";
+    case Decline::Layout: return "Layout";
+    case Decline::ShapeLimit: return "ShapeLimit";
+    case Decline::Resource: return "Resource";
+    case Decline::LibraryMissing: return "LibraryMissing";
+  }
+  return "Unknown";
 }
 
 }  // namespace gpukern::core

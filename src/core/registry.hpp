@@ -1,5 +1,6 @@
-// Backend registry: the built-in CPU backend and the GPU modules, found and probed
-// once (thread-safe), each either available or unavailable with a reason.
+// Backend registry: the built-in CPU backend and the GPU modules, each GPU module found
+// and probed the first time its backend is needed (thread-safe), each backend either
+// available or unavailable with a reason.
 #pragma once
 
 #include "core/backend.hpp"
@@ -20,10 +21,10 @@ struct BackendEntry {
   bool available() const { return device_count > 0; }
 };
 
-/// All known backends, probed on first use.
-const std::vector<BackendEntry>& backends();
+/// All known backends, in auto's order; probes every GPU module not probed yet.
+std::vector<BackendEntry> backends();
 
-/// Comma list of backend names, and of the available ones.
+/// Comma list of every backend name (probes nothing), and of the available ones.
 std::string backend_names();
 std::string available_backend_names();
 
@@ -36,7 +37,17 @@ struct OpenedBackend {
 
 /// Opens a spec: "auto", "cpu", "cuda", "cuda:1", "hip", "hip:0".
 /// Unknown names → InvalidArgument listing the valid ones; an unavailable backend
-/// asked for explicitly → Unavailable with its reason and the available ones.
+/// asked for explicitly → Unavailable with its reason and the available ones; a device
+/// that fails to open → DeviceError (or the module's own status) with the reason.
+/// "cpu" loads no GPU module; "auto" takes the first of cuda, hip, cpu whose device
+/// opens, saying at info level why it passed over the others.
 OpenedBackend open_backend(const std::string& spec);
+
+/// Checks a module file before it is loaded: empty when `path` looks like a shared
+/// library this process can map (ELF header, class, byte order and machine of this
+/// process, a dynamic section, every file-backed segment inside the file); otherwise
+/// why not, e.g. "is truncated or damaged: segment 3 (PT_LOAD) ...". Loading a file
+/// whose segments reach past its end would kill the process (SIGBUS) inside dlopen.
+GK_CORE_API std::string check_module_file(const std::string& path);
 
 }  // namespace gpukern::core

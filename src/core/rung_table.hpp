@@ -1,30 +1,79 @@
-// A ladder as data: each backend keeps, per operation, a constexpr table of rungs
-// (name, description, dtypes, minimum architecture, supports, run) and implements
-// Backend's ladder methods through these helpers instead of switches.
+// The rung contract, owned by the core: a ladder is one table per (backend, operation),
+// and that table *is* the dispatch. Each row says what the rung is (name, description,
+// dtypes, the architectures it runs on per vendor, whether it is the vendor reference or
+// experimental), whether it accepts a call (supports, with a typed reason when it
+// declines), how to run it, and its place in `auto`'s order. docs/kernel-contract.md
+// says what a rung receives and what it must and must not do.
 #pragma once
 
 #include "core/backend.hpp"
 
+#include <algorithm>
+#include <initializer_list>
 #include <string>
-#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpukern::core {
 
-/// One rung of `Args` (GemmArgs / SoftmaxArgs) for a backend whose per-device
-/// state is `Ctx` (stream, device properties, library handles...).
+/// What a rung needs of the device, per vendor (no overloaded integer).
+struct ArchSupport {
+  int cc_min = 0;                  ///< NVIDIA: lowest compute capability, 10*major+minor (0: any)
+  int cc_max = 0;                  ///< NVIDIA: highest (0: no upper bound)
+  bool (*amd)(int gfx) = nullptr;  ///< AMD: the gfx targets it runs on (nullptr: every one)
+  const char* label = "";          ///< as listed: "sm_90a", "CDNA (gfx90a, gfx940)"; "" when any
+};
+
+/// Whether a rung may run on `arch`; WrongArch with the label when not.
+inline Verdict arch_verdict(const ArchSupport& need, const DeviceArch& arch) {
+  bool ok = true;
+  if (arch.vendor == Vendor::Nvidia)
+    ok = arch.cc >= need.cc_min && (need.cc_max == 0 || arch.cc <= need.cc_max);
+  else if (arch.vendor == Vendor::Amd)
+    ok = need.amd == nullptr || need.amd(arch.gfx);
+  if (ok) return {};
+  return {Decline::WrongArch, std::string("needs ") + need.label + " (this device is " + arch.name + ")"};
+}
+
+/// A rung's standing in the ladder.
+enum class RungKind : int {
+  Ladder,        ///< one of our own rungs
+  Reference,     ///< the vendor library (cuBLAS, cuDNN, OpenBLAS): the yardstick
+  Experimental,  ///< never run on hardware (compile-verified): listed, forced by name only
+};
+
+/// `auto` never picks a rung with this rank.
+constexpr int kNeverAuto = -1;
+
+/// One row of a ladder, for calls `Args` (GemmArgs / SoftmaxArgs) on a backend whose
+/// per-device state is `Ctx` (stream, device properties, library handles...).
 template <class Args, class Ctx>
 struct Rung {
   const char* name;
   const char* description;
-  uint32_t dtypes;   // kMask* bits accepted
-  int min_arch;      // e.g. 80 for sm_80, 90 for sm_90a; 0 = any
-  const char* min_arch_name;  // "sm_80", "" when min_arch == 0
-  bool is_reference;
-  /// Extra checks (alignment, shape limits, library present); nullptr = accepts all. Returns "" or a reason.
-  std::string (*supports)(const Args& args, const Ctx& ctx);
+  uint32_t dtypes;    ///< kMask* bits accepted
+  ArchSupport arch;   ///< where it runs
+  RungKind kind;
+  /// Whether it accepts a validated call beyond dtype and architecture (alignment, layout,
+  /// shape limits, resources, a library present). nullptr: accepts every call. Authoritative:
+  /// a call it accepts must then run (run() never throws Unsupported).
+  Verdict (*supports)(const Args& args, const Ctx& ctx);
+  /// Runs an accepted call, asynchronously on the context's stream.
   void (*run)(const Args& args, const Ctx& ctx);
+  /// Place in `auto`'s order, lower first; kNeverAuto: auto never tries it.
+  int auto_rank;
+  /// When auto tries it (a policy, e.g. "rows shorter than 1 KB"); nullptr: always.
+  bool (*auto_when)(const Args& args, const Ctx& ctx) = nullptr;
 };
+
+/// `row` with place `rank` in auto's order (and policy `when`): for a row that two
+/// modules' tables share but rank differently (the SIMT rungs on CUDA and on HIP).
+template <class Args, class Ctx>
+constexpr Rung<Args, Ctx> ranked(Rung<Args, Ctx> row, int rank, bool (*when)(const Args&, const Ctx&) = nullptr) {
+  row.auto_rank = rank;
+  row.auto_when = when;
+  return row;
+}
 
 inline uint32_t type_mask(const GemmArgs& a) {
   switch (a.type()) {
@@ -40,58 +89,64 @@ inline uint32_t type_mask(const SoftmaxArgs& a) {
 inline std::string type_label(const GemmArgs& a) { return gemm_type_name(a.type()); }
 inline std::string type_label(const SoftmaxArgs& a) { return dtype_name(a.dtype); }
 
-/// A ladder: the rungs in ladder order (naive first, reference last).
+/// A ladder: the rungs in ladder order (naive first, reference last), and auto's order
+/// (the rungs with a rank, by rank) computed once from the same rows.
 template <class Args, class Ctx>
-using Ladder = std::vector<Rung<Args, Ctx>>;
+class Ladder {
+ public:
+  using Row = Rung<Args, Ctx>;
 
-template <class Args, class Ctx>
-const Rung<Args, Ctx>* find_rung(const Ladder<Args, Ctx>& table, std::string_view name) {
-  for (const auto& r : table)
-    if (name == r.name) return &r;
-  return nullptr;
-}
-
-/// The common part of supports(): dtype and architecture, then the rung's own check.
-template <class Args, class Ctx>
-std::string rung_supports(const Rung<Args, Ctx>& r, const Args& args, const Ctx& ctx, int arch) {
-  if ((r.dtypes & type_mask(args)) == 0)
-    return std::string("no ") + type_label(args) + " support (takes " + mask_names(r.dtypes) + ")";
-  if (r.min_arch > arch) return std::string("needs ") + r.min_arch_name;
-  return r.supports ? r.supports(args, ctx) : std::string();
-}
-
-/// Backend::supports through a ladder: "" when rung `name` accepts the call, else why not.
-/// Names are checked against variants() by the core, so a missing one is a bug.
-template <class Args, class Ctx>
-std::string ladder_supports(const Ladder<Args, Ctx>& table, const Args& args, const Ctx& ctx,
-                            int arch, std::string_view name) {
-  const Rung<Args, Ctx>* r = find_rung(table, name);
-  return r ? rung_supports(*r, args, ctx, arch) : "no rung named '" + std::string(name) + "'";
-}
-
-/// Backend::gemm / softmax through a ladder: runs rung `name`.
-template <class Args, class Ctx>
-void ladder_run(const Ladder<Args, Ctx>& table, const Args& args, const Ctx& ctx,
-                std::string_view name) {
-  const Rung<Args, Ctx>* r = find_rung(table, name);
-  if (!r) throw Error(Status::InternalError, "no rung named '" + std::string(name) + "'");
-  r->run(args, ctx);
-}
-
-template <class Args, class Ctx>
-std::vector<RungInfo> rung_infos(const Ladder<Args, Ctx>& table, int arch) {
-  std::vector<RungInfo> out;
-  for (const auto& r : table) {
-    RungInfo i;
-    i.name = r.name;
-    i.description = r.description;
-    i.dtypes = r.dtypes;
-    i.min_arch = r.min_arch_name ? r.min_arch_name : "";
-    i.is_reference = r.is_reference;
-    if (r.min_arch > arch) i.unavailable = std::string("needs ") + r.min_arch_name;
-    out.push_back(std::move(i));
+  Ladder(std::initializer_list<Row> rows) : rows_(rows) {
+    for (int i = 0; i < static_cast<int>(rows_.size()); ++i)
+      if (rows_[i].auto_rank != kNeverAuto && rows_[i].kind != RungKind::Experimental) auto_order_.push_back(i);
+    std::stable_sort(auto_order_.begin(), auto_order_.end(),
+                     [this](int a, int b) { return rows_[a].auto_rank < rows_[b].auto_rank; });
   }
-  return out;
-}
+
+  int size() const { return static_cast<int>(rows_.size()); }
+  const Row& operator[](int i) const { return rows_[static_cast<std::size_t>(i)]; }
+
+  /// Whether rung `i` accepts the call: dtype, architecture, then the rung's own check.
+  Verdict supports(int i, const Args& args, const Ctx& ctx, const DeviceArch& arch) const {
+    const Row& r = (*this)[i];
+    if ((r.dtypes & type_mask(args)) == 0)
+      return {Decline::Dtype, "no " + type_label(args) + " support (takes " + mask_names(r.dtypes) + ")"};
+    if (Verdict v = arch_verdict(r.arch, arch); !v.accepted()) return v;
+    return r.supports ? r.supports(args, ctx) : Verdict{};
+  }
+
+  /// Whether auto tries rung `i` for this call.
+  bool auto_candidate(int i, const Args& args, const Ctx& ctx) const {
+    const Row& r = (*this)[i];
+    return r.auto_rank != kNeverAuto && r.kind != RungKind::Experimental && (!r.auto_when || r.auto_when(args, ctx));
+  }
+
+  void run(int i, const Args& args, const Ctx& ctx) const { (*this)[i].run(args, ctx); }
+
+  /// The table as listed to users.
+  std::vector<RungInfo> infos(const DeviceArch& arch) const {
+    std::vector<RungInfo> out;
+    for (const Row& r : rows_) {
+      RungInfo info;
+      info.name = r.name;
+      info.description = r.description;
+      info.dtypes = r.dtypes;
+      info.arch = r.arch.label;
+      info.kind = r.kind;
+      info.unavailable = arch_verdict(r.arch, arch);
+      out.push_back(std::move(info));
+    }
+    for (std::size_t pos = 0; pos < auto_order_.size(); ++pos)
+      out[static_cast<std::size_t>(auto_order_[pos])].auto_position = static_cast<int>(pos);
+    return out;
+  }
+
+  /// Rung indices in auto's order.
+  const std::vector<int>& auto_order() const { return auto_order_; }
+
+ private:
+  std::vector<Row> rows_;
+  std::vector<int> auto_order_;
+};
 
 }  // namespace gpukern::core

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 /// Marks core functions and types that backend modules use across the shared-library
 /// boundary (the library is built with hidden visibility by default).
@@ -25,16 +26,44 @@ enum class Status : int {
   InternalError = GK_INTERNAL_ERROR,
 };
 
+/// Why a rung declines a call (same values as gk_decline).
+enum class Decline : int {
+  None = GK_DECLINE_NONE,                      ///< accepted
+  Dtype = GK_DECLINE_DTYPE,                    ///< the call's data type
+  WrongArch = GK_DECLINE_WRONG_ARCH,           ///< the device's architecture
+  Misaligned = GK_DECLINE_MISALIGNED,          ///< a pointer or leading dimension's alignment
+  Layout = GK_DECLINE_LAYOUT,                  ///< a transpose or stride layout it does not implement
+  ShapeLimit = GK_DECLINE_SHAPE_LIMIT,         ///< a size beyond what it handles
+  Resource = GK_DECLINE_RESOURCE,              ///< shared memory, clusters, workspace the device lacks
+  LibraryMissing = GK_DECLINE_LIBRARY_MISSING, ///< the vendor library it calls is not there
+};
+GK_CORE_API const char* decline_name(Decline d);  // "WrongArch", ...
+
+/// A rung's answer to "do you take this call?": accepted, or a typed reason plus detail.
+struct Verdict {
+  Decline reason = Decline::None;
+  std::string detail;
+
+  Verdict() = default;
+  Verdict(Decline r, std::string d) : reason(r), detail(std::move(d)) {}
+  bool accepted() const { return reason == Decline::None; }
+  /// "Misaligned: A not 16-byte aligned" ("" when accepted).
+  std::string text() const { return accepted() ? std::string() : std::string(decline_name(reason)) + ": " + detail; }
+};
+
 /// Thrown inside the library (core and backend modules); the C API turns it into
 /// a status plus the per-thread message. Never escapes a public C function.
+/// An Unsupported error from a rung's decline carries the reason.
 class GK_CORE_API Error : public std::runtime_error {
  public:
-  Error(Status status, const std::string& message)
-      : std::runtime_error(message), status_(status) {}
+  Error(Status status, const std::string& message, Decline decline = Decline::None)
+      : std::runtime_error(message), status_(status), decline_(decline) {}
   Status status() const noexcept { return status_; }
+  Decline decline() const noexcept { return decline_; }
 
  private:
   Status status_;
+  Decline decline_;
 };
 
 enum class DType : int { F32 = GK_F32, F16 = GK_F16, BF16 = GK_BF16 };

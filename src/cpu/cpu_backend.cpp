@@ -23,30 +23,39 @@ constexpr uint32_t kAllGemmTypes = kMaskF32 | kMaskTF32 | kMaskF16 | kMaskBF16;
 constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
 
 // Ladder order: naive first, reference last. tf32 calls run as exact f32 everywhere.
+// Auto: omp_simd, which takes every call, then naive; the reference is never picked.
 const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
+  using core::RungKind;
   static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
-      {"naive", "i-j-k triple loop, one thread, f32 accumulation (the baseline)", kAllGemmTypes,
-       0, "", false, nullptr, gemm_naive},
+      {"naive", "i-j-k triple loop, one thread, f32 accumulation (the baseline)", kAllGemmTypes, {},
+       RungKind::Ladder, nullptr, gemm::naive_run, 1},
       {"omp_simd",
        "packed, cache-blocked, register-blocked micro-kernel (AVX-512 14x32 / AVX2 6x16 / scalar), "
        "OpenMP",
-       kAllGemmTypes, 0, "", false, nullptr, gemm_omp_simd},
-      {"openblas", "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
-       kAllGemmTypes, 0, "", true, gemm_openblas_supports, gemm_openblas},
+       kAllGemmTypes, {}, RungKind::Ladder, nullptr, gemm::omp_simd_run, 0},
+      {"openblas", "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)", kAllGemmTypes, {},
+       RungKind::Reference, gemm::openblas_supports, gemm::openblas_run, core::kNeverAuto},
   };
   return ladder;
 }
 
 const core::Ladder<core::SoftmaxArgs, CpuContext>& softmax_ladder() {
+  using core::RungKind;
   static const core::Ladder<core::SoftmaxArgs, CpuContext> ladder = {
-      {"naive", "three scalar passes per row (max, sum of exp, output), one thread",
-       kAllSoftmaxTypes, 0, "", false, nullptr, softmax_naive},
+      {"naive", "three scalar passes per row (max, sum of exp, output), one thread", kAllSoftmaxTypes, {},
+       RungKind::Ladder, nullptr, softmax::naive_run, 1},
       {"omp_simd",
        "online max+sum pass and output pass per row, vectorized exp (AVX-512 / AVX2 / scalar), "
        "OpenMP over rows",
-       kAllSoftmaxTypes, 0, "", false, nullptr, softmax_omp_simd},
+       kAllSoftmaxTypes, {}, RungKind::Ladder, nullptr, softmax::omp_simd_run, 0},
   };
   return ladder;
+}
+
+/// The CPU as a rung's architecture: every CPU rung runs on every host.
+const core::DeviceArch& host_arch() {
+  static const core::DeviceArch arch{core::Vendor::Host, 0, 0, "x86-64"};
+  return arch;
 }
 
 /// Steady-clock timer: CPU work is synchronous, so wall time between start and stop is it.
@@ -129,31 +138,29 @@ class CpuBackend final : public core::Backend {
   std::unique_ptr<core::Timer> create_timer() override { return std::make_unique<CpuTimer>(); }
 
   std::vector<core::RungInfo> variants(core::OpKind op) const override {
-    if (op == core::OpKind::Softmax) return core::rung_infos(softmax_ladder(), 0);
-    auto infos = core::rung_infos(gemm_ladder(), 0);
+    if (op == core::OpKind::Softmax) return softmax_ladder().infos(host_arch());
+    auto infos = gemm_ladder().infos(host_arch());
     for (auto& info : infos)
-      if (info.name == "openblas" && !openblas().loaded) info.unavailable = openblas().unavailable;
+      if (info.name == "openblas" && !openblas().loaded)
+        info.unavailable = {core::Decline::LibraryMissing, openblas().unavailable};
     return infos;
   }
 
-  std::vector<std::string> auto_order(const core::GemmArgs&) const override {
-    return {"omp_simd", "naive"};
+  core::Verdict supports(const core::GemmArgs& args, int rung) const override {
+    return gemm_ladder().supports(rung, args, current_context(), host_arch());
   }
-  std::vector<std::string> auto_order(const core::SoftmaxArgs&) const override {
-    return {"omp_simd", "naive"};
+  core::Verdict supports(const core::SoftmaxArgs& args, int rung) const override {
+    return softmax_ladder().supports(rung, args, current_context(), host_arch());
   }
-
-  std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
-    return core::ladder_supports(gemm_ladder(), args, current_context(), 0, rung);
+  bool auto_candidate(const core::GemmArgs& args, int rung) const override {
+    return gemm_ladder().auto_candidate(rung, args, current_context());
   }
-  std::string supports(const core::SoftmaxArgs& args, std::string_view rung) const override {
-    return core::ladder_supports(softmax_ladder(), args, current_context(), 0, rung);
+  bool auto_candidate(const core::SoftmaxArgs& args, int rung) const override {
+    return softmax_ladder().auto_candidate(rung, args, current_context());
   }
-  void gemm(const core::GemmArgs& args, std::string_view rung) override {
-    core::ladder_run(gemm_ladder(), args, current_context(), rung);
-  }
-  void softmax(const core::SoftmaxArgs& args, std::string_view rung) override {
-    core::ladder_run(softmax_ladder(), args, current_context(), rung);
+  void gemm(const core::GemmArgs& args, int rung) override { gemm_ladder().run(rung, args, current_context()); }
+  void softmax(const core::SoftmaxArgs& args, int rung) override {
+    softmax_ladder().run(rung, args, current_context());
   }
 };
 

@@ -1,19 +1,13 @@
-// The CUDA backend module (libgpukern_cuda.so): device discovery that never crashes
-// without a driver, one Backend per device with its own stream, memory and timing,
-// device description, and dispatch through the GEMM and softmax ladders.
-// Runtime calls go through the gpu:: wrappers of portable.cuh, so the HIP module
-// (src/hip) compiles this glue too; what differs per vendor is in vendor:: (the CUDA
-// part at the end of this file, the HIP part in src/hip/device.hip). cuBLAS is CUDA only.
+// The GPU backend glue of the CUDA and HIP modules (libgpukern_cuda.so,
+// libgpukern_hip.so): device discovery that never crashes without a driver, one Backend
+// per device with its own stream, memory and timing, device description, and dispatch
+// through the module's ladder tables. Runtime calls go through the gpu:: wrappers of
+// portable.cuh; what differs per vendor is vendor:: (src/cuda/device.cu for CUDA,
+// src/hip/device.hip for HIP) and the ladder tables each module defines.
 #include "core/backend.hpp"
 #include "core/log.hpp"
 #include "core/rung_table.hpp"
 #include "cuda/context.cuh"
-
-#if defined(GPUKERN_CUDA)
-#include "cuda/backend.cuh"
-
-#include <cublas_v2.h>
-#endif
 
 #include <memory>
 #include <mutex>
@@ -24,36 +18,6 @@ namespace {
 
 using core::Error;
 using core::Status;
-
-#if defined(GPUKERN_CUDA)
-/// "13.0" from 13000.
-std::string version_string(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
-
-/// FP32 lanes per SM: 64 on the data-centre Ampere part (sm_80), 128 on every other
-/// architecture we build for (sm_86, sm_89, sm_90, sm_120).
-int fp32_lanes_per_sm(int arch) { return arch == 80 ? 64 : 128; }
-
-/// Dense f16 tensor-core FLOP per clock per SM with f32 accumulation: an estimate for
-/// the device report (A100: 2048, H100: 4096, GeForce Ampere/Ada/Blackwell: 1024).
-int tensor_flops_per_clock_per_sm(int arch) {
-  if (arch >= 90 && arch < 100) return 4096;
-  if (arch == 80) return 2048;
-  if (arch == 100 || arch == 103) return 8192;
-  return 1024;
-}
-
-/// Why no device can be used, in words, for gpukern-info.
-std::string describe_count_error(cudaError_t e) {
-  switch (e) {
-    case cudaErrorNoDevice: return "no CUDA device found";
-    case cudaErrorInsufficientDriver:
-      return "the NVIDIA driver is missing or older than this build's CUDA runtime (" +
-             version_string(CUDART_VERSION) + ")";
-    case cudaErrorStubLibrary: return "only the CUDA driver stub library was found (no NVIDIA driver installed)";
-    default: return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
-  }
-}
-#endif
 
 class CudaTimer final : public core::Timer {
  public:
@@ -91,6 +55,7 @@ class CudaBackend final : public core::Backend {
     GK_GPU_CHECK(gpu::set_device(device));
     desc_ = vendor::describe_device(device);
     ctx_.arch = desc_.arch;
+    ctx_.libraries = &libraries_;
     ctx_.sm_count = desc_.compute_units;
     ctx_.warp_size = desc_.warp_size;
     ctx_.smem_per_block_optin = desc_.smem_per_block_optin;
@@ -98,14 +63,11 @@ class CudaBackend final : public core::Backend {
     ctx_.cluster_launch = desc_.cluster_launch;
     GK_GPU_CHECK(gpu::stream_create_non_blocking(&own_stream_));
     ctx_.stream = own_stream_;
-    ctx_.backend = this;
   }
 
   ~CudaBackend() override {
     (void)gpu::set_device(ctx_.device);
-#if defined(GPUKERN_CUDA)
-    if (cublas_) cublasDestroy(cublas_);
-#endif
+    if (libraries_.cublas) libraries_.destroy_cublas(libraries_.cublas);
     (void)gpu::stream_synchronize(own_stream_);
     (void)gpu::stream_destroy(own_stream_);
   }
@@ -115,8 +77,8 @@ class CudaBackend final : public core::Backend {
     info.backend = vendor::backend_name();
     info.name = desc_.name;
     info.index = ctx_.device;
-    info.arch_number = ctx_.arch;
-    info.arch = desc_.arch_name;
+    info.arch_number = ctx_.arch.vendor == core::Vendor::Amd ? ctx_.arch.gfx : ctx_.arch.cc;
+    info.arch = ctx_.arch.name;
     info.compute_units = ctx_.sm_count;
     info.clock_mhz = desc_.clock_mhz;
     info.memory_bytes = desc_.memory_bytes;
@@ -185,50 +147,30 @@ class CudaBackend final : public core::Backend {
   }
 
   std::vector<core::RungInfo> variants(core::OpKind op) const override {
-    return op == core::OpKind::Gemm ? core::rung_infos(gemm_ladder(), ctx_.arch)
-                                    : core::rung_infos(softmax_ladder(), ctx_.arch);
+    return op == core::OpKind::Gemm ? gemm_ladder().infos(ctx_.arch) : softmax_ladder().infos(ctx_.arch);
   }
 
-  std::vector<std::string> auto_order(const core::GemmArgs& args) const override {
-    return gemm_auto_order(args, context());
+  core::Verdict supports(const core::GemmArgs& args, int rung) const override {
+    return gemm_ladder().supports(rung, args, context(), ctx_.arch);
   }
-  std::vector<std::string> auto_order(const core::SoftmaxArgs& args) const override {
-    return softmax_auto_order(args, context());
+  core::Verdict supports(const core::SoftmaxArgs& args, int rung) const override {
+    return softmax_ladder().supports(rung, args, context(), ctx_.arch);
+  }
+  bool auto_candidate(const core::GemmArgs& args, int rung) const override {
+    return gemm_ladder().auto_candidate(rung, args, context());
+  }
+  bool auto_candidate(const core::SoftmaxArgs& args, int rung) const override {
+    return softmax_ladder().auto_candidate(rung, args, context());
   }
 
-  std::string supports(const core::GemmArgs& args, std::string_view rung) const override {
-    return core::ladder_supports(gemm_ladder(), args, context(), ctx_.arch, rung);
-  }
-  std::string supports(const core::SoftmaxArgs& args, std::string_view rung) const override {
-    return core::ladder_supports(softmax_ladder(), args, context(), ctx_.arch, rung);
-  }
-
-  void gemm(const core::GemmArgs& args, std::string_view rung) override {
+  void gemm(const core::GemmArgs& args, int rung) override {
     select_device();
-    core::ladder_run(gemm_ladder(), args, context(), rung);
+    gemm_ladder().run(rung, args, context());
   }
-  void softmax(const core::SoftmaxArgs& args, std::string_view rung) override {
+  void softmax(const core::SoftmaxArgs& args, int rung) override {
     select_device();
-    core::ladder_run(softmax_ladder(), args, context(), rung);
+    softmax_ladder().run(rung, args, context());
   }
-
-#if defined(GPUKERN_CUDA)
-  /// See with_cublas in backend.cuh.
-  void run_with_cublas(cudaStream_t stream, const std::function<void(cublasHandle_t)>& use) {
-    std::lock_guard<std::mutex> lock(library_mutex_);
-    select_device();
-    if (!cublas_) {
-      if (cublasStatus_t s = cublasCreate(&cublas_); s != CUBLAS_STATUS_SUCCESS) {
-        cublas_ = nullptr;
-        throw Error(s == CUBLAS_STATUS_ALLOC_FAILED ? Status::OutOfMemory : Status::DeviceError,
-                    std::string("cublasCreate failed: ") + cublasGetStatusString(s));
-      }
-    }
-    if (cublasStatus_t s = cublasSetStream(cublas_, stream); s != CUBLAS_STATUS_SUCCESS)
-      throw Error(Status::DeviceError, std::string("cublasSetStream failed: ") + cublasGetStatusString(s));
-    use(cublas_);
-  }
-#endif
 
  private:
   /// The calling thread's current device must be ours before any runtime call.
@@ -246,12 +188,9 @@ class CudaBackend final : public core::Backend {
   }
 
   mutable std::mutex mutex_;  // guards ctx_.stream
-  std::mutex library_mutex_;  // guards the lazily created library handles
+  LibraryHandles libraries_;
   CudaContext ctx_;
   gpu::stream_t own_stream_ = nullptr;
-#if defined(GPUKERN_CUDA)
-  cublasHandle_t cublas_ = nullptr;
-#endif
   DeviceDescription desc_;
 };
 
@@ -278,54 +217,6 @@ core::Backend* create(int index) {
 }
 
 }  // namespace
-
-#if defined(GPUKERN_CUDA)
-void with_cublas(const CudaContext& ctx, const std::function<void(cublasHandle_t)>& use) {
-  static_cast<CudaBackend*>(ctx.backend)->run_with_cublas(ctx.stream, use);
-}
-
-// ---- the CUDA part of vendor:: (the HIP part is src/hip/device.hip) ----
-namespace vendor {
-
-const char* backend_name() { return "cuda"; }
-const char* module_note() { return "SIMT and tensor-core GEMM ladders, softmax ladder; cuBLAS and cuDNN references"; }
-
-std::string no_device_reason(cudaError_t e) {
-  return e == cudaSuccess ? "no CUDA device found" : describe_count_error(e);
-}
-
-DeviceDescription describe_device(int index) {
-  cudaDeviceProp prop{};
-  GK_GPU_CHECK(cudaGetDeviceProperties(&prop, index));
-  int clock_khz = 0, memory_clock_khz = 0;
-  GK_GPU_CHECK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, index));
-  GK_GPU_CHECK(cudaDeviceGetAttribute(&memory_clock_khz, cudaDevAttrMemoryClockRate, index));
-  DeviceDescription d;
-  d.name = prop.name;
-  d.arch = prop.major * 10 + prop.minor;
-  d.arch_name = "sm_" + std::to_string(d.arch);
-  d.compute_units = prop.multiProcessorCount;
-  d.warp_size = prop.warpSize;
-  d.smem_per_block_optin = prop.sharedMemPerBlockOptin;
-  d.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
-  d.cluster_launch = prop.major >= 9;
-  d.memory_bytes = prop.totalGlobalMem;
-  d.clock_mhz = clock_khz / 1000;
-  int driver = 0, runtime = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  d.driver_version = version_string(driver);
-  d.runtime_version = version_string(runtime);
-  const double ghz = clock_khz / 1e6;
-  d.peak_f32_gflops = double(d.compute_units) * fp32_lanes_per_sm(d.arch) * 2.0 * ghz;
-  d.peak_tensor_gflops = double(d.compute_units) * tensor_flops_per_clock_per_sm(d.arch) * ghz;
-  // Double data rate: two transfers per memory clock over the whole bus.
-  d.peak_bandwidth_gbps = 2.0 * memory_clock_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
-  return d;
-}
-
-}  // namespace vendor
-#endif
 
 }  // namespace gpukern::cuda
 

@@ -1,5 +1,6 @@
-// Per-device state of the CUDA backend that every rung receives, and the two
-// ladders (tables of rungs) the backend glue dispatches through.
+// Per-device state that every rung of the CUDA and HIP modules receives, and the two
+// ladders (tables of rungs) the backend glue dispatches through: each module defines
+// its own (src/cuda/{gemm,softmax}/ladder.cu, src/hip/ladders.hip).
 #pragma once
 
 #include "core/rung_table.hpp"
@@ -13,27 +14,35 @@
 
 namespace gpukern::cuda {
 
+/// Vendor-library handles of one opened device, created lazily by the rungs that use
+/// them (cublas.cu) and destroyed with the device. `mutex` serializes a handle's stream
+/// binding and the call that relies on it.
+struct LibraryHandles {
+  std::mutex mutex;
+  void* cublas = nullptr;
+  void (*destroy_cublas)(void*) = nullptr;
+};
+
 /// What a rung may use: the stream to launch on and the device's properties.
 /// Library handles (cuBLAS, cuDNN) are created lazily by the rungs that need
 /// them, through the accessors of the backend, and bound to `stream`.
 struct CudaContext {
   gpu::stream_t stream = nullptr;
   int device = 0;
-  int arch = 0;                // compute capability as 10*major + minor, e.g. 90 (HIP: the gfx number read as hex, gfx90a -> 0x90a)
+  core::DeviceArch arch;       // per vendor: arch.cc on NVIDIA (90 for sm_90), arch.gfx on AMD (0x90a)
   int sm_count = 0;            // SMs (HIP: compute units)
   int warp_size = 32;          // lanes per warp of this device (HIP: 64 on CDNA, 32 on RDNA); see gpu::with_warp_size
   size_t smem_per_block_optin = 0;  // bytes a block can opt in to
   size_t l2_bytes = 0;
   bool cluster_launch = false;      // thread-block clusters (sm_90+)
-  void* backend = nullptr;          // the owning backend (for lazily created handles)
+  LibraryHandles* libraries = nullptr;  // the device's vendor-library handles (cuBLAS)
 };
 
 /// A device as the backend glue (backend.cu) reports it. The vendor part of each
 /// module fills it: backend.cu for CUDA, src/hip/device.hip for HIP.
 struct DeviceDescription {
   std::string name;       // product name
-  std::string arch_name;  // "sm_90", "gfx90a"
-  int arch = 0;           // as CudaContext::arch
+  core::DeviceArch arch;  // vendor, cc or gfx, "sm_90" / "gfx90a"
   int compute_units = 0;  // SMs / CUs
   int warp_size = 32;
   size_t smem_per_block_optin = 0;
@@ -130,13 +139,12 @@ struct CooperativeLaunch : ExLaunch {
 
 using GemmRung = core::Rung<core::GemmArgs, CudaContext>;
 using SoftmaxRung = core::Rung<core::SoftmaxArgs, CudaContext>;
+using GemmLadder = core::Ladder<core::GemmArgs, CudaContext>;
+using SoftmaxLadder = core::Ladder<core::SoftmaxArgs, CudaContext>;
 
-/// The GEMM ladder (src/cuda/gemm/ladder.cu) and auto's preference for a call.
-const core::Ladder<core::GemmArgs, CudaContext>& gemm_ladder();
-std::vector<std::string> gemm_auto_order(const core::GemmArgs& args, const CudaContext& ctx);
-
-/// The softmax ladder (src/cuda/softmax/ladder.cu) and auto's preference for a call.
-const core::Ladder<core::SoftmaxArgs, CudaContext>& softmax_ladder();
-std::vector<std::string> softmax_auto_order(const core::SoftmaxArgs& args, const CudaContext& ctx);
+/// This module's GEMM and softmax ladders: CUDA's in src/cuda/{gemm,softmax}/ladder.cu,
+/// HIP's in src/hip/ladders.hip.
+const GemmLadder& gemm_ladder();
+const SoftmaxLadder& softmax_ladder();
 
 }  // namespace gpukern::cuda

@@ -28,7 +28,7 @@ std::string target_name(const char* gcn_arch_name) {
 }
 
 /// The gfx number read as hex (gfx90a -> 0x90a, gfx1030 -> 0x1030): ordered within a
-/// family; CudaContext::arch on HIP.
+/// family; CudaContext::arch.gfx on HIP.
 int arch_number(const std::string& target) {
   return target.rfind("gfx", 0) == 0 ? static_cast<int>(std::strtol(target.c_str() + 3, nullptr, 16)) : 0;
 }
@@ -72,13 +72,14 @@ DeviceDescription describe_device(int index) {
   GK_GPU_CHECK(hipGetDeviceProperties(&prop, index));
   DeviceDescription d;
   d.name = prop.name;
-  d.arch_name = target_name(prop.gcnArchName);
+  d.arch.vendor = core::Vendor::Amd;
+  d.arch.name = target_name(prop.gcnArchName);
   // A device of another ISA finds no code object in this module: every launch would fail.
-  if (!built_for(d.arch_name))
-    throw core::Error(core::Status::Unavailable, "HIP device " + std::to_string(index) + " is " + d.arch_name +
+  if (!built_for(d.arch.name))
+    throw core::Error(core::Status::Unavailable, "HIP device " + std::to_string(index) + " is " + d.arch.name +
                                                      "; this build has code for " GPUKERN_HIP_TARGETS
                                                      " only (configure with GPUKERN_HIP_ARCHS)");
-  d.arch = arch_number(d.arch_name);
+  d.arch.gfx = arch_number(d.arch.name);
   d.compute_units = prop.multiProcessorCount;
   d.warp_size = prop.warpSize;
   d.smem_per_block_optin = prop.sharedMemPerBlock;  // LDS per workgroup (64 KB), no opt-in on AMD
@@ -90,8 +91,8 @@ DeviceDescription describe_device(int index) {
   if (hipDriverGetVersion(&driver) == hipSuccess) d.driver_version = version_string(driver);
   if (hipRuntimeGetVersion(&runtime) == hipSuccess) d.runtime_version = version_string(runtime);
   const double ghz = prop.clockRate / 1e6;
-  d.peak_f32_gflops = double(d.compute_units) * f32_flops_per_clock_per_cu(d.arch) * ghz;
-  d.peak_tensor_gflops = double(d.compute_units) * matrix_flops_per_clock_per_cu(d.arch) * ghz;
+  d.peak_f32_gflops = double(d.compute_units) * f32_flops_per_clock_per_cu(d.arch.gfx) * ghz;
+  d.peak_tensor_gflops = double(d.compute_units) * matrix_flops_per_clock_per_cu(d.arch.gfx) * ghz;
   // Double data rate: two transfers per memory clock over the whole bus.
   d.peak_bandwidth_gbps = 2.0 * prop.memoryClockRate * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
   return d;

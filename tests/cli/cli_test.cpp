@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -104,6 +106,28 @@ TEST(GpukernInfo, BadOptionValueIsReported) {
   EXPECT_TRUE(contains_text(r.output, "GPUKERN_CPU_ISA")) << r.output;
 }
 
+// The device line shows only the versions a backend reports: the CPU has an OpenMP
+// runtime and no driver, which once printed as "driver , runtime OpenMP ...".
+bool has_empty_version_field(const std::string& output) {
+  const std::string text = output + "\n";
+  for (const char* empty : {"driver ,", "driver \n", "runtime ,", "runtime \n"})
+    if (contains_text(text, empty)) return true;
+  return false;
+}
+
+TEST(GpukernInfo, DeviceVersionsHaveNoEmptyFields) {
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=cpu", quoted(GPUKERN_INFO_PATH));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has_empty_version_field(r.output)) << r.output;
+  const DeviceInfo info = shared_device("cpu").info();
+  if (info.runtime_version[0]) {
+    EXPECT_TRUE(contains_text(r.output, std::string("runtime ") + info.runtime_version)) << r.output;
+  }
+  if (info.driver_version[0]) {
+    EXPECT_TRUE(contains_text(r.output, std::string("driver ") + info.driver_version)) << r.output;
+  }
+}
+
 #ifdef GPUKERN_BENCH_PATH
 // A small, deterministic run: 1 warm-up and 3 timed calls of one rung, no cache flush.
 const char* const kSmallBench =
@@ -132,6 +156,116 @@ TEST(GpukernBench, WithoutLogPrintsNoCallLines) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_FALSE(contains_text(r.output, "[gpukern info]")) << r.output;
 }
+TEST(GpukernBench, ListHasNoEmptyVersionFields) {
+  const ProcessResult r = run_tool("GPUKERN_BACKEND=cpu", quoted(GPUKERN_BENCH_PATH) + " --list --backend cpu");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_FALSE(has_empty_version_field(r.output)) << r.output;
+}
+
+// "--flush-mb 1e30" -> "flush_mb_1e30_0" (gtest names: letters, digits, '_'; the index keeps them unique).
+std::string argument_test_name(const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
+  std::string name;
+  for (char c : info.param.first.substr(0, 24)) {
+    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    else if (!name.empty() && name.back() != '_') name += '_';
+  }
+  return name + "_" + std::to_string(info.index);
+}
+
+// What a refused command must look like: exit 2, a short message from gpukern-bench or
+// its parser naming `topic`, no crash (abort, uncaught exception) and nothing measured.
+void expect_refused(const ProcessResult& r, const std::string& topic) {
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_TRUE(contains_text(r.output, topic)) << "the message does not name " << topic << ":\n" << r.output;
+  for (const char* crash : {"terminate called", "bad_alloc", "length_error", "what()", "Aborted", "runtime error"})
+    EXPECT_FALSE(contains_text(r.output, crash)) << r.output;
+  EXPECT_FALSE(contains_text(r.output, "measurements in")) << "a case ran:\n" << r.output;
+  EXPECT_FALSE(contains_text(r.output, "1797693")) << "CLI11's range text:\n" << r.output;
+  EXPECT_LT(r.output.size(), 700u) << r.output;
+}
+
+// Options that stop the run before it measures anything; each is refused with a message
+// naming the option, never silently replaced (flush 1e30 MiB once recorded flush_bytes 0).
+class BenchRefusesOption : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(BenchRefusesOption, WithAMessageAndExit2) {
+  const auto& [arguments, option] = GetParam();
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend cpu --sizes 8 -q " + arguments);
+  expect_refused(r, option);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BenchRefusesOption,
+    ::testing::Values(std::pair<std::string, std::string>{"--flush-mb 1e30", "--flush-mb"},
+                      std::pair<std::string, std::string>{"--flush-mb -1", "--flush-mb"},
+                      std::pair<std::string, std::string>{"--flush-mb nan", "--flush-mb"},
+                      std::pair<std::string, std::string>{"--ref-budget -5", "--ref-budget"},
+                      std::pair<std::string, std::string>{"--ref-budget nan", "--ref-budget"},
+                      std::pair<std::string, std::string>{"--ref-budget inf", "--ref-budget"},
+                      std::pair<std::string, std::string>{"--json ''", "--json"},
+                      std::pair<std::string, std::string>{"--backend ,", "--backend"},
+                      std::pair<std::string, std::string>{"--backend cpu,,cpu", "--backend"},
+                      std::pair<std::string, std::string>{"--threads 0", "--threads"},
+                      std::pair<std::string, std::string>{"--threads -3", "--threads"},
+                      std::pair<std::string, std::string>{"--min-time 1e30", "--min-time"},
+                      std::pair<std::string, std::string>{"--max-time 0", "--max-time"},
+                      std::pair<std::string, std::string>{"--repeats 0", "--repeats"},
+                      std::pair<std::string, std::string>{"--warmup -1", "--warmup"},
+                      std::pair<std::string, std::string>{"--naive-max-size 0", "--naive-max-size"},
+                      std::pair<std::string, std::string>{"--sizes 0", "--sizes"},
+                      std::pair<std::string, std::string>{"--json " + std::string(GPUKERN_BENCH_PATH) + "/run.json",
+                                                          "--json"}),
+    argument_test_name);
+
+// Cases the machine cannot hold (or whose element counts overflow int64, as 3037000500^2
+// does) are refused before anything is allocated, with the case named; they once
+// aborted on std::bad_alloc / std::length_error. The sizes exceed any host's memory.
+class BenchRefusesSize : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
+
+TEST_P(BenchRefusesSize, BeforeAllocating) {
+  const auto& [sizes, shape] = GetParam();
+  const ProcessResult r =
+      run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend cpu --flush-mb 0 -q --sizes " + sizes);
+  expect_refused(r, shape);
+  std::istringstream in(r.output);
+  int lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++lines;
+    EXPECT_TRUE(contains_text(line, "gpukern-bench: cpu: ")) << line;
+  }
+  EXPECT_LE(lines, 2) << "one line per case (gemm, softmax):\n" << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cli, BenchRefusesSize,
+    ::testing::Values(std::pair<std::string, std::string>{"1000000", "gemm f32 1000000x1000000x1000000"},
+                      std::pair<std::string, std::string>{"1x99999999999", "softmax f32 1x99999999999"},
+                      std::pair<std::string, std::string>{"3037000500", "overflow"},
+                      std::pair<std::string, std::string>{"9223372036854775807x2", "overflow"}),
+    argument_test_name);
+// On a GPU, a gemm whose C alone exceeds the device's memory (while its host part, thin A
+// and B and a sampled reference, is small) is refused up front by the device check,
+// instead of failing with OutOfMemory midway through a run.
+class BenchOnGpu : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BenchOnGpu, RefusesACaseBeyondDeviceMemory) {
+  const auto all = known_backends();
+  const BackendState* b = find_backend(all, GetParam());
+  ASSERT_NE(b, nullptr);
+  if (!b->available) GTEST_SKIP() << unavailable_message(*b);
+  const uint64_t memory = shared_device(GetParam()).info().memory_bytes;
+  if (memory == 0) GTEST_SKIP() << GetParam() << " reports no memory size";
+  // n x n f32 outputs of 1.25x the device memory; k = 16 keeps A and B small.
+  const auto n = static_cast<uint64_t>(std::ceil(std::sqrt(1.25 * double(memory) / 4.0)));
+  const std::string size = std::to_string(n) + "x" + std::to_string(n) + "x16";
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() +
+                                           " --op gemm --dtype f32 -q --sizes " + size);
+  expect_refused(r, "device memory");
+  EXPECT_TRUE(contains_text(r.output, size)) << r.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cli, BenchOnGpu, ::testing::Values("cuda", "hip"),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 #endif
 
 }  // namespace

@@ -3,6 +3,9 @@
 // "" removes the override.
 #include "core/rejection.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <ostream>
 #include <tuple>
 
@@ -39,6 +42,10 @@ const BadOption kBadValues[] = {
     {"GPUKERN_LOG", "loud"},          {"GPUKERN_LOG", "2"},
     {"GPUKERN_NUM_THREADS", "-3"},    {"GPUKERN_NUM_THREADS", "abc"},
     {"GPUKERN_NUM_THREADS", "4x"},    {"GPUKERN_NUM_THREADS", "99999999999999999999"},
+    {"GPUKERN_NUM_THREADS", "0"},     {"GPUKERN_NUM_THREADS", "4096"},
+    // Integer options are digits only: no sign, no spaces on either side.
+    {"GPUKERN_NUM_THREADS", " 3"},    {"GPUKERN_NUM_THREADS", "3 "},
+    {"GPUKERN_NUM_THREADS", "\t3"},   {"GPUKERN_NUM_THREADS", "+3"},
     {"GPUKERN_CPU_ISA", "sse9"},      {"GPUKERN_CPU_ISA", "avx"},
     {"GPUKERN_GEMM_VARIANT", "bad name!"}, {"GPUKERN_SOFTMAX_VARIANT", "a/b"},
 };
@@ -67,6 +74,61 @@ INSTANTIATE_TEST_SUITE_P(Config, BadOptionValue, ::testing::ValuesIn(kBadValues)
                                   std::to_string(info.index);
                          });
 
+/// The GPUKERN_NUM_THREADS limit: 4 threads per online CPU (src/core/config.hpp).
+int thread_limit() {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  return 4 * static_cast<int>(online > 0 ? online : 1);
+}
+
+/// A small f32 gemm on the CPU with the omp_simd rung (the one that starts threads).
+gk_status cpu_gemm() {
+  Device& dev = shared_device("cpu");
+  std::vector<float> a(64 * 64, 0.5f), b(64 * 64, 0.25f), c(64 * 64);
+  GemmDesc d;
+  d.m = d.n = d.k = 64;
+  d.a = a.data();
+  d.b = b.data();
+  d.c = c.data();
+  d.lda = d.ldb = d.ldc = 64;
+  d.variant = "omp_simd";
+  const gk_status status = gk_gemm(dev.handle(), &d);
+  if (status == GK_SUCCESS) {
+    EXPECT_EQ(c[0], 64 * 0.5f * 0.25f);
+  }
+  return status;
+}
+
+// The OpenMP runtime ends the process when it cannot start the threads it is asked for,
+// so the thread count is bounded, and the error names the bound.
+TEST_F(Options, ThreadCountIsBoundedByTheMachine) {
+  const int limit = thread_limit();
+  const std::string over = std::to_string(limit + 1);
+  const std::string message =
+      expect_status(gk_set_option("GPUKERN_NUM_THREADS", over.c_str()), GK_INVALID_ARGUMENT,
+                    {"GPUKERN_NUM_THREADS"});
+  EXPECT_TRUE(contains_word(message, std::to_string(limit))) << "the limit is not named: " << message;
+  ASSERT_EQ(gk_set_option("GPUKERN_NUM_THREADS", std::to_string(limit).c_str()), GK_SUCCESS)
+      << gk_last_error();
+  EXPECT_EQ(cpu_gemm(), GK_SUCCESS) << gk_last_error();
+}
+
+// The environment goes through the same parser as gk_set_option: a call with a value
+// over the limit, or with spaces around it, fails naming the variable; none starts threads.
+TEST_F(Options, ThreadCountFromTheEnvironmentIsCheckedAlike) {
+  const char* saved = std::getenv("GPUKERN_NUM_THREADS");
+  const std::string restore = saved ? saved : "";
+  const std::string values[] = {std::to_string(thread_limit() + 1), " 2", "2 "};
+  for (const std::string& value : values) {
+    SCOPED_TRACE("GPUKERN_NUM_THREADS='" + value + "'");
+    setenv("GPUKERN_NUM_THREADS", value.c_str(), 1);
+    expect_status(cpu_gemm(), GK_INVALID_ARGUMENT, {"GPUKERN_NUM_THREADS"});
+  }
+  setenv("GPUKERN_NUM_THREADS", "2", 1);
+  EXPECT_EQ(cpu_gemm(), GK_SUCCESS) << gk_last_error();
+  if (saved) setenv("GPUKERN_NUM_THREADS", restore.c_str(), 1);
+  else unsetenv("GPUKERN_NUM_THREADS");
+}
+
 TEST_F(Options, UnknownOptionIsRejectedNamingIt) {
   const std::string message =
       expect_status(gk_set_option("GPUKERN_NO_SUCH_OPTION", "1"), GK_INVALID_ARGUMENT,
@@ -83,8 +145,10 @@ TEST_F(Options, GoodValuesAreAccepted) {
       {"GPUKERN_CPU_ISA", "scalar"},   {"GPUKERN_CPU_ISA", "avx2"},  {"GPUKERN_CPU_ISA", "avx512"},
       {"GPUKERN_GEMM_VARIANT", "auto"}, {"GPUKERN_GEMM_VARIANT", "naive"},
       {"GPUKERN_SOFTMAX_VARIANT", "naive"}, {"GPUKERN_BACKEND", "cpu"},
-      {"GPUKERN_BACKEND", "auto"},     {"GPUKERN_MODULE_PATH", "/nonexistent"},
+      {"GPUKERN_BACKEND", "auto"},
   };
+  // GPUKERN_MODULE_PATH is accepted only until a module has loaded (which depends on what
+  // this process did before): module_loading_test.cpp checks it in fresh processes.
   for (const auto& option : good) {
     SCOPED_TRACE(std::string(option.name) + "=" + option.value);
     expect_status(gk_set_option(option.name, option.value), GK_SUCCESS, {});

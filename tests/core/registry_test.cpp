@@ -58,7 +58,8 @@ TEST(Registry, UnknownBackendListsTheValidOnes) {
 
 TEST(Registry, BadDeviceIndex) {
   gk_handle handle = nullptr;
-  for (const char* spec : {"cpu:1", "cpu:x", "cpu:", "cpu:-1"}) {
+  // A device index is digits only, like every integer option (no sign, no spaces).
+  for (const char* spec : {"cpu:1", "cpu:x", "cpu:", "cpu:-1", "cpu: 0", "cpu:0 ", "cpu:+0"}) {
     SCOPED_TRACE(spec);
     const gk_status status = gk_open(spec, &handle);
     EXPECT_EQ(status, GK_INVALID_ARGUMENT) << gk_last_error();

@@ -114,5 +114,44 @@ TEST_P(Threads, ConcurrentCallsOnOneDeviceAreCorrect) {
 INSTANTIATE_TEST_SUITE_P(Api, Threads, ::testing::ValuesIn(available_backend_names()),
                          BackendName());
 
+// Backends are probed at first need: many threads opening and listing at once all see
+// the same registry (auto opens the same backend for each, the list is the same).
+TEST(Registry, ConcurrentOpenAndListAgree) {
+  constexpr int kOpeners = 8;
+  std::vector<std::string> opened(kOpeners), listed(kOpeners), problems(kOpeners);
+  std::atomic<int> ready{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kOpeners; ++t) {
+    threads.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kOpeners) std::this_thread::yield();
+      gk_handle handle = nullptr;
+      const char* spec = t % 2 ? "auto" : "cpu";
+      if (gk_open(spec, &handle) != GK_SUCCESS) {
+        problems[t] = std::string("gk_open(") + spec + "): " + gk_last_error();
+        return;
+      }
+      gk_device_info info{};
+      gk_get_device_info(handle, &info);
+      opened[t] = info.backend;
+      gk_close(handle);
+      int count = 0;
+      gk_backend_count(&count);
+      for (int b = 0; b < count; ++b) {
+        gk_backend_info backend{};
+        gk_get_backend_info(b, &backend);
+        listed[t] += std::string(backend.name) + (backend.available ? "+" : "-") + " ";
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kOpeners; ++t) {
+    EXPECT_EQ(problems[t], "") << "thread " << t;
+    EXPECT_EQ(listed[t], listed[0]) << "thread " << t;
+    EXPECT_EQ(opened[t], opened[t % 2]) << "thread " << t;
+  }
+  EXPECT_EQ(opened[0], "cpu");
+}
+
 }  // namespace
 }  // namespace gpukern::test

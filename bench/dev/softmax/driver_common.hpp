@@ -49,7 +49,7 @@ inline CudaContext make_context() {
   cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);
   std::printf("device: %s, %s, %d SMs, SM clock %d MHz, mem clock %d MHz, L2 %zu B, smem opt-in %zu B, "
               "driver %s, runtime %s\n",
-              d.name.c_str(), d.arch_name.c_str(), ctx.sm_count, d.clock_mhz, mem_clock / 1000, ctx.l2_bytes,
+              d.name.c_str(), d.arch.name.c_str(), ctx.sm_count, d.clock_mhz, mem_clock / 1000, ctx.l2_bytes,
               ctx.smem_per_block_optin, d.driver_version.c_str(), d.runtime_version.c_str());
   return ctx;
 }
@@ -142,18 +142,29 @@ struct Variant {
   std::function<std::string(const SoftmaxArgs&, const CudaContext&)> run;  // "" = ran
 };
 
+/// The ladder's rungs, each as the core runs it: declined with its verdict, an empty
+/// call a no-op, else run.
 inline std::vector<Variant> ladder_variants() {
   std::vector<Variant> out;
-  for (const auto& r : gpukern::cuda::softmax_ladder()) {
-    const auto* rung = &r;
-    out.push_back({r.name, "policy", [rung](const SoftmaxArgs& a, const CudaContext& c) {
-                     std::string why = gpukern::core::rung_supports(*rung, a, c, c.arch);
-                     if (!why.empty()) return why;
-                     rung->run(a, c);
+  const auto& ladder = gpukern::cuda::softmax_ladder();
+  for (int i = 0; i < ladder.size(); ++i)
+    out.push_back({ladder[i].name, "policy", [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     const auto& l = gpukern::cuda::softmax_ladder();
+                     const gpukern::core::Verdict v = l.supports(i, a, c, c.arch);
+                     if (!v.accepted()) return v.text();
+                     if (a.rows > 0 && a.cols > 0) l.run(i, a, c);
                      return std::string();
                    }});
-  }
   return out;
+}
+
+/// The rung auto picks for the call: the first in auto's order that it tries and that
+/// accepts ("" when none does).
+inline std::string auto_pick(const SoftmaxArgs& a, const CudaContext& c) {
+  const auto& ladder = gpukern::cuda::softmax_ladder();
+  for (int i : ladder.auto_order())
+    if (ladder.auto_candidate(i, a, c) && ladder.supports(i, a, c, c.arch).accepted()) return ladder[i].name;
+  return {};
 }
 
 }  // namespace softmax_dev

@@ -310,7 +310,7 @@ inline std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext&
   (void)args, (void)ctx, (void)config;
   return "the grid path is CUDA-only";
 #else
-  if (ctx.arch < 80) return "the grid path needs sm_80 (cp.async)";
+  if (ctx.arch.vendor == core::Vendor::Nvidia && ctx.arch.cc < 80) return "the grid path needs sm_80 (cp.async)";
   if (!vector_path_ok(args)) return "the grid path needs the 16-byte path";
   const size_t bytes = grid_smem_bytes(args, ctx, config);
   if (bytes + kGridSmemReserve > ctx.smem_per_block_optin)

@@ -248,13 +248,9 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   std::printf("  copy again %.4f ms = %.3f TB/s (first %.4f ms)\n", copy_end_ms, moved / copy_end_ms / 1e9, copy_ms);
   // What auto would pick.
   SoftmaxArgs a = args_for(0, false);
-  for (const auto& name : gpukern::cuda::softmax_auto_order(a, ctx)) {
-    const auto* r = gpukern::core::find_rung(gpukern::cuda::softmax_ladder(), name);
-    if (gpukern::core::rung_supports(*r, a, ctx, ctx.arch).empty()) {
-      std::printf("  auto -> %s\n", name.c_str());
-      g_perf.push_back({"auto", name, dname(t), rows, cols, false, 0, 0, 0, 0, 0, "ok"});
-      break;
-    }
+  if (const std::string name = auto_pick(a, ctx); !name.empty()) {
+    std::printf("  auto -> %s\n", name.c_str());
+    g_perf.push_back({"auto", name, dname(t), rows, cols, false, 0, 0, 0, 0, 0, "ok"});
   }
   for (int i = 0; i < sets; ++i) {
     CHECK_CUDA(cudaFree(xs[i]));

@@ -152,6 +152,7 @@ void add_split_row_candidates(std::vector<Variant>& out) {
                    }});
   }
   out.push_back({"split_row", "blocks", [](const SoftmaxArgs& a, const CudaContext& ctx) {
+                   if (a.rows == 0 || a.cols == 0) return std::string();
                    return sm::split_row_run_plan(a, ctx, {sm::SplitLayout::Blocks, 0});
                  }});
 }

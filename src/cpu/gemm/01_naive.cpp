@@ -43,8 +43,7 @@ void scale_c(const core::GemmArgs& g) {
   });
 }
 
-void gemm_naive(const core::GemmArgs& args, const CpuContext&) {
-  if (args.m == 0 || args.n == 0) return;
+void gemm::naive_run(const core::GemmArgs& args, const CpuContext&) {
   if (args.k == 0) return scale_c(args);  // alpha * (empty sum) is not computed: C = beta * C
   with_gemm_types(args, [&](auto ab, auto c) { naive<decltype(ab), decltype(c)>(args); });
 }

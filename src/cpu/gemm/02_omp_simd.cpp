@@ -216,8 +216,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   tls_thread_blocks.trim(ScratchBuffer::kKeepFloats);
 }
 
-void gemm_omp_simd(const core::GemmArgs& args, const CpuContext& ctx) {
-  if (args.m == 0 || args.n == 0) return;
+void gemm::omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx) {
   if (args.k == 0) return scale_c(args);
   const GemmKernel& kernel = gemm_kernel_for(ctx.isa);
   // Below ~1 MFLOP a second thread costs more to wake than it saves.

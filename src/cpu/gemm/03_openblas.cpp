@@ -86,17 +86,16 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
 
 }  // namespace
 
-std::string gemm_openblas_supports(const core::GemmArgs& g, const CpuContext&) {
+core::Verdict gemm::openblas_supports(const core::GemmArgs& g, const CpuContext&) {
   const OpenBlas& ob = openblas();
-  if (!ob.loaded) return ob.unavailable;
+  if (!ob.loaded) return {core::Decline::LibraryMissing, ob.unavailable};
   if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) ||
       !fits_int(g.ldb) || !fits_int(g.ldc))
-    return "a size or leading dimension exceeds INT_MAX (CBLAS takes int)";
+    return {core::Decline::ShapeLimit, "a size or leading dimension exceeds INT_MAX (CBLAS takes int)"};
   return {};
 }
 
-void gemm_openblas(const core::GemmArgs& g, const CpuContext& ctx) {
-  if (g.m == 0 || g.n == 0) return;
+void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
   // OpenBLAS itself handles k == 0, but do it here so every rung agrees bit for bit.
   if (g.k == 0) return scale_c(g);
   const OpenBlas& ob = openblas();

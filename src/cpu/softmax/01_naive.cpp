@@ -39,8 +39,7 @@ void naive_rows(const core::SoftmaxArgs& s) {
 
 }  // namespace
 
-void softmax_naive(const core::SoftmaxArgs& args, const CpuContext&) {
-  if (args.rows == 0 || args.cols == 0) return;
+void softmax::naive_run(const core::SoftmaxArgs& args, const CpuContext&) {
   with_element_type(args.dtype, [&](auto tag) { naive_rows<decltype(tag)>(args); });
 }
 

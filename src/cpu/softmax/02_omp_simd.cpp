@@ -33,8 +33,7 @@ const SoftmaxKernel& softmax_kernel_for(Isa isa) {
   }
 }
 
-void softmax_omp_simd(const core::SoftmaxArgs& args, const CpuContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
+void softmax::omp_simd_run(const core::SoftmaxArgs& args, const CpuContext& ctx) {
   const SoftmaxKernel& kernel = softmax_kernel_for(ctx.isa);
   const double bytes = static_cast<double>(args.rows) * args.cols * core::dtype_size(args.dtype) * 2;
   // Streaming pays off only when y would not stay in cache anyway (2x the L3: the input

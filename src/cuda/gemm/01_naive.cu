@@ -33,15 +33,14 @@ __global__ void naive_kernel(SgemmProblem p) {
 
 }  // namespace
 
-std::string naive_supports(const core::GemmArgs& args, const CudaContext&) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
+core::Verdict naive_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
   return check_grid(ceil_div<int64_t>(args.m, NaiveConfig::kBlockRows),
                     ceil_div<int64_t>(args.n, NaiveConfig::kBlockCols));
 }
 
 void naive_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   const dim3 block(NaiveConfig::kBlockRows, NaiveConfig::kBlockCols);
   const dim3 grid(ceil_div(p.m, NaiveConfig::kBlockRows), ceil_div(p.n, NaiveConfig::kBlockCols));
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {

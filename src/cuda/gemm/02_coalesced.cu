@@ -36,9 +36,9 @@ __global__ void coalesced_kernel(SgemmProblem p) {
 
 }  // namespace
 
-std::string coalesced_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
-  std::string why;
+core::Verdict coalesced_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
+  core::Verdict why;
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
     using Cfg = CoalescedConfig<decltype(warp)::value>;
     why = check_grid(ceil_div<int64_t>(args.n, Cfg::kBlockCols), ceil_div<int64_t>(args.m, Cfg::kBlockRows));
@@ -48,7 +48,6 @@ std::string coalesced_supports(const core::GemmArgs& args, const CudaContext& ct
 
 void coalesced_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
     constexpr int kWarp = decltype(warp)::value;
     using Cfg = CoalescedConfig<kWarp>;

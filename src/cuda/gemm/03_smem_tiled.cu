@@ -53,15 +53,14 @@ __global__ void __launch_bounds__(SmemTiledConfig::kThreads) smem_tiled_kernel(S
 
 }  // namespace
 
-std::string smem_tiled_supports(const core::GemmArgs& args, const CudaContext&) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
+core::Verdict smem_tiled_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
   return check_grid(ceil_div<int64_t>(args.n, SmemTiledConfig::kTile),
                     ceil_div<int64_t>(args.m, SmemTiledConfig::kTile));
 }
 
 void smem_tiled_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   const dim3 grid(ceil_div(p.n, SmemTiledConfig::kTile), ceil_div(p.m, SmemTiledConfig::kTile));
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
     smem_tiled_kernel<decltype(ta)::value, decltype(tb)::value>

@@ -61,14 +61,13 @@ __global__ void __launch_bounds__(Blocktile1dConfig::kThreads) blocktile_1d_kern
 
 }  // namespace
 
-std::string blocktile_1d_supports(const core::GemmArgs& args, const CudaContext&) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
+core::Verdict blocktile_1d_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
   return check_block_tile_grid<Blocktile1dConfig>(args);
 }
 
 void blocktile_1d_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   launch_block_tiles<Blocktile1dConfig>(p, ctx, [](auto ta, auto tb) {
     return blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value>;
   });

@@ -69,14 +69,13 @@ __global__ void __launch_bounds__(Blocktile2dConfig::kThreads) blocktile_2d_kern
 
 }  // namespace
 
-std::string blocktile_2d_supports(const core::GemmArgs& args, const CudaContext&) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
+core::Verdict blocktile_2d_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
   return check_block_tile_grid<Blocktile2dConfig>(args);
 }
 
 void blocktile_2d_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   launch_block_tiles<Blocktile2dConfig>(p, ctx, [](auto ta, auto tb) {
     return blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value>;
   });

@@ -27,7 +27,7 @@ struct VectorizedConfig : RegisterTileConfig</*block_m=*/128, /*block_n=*/128, /
 
 }  // namespace
 
-std::string vectorized_supports(const core::GemmArgs& args, const CudaContext&) {
+core::Verdict vectorized_supports(const core::GemmArgs& args, const CudaContext&) {
   return register_tile_supports<VectorizedConfig>(args);
 }
 

@@ -23,7 +23,7 @@ struct RectTileConfig : RegisterTileConfig</*block_m=*/64, /*block_n=*/64, /*blo
 
 }  // namespace
 
-std::string rect_tile_supports(const core::GemmArgs& args, const CudaContext&) {
+core::Verdict rect_tile_supports(const core::GemmArgs& args, const CudaContext&) {
   return register_tile_supports<RectTileConfig>(args);
 }
 

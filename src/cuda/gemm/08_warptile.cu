@@ -78,10 +78,10 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warpt
 
 }  // namespace
 
-std::string warptile_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
-  if (auto why = check_vec4_operands(args); !why.empty()) return why;
-  std::string why;
+core::Verdict warptile_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
+  if (core::Verdict v = check_vec4_operands(args); !v.accepted()) return v;
+  core::Verdict why;
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
     why = check_block_tile_grid<WarptileConfig::Tiling<decltype(warp)::value>>(args);
   });
@@ -90,7 +90,6 @@ std::string warptile_supports(const core::GemmArgs& args, const CudaContext& ctx
 
 void warptile_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   const bool c_vec = c_vector_ok(p);
   gpu::with_warp_size(ctx.warp_size, [&](auto warp) {
     constexpr int kWarp = decltype(warp)::value;

@@ -31,22 +31,22 @@
 
 namespace gpukern::cuda::gemm {
 
-std::string double_buffer_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
-  std::string why;
-  const bool known = with_double_buffer_configs(ctx.arch * 10, [&](auto row) {
+core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
+  core::Verdict why;
+  const bool known = with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Small = typename decltype(row)::Small;
     const int64_t blocks = ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
-    if (blocks > std::numeric_limits<int>::max()) why = "the problem needs more thread blocks than one launch allows";
+    if (blocks > std::numeric_limits<int>::max())
+      why = {core::Decline::ShapeLimit, "the problem needs more thread blocks than one launch allows"};
   });
-  if (!known) return "no tile configuration for sm_" + std::to_string(ctx.arch);
+  if (!known) return {core::Decline::WrongArch, "no tile configuration for sm_" + std::to_string(ctx.arch.cc)};
   return why;
 }
 
 void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
-  with_double_buffer_configs(ctx.arch * 10, [&](auto row) {
+  with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
     using Small = typename decltype(row)::Small;
     const int64_t large_blocks =

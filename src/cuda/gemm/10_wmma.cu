@@ -201,8 +201,8 @@ void launch_wmma(TcProblem p, bool a_vec_ok, bool b_vec_ok, const CudaContext& c
 template <class T>
 void launch_wmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const TcProblem p = make_tc_problem(args);
-  const bool a_vec_ok = row_alignment_reason("A", args.a, args.lda, 2, 16).empty();
-  const bool b_vec_ok = row_alignment_reason("B", args.b, args.ldb, 2, 16).empty();
+  const bool a_vec_ok = row_alignment_reason("A", args.a, args.lda, 2, 16).accepted();
+  const bool b_vec_ok = row_alignment_reason("B", args.b, args.ldb, 2, 16).accepted();
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if (ak && bk) launch_wmma<T, true, true>(p, a_vec_ok, b_vec_ok, ctx);
   else if (ak) launch_wmma<T, true, false>(p, a_vec_ok, b_vec_ok, ctx);
@@ -212,14 +212,13 @@ void launch_wmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
 
 }  // namespace
 
-std::string gemm_wmma_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (ctx.arch < 80) return "needs sm_80";
+core::Verdict wmma_supports(const core::GemmArgs& args, const CudaContext&) {
   if (args.ab_type != core::DType::F16 && args.ab_type != core::DType::BF16)
-    return "takes f16 or bf16 inputs";
+    return {core::Decline::Dtype, "takes f16 or bf16 inputs"};
   return tc_shape_reason(args);
 }
 
-void gemm_wmma(const core::GemmArgs& args, const CudaContext& ctx) {
+void wmma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
   if (args.ab_type == core::DType::F16) launch_wmma_typed<gpu::half_t>(args, ctx);
   else launch_wmma_typed<gpu::bf16_t>(args, ctx);

@@ -528,11 +528,11 @@ bool tiles_exactly(const core::GemmArgs& args) {
 
 template <class T>
 void launch_mma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (ctx.arch == 90) {
+  if (ctx.arch.cc == 90) {
     if constexpr (sizeof(T) == 2)
       if (tiles_exactly<MmaConfigSm90Wide, T>(args)) return launch_mma_layout<MmaConfigSm90Wide, T, false>(args, ctx);
     launch_mma_layout<MmaConfigSm90, T>(args, ctx);
-  } else if (ctx.arch == 80) {
+  } else if (ctx.arch.cc == 80) {
     launch_mma_layout<MmaConfigSm80, T>(args, ctx);
   } else {
     launch_mma_layout<MmaConfigSmall, T>(args, ctx);
@@ -547,21 +547,19 @@ std::size_t mma_smem_needed(int arch) {
 
 }  // namespace
 
-std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (ctx.arch < 80) return "needs sm_80";
-  if (args.type() == core::GemmType::F32) return "f32 needs allow_tf32 (tensor cores)";
-  if (const std::string r = tc_shape_reason(args); !r.empty()) return r;
+core::Verdict mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (args.type() == core::GemmType::F32) return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
+  if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
   const std::size_t elem = core::dtype_size(args.ab_type);
-  if (std::string r = row_alignment_reason("A", args.a, args.lda, elem, 16); !r.empty())
-    return r + " (cp.async copies 16-byte chunks)";
-  if (std::string r = row_alignment_reason("B", args.b, args.ldb, elem, 16); !r.empty())
-    return r + " (cp.async copies 16-byte chunks)";
-  if (ctx.smem_per_block_optin < mma_smem_needed(ctx.arch))
-    return "needs " + std::to_string(mma_smem_needed(ctx.arch) / 1024) + " KB of shared memory per block";
+  for (auto v : {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
+    if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
+  if (ctx.smem_per_block_optin < mma_smem_needed(ctx.arch.cc))
+    return {core::Decline::Resource,
+            "needs " + std::to_string(mma_smem_needed(ctx.arch.cc) / 1024) + " KB of shared memory per block"};
   return {};
 }
 
-void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx) {
+void mma_multistage_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
   gpu::with_storage_type(args.ab_type, [&](auto t) { launch_mma_typed<decltype(t)>(args, ctx); });
 }

@@ -940,9 +940,8 @@ bool built_for_sm90a() {
 
 }  // namespace
 
-std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (ctx.arch != 90) return "needs sm_90a";
-  if (const std::string r = tc_shape_reason(args); !r.empty()) return r;
+core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
   switch (args.type()) {
     case core::GemmType::F16:
     case core::GemmType::BF16:
@@ -951,15 +950,15 @@ std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContex
       // wgmma reads 32-bit operands from shared memory K-major only; N-contiguous B goes
       // through registers instead (wgmma_tf32_nn_kernel). Both MN-major: no path.
       if (args.trans_a)
-        return "tf32 needs A not transposed (K-major): wgmma has no 32-bit transpose";
+        return {core::Decline::Layout, "tf32 needs A not transposed (K-major): wgmma has no 32-bit transpose"};
       break;
     default:
-      return "f32 needs allow_tf32 (tensor cores)";
+      return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   }
   return tma_rung_reason(ctx, TmaConfig::kSmemBytes, built_for_sm90a(), "sm_90a");
 }
 
-void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx) {
+void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
   launch_wgmma_config<TmaConfig>(args, ctx);
 }

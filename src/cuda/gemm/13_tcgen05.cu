@@ -396,23 +396,22 @@ bool built_for_sm100a() {
 
 }  // namespace
 
-std::string gemm_tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (ctx.arch != 100) return "needs sm_100a (compute capability 10.0: B200, GB200)";
-  if (const std::string r = tc_shape_reason(args); !r.empty()) return r;
+core::Verdict tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
   switch (args.type()) {
     case core::GemmType::F16:
     case core::GemmType::BF16:
     case core::GemmType::TF32:
       break;
     default:
-      return "f32 needs allow_tf32 (tensor cores)";
+      return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   }
   const int smem = args.ab_type == core::DType::F32 ? TcgenConfig<float>::kSmemBytes
                                                     : TcgenConfig<gpu::bf16_t>::kSmemBytes;
   return tma_rung_reason(ctx, smem, built_for_sm100a(), "sm_100a");
 }
 
-void gemm_tcgen05(const core::GemmArgs& args, const CudaContext& ctx) {
+void tcgen05_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
   gpu::with_storage_type(args.ab_type, [&](auto t) { launch_typed<decltype(t)>(args, ctx); });
 }

@@ -30,12 +30,11 @@ cublasComputeType_t compute_type(const core::GemmArgs& args) {
 
 }  // namespace
 
-std::string cublas_supports(const core::GemmArgs&, const CudaContext&) {
+core::Verdict cublas_supports(const core::GemmArgs&, const CudaContext&) {
   return {};  // the 64-bit API takes every valid call
 }
 
 void cublas_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (args.m == 0 || args.n == 0) return;
   const cublasOperation_t op_a = args.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = args.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const float alpha = args.alpha, beta = args.beta;

@@ -190,23 +190,23 @@ void dispatch_layout(bool trans_a, bool trans_b, F&& f) {
 }
 
 /// The SIMT kernels index with int: dimensions must fit.
-inline std::string check_int_dims(const core::GemmArgs& args) {
+inline core::Verdict check_int_dims(const core::GemmArgs& args) {
   constexpr int64_t kMax = std::numeric_limits<int>::max();
-  if (args.m > kMax || args.n > kMax || args.k > kMax) return "a dimension exceeds 2^31 - 1";
+  if (args.m > kMax || args.n > kMax || args.k > kMax) return {core::Decline::ShapeLimit, "a dimension exceeds 2^31 - 1"};
   return {};
 }
 
 /// A 2-D grid of (x, y) blocks must respect the launch limits (y <= 65535).
-inline std::string check_grid(int64_t blocks_x, int64_t blocks_y) {
+inline core::Verdict check_grid(int64_t blocks_x, int64_t blocks_y) {
   if (blocks_x > std::numeric_limits<int>::max() || blocks_y > 65535)
-    return "the problem needs more thread blocks than one launch allows";
+    return {core::Decline::ShapeLimit, "the problem needs more thread blocks than one launch allows"};
   return {};
 }
 
 /// The grid of a rung that covers C with Tile::kBlockM x Tile::kBlockN block tiles of
 /// Tile::kThreads threads, one block per tile: x over the columns, y over the rows.
 template <class Tile>
-std::string check_block_tile_grid(const core::GemmArgs& args) {
+core::Verdict check_block_tile_grid(const core::GemmArgs& args) {
   return check_grid(ceil_div<int64_t>(args.n, Tile::kBlockN), ceil_div<int64_t>(args.m, Tile::kBlockM));
 }
 
@@ -225,18 +225,16 @@ void launch_block_tiles(const SgemmProblem& p, const CudaContext& ctx, KernelFor
 inline bool aligned16(const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; }
 
 /// Why 16-byte loads of A and B are not possible for this call ("" when they are).
-inline std::string check_vec4_operands(const core::GemmArgs& args) {
-  if (!aligned16(args.a)) return "A not 16-byte aligned";
-  if (args.lda % 4 != 0) return "lda % 4 != 0";
-  if (!aligned16(args.b)) return "B not 16-byte aligned";
-  if (args.ldb % 4 != 0) return "ldb % 4 != 0";
+inline core::Verdict check_vec4_operands(const core::GemmArgs& args) {
+  if (!aligned16(args.a)) return {core::Decline::Misaligned, "A not 16-byte aligned"};
+  if (args.lda % 4 != 0) return {core::Decline::Misaligned, "lda % 4 != 0"};
+  if (!aligned16(args.b)) return {core::Decline::Misaligned, "B not 16-byte aligned"};
+  if (args.ldb % 4 != 0) return {core::Decline::Misaligned, "ldb % 4 != 0"};
   return {};
 }
 
 /// 16-byte stores of C are used when this holds (otherwise the epilogue writes scalars).
 inline bool c_vector_ok(const SgemmProblem& p) { return aligned16(p.c) && p.ldc % 4 == 0; }
 
-/// Nothing to launch: C is empty.
-inline bool empty_output(const SgemmProblem& p) { return p.m == 0 || p.n == 0; }
 
 }  // namespace gpukern::cuda::gemm

@@ -1,6 +1,7 @@
-// Entry points of every CUDA GEMM rung (one file each in this folder); ladder.cu
-// puts them into the table. `*_supports` returns "" or the reason the rung declines
-// a (core-validated) call; `*_run` launches on ctx.stream.
+// Entry points of every CUDA SIMT GEMM rung and the cuBLAS reference (one file each in
+// this folder); ladder.cu puts them into the table. The naming every backend uses:
+// `<rung>_supports` (accepts, or a typed reason to decline a core-validated call) and
+// `<rung>_run` (launches an accepted call on ctx.stream).
 #pragma once
 
 #include "cuda/context.cuh"
@@ -10,7 +11,7 @@
 namespace gpukern::cuda::gemm {
 
 #define GK_DECLARE_GEMM_RUNG(name)                                                   \
-  std::string name##_supports(const core::GemmArgs& args, const CudaContext& ctx); \
+  core::Verdict name##_supports(const core::GemmArgs& args, const CudaContext& ctx); \
   void name##_run(const core::GemmArgs& args, const CudaContext& ctx)
 
 GK_DECLARE_GEMM_RUNG(naive);          // 01_naive.cu

@@ -75,9 +75,9 @@ __global__ void __launch_bounds__(Cfg::kThreads) register_tile_kernel(SgemmProbl
 /// Why register_tile_kernel<Cfg> cannot serve the call ("" when it can): int
 /// dimensions, 16-byte aligned A and B with lda/ldb % 4 == 0, and a grid within limits.
 template <class Cfg>
-std::string register_tile_supports(const core::GemmArgs& args) {
-  if (auto why = check_int_dims(args); !why.empty()) return why;
-  if (auto why = check_vec4_operands(args); !why.empty()) return why;
+core::Verdict register_tile_supports(const core::GemmArgs& args) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
+  if (core::Verdict v = check_vec4_operands(args); !v.accepted()) return v;
   return check_block_tile_grid<Cfg>(args);
 }
 
@@ -85,7 +85,6 @@ std::string register_tile_supports(const core::GemmArgs& args) {
 template <class Cfg>
 void launch_register_tile(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  if (empty_output(p)) return;
   launch_block_tiles<Cfg>(
       p, ctx, [](auto ta, auto tb) { return register_tile_kernel<Cfg, decltype(ta)::value, decltype(tb)::value>; },
       c_vector_ok(p));

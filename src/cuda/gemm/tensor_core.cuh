@@ -12,27 +12,27 @@ namespace gpukern::cuda::gemm {
 
 /// `wmma`: f16/bf16 inputs, f32 accumulation through the portable WMMA API (sm_80+).
 /// Takes every valid f16/bf16 call: any shape, either transpose, any alignment.
-std::string gemm_wmma_supports(const core::GemmArgs& args, const CudaContext& ctx);
-void gemm_wmma(const core::GemmArgs& args, const CudaContext& ctx);
+core::Verdict wmma_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void wmma_run(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// `mma_multistage`: mma.sync fed by ldmatrix from swizzled shared memory, filled by
 /// a multi-stage cp.async pipeline (sm_80+); tf32, f16, bf16. Declines operands
 /// whose rows are not 16-byte aligned (cp.async moves 16-byte chunks).
-std::string gemm_mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx);
-void gemm_mma_multistage(const core::GemmArgs& args, const CudaContext& ctx);
+core::Verdict mma_multistage_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void mma_multistage_run(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// `wgmma_tma`: Hopper (sm_90a) warp-specialized persistent kernel, TMA loads and
 /// wgmma. f16/bf16 in every transpose; tf32 with A not transposed (B K-major from
 /// shared memory, or N-contiguous B through registers); declines transposed tf32 A.
-std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
-void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx);
+core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// `tcgen05`: Blackwell datacenter (sm_100a) persistent kernel, TMA loads, tcgen05.mma
 /// issued by one thread into a tensor-memory accumulator, tcgen05.ld epilogue. f16, bf16
 /// and tf32 in every transpose. Compile-verified only: never run (no sm_100 GPU was
 /// available); declines unless compute capability is 10.0 and the module holds sm_100a
 /// code for it.
-std::string gemm_tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx);
-void gemm_tcgen05(const core::GemmArgs& args, const CudaContext& ctx);
+core::Verdict tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void tcgen05_run(const core::GemmArgs& args, const CudaContext& ctx);
 
 }  // namespace gpukern::cuda::gemm

@@ -70,21 +70,21 @@ inline bool a_is_k_major(const core::GemmArgs& args) { return !args.trans_a; }
 inline bool b_is_k_major(const core::GemmArgs& args) { return args.trans_b; }
 
 /// "" when every dimension and leading dimension fits the kernels' int indices.
-inline std::string tc_shape_reason(const core::GemmArgs& args) {
+inline core::Verdict tc_shape_reason(const core::GemmArgs& args) {
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (args.m > kMax || args.n > kMax || args.k > kMax)
-    return "a dimension exceeds 2^31 - 1";
+    return {core::Decline::ShapeLimit, "a dimension exceeds 2^31 - 1"};
   return {};
 }
 
 /// "" when `ptr` and every row start (`ld` elements apart) are `bytes`-aligned.
-inline std::string row_alignment_reason(const char* operand, const void* ptr, int64_t ld,
-                                        std::size_t elem_bytes, std::size_t bytes) {
+inline core::Verdict row_alignment_reason(const char* operand, const void* ptr, int64_t ld,
+                                          std::size_t elem_bytes, std::size_t bytes) {
   if (reinterpret_cast<uintptr_t>(ptr) % bytes != 0)
-    return std::string(operand) + " not " + std::to_string(bytes) + "-byte aligned";
+    return {core::Decline::Misaligned, std::string(operand) + " not " + std::to_string(bytes) + "-byte aligned"};
   if ((ld * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
-    return std::string("ld") + operand + " * element size not a multiple of " +
-           std::to_string(bytes) + " bytes";
+    return {core::Decline::Misaligned, std::string("ld") + operand + " * element size not a multiple of " +
+                                           std::to_string(bytes) + " bytes"};
   return {};
 }
 
@@ -188,10 +188,9 @@ __global__ void scale_c_kernel(OutT* c, int64_t ldc, int m, int n, float beta) {
   }
 }
 
-/// Handles the degenerate calls every launcher shares; returns true when nothing is
-/// left to do (M or N is 0, or K is 0 and C has been scaled).
+/// Handles K == 0 (C = beta * C, the one degenerate call a rung receives: empty C never
+/// reaches it); returns true when that was the call.
 inline bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (args.m == 0 || args.n == 0) return true;
   if (args.k != 0) return false;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
   const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(args.m * args.n, 256), 4096));

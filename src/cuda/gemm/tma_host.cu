@@ -45,7 +45,7 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
 }
 
 bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes) {
-  return row_alignment_reason("", ptr, ld, elem_bytes, 16).empty();
+  return row_alignment_reason("", ptr, ld, elem_bytes, 16).accepted();
 }
 
 namespace {

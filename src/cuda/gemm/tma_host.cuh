@@ -73,11 +73,11 @@ bool kernel_built_for(Kernel* kernel, int binary_version) {
 /// The checks the TMA-fed rungs share once their dtypes and layouts are accepted: ""
 /// or why the rung declines (shared memory per block, the driver's tensor-map encoder,
 /// `built`: whether this module holds the machine code of architecture `arch`).
-inline std::string tma_rung_reason(const CudaContext& ctx, int smem_bytes, bool built, const char* arch) {
+inline core::Verdict tma_rung_reason(const CudaContext& ctx, int smem_bytes, bool built, const char* arch) {
   if (ctx.smem_per_block_optin < static_cast<std::size_t>(smem_bytes))
-    return "needs " + std::to_string(smem_bytes / 1024) + " KB of shared memory per block";
-  if (!tensor_map_encoder()) return "driver lacks cuTensorMapEncodeTiled";
-  if (!built) return std::string("module not built for ") + arch;
+    return {core::Decline::Resource, "needs " + std::to_string(smem_bytes / 1024) + " KB of shared memory per block"};
+  if (!tensor_map_encoder()) return {core::Decline::LibraryMissing, "driver lacks cuTensorMapEncodeTiled"};
+  if (!built) return {core::Decline::WrongArch, std::string("module not built for ") + arch};
   return {};
 }
 

@@ -61,17 +61,17 @@ int pick_config(const core::SoftmaxArgs& args) {
 
 int64_t warp_row_max_cols(const core::SoftmaxArgs& args) { return kMaxVectors * vector_elems(args); }
 
-std::string warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
+core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   if (args.cols <= warp_row_max_cols(args)) return {};
-  return "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
          std::to_string(warp_row_max_cols(args)) + (vector_path_ok(args) ? "" : " on the scalar path") +
-         " (use block_row)";
+         " (use block_row)"};
 }
 
 void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   const int index = pick_config(args);
-  if (index < 0) throw core::Error(core::Status::Unsupported, warp_row_supports(args, ctx));
+  if (index < 0)
+    throw core::Error(core::Status::InternalError, "warp_row ran a call it declines: " + warp_row_supports(args, ctx).text());
   with_storage_and_width(args, [&](auto tag, auto width) {
     with_index<kNumPolicyConfigs>(index, [&](auto i) {
       launch_warp_row<decltype(tag), decltype(width)::value, kTableEntry<kPolicyConfigs, decltype(i)::value>>(args,

@@ -78,17 +78,17 @@ Pick pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 }  // namespace
 
-std::string block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (pick_config(args, ctx).path != Path::None) return {};
-  return "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
          " bytes exceeds block_row's registers and the shared-memory opt-in limit of " +
-         std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)";
+         std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)"};
 }
 
 void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   const Pick pick = pick_config(args, ctx);
-  if (pick.path == Path::None) throw core::Error(core::Status::Unsupported, block_row_supports(args, ctx));
+  if (pick.path == Path::None)
+    throw core::Error(core::Status::InternalError, "block_row ran a call it declines: " + block_row_supports(args, ctx).text());
   with_storage_and_width(args, [&](auto tag, auto width) {
     using T = decltype(tag);
     constexpr int V = decltype(width)::value;

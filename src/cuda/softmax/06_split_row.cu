@@ -158,7 +158,6 @@ SplitPlan split_row_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) 
 }
 
 std::string split_row_run_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, SplitPlan plan) {
-  if (args.rows == 0 || args.cols == 0) return {};
   if (plan.layout != SplitLayout::Blocks) {
     if (!ctx.cluster_launch) return "no thread-block clusters on this device (sm_90 and later)";
     const int size = plan.cluster_size;
@@ -176,10 +175,7 @@ std::string split_row_run_plan(const core::SoftmaxArgs& args, const CudaContext&
   return {};
 }
 
-std::string split_row_supports(const core::SoftmaxArgs&, const CudaContext&) { return {}; }
-
 void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   // A non-portable cluster that does not fit on the device falls back to the register plan.
   if (!launch_plan(args, ctx, split_row_plan(args, ctx))) launch_plan(args, ctx, register_plan(args, ctx));
 }

@@ -30,10 +30,11 @@ inline bool operator==(SplitPlan a, SplitPlan b) { return a.layout == b.layout &
 /// "blocks", "registers512x8/c4", "hybrid16-1sm/c2" ...
 std::string to_string(SplitPlan plan);
 
-/// The plan split_row's policy picks for a (core-validated, non-empty) call.
+/// The plan split_row's policy picks for a call (validated by the core, not empty).
 SplitPlan split_row_plan(const core::SoftmaxArgs& args, const CudaContext& ctx);
 
-/// Runs `plan` on ctx.stream exactly as given (no fallback): "" when it was launched,
+/// Runs `plan` for a call (validated, not empty) on ctx.stream exactly as given (no
+/// fallback): "" when it was launched,
 /// else why it cannot serve this call (nothing launched): no clusters on the device,
 /// a layout for another dtype or the 16-byte path only, a cluster that does not hold
 /// the row or is not a power of two up to 16, or one that does not fit on the device.

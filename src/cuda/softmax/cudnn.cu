@@ -183,19 +183,18 @@ int cudnn_data_type(core::DType t) {
 
 }  // namespace
 
-std::string cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) {
+core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   const CudnnLibrary& lib = cudnn_library();
-  if (!lib.unavailable.empty()) return lib.unavailable;
+  if (!lib.unavailable.empty()) return {core::Decline::LibraryMissing, lib.unavailable};
   // 4-d descriptors take int sizes and strides; the span of the tensor must fit too.
   const int64_t span_x = args.rows > 0 ? (args.rows - 1) * args.ldx + args.cols : 0;
   const int64_t span_y = args.rows > 0 ? (args.rows - 1) * args.ldy + args.cols : 0;
   if (std::max(span_x, span_y) > INT_MAX)
-    return "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)";
+    return {core::Decline::ShapeLimit, "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)"};
   return {};
 }
 
 void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
-  if (args.rows == 0 || args.cols == 0) return;
   const CudnnLibrary& lib = cudnn_library();
   if (!lib.unavailable.empty()) throw core::Error(core::Status::Unavailable, lib.unavailable);
   int previous_device = 0;

@@ -1,7 +1,8 @@
-// Entry points of every CUDA softmax rung (one file each in this folder); ladder.cu
-// puts them into the table. `*_supports` returns "" or the reason the rung declines a
-// (core-validated) call; `*_run` launches on ctx.stream. rows == 0 or cols == 0 is a
-// no-op in every rung.
+// Entry points of every CUDA softmax rung and the cuDNN reference (one file each in this
+// folder); ladder.cu puts them into the table. The naming every backend uses:
+// `<rung>_supports` (accepts, or a typed reason to decline a core-validated call; only
+// rungs that can decline have one) and `<rung>_run` (launches an accepted, non-empty
+// call on ctx.stream).
 #pragma once
 
 #include "cuda/context.cuh"
@@ -10,19 +11,16 @@
 
 namespace gpukern::cuda::softmax {
 
-#define GK_DECLARE_SOFTMAX_RUNG(name)                                                   \
-  std::string name##_supports(const core::SoftmaxArgs& args, const CudaContext& ctx); \
-  void name##_run(const core::SoftmaxArgs& args, const CudaContext& ctx)
-
-GK_DECLARE_SOFTMAX_RUNG(naive);       // 01_naive.cu
-GK_DECLARE_SOFTMAX_RUNG(safe_3pass);  // 02_safe_3pass.cu
-GK_DECLARE_SOFTMAX_RUNG(online);      // 03_online.cu
-GK_DECLARE_SOFTMAX_RUNG(warp_row);    // 04_warp_row.cu
-GK_DECLARE_SOFTMAX_RUNG(block_row);   // 05_block_row.cu
-GK_DECLARE_SOFTMAX_RUNG(split_row);   // 06_split_row.cu
-GK_DECLARE_SOFTMAX_RUNG(cudnn);       // cudnn.cu (the reference)
-
-#undef GK_DECLARE_SOFTMAX_RUNG
+void naive_run(const core::SoftmaxArgs& args, const CudaContext& ctx);       // 01_naive.cu
+void safe_3pass_run(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 02_safe_3pass.cu
+void online_run(const core::SoftmaxArgs& args, const CudaContext& ctx);      // 03_online.cu
+core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 04_warp_row.cu
+void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
+core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 05_block_row.cu
+void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
+void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 06_split_row.cu
+core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // cudnn.cu (the reference)
+void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
 
 /// Longest row (in elements) that warp_row holds in registers for this call's dtype
 /// and vector path; auto_order uses it to route short rows.

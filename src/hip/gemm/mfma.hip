@@ -246,35 +246,26 @@ __global__ void __launch_bounds__(MfmaConfig::kThreads) mfma_kernel(TcProblem p,
     }
 }
 
-/// CudaContext::arch on HIP is the gfx number read as hex (gfx90a -> 0x90a). Matrix
-/// cores: CDNA (gfx908, gfx90a, gfx94x); RDNA (gfx10xx, gfx11xx) has none.
-bool has_matrix_cores(int arch) { return arch == 0x908 || arch == 0x90a || (arch >= 0x940 && arch < 0x1000); }
-
-std::string arch_label(int arch) {
-  char text[16];
-  std::snprintf(text, sizeof text, "gfx%x", static_cast<unsigned>(arch));
-  return text;
-}
-
 bool operand_vector_ok(const void* x, int64_t ld) { return reinterpret_cast<uintptr_t>(x) % 16 == 0 && ld % 8 == 0; }
 
 }  // namespace
 
-std::string gemm_mfma_supports(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (!has_matrix_cores(ctx.arch))
-    return "needs MFMA matrix cores (CDNA: gfx90a, gfx940); " + arch_label(ctx.arch) + " has none";
-  if (auto why = cuda::gemm::tc_shape_reason(args); !why.empty()) return why;
+/// Matrix cores: CDNA (gfx908, gfx90a, gfx94x); RDNA (gfx10xx, gfx11xx) has none.
+bool has_matrix_cores(int gfx) { return gfx == 0x908 || gfx == 0x90a || (gfx >= 0x940 && gfx < 0x1000); }
+
+core::Verdict mfma_supports(const core::GemmArgs& args, const CudaContext&) {
+  if (core::Verdict v = cuda::gemm::tc_shape_reason(args); !v.accepted()) return v;
   using Cfg = MfmaConfig;
   const int64_t blocks = core::ceil_div<int64_t>(args.m, Cfg::kBlockM) * core::ceil_div<int64_t>(args.n, Cfg::kBlockN);
   // A launch holds at most 2^32 - 1 work-items on AMD.
   if (blocks * Cfg::kThreads > std::numeric_limits<uint32_t>::max())
-    return "the problem needs more workgroups than one launch allows";
+    return {core::Decline::ShapeLimit, "the problem needs more workgroups than one launch allows"};
   return {};
 }
 
-void gemm_mfma(const core::GemmArgs& args, const CudaContext& ctx) {
+void mfma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   using Cfg = MfmaConfig;
-  if (cuda::gemm::tc_trivial_call(args, ctx)) return;  // M or N == 0, or K == 0 (C = beta * C)
+  if (cuda::gemm::tc_trivial_call(args, ctx)) return;  // K == 0: C = beta * C
   TcProblem p = cuda::gemm::make_tc_problem(args);
   p.tiles_m = core::ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = core::ceil_div(p.n, Cfg::kBlockN);
@@ -290,15 +281,6 @@ void gemm_mfma(const core::GemmArgs& args, const CudaContext& ctx) {
       mfma_kernel<gpu::half_t, kAK, kBK><<<blocks, Cfg::kThreads, 0, ctx.stream>>>(p, a_vector_ok, b_vector_ok);
   });
   GK_LAUNCH_CHECK();
-}
-
-std::vector<std::string> gemm_auto_order(const core::GemmArgs& args, const CudaContext&) {
-  // Not measured on AMD hardware: the order is the H100 ladder's among the rungs HIP
-  // builds. 16-bit inputs only have the matrix cores (no rung for them on RDNA);
-  // f32 (and tf32, run exactly) takes the warp-tiled rung, then blocktile_2d for
-  // unaligned operands, then naive.
-  if (args.ab_type != core::DType::F32) return {"mfma"};
-  return {"warptile", "blocktile_2d", "naive"};
 }
 
 }  // namespace gpukern::hip

@@ -27,7 +27,9 @@ using cuda::softmax::SplitPlan;
 /// The H100's figures as the policy reads them.
 CudaContext h100() {
   CudaContext ctx;
-  ctx.arch = 90;
+  ctx.arch.vendor = core::Vendor::Nvidia;
+  ctx.arch.cc = 90;
+  ctx.arch.name = "sm_90";
   ctx.sm_count = 132;
   ctx.smem_per_block_optin = 232448;
   ctx.cluster_launch = true;
@@ -122,7 +124,7 @@ TEST_P(ForcedPlan, MatchesTheReference) {
       return cuda::softmax::split_row_run_plan(a, c, pc.plan);
     }, ctx);
     EXPECT_TRUE(declined(r)) << r;
-    GTEST_SKIP() << "no thread-block clusters before sm_90 (sm_" << ctx.arch << "): " << r;
+    GTEST_SKIP() << "no thread-block clusters before sm_90 (" << ctx.arch.name << "): " << r;
   }
   const Runner run = [&](const core::SoftmaxArgs& a, const CudaContext& c) -> std::string {
     if (pc.policy) {

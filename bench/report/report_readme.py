@@ -1,0 +1,267 @@
+"""The measured tables of a README, generated from gpukern-bench runs (gpukern-report --readme).
+
+A README marks each generated table with a pair of HTML comments, which Markdown hides:
+
+    <!-- gpukern-report:begin ladder device=nvidia-h100-80gb-hbm3-cuda op=gemm dtype=f32 -->
+    (generated: rewritten at every run, never edited by hand)
+    <!-- gpukern-report:end -->
+
+Everything outside the markers is left as it is, byte for byte. Kinds of table:
+
+- ladder: one row per rung in ladder order, one column per size (per dtype and size when
+  dtype lists several); cells "rate (% of the vendor reference measured in the same run)",
+  the fastest rung other than the reference in bold; what was not measured is listed
+  under the table with the reason.
+- best: one row per size, one column per dtype; cells "fastest rung, its rate (% of the
+  device copy for softmax, % of the vendor reference for gemm)".
+
+Keys: device (the slug of the report's device heading, e.g. amd-epyc-cpu-2-threads),
+op (gemm, softmax, log_softmax); optional dtype, sizes (N, MxNxK or RxC, comma lists:
+the columns or rows, in that order), rungs (ladder only: rows to keep), unit (GFLOP/s,
+TFLOP/s, GB/s, TB/s). Each table ends with the run files it comes from, linked relative
+to the README.
+"""
+
+import os
+import re
+
+from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, group, md_table, op_title,
+                         shape_label, skipped_notes, slug, vendor_name)
+
+BEGIN = re.compile(r"^<!-- gpukern-report:begin (?P<kind>\S+)(?P<params>(?: +\S+)*) *-->$")
+END = "<!-- gpukern-report:end -->"
+KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit"},
+        "best": {"device", "op", "dtype", "sizes", "unit"}}
+REQUIRED = ("device", "op")
+UNITS = {"GFLOP/s": ("gemm", 1.0), "TFLOP/s": ("gemm", 1e-3), "GB/s": ("softmax", 1.0),
+         "TB/s": ("softmax", 1e-3)}
+KINDS_HELP = "kinds: ladder, best; see report_readme.py"
+
+
+class Problem(Exception):
+    """A marker the README cannot be regenerated from; update() adds the file and line."""
+
+
+# ---------------------------------------------------------------- parameters
+
+def parse_params(kind, text):
+    if kind not in KEYS:
+        raise Problem("unknown table kind '{}' (known: {})".format(kind, ", ".join(sorted(KEYS))))
+    params = {}
+    for item in text.split():
+        key, eq, value = item.partition("=")
+        if not eq or not value:
+            raise Problem("'{}' is not key=value".format(item))
+        if key not in KEYS[kind]:
+            raise Problem("unknown key '{}' for {} (known: {})".format(key, kind, ", ".join(sorted(KEYS[kind]))))
+        params[key] = value
+    for key in REQUIRED:
+        if key not in params:
+            raise Problem("{} needs {}=".format(kind, key))
+    if params["op"] not in OP_ORDER:
+        raise Problem("op={} is not one of {}".format(params["op"], ", ".join(OP_ORDER)))
+    if "unit" in params and (params["unit"] not in UNITS or
+                             UNITS[params["unit"]][0] != ("gemm" if params["op"] == "gemm" else "softmax")):
+        raise Problem("unit={} does not fit op={}".format(params["unit"], params["op"]))
+    return params
+
+
+def parse_sizes(op, text):
+    """"4096,4097x4095x4093" -> [(4096, 4096, 4096), (4097, 4095, 4093)] (softmax: (rows, cols))."""
+    out = []
+    for item in text.split(","):
+        try:
+            dims = tuple(int(d) for d in item.lower().split("x"))
+        except ValueError:
+            dims = ()
+        want = 3 if op == "gemm" else 2
+        if len(dims) == 1:
+            dims = dims * want
+        if len(dims) != want or min(dims) <= 0:
+            raise Problem("sizes: '{}' is not N or {} with positive integers".format(
+                item, "MxNxK" if op == "gemm" else "RxC"))
+        out.append(dims)
+    return out
+
+
+def listed(params, key):
+    return params[key].split(",") if key in params else None
+
+
+def select(entries, params):
+    """The entries of the marker's device and op (and dtypes), or a Problem naming what exists."""
+    chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]]
+    dtypes = listed(params, "dtype") or sorted({e.dtype for e in chosen}, key=lambda d: (DTYPE_ORDER.get(d, 9), d))
+    chosen = [e for e in chosen if e.dtype in dtypes]
+    if not any(e.measured for e in chosen):
+        have = sorted({"{} {} {}".format(slug(e.device), e.op, e.dtype) for e in entries if e.measured})
+        raise Problem("no measurement for device={} op={} dtype={} in the runs (they hold: {})".format(
+            params["device"], params["op"], ",".join(dtypes), "; ".join(have) or "nothing"))
+    return chosen, dtypes
+
+
+def table_unit(params, entries):
+    if "unit" in params:
+        unit = Unit(params["op"], [])
+        unit.name, unit.scale = params["unit"], UNITS[params["unit"]][1]
+        return unit
+    return Unit(params["op"], [e.rate for e in entries if e.measured])
+
+
+def sources(entries, readme_dir):
+    """"From [file](link) (gpukern-bench at commit, date)." for the runs behind a table."""
+    runs = sorted({(e.run_path, e.run_commit, e.run_date) for e in entries if e.measured})
+    links = ["[{}]({}) (gpukern-bench at {}, {})".format(
+        os.path.basename(path), os.path.relpath(path, readme_dir).replace(os.sep, "/"), commit, date)
+        for path, commit, date in runs]
+    return "From " + "; ".join(links) + "."
+
+
+def measured_sizes(entries):
+    """The measured sizes, smallest work first (the report's order)."""
+    keys = {e.dims: e.shape_key for e in entries if e.measured}
+    return sorted(keys, key=lambda dims: keys[dims])
+
+
+def fmt_share(value):
+    return "—" if value is None else "{:.1f}%".format(value)
+
+
+# ---------------------------------------------------------------- tables
+
+def ladder_table(entries, params, readme_dir):
+    chosen, dtypes = select(entries, params)
+    unit = table_unit(params, chosen)
+    op = params["op"]
+    columns = []  # (dtype, dims)
+    for dtype in dtypes:
+        sizes = parse_sizes(op, params["sizes"]) if "sizes" in params else measured_sizes(
+            [e for e in chosen if e.dtype == dtype])
+        columns += [(dtype, dims) for dims in sizes]
+    at = {(e.variant, e.dtype, e.dims): e for e in chosen}
+    wanted = listed(params, "rungs")
+    rungs = [name for _, name in sorted({(e.rung_index, e.variant) for e in chosen})
+             if (wanted is None or name in wanted)
+             and any(at.get((name,) + c) is not None and at[(name,) + c].measured for c in columns)]
+    if not rungs:
+        raise Problem("no rung{} measured at the sizes asked for".format(" of rungs=" + params["rungs"] if wanted else ""))
+
+    best = {}
+    for c in columns:
+        ours = [at[(r,) + c] for r in rungs if (r,) + c in at and at[(r,) + c].measured
+                and not at[(r,) + c].is_reference]
+        if ours:
+            best[c] = max(ours, key=lambda e: (e.rate, -e.rung_index)).variant
+    rows = []
+    for rung in rungs:
+        row = [rung]
+        for c in columns:
+            e = at.get((rung,) + c)
+            if e is None or not e.measured:
+                row.append("—")
+                continue
+            text = unit.show(e.rate) if e.is_reference else "{} ({})".format(
+                unit.show(e.rate), fmt_share(e.pct_of_reference))
+            row.append("**{}**".format(text) if best.get(c) == rung else text)
+        rows.append(row)
+    header = ["rung"] + ["{}{}".format(dtype + " " if len(dtypes) > 1 else "", shape_label(dims))
+                         for dtype, dims in columns]
+
+    refs = sorted({e.reference for e in chosen if e.measured and e.reference})
+    vendor = vendor_name(refs[0]) if len(refs) == 1 else "the vendor reference"
+    lines = ["{}, {} {}: {} (% of {} in the same run; bold: the fastest rung other than the reference).".format(
+        chosen[0].device, op_title(op), ", ".join(dtypes), unit.name, vendor), "", md_table(header, rows), ""]
+    for dtype in dtypes:
+        sizes = {dims for d, dims in columns if d == dtype}
+        notes = skipped_notes([e for e in chosen if e.dtype == dtype and e.variant in rungs and e.dims in sizes])
+        lines += ["- {}: {}".format(dtype, n[2:]) if len(dtypes) > 1 else n for n in notes]
+    if lines[-1] != "":
+        lines.append("")
+    return lines + [sources([at[(r,) + c] for r in rungs for c in columns if (r,) + c in at], readme_dir)]
+
+
+def best_table(entries, params, readme_dir):
+    chosen, dtypes = select(entries, params)
+    unit = table_unit(params, chosen)
+    op = params["op"]
+    measured = [e for e in chosen if e.measured and not e.is_reference]
+    sizes = parse_sizes(op, params["sizes"]) if "sizes" in params else measured_sizes(measured)
+    by_case = group(measured, lambda e: (e.dims, e.dtype))
+    rows, used = [], []
+    for dims in sizes:
+        row = [shape_label(dims)]
+        for dtype in dtypes:
+            ours = by_case.get((dims, dtype))
+            if not ours:
+                row.append("—")
+                continue
+            e = max(ours, key=lambda x: (x.rate, -x.rung_index))
+            used.append(e)
+            row.append("{} {} ({})".format(e.variant, unit.show(e.rate),
+                                           fmt_share(e.pct_of_reference if op == "gemm" else e.pct_of_copy)))
+        rows.append(row)
+    if not used:
+        raise Problem("nothing measured at the sizes asked for")
+    share = ("% of " + vendor_name(used[0].reference) + " in the same run" if op == "gemm"
+             else "% of a device copy of the same bytes in the same run")
+    return ["{}, {}: the fastest rung per {} and dtype, {} ({}).".format(
+                used[0].device, op_title(op), "size" if op == "gemm" else "shape", unit.name, share), "",
+            md_table(["size" if op == "gemm" else "shape"] + dtypes, rows), "", sources(used, readme_dir)]
+
+
+TABLES = {"ladder": ladder_table, "best": best_table}
+
+
+# ---------------------------------------------------------------- the README
+
+def regenerate(text, entries, readme_dir, path):
+    """The README text with every marked section rebuilt; ReportError "FILE:LINE: problem"."""
+    lines = text.split("\n")
+    out, i, sections = [], 0, 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if line.strip() == END:
+            raise ReportError("{}:{}: {} without a begin marker before it".format(path, i, END))
+        match = BEGIN.match(line.strip())
+        if not match:
+            if "gpukern-report:begin" in line:
+                raise ReportError("{}:{}: malformed marker; expected <!-- gpukern-report:begin KIND key=value ... -->"
+                                  .format(path, i))
+            continue
+        begin_line = i
+        end = next((j for j in range(i, len(lines)) if lines[j].strip() == END
+                    or "gpukern-report:begin" in lines[j]), None)
+        if end is None or lines[end].strip() != END:
+            raise ReportError("{}:{}: no {} after this begin marker".format(path, begin_line, END))
+        try:
+            params = parse_params(match.group("kind"), match.group("params"))
+            table = TABLES[match.group("kind")](entries, params, readme_dir)
+        except Problem as e:
+            raise ReportError("{}:{}: {}".format(path, begin_line, e))
+        out += [""] + table + ["", lines[end]]
+        i = end + 1
+        sections += 1
+    if sections == 0:
+        raise ReportError("{}: no <!-- gpukern-report:begin ... --> marker".format(path))
+    return "\n".join(out)
+
+
+def update(path, entries, write=True):
+    """Regenerates the README at `path`; returns whether its text changed (written when `write`)."""
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
+    except OSError as e:
+        raise ReportError("{}: cannot read: {}".format(path, e.strerror or e))
+    except UnicodeDecodeError as e:
+        raise ReportError("{}: not a UTF-8 text file ({})".format(path, e))
+    new = regenerate(text, entries, os.path.dirname(os.path.abspath(path)), path)
+    if new != text and write:
+        try:
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(new)
+        except OSError as e:
+            raise ReportError("{}: cannot write: {}".format(path, e.strerror or e))
+    return new != text

@@ -1,0 +1,50 @@
+// The table rows of softmax rungs 1-6 and auto's policy among them, which the CUDA
+// ladder (ladder.cu) and the HIP ladder (src/hip/ladders.hip) both list.
+#pragma once
+
+#include "cuda/softmax/softmax_rungs.cuh"
+
+namespace gpukern::cuda::softmax {
+
+/// Short rows (warp_row holds them and they are at most 1 KB): a few lanes per row,
+/// several rows per warp, shuffles only; at 2-4 KB rows block_row is level or ahead.
+inline bool short_rows(const core::SoftmaxArgs& args, const CudaContext&) {
+  const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
+  return args.cols <= warp_row_max_cols(args) && row_bytes <= 1024;
+}
+
+/// Few long rows (fewer than two per SM, 32 KB or more each) on a GPU with clusters: one
+/// block per row would leave SMs idle, so split_row splits each row across a cluster.
+inline bool few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
+  return ctx.cluster_launch && args.rows < 2 * static_cast<int64_t>(ctx.sm_count) && row_bytes >= 32 * 1024;
+}
+inline bool not_few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  return !few_long_rows(args, ctx);
+}
+
+inline constexpr uint32_t kAll = core::kMaskF32 | core::kMaskF16 | core::kMaskBF16;
+inline constexpr core::RungKind kLadder = core::RungKind::Ladder;
+
+// Auto: warp_row for short rows, block_row (a block per row, registers or shared
+// memory) unless the rows are few and long, then split_row, which takes every call.
+inline constexpr SoftmaxRung kNaiveRow = {
+    "naive", "one thread per row, three passes (max, sum, output), scalar loads", kAll, {}, kLadder, nullptr,
+    naive_run, core::kNeverAuto};
+inline constexpr SoftmaxRung kSafe3PassRow = {
+    "safe_3pass", "one block per row, three coalesced passes, block reductions", kAll, {}, kLadder, nullptr,
+    safe_3pass_run, core::kNeverAuto};
+inline constexpr SoftmaxRung kOnlineRow = {
+    "online", "one block per row, two passes: running max with rescaled sum, then output", kAll, {}, kLadder,
+    nullptr, online_run, core::kNeverAuto};
+inline constexpr SoftmaxRung kWarpRowRow = {
+    "warp_row", "lanes of one warp per row, row in registers (one read), shuffle reductions", kAll, {}, kLadder,
+    warp_row_supports, warp_row_run, 0, short_rows};
+inline constexpr SoftmaxRung kBlockRowRow = {
+    "block_row", "one block per row, row in registers or shared memory (one read)", kAll, {}, kLadder,
+    block_row_supports, block_row_run, 1, not_few_long_rows};
+inline constexpr SoftmaxRung kSplitRowRow = {
+    "split_row", "long rows split across a thread-block cluster (DSMEM merge) or across blocks", kAll, {}, kLadder,
+    nullptr, split_row_run, 2};
+
+}  // namespace gpukern::cuda::softmax

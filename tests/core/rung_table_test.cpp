@@ -1,0 +1,221 @@
+// The rung contract (src/core/rung_table.hpp, src/core/dispatch.cpp): a ladder table
+// declines with typed reasons (dtype, architecture per vendor, the rung's own check),
+// auto walks the ranked rows in order and never picks an experimental or unranked rung,
+// a forced rung that declines is Unsupported with its reason, and a rung that accepted a
+// call and then declines it is reported as the library's bug (InternalError).
+#include "core/dispatch.hpp"
+#include "core/rung_table.hpp"
+
+#include <gpukern/gpukern.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gpukern::core {
+namespace {
+
+struct FakeCtx {
+  int runs = 0;  // how many times a rung ran (mutable through a pointer)
+  int* ran = nullptr;
+};
+
+Verdict even_k_only(const GemmArgs& a, const FakeCtx&) {
+  if (a.k % 2 != 0) return {Decline::ShapeLimit, "k must be even"};
+  return {};
+}
+Verdict misaligned_always(const GemmArgs&, const FakeCtx&) { return {Decline::Misaligned, "A not 16-byte aligned"}; }
+void mark_run(const GemmArgs&, const FakeCtx& ctx) { ++*ctx.ran; }
+void throws_unsupported(const GemmArgs&, const FakeCtx&) { throw Error(Status::Unsupported, "changed its mind"); }
+bool big_m(const GemmArgs& a, const FakeCtx&) { return a.m >= 1000; }
+bool cdna_only(int gfx) { return gfx == 0x90a; }
+
+using FakeLadder = Ladder<GemmArgs, FakeCtx>;
+
+const FakeLadder& table() {
+  static const FakeLadder t = {
+      {"simple", "takes everything f32", kMaskF32 | kMaskTF32, {}, RungKind::Ladder, nullptr, mark_run, 3},
+      {"even", "even k only, first for big m", kMaskF32, {}, RungKind::Ladder, even_k_only, mark_run, 0, big_m},
+      {"hopper", "sm_90 only", kMaskF16 | kMaskF32, {90, 90, nullptr, "sm_90a"}, RungKind::Ladder, nullptr, mark_run, 1},
+      {"cdna", "gfx90a only", kMaskF32, {0, 0, cdna_only, "CDNA"}, RungKind::Ladder, nullptr, mark_run, kNeverAuto},
+      {"future", "experimental", kMaskF32, {}, RungKind::Experimental, nullptr, mark_run, 0},
+      {"picky", "always misaligned", kMaskF32, {}, RungKind::Ladder, misaligned_always, mark_run, 2},
+      {"liar", "accepts, then declines", kMaskF32, {}, RungKind::Ladder, nullptr, throws_unsupported, kNeverAuto},
+  };
+  return t;
+}
+
+GemmArgs f32_call(int64_t m, int64_t k) {
+  GemmArgs a;
+  a.m = m;
+  a.n = 8;
+  a.k = k;
+  return a;
+}
+
+const DeviceArch kSm90{Vendor::Nvidia, 90, 0, "sm_90"};
+const DeviceArch kSm80{Vendor::Nvidia, 80, 0, "sm_80"};
+const DeviceArch kGfx1030{Vendor::Amd, 0, 0x1030, "gfx1030"};
+
+TEST(RungTable, DeclinesWithTypedReasons) {
+  const FakeLadder& t = table();
+  FakeCtx ctx;
+  GemmArgs half = f32_call(8, 8);
+  half.ab_type = half.c_type = DType::F16;
+  EXPECT_EQ(t.supports(0, half, ctx, kSm90).reason, Decline::Dtype);
+  EXPECT_EQ(t.supports(2, f32_call(8, 8), ctx, kSm80).reason, Decline::WrongArch);
+  EXPECT_NE(t.supports(2, f32_call(8, 8), ctx, kSm80).detail.find("sm_90a"), std::string::npos);
+  EXPECT_TRUE(t.supports(2, f32_call(8, 8), ctx, kSm90).accepted());
+  EXPECT_EQ(t.supports(3, f32_call(8, 8), ctx, kGfx1030).reason, Decline::WrongArch);
+  EXPECT_TRUE(t.supports(3, f32_call(8, 8), ctx, DeviceArch{Vendor::Amd, 0, 0x90a, "gfx90a"}).accepted());
+  EXPECT_EQ(t.supports(1, f32_call(8, 7), ctx, kSm90).reason, Decline::ShapeLimit);
+  EXPECT_EQ(t.supports(5, f32_call(8, 8), ctx, kSm90).text(), "Misaligned: A not 16-byte aligned");
+}
+
+TEST(RungTable, AutoOrderFollowsRanksAndSkipsExperimentalAndUnranked) {
+  const FakeLadder& t = table();
+  EXPECT_EQ(t.auto_order(), (std::vector<int>{1, 2, 5, 0}));  // even(0) hopper(1) picky(2) simple(3)
+  FakeCtx ctx;
+  EXPECT_FALSE(t.auto_candidate(1, f32_call(10, 8), ctx)) << "policy: m >= 1000 only";
+  EXPECT_TRUE(t.auto_candidate(1, f32_call(1000, 8), ctx));
+  EXPECT_FALSE(t.auto_candidate(4, f32_call(1000, 8), ctx)) << "experimental rungs are never auto's";
+  const auto infos = t.infos(kSm80);
+  EXPECT_EQ(infos[4].auto_position, -1);
+  EXPECT_EQ(infos[4].kind, RungKind::Experimental);
+  EXPECT_EQ(infos[1].auto_position, 0);
+  EXPECT_EQ(infos[0].auto_position, 3);
+  EXPECT_EQ(infos[2].unavailable.reason, Decline::WrongArch);
+  EXPECT_TRUE(infos[0].unavailable.accepted());
+}
+
+TEST(RungTable, RankedSharesARowWithAnotherRank) {
+  const auto& row = table()[3];
+  const auto ranked_row = ranked(row, 7, big_m);
+  EXPECT_EQ(ranked_row.auto_rank, 7);
+  EXPECT_EQ(ranked_row.auto_when, &big_m);
+  EXPECT_STREQ(ranked_row.name, row.name);
+}
+
+/// A backend whose one GEMM ladder is the fake table, on an sm_90 device.
+class FakeBackend final : public Backend {
+ public:
+  int runs = 0;
+  DeviceInfo device_info() const override { return {}; }
+  void* alloc(std::size_t) override { return nullptr; }
+  void free(void*) noexcept override {}
+  void copy(void*, const void*, std::size_t, CopyKind) override {}
+  void memset(void*, int, std::size_t) override {}
+  void synchronize() override {}
+  void set_stream(void*) override {}
+  std::unique_ptr<Timer> create_timer() override { return nullptr; }
+  std::vector<RungInfo> variants(OpKind op) const override {
+    return op == OpKind::Gemm ? table().infos(kSm90) : std::vector<RungInfo>{};
+  }
+  Verdict supports(const GemmArgs& a, int rung) const override { return table().supports(rung, a, ctx(), kSm90); }
+  Verdict supports(const SoftmaxArgs&, int) const override { return {}; }
+  bool auto_candidate(const GemmArgs& a, int rung) const override { return table().auto_candidate(rung, a, ctx()); }
+  bool auto_candidate(const SoftmaxArgs&, int) const override { return false; }
+  void gemm(const GemmArgs& a, int rung) override { table().run(rung, a, ctx()); }
+  void softmax(const SoftmaxArgs&, int) override {}
+
+ private:
+  FakeCtx ctx() const {
+    FakeCtx c;
+    c.ran = const_cast<int*>(&runs);
+    return c;
+  }
+};
+
+TEST(Dispatch, AutoTakesTheFirstCandidateThatAccepts) {
+  FakeBackend backend;
+  Dispatch d(backend, "fake:0");
+  const auto& rungs = d.rungs(OpKind::Gemm);
+  // m >= 1000, even k: "even" is first.
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 8), nullptr, "auto")].name, "even");
+  // odd k: even declines (ShapeLimit), hopper accepts on sm_90.
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 7), nullptr, "auto")].name, "hopper");
+  // f16: only hopper takes it.
+  GemmArgs half = f32_call(8, 8);
+  half.ab_type = half.c_type = DType::F16;
+  EXPECT_EQ(rungs[d.select(half, nullptr, "auto")].name, "hopper");
+}
+
+TEST(Dispatch, ForcedRungThatDeclinesIsUnsupportedWithItsReason) {
+  FakeBackend backend;
+  Dispatch d(backend, "fake:0");
+  try {
+    d.select(f32_call(8, 8), "picky", "auto");
+    ADD_FAILURE() << "a declining forced rung was selected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::Unsupported);
+    EXPECT_EQ(e.decline(), Decline::Misaligned);
+    EXPECT_NE(std::string(e.what()).find("picky"), std::string::npos) << e.what();
+  }
+  try {
+    d.select(f32_call(8, 8), nullptr, "no_such_rung");
+    ADD_FAILURE() << "an unknown name was selected";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("GPUKERN_GEMM_VARIANT"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Dispatch, AnAcceptedCallThatDeclinesIsTheLibrarysBug) {
+  FakeBackend backend;
+  Dispatch d(backend, "fake:0");
+  const int liar = d.select(f32_call(8, 8), "liar", "auto");
+  try {
+    d.run(f32_call(8, 8), liar);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.status(), Status::InternalError) << e.what();
+  }
+  const int simple = d.select(f32_call(8, 8), "simple", "auto");
+  d.run(f32_call(8, 8), simple);
+  EXPECT_EQ(backend.runs, 1);
+}
+
+TEST(Decline, CApiNamesAndLastDecline) {
+  EXPECT_STREQ(gk_decline_name(GK_DECLINE_MISALIGNED), "Misaligned");
+  EXPECT_STREQ(gk_decline_name(GK_DECLINE_WRONG_ARCH), "WrongArch");
+  EXPECT_STREQ(gk_decline_name(static_cast<gk_decline>(99)), "Unknown");
+  // A CPU rung forced on a call it declines: the reason comes back typed.
+  gk_handle h = nullptr;
+  ASSERT_EQ(gk_open("cpu", &h), GK_SUCCESS);
+  int count = 0;
+  ASSERT_EQ(gk_variant_count(h, GK_OP_GEMM, &count), GK_SUCCESS);
+  bool have_openblas = false;
+  for (int i = 0; i < count; ++i) {
+    gk_variant_info info{};
+    ASSERT_EQ(gk_get_variant_info(h, GK_OP_GEMM, i, &info), GK_SUCCESS);
+    if (std::string(info.name) == "openblas") {
+      have_openblas = info.runs_here == 1;
+      EXPECT_EQ(info.is_reference, 1);
+      EXPECT_EQ(info.auto_position, -1) << "auto never picks the reference";
+      if (!info.runs_here) EXPECT_EQ(info.decline, GK_DECLINE_LIBRARY_MISSING);
+    }
+  }
+  float a = 1, b = 1, c = 0;
+  gk_gemm_desc g{};
+  g.m = int64_t(1) << 31;  // CBLAS takes int: beyond it openblas declines (ShapeLimit)
+  g.n = 1;
+  g.k = 0;
+  g.a = &a;
+  g.lda = 1;
+  g.b = &b;
+  g.ldb = 1;
+  g.c = &c;
+  g.ldc = 1;
+  g.alpha = 1;
+  g.variant = "openblas";
+  char name[32];
+  EXPECT_EQ(gk_gemm_select(h, &g, name, sizeof name), GK_UNSUPPORTED) << gk_last_error();
+  EXPECT_EQ(gk_last_decline(), have_openblas ? GK_DECLINE_SHAPE_LIMIT : GK_DECLINE_LIBRARY_MISSING) << gk_last_error();
+  // Any later call clears it.
+  EXPECT_EQ(gk_variant_count(h, GK_OP_GEMM, &count), GK_SUCCESS);
+  EXPECT_EQ(gk_last_decline(), GK_DECLINE_NONE);
+  gk_close(h);
+}
+
+}  // namespace
+}  // namespace gpukern::core
