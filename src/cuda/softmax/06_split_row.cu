@@ -113,6 +113,8 @@ bool launch_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, SplitPla
         return;
       case SplitLayout::Blocks: break;
     }
+#else
+    (void)plan;  // no clusters on HIP: every plan is the split across blocks
 #endif
     if (vec) launch_split_blocks<T, kV>(args, ctx);
     else launch_split_blocks<T, 1>(args, ctx);
