@@ -77,13 +77,14 @@ void add_split_row_candidates(std::vector<Variant>& out) {
                        int size = 0;
                        if (std::string why = cluster_size_reason(cl, min_size, min_size, &size); !why.empty()) return why;
                        if (a.rows == 0 || a.cols == 0) return std::string();
+                       bool ran = false;
                        sm::with_storage_and_width(a, [&](auto tag, auto width) {
                          sm::with_index<kNumRegister>(i, [&](auto k) {
-                           sm::launch_register_cluster<decltype(tag), decltype(width)::value,
-                                                       sm::kTableEntry<kRegister, decltype(k)::value>>(a, ctx, size);
+                           ran = sm::launch_register_cluster<decltype(tag), decltype(width)::value,
+                                                             sm::kTableEntry<kRegister, decltype(k)::value>>(a, ctx, size);
                          });
                        });
-                       return std::string();
+                       return ran ? std::string() : no_fit(size);
                      }});
   for (int i = 0; i < kNumStream; ++i)
     for (int cl : kClusterSizes)

@@ -94,12 +94,12 @@ bool launch_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, SplitPla
 #if defined(GPUKERN_CUDA)
     switch (plan.layout) {
       case SplitLayout::Registers512x8:
-        if (vec) launch_register_cluster<T, kV, kRegisters512x8>(args, ctx, plan.cluster_size);
-        else launch_register_cluster<T, 1, kRegisters512x8>(args, ctx, plan.cluster_size);
+        ran = vec ? launch_register_cluster<T, kV, kRegisters512x8>(args, ctx, plan.cluster_size)
+                  : launch_register_cluster<T, 1, kRegisters512x8>(args, ctx, plan.cluster_size);
         return;
       case SplitLayout::Registers512x16:
-        if (vec) launch_register_cluster<T, kV, kRegisters512x16>(args, ctx, plan.cluster_size);
-        else launch_register_cluster<T, 1, kRegisters512x16>(args, ctx, plan.cluster_size);
+        ran = vec ? launch_register_cluster<T, kV, kRegisters512x16>(args, ctx, plan.cluster_size)
+                  : launch_register_cluster<T, 1, kRegisters512x16>(args, ctx, plan.cluster_size);
         return;
       case SplitLayout::HybridF32:
         if constexpr (std::is_same_v<T, float>) ran = launch_hybrid_cluster<T, kV, kHybridF32>(args, ctx, plan.cluster_size);

@@ -92,22 +92,38 @@ inline int max_active_clusters(const void* kernel, const cudaLaunchConfig_t& con
                           [&](int* clusters) { return cudaOccupancyMaxActiveClusters(clusters, kernel, &config); });
 }
 
+/// A launch of `clusters` clusters of `cluster_size` CTAs of `kernel`; for a size beyond
+/// kMaxPortableCluster, the non-portable opt-in set and the occupancy calculator asked
+/// first (such clusters need whole free GPCs): false when none fits (nothing to launch).
+template <class Kernel>
+bool cluster_launch_fits(Kernel kernel, ClusterLaunch& launch, const CudaContext& ctx, int cluster_size,
+                         int64_t clusters, size_t smem) {
+  if (cluster_size <= kMaxPortableCluster) return true;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  launch.config.gridDim = dim3(static_cast<unsigned>(cluster_size));
+  if (max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size, smem) <= 0)
+    return false;
+  launch.config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
+  return true;
+}
+
 /// Launches split_row_cluster_kernel in layout kConfig, one cluster of `cluster_size`
-/// CTAs a row (grid-stride beyond the grid limit). The cluster must hold the row
+/// CTAs a row (grid-stride beyond the grid limit). False (nothing launched) when a
+/// cluster of this size does not fit on the device. The cluster must hold the row
 /// (min_cluster_holding(args, kConfig.capacity()) <= cluster_size <= kMaxCluster).
 template <class T, int V, const ClusterConfig& kConfig>
-void launch_register_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
+bool launch_register_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr ClusterConfig c = kConfig;
   static_assert(c.valid(), "register cluster layout: see ClusterConfig::valid");
   const auto kernel = split_row_cluster_kernel<T, V, c.threads, c.packs>;
-  if (cluster_size > kMaxPortableCluster)
-    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int64_t num_vec = args.cols / V;
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, cluster_size);
   const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
   ClusterLaunch launch(clusters * cluster_size, c.threads, 0, ctx.stream, cluster_size);
+  if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, 0)) return false;
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
   GK_LAUNCH_CHECK();
+  return true;
 }
 
 /// Launches hybrid_row_kernel with kCluster in layout kConfig, one cluster of
@@ -126,17 +142,9 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  if (cluster_size > kMaxPortableCluster)
-    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
   ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
-  if (cluster_size > kMaxPortableCluster) {
-    // Non-portable sizes need whole free GPCs: ask the occupancy calculator first.
-    launch.config.gridDim = dim3(static_cast<unsigned>(cluster_size));
-    if (max_active_clusters(reinterpret_cast<const void*>(kernel), launch.config, ctx.device, cluster_size, bytes) <= 0)
-      return false;
-    launch.config.gridDim = dim3(static_cast<unsigned>(clusters * cluster_size));
-  }
+  if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, bytes)) return false;
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
   GK_LAUNCH_CHECK();
   return true;
