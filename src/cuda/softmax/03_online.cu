@@ -5,9 +5,8 @@
 // pairs, then one partial per warp), and pass 2 reads the row again to write it.
 // Faster than `safe_3pass` because a row is read twice instead of three times and the
 // block synchronizes once per row instead of twice; the exps use the hardware EX2.
-// Measured on the H100 (2026-11-21): 4096x4096 f32 2.71 TB/s (97% of the copy, from
-// 2.57), 32768x8192 f32 2.38 TB/s (80%, from 1.85), bf16 2.88 TB/s (98%). Still one
-// block per row: 65536x128 and 64x262144 stay below 25%.
+// Still one block per row: very short rows (a block mostly idle) and few long rows
+// (most SMs idle) stay far from a copy's speed.
 //
 // 16-byte vectors when pointers, strides and the row length allow, scalar otherwise.
 // Special values as PyTorch (softmax_common.cuh: a part of only -inf carries sum 0, so

@@ -8,11 +8,7 @@
 // loader's normal search path), the few functions it needs are resolved by name, and
 // without it the rung declines with the loader's reason. No cuDNN header is needed to
 // build: the handful of types and constants below mirror cuDNN 9's ABI (checked
-// against cudnn.h by the development driver).
-// Measured on the H100 (2026-11-21; cuDNN 9 as found on the machine's search path):
-// 65536x128 f32 2.54 TB/s (98% of the copy), 16384x1024 f32 2.14 (78%), 4096x4096 f32
-// 1.91 (69%), 32768x8192 f32 1.27 (43%), 1024x32768 f32 1.03 (36%), 64x262144 f32 0.21
-// (7%); f16/bf16 at 26-85% of their copies.
+// against cudnn.h by the development driver, built with -DGPUKERN_BUILD_DEV=ON).
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace gpukern::cuda::softmax {
 
@@ -80,6 +81,30 @@ void with_storage_and_width(const core::SoftmaxArgs& a, Fn&& fn) {
     else fn(tag, std::integral_constant<int, 1>{});
   });
 }
+
+/// Calls fn(std::integral_constant<int, I>{}) with I == index, 0 <= index < N: a choice
+/// made at run time among the N entries of a constexpr configuration table, each of
+/// which is instantiated.
+template <class Fn, size_t... I>
+void with_index_impl(int index, Fn& fn, std::index_sequence<I...>) {
+  ((index == static_cast<int>(I) ? fn(std::integral_constant<int, static_cast<int>(I)>{}) : void()), ...);
+}
+template <int N, class Fn>
+void with_index(int index, Fn&& fn) {
+  with_index_impl(index, fn, std::make_index_sequence<N>{});
+}
+
+// Configurations are structs with named fields, written as designated initializers
+// ({.lanes = 8, .packs = 2}). nvcc in C++17 mode zero-initializes a member skipped in the
+// middle of such an initializer instead of giving it its default (trailing members get
+// their defaults): name every member up to the last one given. The configs' valid()
+// checks reject the zeros this would leave.
+
+/// Entry kIndex of the constexpr array kTable as an object of its own, so that it can be
+/// the argument of a `const Config&` template parameter (which may not name an element
+/// of an array).
+template <const auto& kTable, int kIndex>
+inline constexpr auto kTableEntry = kTable[kIndex];
 
 /// Grid sizes stay below this; kernels loop (grid-stride) over what remains, so any
 /// number of rows is served.

@@ -1,15 +1,16 @@
-// A row (block_row), or a cluster CTA's chunk of one (split_row), held on chip partly in
-// registers and partly in shared memory, so that several long rows fit on one SM.
+// block_row's hybrid layout (rung 5, 05_block_row.cu), reused by split_row's clusters
+// (rung 6): a row, or a cluster CTA's chunk of one, held on chip partly in registers and
+// partly in shared memory, so that several long rows fit on one SM.
 //
-// Why: block_row keeps a 64 KB row (1024x32768 f16) in the registers of a 512-thread
-// block, 58 registers a thread, so two rows share an SM; every block runs load, exps,
+// Why: with the whole row in registers, a 64 KB row (1024x32768 f16) takes a 512-thread
+// block at 58 registers a thread, so two rows share an SM; every block runs load, exps,
 // barrier, store in lockstep with its neighbour, and the SM's exps (two per 16-bit
-// element, 16 a clock) leave DRAM idle between a wave's loads and its stores (91-92% of
-// the copy, 2026-11-21). Here a 256-thread block holds kThreads x kPacks vectors in
-// registers (RowFragment) and the rest of its row in shared memory, loaded with cp.async
-// 16-byte copies issued before the register loads (all in flight together). With the
-// register cap of __launch_bounds__(kThreads, kMinBlocks), 4 such blocks (4 rows) share
-// an SM, so one block's exps overlap its neighbours' loads and stores.
+// element) leave DRAM idle between a wave's loads and its stores. Here a 256-thread
+// block holds kThreads x kPacks vectors in registers (RowFragment) and the rest of its
+// row in shared memory, loaded with cp.async 16-byte copies issued before the register
+// loads (all in flight together). With the register cap of __launch_bounds__(kThreads,
+// kMinBlocks), 4 such blocks (4 rows) share an SM, so one block's exps overlap its
+// neighbours' loads and stores.
 //
 // Each thread stages, and reads back, only its own shared-memory vectors (j = tid +
 // k * kThreads), so the staging needs no barrier, only the thread's cp.async wait. One
@@ -19,35 +20,20 @@
 // and shared memory), so the output is one multiply. Special values as PyTorch
 // (softmax_common.cuh). In place works: a thread writes only vectors it has read into
 // registers or its own shared memory, after the row's (cluster's) reduction.
-// kDepth > 0 (split_row's "/dN" configurations) pipelines the statistics with the
+// kDepth > 0 (split_row's one-CTA-an-SM layout) pipelines the statistics with the
 // loads: the thread's shared-memory vectors are copied one commit group each, kDepth
 // ahead, and each is folded into a running (max, sum) (the sum rescaled when the max
 // grows) as soon as it lands, so the exps of the statistics overlap the loads instead
 // of following them all. f32 softmax then recomputes the exps of the staged part on
-// output (the thread max is known only at the end). 64x262144 16-bit, H100 flush mode:
-// +2 points with 256x4+s4 (d8; d16 loses), 85% of the copy with 1024x4+s1/d8, 89% with
-// 1024x4+s1/d4 once split_row's staged copies carry an L2 evict_first hint (2026-11-22).
-// Measured on the H100 (2026-11-21): 1024x32768 f16 2.68 TB/s (96.7% of the copy;
-// 92.4% in registers only), bf16 2.63 (95.2%), f32 2.80 (97.5%, 2 blocks an SM);
-// 64x262144 in clusters: f32 2.33 (84%), f16 2.01 (78%), bf16 1.97 (76%).
+// output (the thread max is known only at the end).
 #pragma once
 
+#include "cuda/arch/cluster.cuh"
+#include "cuda/arch/cp_async.cuh"
 #include "cuda/softmax/softmax_common.cuh"
-
-// Timeline probe points (scripts/softmax_phase_probe.cu defines it; nothing elsewhere):
-// 0 entry, 1 the CTA's statistics reduced, 2 the cluster's merged, 3 exit.
-#ifndef GPUKERN_SOFTMAX_TRACE
-#define GPUKERN_SOFTMAX_TRACE(point) ((void)0)
-#endif
-// Pipelined statistics (kDepth > 0): step k of the loop before (after = 0) and after
-// (after = 1) its wait for the copies; the probe's timelines, nothing elsewhere.
-#ifndef GPUKERN_SOFTMAX_TRACE_STEP
-#define GPUKERN_SOFTMAX_TRACE_STEP(k, after) ((void)0)
-#endif
 
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 #define GPUKERN_SOFTMAX_HYBRID_CLUSTER 1
-#include "cuda/cluster.cuh"
 #endif
 
 namespace gpukern::cuda::softmax {
@@ -56,9 +42,9 @@ namespace gpukern::cuda::softmax {
 namespace hybrid_detail {
 /// The pair at `local` (a shared variable of this CTA) in CTA `rank` of the cluster.
 __device__ __forceinline__ RowStats load_remote(const RowStats* local, unsigned rank) {
-  const uint32_t remote = cluster::map_shared(static_cast<uint32_t>(__cvta_generic_to_shared(local)), rank);
+  const uint32_t remote = arch::map_shared_rank(static_cast<uint32_t>(__cvta_generic_to_shared(local)), rank);
   RowStats s;
-  asm volatile("ld.shared::cluster.v2.f32 {%0, %1}, [%2];" : "=f"(s.max), "=f"(s.sum) : "r"(remote) : "memory");
+  arch::ld_shared_cluster_v2(remote, s.max, s.sum);
   return s;
 }
 }  // namespace hybrid_detail
@@ -67,14 +53,19 @@ __device__ __forceinline__ RowStats load_remote(const RowStats* local, unsigned 
 /// A hybrid layout: `threads` x `packs` vectors in registers, the rest of the row in
 /// shared memory, with the register cap that lets `min_blocks` blocks share an SM.
 struct HybridConfig {
-  int threads;
-  int packs;
-  int min_blocks;
+  int threads = 256;
+  int packs = 1;
+  int min_blocks = 1;
   /// 0: every shared-memory copy issued up front, statistics after all have landed.
   /// d > 0: pipelined; the copies go one vector a thread at a time, d ahead of the
   /// vector being reduced, and each vector is folded into the thread's running (max,
   /// sum) as soon as it lands, so that the exps of the statistics overlap the loads.
   int depth = 0;
+  /// Whole warps on either vendor, at most 1024 threads, at least one pack and one block
+  /// an SM, a depth of 0 to 16.
+  constexpr bool valid() const {
+    return threads % 64 == 0 && threads <= 1024 && packs >= 1 && min_blocks >= 1 && depth >= 0 && depth <= 16;
+  }
 };
 
 /// Shared memory a hybrid block may stage: its share of the SM when `min_blocks` blocks
@@ -92,13 +83,12 @@ inline int64_t hybrid_capacity(const CudaContext& ctx, HybridConfig c) {
 
 /// One staged vector. kStream (split_row's clusters: one wave of few long rows) gives
 /// the copy an L2 evict_first policy, so the tensor displaces itself instead of lines
-/// still to be written back: 64x262144 after a memset flush, H100 2026-11-22, 16-bit
-/// 1024x4+s1 +2 points (d8) to +3 (d4), f32 +0.5 to +2. block_row's rows (many waves)
-/// keep plain copies: there the hint cost 1024x32768 2 points in every dtype.
+/// still to be written back; block_row's rows (many waves) keep plain copies, which were
+/// faster there.
 template <bool kStream>
 __device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
-  if constexpr (kStream) gpu::cp_async_16_stream(smem, gmem);
-  else gpu::cp_async_16(smem, gmem);
+  if constexpr (kStream) arch::cp_async_16_stream(smem, gmem);
+  else arch::cp_async_16(smem, gmem);
 }
 
 template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
@@ -121,8 +111,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     // cluster barrier of the row between, which every CTA passes only after reading p.
     __shared__ alignas(8) RowStats cta_stats[2];
     if constexpr (kCluster) {
-      rank = cluster::rank();
-      cluster_size = cluster::size();
+      rank = arch::cluster_rank();
+      cluster_size = arch::cluster_size();
     }
 #endif
     // This CTA's chunk [begin, begin + reg_count + smem_vecs): the first reg_count
@@ -135,7 +125,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     const int smem_vecs = static_cast<int>(chunk - reg_count);
     const bool keep_exp = !a.log;
     int parity = 0;
-    GPUKERN_SOFTMAX_TRACE(0);
     for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += gridDim.x / cluster_size) {
       const T* x = a.x + row * a.ldx + begin * V;
       RowFragment<T, V, kPacks> frag;
@@ -149,10 +138,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         // The shared-memory part first: its copies fly while the register loads issue.
         for (int j = threadIdx.x; j < smem_vecs; j += kThreads)
           copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
-        gpu::cp_async_commit();
+        arch::cp_async_commit();
         frag.load(x, threadIdx.x, kThreads, reg_count);
         mine_regs = frag.stats(keep_exp);
-        gpu::cp_async_wait<0>();
+        arch::cp_async_wait<0>();
         for (int j = threadIdx.x; j < smem_vecs; j += kThreads) m = nan_max(m, pack_max(staged[j]));
         for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
           Pack<T, V> p = staged[j];
@@ -178,16 +167,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         for (int k = 0; k < kDepth; ++k) {
           const int j = threadIdx.x + k * kThreads;
           if (j < smem_vecs) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
-          gpu::cp_async_commit();
+          arch::cp_async_commit();
         }
         mine_regs = frag.stats(keep_exp);
         for (int k = 0; k < steps; ++k) {
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
           if (jn < smem_vecs) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);
-          gpu::cp_async_commit();
-          GPUKERN_SOFTMAX_TRACE_STEP(k, 0);
-          gpu::cp_async_wait<kDepth>();
-          GPUKERN_SOFTMAX_TRACE_STEP(k, 1);
+          arch::cp_async_commit();
+          arch::cp_async_wait<kDepth>();
           const int j = threadIdx.x + k * kThreads;
           if (j >= smem_vecs) continue;
           const Pack<T, V> p = staged[j];
@@ -205,11 +192,10 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       }
       const RowStats mine_smem = m == -INFINITY ? empty_stats() : RowStats{m, sum};
       RowStats stats = block_reduce<kThreads>(merge(mine_regs, mine_smem), scratch[parity]);
-      GPUKERN_SOFTMAX_TRACE(1);
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
       if constexpr (kCluster) {
         if (threadIdx.x == 0) cta_stats[parity] = stats;
-        cluster::sync_aligned();
+        arch::cluster_sync_aligned();
         // Lane r of every warp reads CTA r's pair; a butterfly over the warp merges them.
         // Same inputs in the same lanes: identical results in every warp of every CTA.
         const unsigned lane = static_cast<unsigned>(gpu::lane_id());
@@ -217,7 +203,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         stats = group_reduce<gpu::kWarpSize>(stats);
       }
 #endif
-      GPUKERN_SOFTMAX_TRACE(2);
       parity ^= 1;
       T* y = a.y + row * a.ldy + begin * V;
       frag.store(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, a.log);
@@ -236,9 +221,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       }
     }
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
-    if constexpr (kCluster) cluster::sync_aligned();  // no CTA exits while another reads its pair
+    if constexpr (kCluster) arch::cluster_sync_aligned();  // no CTA exits while another reads its pair
 #endif
-    GPUKERN_SOFTMAX_TRACE(3);
   }
 }
 

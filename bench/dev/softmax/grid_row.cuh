@@ -1,28 +1,32 @@
-// split_row's grid-pipelined path: few long rows split across a persistent grid of
-// ordinary CTAs (no clusters), reads of later rows streaming while earlier rows are
-// written, as in a copy.
+// A development candidate of split_row, not in the module (its policy never picks it):
+// the grid-pipelined path. Few long rows split across a persistent grid of ordinary CTAs
+// (no clusters), reads of later rows streaming while earlier rows are written, as in a
+// copy.
 //
-// Why: with few rows (64x262144) the cluster paths hold the whole tensor on chip in one
-// wave, so every CTA reads its whole chunk, reduces, then writes: DRAM reads and writes
-// run one after the other with idle gaps (84% of the copy, NOTES run 6). Here a grid of
-// P co-resident CTAs (a cooperative launch) splits the columns: CTA j owns column chunk
-// j of every row and walks the rows in order, kRows rows a step, through a ring of
-// kStages shared-memory stages filled by cp.async 16-byte copies. At step s a CTA
+// Why it was tried: with few rows (64x262144) the cluster paths hold the whole tensor on
+// chip in one wave, so every CTA reads its whole chunk, reduces, then writes: DRAM reads
+// and writes run one after the other with idle gaps. Here a grid of P co-resident CTAs
+// (a cooperative launch) splits the columns: CTA j owns column chunk j of every row and
+// walks the rows in order, kRows rows a step, through a ring of kStages shared-memory
+// stages filled by cp.async 16-byte copies. At step s a CTA
 //   * reduces its chunk of the step's rows (their copies landed) to (max, sum) partials
 //     and publishes them in a global workspace;
 //   * writes its chunk of the rows of step s - kLag, whose partials from every CTA have
 //     been merged meanwhile, and refills that stage with the rows kStages steps on.
 // So each SM keeps (kStages - kLag - 1) steps of loads in flight while it stores, and the
-// cross-CTA latency of the partials (~1-2 us) hides behind kLag steps.
+// cross-CTA latency of the partials hides behind kLag steps. It measured far below the
+// cluster policy (docs/notes/cuda-softmax.md): a row's partials, merge and record cross
+// the SMs' memory pipelines while those stream data, so each exchange takes
+// microseconds, and rows in flight x exchange time must cover it.
 //
 // One extra warp per CTA, the coordinator, does the global exchange so that the data
 // warps never wait on it: after the step's barrier it merges the data warps' partials
 // and publishes them; as the merger of the rows r with r % P == j it then gathers the P
 // partials of the previous step's such rows and publishes one merged record a row; last
 // it reads the merged records of the rows of step s + 1 - kLag, ready for the data
-// warps' next step. One __syncthreads a step; the coordinator's loads overlap the data
-// warps' stores. (Every CTA gathering every partial itself cost ~2.5 us a row: ~35,000
-// loads a row on the same few L2 lines, NOTES run 8.)
+// warps' next step. The data warps and the coordinator hand over through named barriers.
+// (Every CTA gathering every partial itself put thousands of loads a row on the same few
+// L2 lines.)
 //
 // Publication without resets or fences: the workspace (a ring of grid_workspace_steps
 // steps, stream-ordered from a pool per call, so garbage) tags each partial with the
@@ -30,22 +34,10 @@
 // (random start) advanced by the row count per launch, so a tag never repeats: no
 // memset, no atomics, no counters. The tag rides inside the data (GridPartial: two
 // 64-bit words, each a float beside 32 check bits of the tag, stored and loaded whole),
-// so a reader validates what it loaded itself. The first version published with a
-// release store (max and sum, then st.release of the tag) and read with relaxed polls
-// and one fence.acq_rel: 64x262144 took 0.17-0.36 ms instead of ~0.03, a few
-// microseconds a step, growing with the ring: on the H200 (2026-11-21) a GPU-scope fence
-// waited for the SM's copies in flight. A ring slot is rewritten 2 * kLag + 2 steps
-// later, when every CTA has read it (a CTA reads step t's partials before it publishes
-// step t + kLag, which the writer has seen before it writes).
-//
-// Where the time goes (NOTES run 8, H200): 64x262144 spends 155-210 us inside the
-// kernel (globaltimer), each step about 2.5 us per row it holds, whatever the dtype; not
-// the launch, the workspace or the spinning (taking the partials without waiting on
-// their tags saved 4%). Most likely the exchange itself: every CTA loads all 132
-// partials of every row, ~35,000 8-byte loads a row on the ~17 L2 lines that 132 SMs
-// write; overlapping lag exchanges (lag coordinator warps) made each one take 18-85 us.
-// Next: a merge that is not all-to-all (one owner CTA a row merges and publishes one
-// record; or partials pre-merged by clusters), then exchanges overlapped.
+// so a reader validates what it loaded itself. (Release stores and acquire fences made
+// each step wait for the SM's copies in flight.) A ring slot is rewritten 2 * kLag + 2
+// steps later, when every CTA has read it (a CTA reads step t's partials before it
+// publishes step t + kLag, which the writer has seen before it writes).
 //
 // Special values as PyTorch (softmax_common.cuh; chunks of only -inf carry sum 0). In
 // place works: a thread overwrites only vectors it copied into its own shared-memory
@@ -53,18 +45,26 @@
 // same order in every CTA, so all CTAs scale a row with identical statistics.
 #pragma once
 
+#include "cuda/arch/barrier.cuh"
+#include "cuda/arch/cp_async.cuh"
+#include "cuda/arch/memory_order.cuh"
 #include "cuda/softmax/softmax_common.cuh"
+#include "cuda/workspace.cuh"
 
-namespace gpukern::cuda::softmax {
+#include <algorithm>
+#include <string>
+#include <tuple>
+
+namespace gpukern::cuda::softmax::dev {
 
 /// A grid configuration: `threads` data threads (plus one coordinator warp), `rows` rows
 /// a step, a ring of `stages` steps of shared memory, the merge `lag` steps behind the
 /// reduction, `blocks_per_sm` CTAs on each SM.
 struct GridConfig {
-  int threads;
-  int rows;
-  int stages;
-  int lag;
+  int threads = 256;
+  int rows = 1;
+  int stages = 4;
+  int lag = 2;
   int blocks_per_sm = 1;
 };
 
@@ -90,48 +90,33 @@ __host__ __device__ constexpr size_t grid_workspace_bytes(GridConfig c, int64_t 
 /// stored and loaded whole (single-copy atomic), so a reader that sees both check halves
 /// right has the pair of this row of this launch, with no fence on either side.
 struct alignas(16) GridPartial {
-  unsigned long long max_word;
-  unsigned long long sum_word;
+  uint64_t max_word;
+  uint64_t sum_word;
 };
 static_assert(sizeof(GridPartial) == 16, "grid_workspace_bytes counts 16-byte partials");
 
 namespace grid_detail {
 
-__device__ __forceinline__ unsigned max_check(unsigned long long tag) { return static_cast<unsigned>(tag); }
-__device__ __forceinline__ unsigned sum_check(unsigned long long tag) {
+__device__ __forceinline__ unsigned max_check(uint64_t tag) { return static_cast<unsigned>(tag); }
+__device__ __forceinline__ unsigned sum_check(uint64_t tag) {
   return static_cast<unsigned>(tag) ^ static_cast<unsigned>(tag >> 32);
 }
-__device__ __forceinline__ unsigned long long pack_word(float value, unsigned check) {
-  return (static_cast<unsigned long long>(check) << 32) | __float_as_uint(value);
+__device__ __forceinline__ uint64_t pack_word(float value, unsigned check) {
+  return (static_cast<uint64_t>(check) << 32) | __float_as_uint(value);
 }
 
-/// A relaxed (GPU scope, L2) 64-bit store and load: whole words, no ordering implied.
-__device__ __forceinline__ void store_word(unsigned long long* p, unsigned long long v) {
-#if defined(GPUKERN_CUDA)
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-#else
-  __atomic_store_n(p, v, __ATOMIC_RELAXED);
-#endif
-}
-__device__ __forceinline__ unsigned long long load_word(const unsigned long long* p) {
-  unsigned long long v;
-#if defined(GPUKERN_CUDA)
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-#else
-  v = __atomic_load_n(p, __ATOMIC_RELAXED);
-#endif
-  return v;
-}
+__device__ __forceinline__ void store_word(uint64_t* p, uint64_t v) { arch::st_relaxed_gpu(p, v); }
+__device__ __forceinline__ uint64_t load_word(const uint64_t* p) { return arch::ld_relaxed_gpu(p); }
 
-__device__ __forceinline__ void publish(GridPartial* p, RowStats s, unsigned long long tag) {
+__device__ __forceinline__ void publish(GridPartial* p, RowStats s, uint64_t tag) {
   store_word(&p->max_word, pack_word(s.max, max_check(tag)));
   store_word(&p->sum_word, pack_word(s.sum, sum_check(tag)));
 }
 
 /// The statistics a partial holds once both of its words carry `tag` (spins until then).
-__device__ __forceinline__ RowStats wait_partial(const GridPartial* p, unsigned long long tag) {
-  unsigned long long max_word = load_word(&p->max_word);
-  unsigned long long sum_word = load_word(&p->sum_word);
+__device__ __forceinline__ RowStats wait_partial(const GridPartial* p, uint64_t tag) {
+  uint64_t max_word = load_word(&p->max_word);
+  uint64_t sum_word = load_word(&p->sum_word);
   while (static_cast<unsigned>(max_word >> 32) != max_check(tag)) max_word = load_word(&p->max_word);
   while (static_cast<unsigned>(sum_word >> 32) != sum_check(tag)) sum_word = load_word(&p->sum_word);
   return {__uint_as_float(static_cast<unsigned>(max_word)), __uint_as_float(static_cast<unsigned>(sum_word))};
@@ -144,7 +129,7 @@ __device__ __forceinline__ RowStats wait_partial(const GridPartial* p, unsigned 
 /// dynamic shared memory. `workspace`: grid_workspace_bytes.
 template <class T, int V, int kThreads, int kRows, int kStages, int kLag>
 __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
-    grid_row_kernel(RowArgs<T> a, int chunk_vecs, GridPartial* workspace, unsigned long long tag_base) {
+    grid_row_kernel(RowArgs<T> a, int chunk_vecs, GridPartial* workspace, uint64_t tag_base) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
   static_assert(grid_config_valid({kThreads, kRows, kStages, kLag}), "grid config: see grid_config_valid");
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -186,18 +171,18 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
       const int64_t row = step * kRows + r;
       if (row >= a.rows) break;
       const T* x = a.x + row * a.ldx + begin * V;
-      for (int v = tid; v < my_vecs; v += kThreads) gpu::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
+      for (int v = tid; v < my_vecs; v += kThreads) arch::cp_async_16(stage + r * chunk_vecs + v, x + int64_t(v) * V);
     }
   };
 
   if (!coordinator) {
     for (int s = 0; s < kStages; ++s) {
       load_step(s);
-      gpu::cp_async_commit();
+      arch::cp_async_commit();
     }
     for (int64_t s = 0; s < num_steps + kLag; ++s) {
       if (s < num_steps) {
-        gpu::cp_async_wait<kStages - kLag - 1>();
+        arch::cp_async_wait<kStages - kLag - 1>();
         const Pack<T, V>* stage = ring + int64_t(s % kStages) * kRows * chunk_vecs;
 #pragma unroll
         for (int r = 0; r < kRows; ++r) {
@@ -215,11 +200,11 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
           const RowStats w = group_reduce<gpu::kWarpSize>(m == -INFINITY ? empty_stats() : RowStats{m, sum});
           if (lane == 0) warp_stats[s % kStatsSlots][r][gpu::warp_id()] = w;
         }
-        gpu::named_barrier_arrive(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
+        arch::named_barrier_arrive(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       }
       const int64_t t = s - kLag;  // the step written now, once its merged records are in
       if (t >= 0) {
-        gpu::named_barrier_sync(kFinalBarrier + static_cast<int>(t % 2), kAll);
+        arch::named_barrier_sync(kFinalBarrier + static_cast<int>(t % 2), kAll);
         Pack<T, V>* stage = ring + int64_t(t % kStages) * kRows * chunk_vecs;
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = t * kRows + r;
@@ -235,38 +220,36 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
         }
         // The stage's own vectors were read above by this same thread: refill it.
         load_step(t + kStages);
-        gpu::cp_async_commit();
+        arch::cp_async_commit();
       }
     }
   } else {
     // Coordinator step s: step s's partials out, merger duty for step s - 1, the merged
     // records of step s + 1 - kLag in (the data warps write that step at their step s + 1).
     for (int64_t s = 0; s <= num_steps + kLag - 2; ++s) {
-      if (s < num_steps) gpu::named_barrier_sync(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
+      if (s < num_steps) arch::named_barrier_sync(kStatsBarrier + static_cast<int>(s % kStatsSlots), kAll);
       if (s < num_steps && lane < kRows && s * kRows + lane < a.rows) {
         // Lane r publishes this CTA's partial of row s * kRows + r.
         RowStats cta = empty_stats();
         for (int w = 0; w < kWarps; ++w) cta = merge(cta, warp_stats[s % kStatsSlots][lane][w]);
         const int64_t row = s * kRows + lane;
         grid_detail::publish(workspace + (row % kRingRows) * parts + blockIdx.x, cta,
-                             tag_base + static_cast<unsigned long long>(row));
+                             tag_base + static_cast<uint64_t>(row));
       }
       // Merger duty: row r's partials are merged by CTA r % parts one step after they
       // were published, into one record a row (its own 128-byte line) that the other
-      // CTAs read: one load a row and CTA instead of every CTA loading every partial
-      // (the all-to-all version put ~35,000 loads a row on the same few L2 lines:
-      // ~2.5 us a row, NOTES run 8).
+      // CTAs read: one load a row and CTA instead of every CTA loading every partial.
       const int64_t tm = s - 1;
       if (tm >= 0 && tm < num_steps) {
         for (int r = 0; r < kRows; ++r) {
           const int64_t row = tm * kRows + r;
           if (row >= a.rows) break;
           if (row % parts != blockIdx.x) continue;
-          const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+          const uint64_t tag = tag_base + static_cast<uint64_t>(row);
           const GridPartial* part = workspace + (row % kRingRows) * parts;
           RowStats acc = empty_stats();
           for (int e0 = lane; e0 < parts; e0 += 8 * gpu::kWarpSize) {
-            unsigned long long max_word[8], sum_word[8];
+            uint64_t max_word[8], sum_word[8];
 #pragma unroll
             for (int u = 0; u < 8; ++u) {  // 8 loads a lane in flight together
               const int e = e0 + u * gpu::kWarpSize;
@@ -294,14 +277,81 @@ __global__ void __launch_bounds__(kThreads + gpu::kWarpSize)
       const int64_t t = s + 1 - kLag;
       if (t >= 0 && t < num_steps && lane < kRows && t * kRows + lane < a.rows) {
         const int64_t row = t * kRows + lane;
-        const unsigned long long tag = tag_base + static_cast<unsigned long long>(row);
+        const uint64_t tag = tag_base + static_cast<uint64_t>(row);
         row_stats[t % 2][lane] = grid_detail::wait_partial(finals + (row % kRingRows) * kFinalStride, tag);
       }
-      if (t >= 0 && t < num_steps) gpu::named_barrier_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
+      if (t >= 0 && t < num_steps) arch::named_barrier_arrive(kFinalBarrier + static_cast<int>(t % 2), kAll);
     }
   }
-  gpu::cp_async_wait<0>();
+  arch::cp_async_wait<0>();
 #endif
 }
 
-}  // namespace gpukern::cuda::softmax
+/// Shared memory kept free beside a grid CTA's ring (its static arrays and slack).
+constexpr size_t kGridSmemReserve = 2 * 1024;
+
+/// CTAs of the grid for this call: blocks_per_sm on every SM, at most one per vector.
+inline int64_t grid_parts(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  return std::max<int64_t>(1, std::min<int64_t>(int64_t(ctx.sm_count) * c.blocks_per_sm, num_vec));
+}
+
+/// Dynamic shared memory of a grid CTA: the ring of stages.
+inline size_t grid_smem_bytes(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& c) {
+  const int64_t num_vec = args.cols / vector_elems(args);
+  const int64_t parts = grid_parts(args, ctx, c);
+  const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, parts);
+  return static_cast<size_t>(c.stages) * static_cast<size_t>(c.rows) * static_cast<size_t>(chunk_vecs) * kVectorBytes;
+}
+
+/// "" when grid configuration `config` can serve the call, else why not.
+inline std::string grid_reason(const core::SoftmaxArgs& args, const CudaContext& ctx, const GridConfig& config) {
+#if !defined(GPUKERN_CUDA)
+  (void)args, (void)ctx, (void)config;
+  return "the grid path is CUDA-only";
+#else
+  if (ctx.arch.vendor == core::Vendor::Nvidia && ctx.arch.cc < 80) return "the grid path needs sm_80 (cp.async)";
+  if (!vector_path_ok(args)) return "the grid path needs the 16-byte path";
+  const size_t bytes = grid_smem_bytes(args, ctx, config);
+  if (bytes + kGridSmemReserve > ctx.smem_per_block_optin)
+    return "ring of " + std::to_string(bytes) + " bytes exceeds shared memory";
+  return {};
+#endif
+}
+
+#if defined(GPUKERN_CUDA)
+/// CTAs of `kernel` an SM with `smem` dynamic bytes, cached; 0 on error.
+inline int grid_blocks_per_sm(const void* kernel, int device, int threads, size_t smem) {
+  return cached_occupancy(std::make_tuple(device, kernel, smem), [&](int* blocks) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, threads, smem);
+  });
+}
+
+/// Launches the grid kernel cooperatively; false (nothing launched) when the ring does
+/// not fit, the CTAs cannot all be resident, or the cooperative launch is refused.
+template <class T, int V, const GridConfig& kConfig>
+bool launch_grid(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  constexpr GridConfig c = kConfig;
+  static_assert(grid_config_valid(c), "grid config: see grid_config_valid");
+  const auto kernel = grid_row_kernel<T, V, c.threads, c.rows, c.stages, c.lag>;
+  if (!grid_reason(args, ctx, c).empty()) return false;
+  const int threads = c.threads + ctx.warp_size;
+  const int64_t parts = grid_parts(args, ctx, c);
+  const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, parts);
+  const size_t smem = grid_smem_bytes(args, ctx, c);
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // Every CTA waits on every other: all must be resident at once.
+  if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
+    return false;
+  const size_t ws_bytes = grid_workspace_bytes(c, parts);
+  auto* const workspace = static_cast<GridPartial*>(workspace_alloc(ws_bytes, ctx));
+  const CooperativeLaunch launch(parts, threads, smem, ctx.stream);
+  const cudaError_t launched = cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
+                                                  workspace, launch_tags(static_cast<uint64_t>(args.rows)));
+  if (launched != cudaSuccess) cudaGetLastError();  // refused (e.g. too large to be co-resident): nothing ran
+  GK_GPU_CHECK(gpu::free_async(workspace, ctx.stream));
+  return launched == cudaSuccess;
+}
+#endif
+
+}  // namespace gpukern::cuda::softmax::dev

@@ -1,20 +1,21 @@
-// Correctness part of the softmax development driver: every rung (and the forced
-// shared-memory and split-across-blocks paths) on odd shapes, five memory layouts
-// (contiguous, padded 16-byte strides, odd strides, unaligned pointers, in place),
-// softmax and log-softmax, special rows (all -inf, NaN, half -inf, +inf), with the
-// output poisoned before the call and guard cells around it; rows == 0 / cols == 0;
-// and tensors of more than 2^31 elements.
-#include "cuda/softmax/dev/driver_common.hpp"
+// Correctness part of the softmax development driver: every rung's policy and a choice
+// of development candidates (sweep.hpp: paths outside the policies, forced) on odd
+// shapes, five memory layouts (contiguous, padded 16-byte strides, odd strides,
+// unaligned pointers, in place), softmax and log-softmax, special rows (all -inf, NaN,
+// half -inf, +inf), with the output poisoned before the call and guard cells around it;
+// rows == 0 / cols == 0; and tensors of more than 2^31 elements. The module's own paths
+// are tested by ctest (tests/cuda/softmax); this checks the candidates before they are
+// timed.
+#include "driver_common.hpp"
+#include "sweep.hpp"
 
 #include <algorithm>
-
+#include <chrono>
 #include <map>
 #include <set>
 
 namespace softmax_dev {
 namespace {
-
-namespace sm = gpukern::cuda::softmax;
 
 constexpr int64_t kGuard = 64;  // elements of guard before and after each buffer
 
@@ -34,54 +35,36 @@ struct Tally {
   std::set<std::string> reasons;
 };
 
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+/// Whether a development candidate is among the tested ones: block_row's shared-memory
+/// kernel and two hybrids; split_row's split across blocks, every grid configuration,
+/// the streaming kernel and the 256x8+s4 hybrid at the smallest cluster and at 4 and 16
+/// CTAs (the pair exchange across CTAs, empty chunks), the pipelined "/dN" hybrids at
+/// the smallest cluster and at 4; warp_row's f32-exps and cold-call layouts.
+bool tested_candidate(const Variant& v) {
+  const std::string& n = v.config;
+  if (v.rung == "block_row") return n == "1024/smem" || n == "256x8+s4" || n == "512x8+s2";
+  if (v.rung == "split_row") {
+    if (n == "blocks" || starts_with(n, "g")) return true;
+    const bool base = starts_with(n, "t256s2/") || starts_with(n, "t512s4/") || starts_with(n, "256x8+s4/c");
+    if (base) return ends_with(n, "/c0") || ends_with(n, "/c4") || ends_with(n, "/c16");
+    if (n.find("/d") != std::string::npos) return ends_with(n, "/c0") || ends_with(n, "/c4");
+    return false;
+  }
+  if (v.rung == "warp_row")
+    return n == "4x4/fexp" || n == "32x4/fexp" || n == "2x8" || starts_with(n, "8x2/") ||
+           n.find("/r") != std::string::npos || n.find("/g") != std::string::npos || n.find("/L") != std::string::npos;
+  return false;
+}
+
 std::vector<Variant> test_variants(const std::string& only_rung) {
   std::vector<Variant> v = ladder_variants();
-  const auto block_names = sm::block_row_config_names();
-  const int smem_index = static_cast<int>(std::find(block_names.begin(), block_names.end(), "1024/smem") - block_names.begin());
-  v.push_back({"block_row", "smem", [smem_index](const SoftmaxArgs& a, const CudaContext& c) {
-                 return sm::block_row_run_config(a, c, smem_index);
-               }});
-  v.push_back({"split_row", "blocks", [](const SoftmaxArgs& a, const CudaContext& c) {
-                 return sm::split_row_run_config(a, c, 0, -1);
-               }});
-  // Paths outside the policies, forced: split_row's streaming kernel (its 16-byte
-  // path only) and warp_row's f32-exps layouts.
-  const auto names = sm::split_row_config_names();
-  // The grid-pipelined path ("g..."): every configuration, forced (no cluster size).
-  for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i][0] == 'g')
-      v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::split_row_run_config(a, c, i, 0);
-                   }});
-  for (int i = 0; i < static_cast<int>(names.size()); ++i)
-    if (names[i] == "t256s2" || names[i] == "t512s4" || names[i] == "256x8+s4" || names[i].find("/d") != std::string::npos) {
-      v.push_back({"split_row", names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::split_row_run_config(a, c, i, 0);
-                   }});
-      // Forced clusters of 4 and 16 CTAs: the pair exchange across CTAs, empty chunks.
-      // The pipelined "/dN" forms: 4 only, to keep the tests phase under a minute (16,
-      // register-only chunks, passed for the 256-thread /dN forms in NOTES run 6, call 1).
-      for (int cl : {4, 16}) {
-        if (cl == 16 && names[i].find("/d") != std::string::npos) continue;
-        v.push_back({"split_row", names[i] + "/c" + std::to_string(cl), [i, cl](const SoftmaxArgs& a, const CudaContext& c) {
-                       return sm::split_row_run_config(a, c, i, cl);
-                     }});
-      }
-    }
-  // block_row's hybrid layouts (registers + shared memory), forced.
-  for (int i = 0; i < static_cast<int>(block_names.size()); ++i)
-    if (block_names[i] == "256x8+s4" || block_names[i] == "512x8+s2")
-      v.push_back({"block_row", block_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::block_row_run_config(a, c, i);
-                   }});
-  const auto warp_names = sm::warp_row_config_names();
-  for (int i = 0; i < static_cast<int>(warp_names.size()); ++i)
-    if (warp_names[i] == "4x4/fexp" || warp_names[i] == "32x4/fexp" || warp_names[i] == "2x8" ||
-        warp_names[i].rfind("8x2/", 0) == 0 || warp_names[i].find("/r") != std::string::npos || warp_names[i].find("/g") != std::string::npos ||
-        warp_names[i].find("/L") != std::string::npos)
-      v.push_back({"warp_row", warp_names[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::warp_row_run_config(a, c, i);
-                   }});
+  for (Variant& c : sweep_variants())
+    if (tested_candidate(c)) v.push_back(std::move(c));
   if (!only_rung.empty())
     v.erase(std::remove_if(v.begin(), v.end(), [&](const Variant& x) { return x.rung != only_rung; }), v.end());
   return v;

@@ -1,16 +1,17 @@
-// Development driver for the CUDA softmax ladder: builds a CudaContext by hand, calls
-// the rungs through the ladder table (and the tunable rungs' configurations by index),
-// checks every output against a double-precision host reference, and times every
-// rung x configuration x dtype x shape against a device-to-device copy of the same
-// bytes and against cuDNN. Host-only C++ (the kernels live in the rung files), built
-// and run by scripts/cuda_softmax_device.sh; not part of the module.
+// Development driver for the CUDA softmax ladder: calls the rungs through the ladder
+// table and the tunable rungs' development candidates (sweep.hpp) by name, checks every
+// output against a double-precision host reference, and times every rung x
+// configuration x dtype x shape against a device-to-device copy of the same bytes and
+// against cuDNN. Built with -DGPUKERN_BUILD_DEV=ON and run by cuda_softmax_device.sh;
+// not part of the module.
 //
 //   softmax_driver [--tests] [--perf] [--big] [--out DIR] [--seed N] [--no-sweep] [--shapes RxC,...] [--rung NAME]
 //                  [--configs PREFIX,...] [--flush [--flush-repeats N]]
 //   --flush: time single calls after a 512 MiB memset, as gpukern-bench does, instead of
 //   back-to-back batches. --rung: perf and tests of this rung only. --configs: perf of
 //   the configurations whose names start with these prefixes only ("policy" included).
-#include "cuda/softmax/dev/driver_common.hpp"
+#include "driver_common.hpp"
+#include "sweep.hpp"
 
 #if __has_include(<cudnn.h>)
 #include <cudnn.h>
@@ -34,63 +35,8 @@ static_assert(CUDNN_DATA_FLOAT == 0 && CUDNN_DATA_HALF == 2 && CUDNN_DATA_BFLOAT
 namespace {
 
 using namespace softmax_dev;
-namespace sm = gpukern::cuda::softmax;
-
 FILE* g_csv = nullptr;
 int g_failures = 0;
-
-// ----- device context -----
-
-CudaContext make_context() {
-  CudaContext ctx;
-  CHECK_CUDA(cudaSetDevice(0));
-  cudaDeviceProp p{};
-  CHECK_CUDA(cudaGetDeviceProperties(&p, 0));
-  ctx.device = 0;
-  ctx.arch = p.major * 10 + p.minor;
-  ctx.sm_count = p.multiProcessorCount;
-  ctx.smem_per_block_optin = p.sharedMemPerBlockOptin;
-  ctx.l2_bytes = static_cast<size_t>(p.l2CacheSize);
-  ctx.cluster_launch = p.major >= 9;
-  CHECK_CUDA(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
-  int driver = 0, runtime = 0, clock = 0, mem_clock = 0;
-  cudaDriverGetVersion(&driver);
-  cudaRuntimeGetVersion(&runtime);
-  cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, 0);
-  cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);
-  std::printf("device: %s, sm_%d, %d SMs, SM clock %d MHz, mem clock %d MHz, L2 %zu B, smem opt-in %zu B, "
-              "driver %d, runtime %d\n",
-              p.name, ctx.arch, ctx.sm_count, clock / 1000, mem_clock / 1000, ctx.l2_bytes, ctx.smem_per_block_optin,
-              driver, runtime);
-  return ctx;
-}
-
-/// Every configuration of the tunable rungs that holds a row of `num_vec` vectors
-/// without idling more than 3/4 of its capacity (so that the sweep stays short).
-std::vector<Variant> config_variants(const SoftmaxArgs& probe) {
-  std::vector<Variant> out;
-  const auto names_w = sm::warp_row_config_names();
-  for (int i = 0; i < static_cast<int>(names_w.size()); ++i)
-    out.push_back({"warp_row", names_w[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::warp_row_run_config(a, c, i);
-                   }});
-  const auto names_b = sm::block_row_config_names();
-  for (int i = 0; i < static_cast<int>(names_b.size()); ++i)
-    out.push_back({"block_row", names_b[i], [i](const SoftmaxArgs& a, const CudaContext& c) {
-                     return sm::block_row_run_config(a, c, i);
-                   }});
-  const auto names_s = sm::split_row_config_names();
-  for (int i = 0; i < static_cast<int>(names_s.size()); ++i)
-    for (int cl : {0, 2, 4, 8, 16})
-      out.push_back({"split_row", names_s[i] + "/c" + std::to_string(cl), [i, cl](const SoftmaxArgs& a, const CudaContext& c) {
-                       return sm::split_row_run_config(a, c, i, cl);
-                     }});
-  out.push_back({"split_row", "blocks", [](const SoftmaxArgs& a, const CudaContext& c) {
-                   return sm::split_row_run_config(a, c, 0, -1);
-                 }});
-  (void)probe;
-  return out;
-}
 
 // ----- timing -----
 
@@ -277,7 +223,7 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
     if (v.rung == "cudnn" || v.rung == "warp_row" || v.rung == "block_row" || v.rung == "split_row") measure(v, true);
   if (sweep) {
     const int64_t vec = 16 / static_cast<int64_t>(dsize(t));
-    for (const auto& v : config_variants(args_for(0, false))) {
+    for (const auto& v : sweep_variants()) {
       // split_row's streaming ("t256s4/c0") and hybrid ("256x8+s4/c8") kernels only on
       // rows of 64 KB or more, block_row's hybrids ("256x8+s4") on rows over 32 KB.
       const int64_t row_bytes = cols * static_cast<int64_t>(dsize(t));
@@ -302,13 +248,9 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   std::printf("  copy again %.4f ms = %.3f TB/s (first %.4f ms)\n", copy_end_ms, moved / copy_end_ms / 1e9, copy_ms);
   // What auto would pick.
   SoftmaxArgs a = args_for(0, false);
-  for (const auto& name : gpukern::cuda::softmax_auto_order(a, ctx)) {
-    const auto* r = gpukern::core::find_rung(gpukern::cuda::softmax_ladder(), name);
-    if (gpukern::core::rung_supports(*r, a, ctx, ctx.arch).empty()) {
-      std::printf("  auto -> %s\n", name.c_str());
-      g_perf.push_back({"auto", name, dname(t), rows, cols, false, 0, 0, 0, 0, 0, "ok"});
-      break;
-    }
+  if (const std::string name = auto_pick(a, ctx); !name.empty()) {
+    std::printf("  auto -> %s\n", name.c_str());
+    g_perf.push_back({"auto", name, dname(t), rows, cols, false, 0, 0, 0, 0, 0, "ok"});
   }
   for (int i = 0; i < sets; ++i) {
     CHECK_CUDA(cudaFree(xs[i]));

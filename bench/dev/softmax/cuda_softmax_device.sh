@@ -1,39 +1,27 @@
 #!/usr/bin/env bash
-# Builds and runs the CUDA softmax development driver (src/cuda/softmax/dev): every
-# rung x configuration x dtype x shape checked against a double-precision reference
+# Builds and runs the CUDA softmax development driver (bench/dev/softmax): every rung's
+# policy and the development candidates checked against a double-precision reference
 # and timed against a device-to-device copy of the same bytes and against cuDNN.
 #
-#   scripts/cuda_softmax_device.sh build        # here: nvcc -> build-softmax/softmax_driver
-#   scripts/cuda_softmax_device.sh run [ARGS]   # on the GPU machine: logs under $OUT (or ./build-softmax)
+#   bench/dev/softmax/cuda_softmax_device.sh build        # here: the CMake build with -DGPUKERN_BUILD_DEV=ON
+#   bench/dev/softmax/cuda_softmax_device.sh run [ARGS]   # on the GPU machine: logs under $OUT (or the build folder)
 #
-# The driver needs no module glue: it builds a CudaContext itself and calls the rungs
-# through softmax_ladder(). cuDNN is found through GPUKERN_CUDNN_PATH, which `run`
+# BUILD (default: build) is the CMake build folder; GPUKERN_CUDA_ARCHS (default: 90a) the
+# targets of a build it configures. cuDNN is found through GPUKERN_CUDNN_PATH, which `run`
 # points at python's nvidia-cudnn wheel when libcudnn.so.9 is not on the search path.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-BUILD=build-softmax
-ARCH=${GPUKERN_SOFTMAX_ARCH:-"-gencode arch=compute_90a,code=sm_90a"}
+cd "$(dirname "$0")/../../.."
+BUILD=${BUILD:-build}
 
 build() {
-  mkdir -p "$BUILD/obj"
-  local flags="-std=c++17 -O3 -I src -I include -Xcompiler -fPIC"
-  local objs=()
-  for f in src/cuda/softmax/*.cu; do
-    local o="$BUILD/obj/$(basename "$f" .cu).o"
-    objs+=("$o")
-    # shellcheck disable=SC2086
-    nvcc $flags $ARCH -Xptxas -warn-spills -c "$f" -o "$o" &
-  done
-  for f in src/cuda/softmax/dev/*.cpp src/core/dtype.cpp; do
-    local o="$BUILD/obj/$(basename "$f" .cpp).o"
-    objs+=("$o")
-    # shellcheck disable=SC2086
-    nvcc $flags -x cu $ARCH -c "$f" -o "$o" &
-  done
-  wait
-  # shellcheck disable=SC2086
-  nvcc $ARCH "${objs[@]}" -o "$BUILD/softmax_driver" -ldl -lpthread
-  echo "built $BUILD/softmax_driver"
+  if [ ! -f "$BUILD/CMakeCache.txt" ]; then
+    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUKERN_HIP=OFF \
+      -DGPUKERN_CUDA_ARCHS="${GPUKERN_CUDA_ARCHS:-90a}" -DGPUKERN_BUILD_DEV=ON
+  else
+    cmake "$BUILD" -DGPUKERN_BUILD_DEV=ON
+  fi
+  cmake --build "$BUILD" --target softmax_driver softmax_phase_probe
+  echo "built $BUILD/bin/softmax_driver and $BUILD/bin/softmax_phase_probe"
 }
 
 run() {
@@ -52,7 +40,7 @@ run() {
   local status=0
   for p in $phases; do
     local name=${p%%:*} limit=${p##*:}
-    timeout "$limit" "$BUILD/softmax_driver" "--$name" --out "$out" "$@" > "$out/$name.log" 2>&1 || status=$?
+    timeout "$limit" "$BUILD/bin/softmax_driver" "--$name" --out "$out" "$@" > "$out/$name.log" 2>&1 || status=$?
     echo "---- $name (exit $status) ----"
     grep -E "^(\[|tests:|big tests:|PASSED|FAILED|  FAIL|  big )" "$out/$name.log" | tail -n 40 || true
   done

@@ -1,6 +1,6 @@
-// Helpers shared by the softmax development driver's files: host data in the three
-// storage types, the double-precision reference, the error measure, and the ladder's
-// rungs as callables.
+// Helpers shared by the softmax development driver's files: the device context, host
+// data in the three storage types, the double-precision reference, the error measure,
+// and the ladder's rungs as callables.
 #pragma once
 
 #include "core/half.hpp"
@@ -30,6 +30,29 @@ using gpukern::cuda::CudaContext;
       std::exit(2);                                                                               \
     }                                                                                             \
   } while (0)
+
+/// Device 0's context, as the module builds it (vendor::describe_device), on a
+/// non-blocking stream of its own; prints the device.
+inline CudaContext make_context() {
+  CHECK_CUDA(cudaSetDevice(0));
+  const gpukern::cuda::DeviceDescription d = gpukern::cuda::vendor::describe_device(0);
+  CudaContext ctx;
+  ctx.device = 0;
+  ctx.arch = d.arch;
+  ctx.sm_count = d.compute_units;
+  ctx.warp_size = d.warp_size;
+  ctx.smem_per_block_optin = d.smem_per_block_optin;
+  ctx.l2_bytes = d.l2_bytes;
+  ctx.cluster_launch = d.cluster_launch;
+  CHECK_CUDA(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
+  int mem_clock = 0;
+  cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);
+  std::printf("device: %s, %s, %d SMs, SM clock %d MHz, mem clock %d MHz, L2 %zu B, smem opt-in %zu B, "
+              "driver %s, runtime %s\n",
+              d.name.c_str(), d.arch.name.c_str(), ctx.sm_count, d.clock_mhz, mem_clock / 1000, ctx.l2_bytes,
+              ctx.smem_per_block_optin, d.driver_version.c_str(), d.runtime_version.c_str());
+  return ctx;
+}
 
 inline const char* dname(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
 inline size_t dsize(DType t) { return t == DType::F32 ? 4 : 2; }
@@ -119,18 +142,29 @@ struct Variant {
   std::function<std::string(const SoftmaxArgs&, const CudaContext&)> run;  // "" = ran
 };
 
+/// The ladder's rungs, each as the core runs it: declined with its verdict, an empty
+/// call a no-op, else run.
 inline std::vector<Variant> ladder_variants() {
   std::vector<Variant> out;
-  for (const auto& r : gpukern::cuda::softmax_ladder()) {
-    const auto* rung = &r;
-    out.push_back({r.name, "policy", [rung](const SoftmaxArgs& a, const CudaContext& c) {
-                     std::string why = gpukern::core::rung_supports(*rung, a, c, c.arch);
-                     if (!why.empty()) return why;
-                     rung->run(a, c);
+  const auto& ladder = gpukern::cuda::softmax_ladder();
+  for (int i = 0; i < ladder.size(); ++i)
+    out.push_back({ladder[i].name, "policy", [i](const SoftmaxArgs& a, const CudaContext& c) {
+                     const auto& l = gpukern::cuda::softmax_ladder();
+                     const gpukern::core::Verdict v = l.supports(i, a, c, c.arch);
+                     if (!v.accepted()) return v.text();
+                     if (a.rows > 0 && a.cols > 0) l.run(i, a, c);
                      return std::string();
                    }});
-  }
   return out;
+}
+
+/// The rung auto picks for the call: the first in auto's order that it tries and that
+/// accepts ("" when none does).
+inline std::string auto_pick(const SoftmaxArgs& a, const CudaContext& c) {
+  const auto& ladder = gpukern::cuda::softmax_ladder();
+  for (int i : ladder.auto_order())
+    if (ladder.auto_candidate(i, a, c) && ladder.supports(i, a, c, c.arch).accepted()) return ladder[i].name;
+  return {};
 }
 
 }  // namespace softmax_dev

@@ -1,0 +1,38 @@
+// L2 cache policies (sm_80+): 64-bit policy words made by createpolicy, passed to the
+// .L2::cache_hint forms of loads, stores and copies (cp_async.cuh). A policy of
+// evict_first over the whole access marks data read or written once, so it displaces
+// itself instead of lines still to be reused or written back.
+#pragma once
+
+#include "cuda/arch/vendor.cuh"
+
+#include <cstdint>
+
+namespace gpukern::cuda::arch {
+
+/// A policy that makes every L2 line it touches evict_first. 0 where there is none (no
+/// cache hints before sm_80, none on HIP).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy = 0;
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+/// A policy that makes every L2 line it touches evict_last (kept in L2 over others).
+/// 0 where there is none.
+__device__ __forceinline__ uint64_t l2_evict_last_policy() {
+  uint64_t policy = 0;
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+#endif
+  return policy;
+}
+
+}  // namespace gpukern::cuda::arch
+
+namespace gpukern::gpu {
+// The name this primitive had in portable.cuh, for code not yet calling arch:: directly.
+using cuda::arch::l2_evict_first_policy;
+}  // namespace gpukern::gpu
