@@ -44,7 +44,7 @@ const GemmLadder& gemm_ladder() {
        kTF32 | kF16 | kBF16, kSm80, RungKind::Ladder, mma_multistage_supports, mma_multistage_run, core::kNeverAuto},
       {"wgmma_tma", "Hopper wgmma fed by TMA, warp-specialized persistent kernel", kTF32 | kF16 | kBF16,
        {90, 90, nullptr, "sm_90a"}, RungKind::Ladder, wgmma_tma_supports, wgmma_tma_run, 0, wgmma_tma_first},
-      {"tcgen05", "Blackwell tcgen05.mma into tensor memory, TMA-fed, persistent (experimental: never run on hardware)",
+      {"tcgen05", "Blackwell tcgen05.mma into tensor memory, TMA-fed, persistent",
        kTF32 | kF16 | kBF16, {100, 100, nullptr, "sm_100a"}, RungKind::Experimental, tcgen05_supports, tcgen05_run,
        core::kNeverAuto},
       {"cublas", "cuBLAS cublasGemmEx_64 (vendor reference)", kAll, {}, RungKind::Reference, cublas_supports, cublas_run, 1},
