@@ -5,10 +5,10 @@
 
 #include "cuda/context.cuh"
 
-#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <random>
 
@@ -22,21 +22,23 @@ namespace gpukern::cuda {
 /// time a call on an H200.) Free it with cudaFreeAsync on the same stream.
 inline void* workspace_alloc(std::size_t bytes, const CudaContext& ctx) {
   static std::mutex mutex;
-  static std::array<cudaMemPool_t, 64> pools{};
-  if (ctx.device < 0 || ctx.device >= 64) throw core::Error(core::Status::Unsupported, "device index over 63");
+  static std::map<int, cudaMemPool_t> pools;  // one per device index, any number of devices
   cudaMemPool_t pool;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!pools[ctx.device]) {
+    cudaMemPool_t& slot = pools[ctx.device];
+    if (!slot) {
       cudaMemPoolProps props{};
       props.allocType = cudaMemAllocationTypePinned;
       props.location.type = cudaMemLocationTypeDevice;
       props.location.id = ctx.device;
-      GK_GPU_CHECK(cudaMemPoolCreate(&pools[ctx.device], &props));
+      cudaMemPool_t created = nullptr;
+      GK_GPU_CHECK(cudaMemPoolCreate(&created, &props));
       uint64_t keep = UINT64_MAX;
-      GK_GPU_CHECK(cudaMemPoolSetAttribute(pools[ctx.device], cudaMemPoolAttrReleaseThreshold, &keep));
+      GK_GPU_CHECK(cudaMemPoolSetAttribute(created, cudaMemPoolAttrReleaseThreshold, &keep));
+      slot = created;
     }
-    pool = pools[ctx.device];
+    pool = slot;
   }
   void* p = nullptr;
   GK_GPU_CHECK(cudaMallocFromPoolAsync(&p, bytes, pool, ctx.stream));

@@ -177,6 +177,18 @@ std::string split_row_run_plan(const core::SoftmaxArgs& args, const CudaContext&
   return {};
 }
 
+core::Verdict split_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
+  // The clusters take any row a plan picks; the split across blocks (the plan before
+  // sm_90, or the fallback beyond a cluster's capacity) gives each block a chunk of
+  // kSplitBlockChunkVecs vectors, and a launch holds at most kMaxGridBlocks of them.
+  if (split_row_plan(args, ctx).layout != SplitLayout::Blocks && register_plan(args, ctx).layout != SplitLayout::Blocks)
+    return {};
+  const int64_t elems = vector_path_ok(args) ? kVectorBytes / static_cast<int64_t>(core::dtype_size(args.dtype)) : 1;
+  if (ceil_div<int64_t>(args.cols / elems, kSplitBlockChunkVecs) <= kMaxGridBlocks) return {};
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols) + " elements needs more than " +
+                                         std::to_string(kMaxGridBlocks) + " blocks of the split across blocks"};
+}
+
 void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   // A non-portable cluster that does not fit on the device falls back to the register plan.
   if (!launch_plan(args, ctx, split_row_plan(args, ctx))) launch_plan(args, ctx, register_plan(args, ctx));

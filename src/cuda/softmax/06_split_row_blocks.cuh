@@ -83,7 +83,7 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   const int64_t splits = ceil_div(num_vec, kSplitBlockChunkVecs);
   const int64_t grid_y = std::min(args.rows, kSplitMaxGridY);
   if (splits > kMaxGridBlocks)
-    throw core::Error(core::Status::Unsupported, "split_row: row of " + std::to_string(args.cols) + " elements needs more than " +
+    throw core::Error(core::Status::InternalError, "split_row: row of " + std::to_string(args.cols) + " elements needs more than " +
                                                      std::to_string(kMaxGridBlocks) + " blocks");
   // One (max, sum) pair per row and chunk, in stream-ordered memory: freed after the
   // second kernel without a host synchronization.

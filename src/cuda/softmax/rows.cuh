@@ -27,7 +27,8 @@ inline constexpr uint32_t kAll = core::kMaskF32 | core::kMaskF16 | core::kMaskBF
 inline constexpr core::RungKind kLadder = core::RungKind::Ladder;
 
 // Auto: warp_row for short rows, block_row (a block per row, registers or shared
-// memory) unless the rows are few and long, then split_row, which takes every call.
+// memory) unless the rows are few and long, then split_row, which takes every call
+// short of rows of billions of elements on its split across blocks.
 inline constexpr SoftmaxRung kNaiveRow = {
     "naive", "one thread per row, three passes (max, sum, output), scalar loads", kAll, {}, kLadder, nullptr,
     naive_run, core::kNeverAuto};
@@ -45,6 +46,6 @@ inline constexpr SoftmaxRung kBlockRowRow = {
     block_row_supports, block_row_run, 1, not_few_long_rows};
 inline constexpr SoftmaxRung kSplitRowRow = {
     "split_row", "long rows split across a thread-block cluster (DSMEM merge) or across blocks", kAll, {}, kLadder,
-    nullptr, split_row_run, 2};
+    split_row_supports, split_row_run, 2};
 
 }  // namespace gpukern::cuda::softmax

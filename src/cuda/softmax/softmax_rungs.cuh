@@ -18,6 +18,7 @@ core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext
 void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
 core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 05_block_row.cu
 void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
+core::Verdict split_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);
 void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 06_split_row.cu
 core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // cudnn.cu (the reference)
 void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
