@@ -21,15 +21,6 @@ namespace gpukern::cuda::gemm {
 
 using core::ceil_div;
 
-/// __CUDA_ARCH__ of the device pass (e.g. 900), 0 in the host pass. Kernels tuned for
-/// one architecture compile their body only there (`if constexpr`), which keeps the
-/// fat binary and its build time small.
-#if defined(__CUDA_ARCH__)
-constexpr int kTcDeviceArch = __CUDA_ARCH__;
-#else
-constexpr int kTcDeviceArch = 0;
-#endif
-
 /// A validated call in kernel index types: dimensions fit in int (checked by
 /// tc_shape_reason), offsets are computed in 64 bits.
 struct TcProblem {
@@ -177,6 +168,12 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
   }
 }
 
+// Internal linkage: every translation unit launches its own copy. The host stub of a
+// kernel template with external linkage is shared by all the units that instantiate it,
+// and a unit built for fewer targets (13_tcgen05.cu: sm_100a only) must not stand in
+// for the others.
+namespace {
+
 /// K == 0: C = beta * C (zeros when beta == 0, without reading C).
 template <class OutT>
 __global__ void scale_c_kernel(OutT* c, int64_t ldc, int m, int n, float beta) {
@@ -187,6 +184,8 @@ __global__ void scale_c_kernel(OutT* c, int64_t ldc, int m, int n, float beta) {
     *dst = gpu::from_float<OutT>(beta == 0.0f ? 0.0f : beta * gpu::to_float(*dst));
   }
 }
+
+}  // namespace
 
 /// Handles the degenerate calls every launcher shares; returns true when nothing is
 /// left to do (M or N is 0, or K is 0 and C has been scaled).
