@@ -1,5 +1,5 @@
 // Shared-memory primitives: the shared-window address of a pointer (what PTX shared
-// instructions, mbarriers and TMA take), 32-bit loads and 32/64/128-bit stores by that
+// instructions, mbarriers and TMA take) and back, 32-bit loads and 32/64/128-bit stores by that
 // address, and stmatrix (sm_90+), which stores four 8x8 16-bit matrices held in the mma
 // fragment layout. One thin wrapper per PTX instruction. NVIDIA only.
 #pragma once
@@ -12,6 +12,9 @@ namespace gpukern::cuda::arch {
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
+
+/// The generic pointer of the shared-window address `addr` (the inverse of smem_addr).
+__device__ __forceinline__ void* smem_ptr(uint32_t addr) { return __cvta_shared_to_generic(addr); }
 
 __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
   uint32_t v;

@@ -32,7 +32,8 @@ struct PipelineConfig {
   static_assert(kStages >= 2, "a pipeline needs at least two stages to overlap copy and compute");
   static_assert(kBlockK % 4 == 0, "the K step must be a multiple of 4");
   static_assert(kMinBlocksPerSm >= 1, "occupancy target must be at least one block per SM");
-  static_assert(Tile::kArchLo > 0 && Tile::kArchLo <= Tile::kArchHi, "a config is compiled for a range of device passes");
+  static_assert(Tile::kArchLo > 0 && Tile::kArchLo <= Tile::kArchHi,
+                "a config is compiled for a range of device passes, never the host pass");
 
   /// True for the __CUDA_ARCH__ values this config is built for (0, the host pass, never).
   static constexpr bool compiled_for(int cuda_arch) { return cuda_arch >= Tile::kArchLo && cuda_arch <= Tile::kArchHi; }

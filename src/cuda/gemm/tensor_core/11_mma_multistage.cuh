@@ -46,20 +46,6 @@ __device__ __forceinline__ uint32_t swizzle(int row, int row_bytes, int chunk) {
   return row * row_bytes + ((chunk ^ (row & 7)) << 4);
 }
 
-// ---- cp.async by shared-window address (the cp.async family of cuda/arch; these two
-// forms, which take the 32-bit shared address the swizzle arithmetic produces, join it
-// there). Commit and wait are gpu::cp_async_commit / gpu::cp_async_wait.
-/// 16-byte copy; `src_bytes` < 16 zero-fills the rest of the chunk.
-__device__ __forceinline__ void cp_async_16(uint32_t dst, const void* src, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(src_bytes)
-               : "memory");
-}
-/// A copy known to be in bounds: all 16 bytes, no zero fill.
-__device__ __forceinline__ void cp_async_16_full(uint32_t dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-}
-// ----
-
 /// Issues the cp.async copies of one operand tile: kRows rows of kRowBytes, from
 /// storage rows row0.. and columns col0.. of a rows x cols matrix. Chunks past the
 /// matrix copy 0 source bytes (all zeros); a chunk straddling the edge copies the part
@@ -78,7 +64,9 @@ __device__ __forceinline__ void copy_tile(uint32_t dst, const T* src, int64_t ld
     const int row = row0 + r, col = col0 + chunk * kPerChunk;
     const int valid = row < rows ? max(0, min(kPerChunk, cols - col)) : 0;
     const T* g = valid > 0 ? src + static_cast<int64_t>(row) * ld + col : src;
-    cp_async_16(dst + swizzle(r, kRowBytes, chunk), g, valid * static_cast<int>(sizeof(T)));
+    // (cp_async_16 moves bytes: its float pointers are only portable.cuh's signature.)
+    gpu::cp_async_16(static_cast<float*>(arch::smem_ptr(dst + swizzle(r, kRowBytes, chunk))),
+                     reinterpret_cast<const float*>(g), valid * static_cast<int>(sizeof(T)));
   }
 }
 
@@ -119,7 +107,7 @@ struct InteriorCopy {
         const int tid = static_cast<int>(threadIdx.x);
         d = swizzle(tid / kChunksPerRow + i * kRowStep, kRowBytes, tid % kChunksPerRow);
       }
-      cp_async_16_full(dst + d, g);
+      gpu::cp_async_16(arch::smem_ptr(dst + d), g);
       g += round_bytes;
     }
   }

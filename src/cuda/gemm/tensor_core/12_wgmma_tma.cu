@@ -82,8 +82,8 @@ std::string gemm_wgmma_tma_supports(const core::GemmArgs& args, const CudaContex
 
 void gemm_wgmma_tma(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  if (args.type() == core::GemmType::TF32 && !b_is_k_major(args)) return launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx);
-  launch_wgmma<TmaConfig>(args, ctx);
+  if (args.type() == core::GemmType::TF32 && !b_is_k_major(args)) launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx);
+  else launch_wgmma<TmaConfig>(args, ctx);
 }
 
 }  // namespace gpukern::cuda::gemm
