@@ -114,15 +114,22 @@ struct SplitPolicy {
 };
 
 /// wgmma_tma configurations and policies timed beside the rung in variants and power
-/// modes. They dispatch on the call's dtype themselves: one list serves bf16 and f16.
+/// modes, on bf16 and f16 NN calls (only those are instantiated).
 std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
   using gemm::WgmmaConfig;
   auto with = [&ctx](auto tile, auto policy) {
     using Cfg = WgmmaConfig<decltype(tile)>;
     using Policy = decltype(policy);
-    return [&ctx](const core::GemmArgs& g) { gemm::launch_wgmma<Cfg, Policy>(g, ctx); };
+    return [&ctx](const core::GemmArgs& g) {
+      if (g.trans_a || g.trans_b || g.ab_type == DType::F32) {
+        std::printf("wgmma variants: bf16/f16 NN calls only\n");
+        return;
+      }
+      if (g.ab_type == DType::F16) gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx);
+      else gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx);
+    };
   };
-  const gemm::WgmmaTmaPolicy rung;
+  const gemm::WgmmaTmaPolicy rung{};
   return {{"c1", with(WgmmaNoCluster{}, rung)},  // no cluster: the cost model's tail split
           {"c1_nosplit", with(WgmmaNoCluster{}, SplitPolicy<0>{})},
           {"c1_split_lo", with(WgmmaNoCluster{}, SplitPolicy<1>{})},         // helpers take 1 K block

@@ -230,6 +230,15 @@ Outcome Problem::check() {
   return o;
 }
 
+bool cuda_device_present(std::string* why_not) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaSuccess && count > 0) return true;
+  (void)cudaGetLastError();
+  *why_not = std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+  return false;
+}
+
 const CudaContext* device_context(cudaStream_t stream, std::string* why_not) {
   static std::mutex mutex;
   static CudaContext ctx;
@@ -238,12 +247,9 @@ const CudaContext* device_context(cudaStream_t stream, std::string* why_not) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!done) {
     done = true;
-    int count = 0;
-    const cudaError_t e = cudaGetDeviceCount(&count);
     cudaDeviceProp prop{};
-    if (e != cudaSuccess || count == 0) {
-      reason = std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-      (void)cudaGetLastError();
+    if (!cuda_device_present(&reason)) {
+      // no device: `reason` says why
     } else if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
       reason = "no CUDA device: cannot read the properties of device 0";
     } else {
@@ -308,6 +314,21 @@ bool rung_runs_here(const std::string& name, std::string* why_not) {
   return false;
 }
 
+namespace {
+
+/// Checks the result of a run; a failure is reported with `label` and the case.
+bool check_result(Problem& problem, const std::string& label) {
+  const Outcome o = problem.check();
+  const double bound = error_bound(problem.spec());
+  if (!o.passes(bound)) {
+    ADD_FAILURE() << label << ", " << problem.spec().describe() << ": " << o.describe() << " (bound " << bound << ")";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool run_and_check(Problem& problem, const std::string& label,
                    const std::function<void(const core::GemmArgs&)>& run) {
   problem.reset_c();
@@ -322,13 +343,7 @@ bool run_and_check(Problem& problem, const std::string& label,
     ADD_FAILURE() << label << ", " << problem.spec().describe() << ": " << cudaGetErrorString(launch);
     return false;
   }
-  const Outcome o = problem.check();
-  const double bound = error_bound(problem.spec());
-  if (!o.passes(bound)) {
-    ADD_FAILURE() << label << ", " << problem.spec().describe() << ": " << o.describe() << " (bound " << bound << ")";
-    return false;
-  }
-  return true;
+  return check_result(problem, label);
 }
 
 bool check_rung(Problem& problem, const std::string& rung, cudaStream_t stream, int* declined) {
@@ -347,13 +362,7 @@ bool check_rung(Problem& problem, const std::string& rung, cudaStream_t stream, 
     ADD_FAILURE() << rung << ", " << problem.spec().describe() << ": " << gk_status_name(status) << ": " << message;
     return false;
   }
-  const Outcome o = problem.check();
-  const double bound = error_bound(problem.spec());
-  if (!o.passes(bound)) {
-    ADD_FAILURE() << rung << ", " << problem.spec().describe() << ": " << o.describe() << " (bound " << bound << ")";
-    return false;
-  }
-  return true;
+  return check_result(problem, rung);
 }
 
 }  // namespace gpukern::test::cuda_gemm

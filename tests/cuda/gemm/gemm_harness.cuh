@@ -11,14 +11,19 @@
 #include "cuda/context.cuh"
 
 #include <gpukern/gpukern.h>
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <functional>
 #include <string>
 
+namespace gpukern::cuda::gemm {}  // (the code under test)
+
 namespace gpukern::test::cuda_gemm {
 
 using core::DType;
+using cuda::CudaContext;
+namespace gemm = cuda::gemm;
 
 /// One call. Leading dimensions are the compact ones plus `pad_*` elements; `offset_a`
 /// shifts A that many elements into its buffer (an odd count misaligns it).
@@ -71,6 +76,23 @@ class Problem {
   void *a_ = nullptr, *b_ = nullptr, *c_ = nullptr, *c0_ = nullptr;
   double* ref_ = nullptr;
   size_t c_bytes_ = 0;
+};
+
+/// Whether a CUDA device is there; `why_not` says why not ("no CUDA device: ...").
+bool cuda_device_present(std::string* why_not);
+
+/// A test with its own non-blocking stream; skipped with the reason without a device.
+class OnStream : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why_not;
+    if (!cuda_device_present(&why_not)) GTEST_SKIP() << why_not;
+    ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess);
+  }
+  void TearDown() override {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  cudaStream_t stream_ = nullptr;
 };
 
 /// A CudaContext for device 0 on `stream`, or null with `why_not` set (no device).

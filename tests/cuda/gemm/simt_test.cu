@@ -22,15 +22,6 @@
 namespace gpukern::test::cuda_gemm {
 namespace {
 
-class OnStream : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess); }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
-
 /// Padding that makes a leading dimension compact (0), a multiple of 4 plus 4 (1), or
 /// the compact one plus 3 (2: rows off 16-byte alignment).
 int64_t pad_for(int64_t cols, int mode) {

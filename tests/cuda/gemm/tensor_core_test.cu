@@ -27,15 +27,6 @@
 namespace gpukern::test::cuda_gemm {
 namespace {
 
-class OnStream : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_EQ(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), cudaSuccess); }
-  void TearDown() override {
-    if (stream_) cudaStreamDestroy(stream_);
-  }
-  cudaStream_t stream_ = nullptr;
-};
-
 /// Leading-dimension padding: 0 (packed rows: not 16-byte addressable unless the row
 /// happens to be) or up to a multiple of 8 elements plus 8.
 int64_t row_pad(int64_t cols, bool padded) { return padded ? (cols + 7) / 8 * 8 + 8 - cols : 0; }

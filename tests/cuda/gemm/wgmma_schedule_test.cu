@@ -2,11 +2,14 @@
 // wgmma_schedule.cuh): the cost model of the K split of the last, partial round of
 // tiles (host, runs anywhere) and, on the device, that the work units of all CTAs cover
 // every K block of every tile exactly once, split or not.
+#include "gemm_harness.cuh"
+
 #include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace gpukern::test::cuda_gemm {
@@ -50,11 +53,8 @@ __global__ void count_units(gemm::WgmmaSchedule s, int ctas, int* hits) {
 }
 
 TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnce) {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-    (void)cudaGetLastError();
-    GTEST_SKIP() << "no CUDA device: the work units are enumerated by device code";
-  }
+  std::string why_not;
+  if (!cuda_device_present(&why_not)) GTEST_SKIP() << why_not << " (the work units are enumerated by device code)";
   struct Plan {
     int tiles_m, tiles_n, k_blocks, ctas, helper_blocks;
   };

@@ -348,10 +348,7 @@ void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
-  // TMA stores whole 16-byte chunks of a row: the row length must be a multiple of 16
-  // bytes, or the store would spill into the columns between n and ldc.
-  const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
-                         (static_cast<std::size_t>(n) * c_bytes) % 16 == 0;
+  const bool tma_store = tma_store_ok(args, c_bytes);
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
     launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(
         args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true));
@@ -410,7 +407,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
   WgmmaSchedule sched = make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32));
   const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
   const CUtensorMap map_b = make_tensor_map<float>(args.b, args.ldb, k, n, false, 32);
-  const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, 4) && n % 4 == 0;
+  const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_tensor_map<float>(args.c, args.ldc, m, n, true) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));

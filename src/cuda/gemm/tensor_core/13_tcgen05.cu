@@ -368,8 +368,7 @@ void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
                           : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
-  const bool tma_store = args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
-                         (static_cast<std::size_t>(n) * c_bytes) % 16 == 0;
+  const bool tma_store = tma_store_ok(args, c_bytes);
   constexpr int kEpiRows = Cfg::kEpiRows;
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
     launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx,

@@ -46,6 +46,14 @@ CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, boo
 /// Whether TMA can address an operand: 16-byte aligned base and row pitch.
 bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes);
 
+/// Whether C (elements of `c_bytes`) can leave through TMA stores: beta == 0 (C is not
+/// read), TMA can address it, and its rows are whole 16-byte chunks (a TMA store writes
+/// whole chunks: a partial one would spill into the columns between n and ldc).
+inline bool tma_store_ok(const core::GemmArgs& args, std::size_t c_bytes) {
+  return args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
+         (static_cast<std::size_t>(args.n) * c_bytes) % 16 == 0;
+}
+
 /// If TMA cannot address an operand (stored rows x cols of `elem_bytes` = 2 or 4, pitch
 /// ld), copies it to a 16-byte-pitched workspace (zero-padded rows) and points `ptr`/`ld`
 /// there; returns the workspace (free it stream-ordered) or null.
