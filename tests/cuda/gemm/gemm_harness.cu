@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
@@ -363,6 +364,18 @@ bool check_rung(Problem& problem, const std::string& rung, cudaStream_t stream, 
     return false;
   }
   return check_result(problem, rung);
+}
+
+void check_rung_cases(const std::string& rung, const std::vector<Case>& cases, cudaStream_t stream) {
+  int declined = 0, passed = 0;
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    Problem problem(c, stream, ++seed);
+    const int before = declined;
+    if (check_rung(problem, rung, stream, &declined) && declined == before) ++passed;
+  }
+  std::printf("%s: %d of %zu cases passed, %d declined\n", rung.c_str(), passed, cases.size(), declined);
+  EXPECT_GT(passed, 0) << rung << " ran no case";
 }
 
 }  // namespace gpukern::test::cuda_gemm

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace gpukern::cuda::gemm {}  // (the code under test)
 
@@ -112,5 +113,9 @@ bool run_and_check(Problem& problem, const std::string& label, const std::functi
 /// The same for a forced rung; a decline (GK_UNSUPPORTED) is counted in `*declined`
 /// (not a failure) and must leave C untouched.
 bool check_rung(Problem& problem, const std::string& rung, cudaStream_t stream, int* declined);
+
+/// check_rung over `cases` (each with fresh random data); prints how many passed and
+/// were declined, and fails when none ran (a check that cannot fail).
+void check_rung_cases(const std::string& rung, const std::vector<Case>& cases, cudaStream_t stream);
 
 }  // namespace gpukern::test::cuda_gemm

@@ -3,8 +3,8 @@
 // Change from 09 (double_buffer, SIMT FFMA): the inner product runs on the tensor
 // cores through the portable WMMA API. A warp multiplies 16x16x16 fragments with one
 // instruction sequence (HMMA in SASS) instead of 16*16*16 scalar FMAs spread over its
-// lanes, so the arithmetic rate rises by about an order of magnitude (H100 dense
-// f16/bf16: ~990 TFLOP/s on tensor cores vs 67 TFLOP/s FP32 FMA).
+// lanes, so the arithmetic rate rises by about an order of magnitude (the H100's dense
+// f16/bf16 tensor-core peak is some fifteen times its FP32 FMA peak).
 //
 // Structure: a 128x128 block tile walks K in steps of 32. Each step the block copies
 // one A tile and one B tile into shared memory, in the operands' own majorness, so the

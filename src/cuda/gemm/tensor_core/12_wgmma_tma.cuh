@@ -367,14 +367,9 @@ void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx) {
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   core::GemmArgs args = call;
-  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
-  void* a_copy = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
-                          : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
-  void* b_copy = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
-                          : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
+  const TmaRepacked repacked = make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
   launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx);
-  if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
-  if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
+  repacked.release(ctx);
 }
 
 /// Runs a call with wgmma_tma_kernel<Cfg>: f16/bf16 in every transpose, tf32 (f32 data)
@@ -401,8 +396,7 @@ template <class Cfg, class Policy = WgmmaTf32NNPolicy>
 void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
-  void* a_copy = make_tma_addressable<float>(args.a, args.lda, m, k, ctx);
-  void* b_copy = make_tma_addressable<float>(args.b, args.ldb, k, n, ctx);
+  const TmaRepacked repacked = make_operands_tma_addressable<float, true, false>(args, ctx);
   const TcProblem p = make_tc_problem(args);
   WgmmaSchedule sched = make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32));
   const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
@@ -416,8 +410,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
-  if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
-  if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
+  repacked.release(ctx);
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -361,11 +361,8 @@ template <class T, bool kAKMajor, bool kBKMajor>
 void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   using Cfg = TcgenConfig<T>;
   core::GemmArgs args = call;
-  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
-  void* a_copy = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
-                          : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
-  void* b_copy = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
-                          : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
+  const TmaRepacked repacked = make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
   const bool tma_store = tma_store_ok(args, c_bytes);
@@ -382,8 +379,7 @@ void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   } else {
     launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
   }
-  if (a_copy) GK_GPU_CHECK(cudaFreeAsync(a_copy, ctx.stream));
-  if (b_copy) GK_GPU_CHECK(cudaFreeAsync(b_copy, ctx.stream));
+  repacked.release(ctx);
 }
 
 template <class T>

@@ -65,6 +65,30 @@ void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, co
   return make_tma_addressable(ptr, ld, rows, cols, sizeof(T), ctx);
 }
 
+/// The workspaces of the operands a call had to repack for TMA (null where none was
+/// needed); release() frees them stream-ordered, after the launches that read them.
+struct TmaRepacked {
+  void* a = nullptr;
+  void* b = nullptr;
+  void release(const CudaContext& ctx) const {
+    if (a) GK_GPU_CHECK(cudaFreeAsync(a, ctx.stream));
+    if (b) GK_GPU_CHECK(cudaFreeAsync(b, ctx.stream));
+  }
+};
+
+/// Repacks A and B of `args` (stored K-major when kAKMajor / kBKMajor, else MN-major)
+/// where TMA cannot address them, pointing `args` at the copies.
+template <class T, bool kAKMajor, bool kBKMajor>
+TmaRepacked make_operands_tma_addressable(core::GemmArgs& args, const CudaContext& ctx) {
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+  TmaRepacked r;
+  r.a = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
+                 : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
+  r.b = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
+                 : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
+  return r;
+}
+
 /// Whether the module holds machine code of `binary_version` (90 = sm_90a, 100 =
 /// sm_100a) for `kernel`: a build without that target runs the architecture-guarded
 /// empty body instead, which must never be launched.
