@@ -37,6 +37,16 @@ struct Case {
   int64_t pad_a = 0, pad_b = 0, pad_c = 3;
   int64_t offset_a = 0;
 
+  /// m x n x k in `layout` 0..3 (bit 0: A transposed, bit 1: B transposed), the rest default.
+  static Case shape(int64_t m, int64_t n, int64_t k, int layout) {
+    Case c;
+    c.m = m;
+    c.n = n;
+    c.k = k;
+    c.trans_a = layout & 1;
+    c.trans_b = layout & 2;
+    return c;
+  }
   std::string describe() const;
   /// "f32", "tf32", "f16", "bf16": the arithmetic the call asks for.
   std::string arithmetic() const;

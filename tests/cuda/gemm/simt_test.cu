@@ -30,12 +30,7 @@ int64_t pad_for(int64_t cols, int mode) {
 }
 
 Case make_case(int64_t m, int64_t n, int64_t k, int layout, int ld_mode, float alpha, float beta, int64_t offset_a) {
-  Case c;
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  c.trans_a = layout & 1;
-  c.trans_b = layout & 2;
+  Case c = Case::shape(m, n, k, layout);
   c.pad_a = pad_for(c.trans_a ? m : k, ld_mode);
   c.pad_b = pad_for(c.trans_b ? k : n, ld_mode);
   c.pad_c = pad_for(n, ld_mode) + 1;  // at least one guard column

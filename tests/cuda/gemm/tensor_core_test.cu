@@ -35,12 +35,7 @@ int64_t row_pad(int64_t cols, bool padded) { return padded ? (cols + 7) / 8 * 8 
 /// rows; 2 = alpha/beta, padded rows; 3 = C in f32, alpha/beta, packed rows; 4 = C in the
 /// input type, alpha != 1, beta = 0, padded rows (the TMA-store epilogue with scaling).
 Case edge_case(int64_t m, int64_t n, int64_t k, int layout, DType ab, bool tf32, int variant) {
-  Case c;
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  c.trans_a = layout & 1;
-  c.trans_b = layout & 2;
+  Case c = Case::shape(m, n, k, layout);
   c.ab = ab;
   c.c = (variant & 1) ? DType::F32 : ab;
   c.tf32 = tf32;
