@@ -3,7 +3,9 @@
 // arithmetic -- in several cache-hint flavors.
 #pragma once
 
-#include "cuda/gemm/tensor_core_sm90.cuh"
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
 #include "probe_trace.cuh"
 
 __global__ void __launch_bounds__(256) stream_copy(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t n) {
@@ -98,14 +100,14 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
   }
   if constexpr (kHalves == 1) {
     arch::cp_async_wait<0>();
-    if constexpr (kSt == 6) gpukern::cuda::gemm::sm90::fence_proxy_async();
+    if constexpr (kSt == 6) gpukern::cuda::arch::fence_proxy_async();
     __syncthreads();
     probe_trace(1);
     if constexpr (kCluster) arch::cluster_sync_aligned();
     probe_trace(2);
     if constexpr (kSt == 6) {
       if (threadIdx.x == 0) {
-        namespace sm90 = gpukern::cuda::gemm::sm90;
+        namespace sm90 = gpukern::cuda::arch;
         for (int j = 0; j < smem_count; j += 1024) {
           const int v = smem_count - j < 1024 ? smem_count - j : 1024;
           flavor::bulk_store(y + begin + reg_count + j, sm90::smem_addr(staged + j), v * 16);
@@ -120,7 +122,7 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
     }
     if constexpr (kSt != 6)
       for (int j = threadIdx.x; j < smem_count; j += 1024) flavor::store<kSt>(y + begin + reg_count + j, staged[j], st_pol);
-    else if (threadIdx.x == 0) gpukern::cuda::gemm::sm90::bulk_wait_group_read<0>();
+    else if (threadIdx.x == 0) gpukern::cuda::arch::bulk_wait_group_read<0>();
   } else {
     arch::cp_async_wait<1>();
     probe_trace(1);

@@ -3,7 +3,9 @@
 // exchanged through global memory (grid_row.cuh's tagged words).
 #pragma once
 
-#include "cuda/gemm/tensor_core_sm90.cuh"
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
 #include "probe_fold.cuh"
 
 // ---- stepped grid: a persistent grid of G CTAs (one an SM,
@@ -189,7 +191,7 @@ template <class T>
 __global__ void __launch_bounds__(1024, 1)
     overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
-  namespace sm90 = gpukern::cuda::gemm::sm90;
+  namespace sm90 = gpukern::cuda::arch;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
   const auto [sa, sb] = pf::two_row_staging<kVecsA>();
   __shared__ pf::RowPair::Smem xs;

@@ -3,7 +3,9 @@
 // order.
 #pragma once
 
-#include "cuda/gemm/tensor_core_sm90.cuh"
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
 #include "probe_fold.cuh"
 
 // ---- bulk one-wave: the CTA's shared-memory part as 16 KB bulk copies (cp.async.bulk,
@@ -29,7 +31,7 @@ template <class T, int kRegs, int kPiece, bool kPrefetch = false, bool kRegsLate
 __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace bp = bulk_probe;
-  namespace sm90 = gpukern::cuda::gemm::sm90;
+  namespace sm90 = gpukern::cuda::arch;
   constexpr int V = 16 / sizeof(T);
   constexpr int kPieceVecs = kPiece / 16;
   extern __shared__ uint4 smem_raw[];
@@ -216,7 +218,7 @@ template <class T, int kPacks, int kVecs, bool kRegFirst, int kSleep>
 __global__ void __launch_bounds__(1024, 1) arrival_fold(const T* __restrict__ x, T* __restrict__ y, int64_t cols) {
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
   namespace ad = arrival_detail;
-  namespace sm90 = gpukern::cuda::gemm::sm90;
+  namespace sm90 = gpukern::cuda::arch;
   constexpr uint32_t kS = ~0u;
   extern __shared__ uint4 smem_raw[];
   __shared__ sm::RowStats scratch[32];

@@ -1,7 +1,8 @@
-// Entry points of the tensor-core GEMM rungs (10_wmma.cu, 11_mma_multistage.cu,
-// 12_wgmma_tma.cu, 13_tcgen05.cu). Every launcher takes a call the core has already
-// validated; `*_supports` returns "" or the reason the rung declines it (architecture, operand
-// alignment, a layout it does not implement), never a reason the core already checks.
+// Entry points of the tensor-core GEMM rungs (tensor_core/10_wmma.cu,
+// 11_mma_multistage.cu, 12_wgmma_tma.cu, 13_tcgen05.cu). Every launcher takes a call
+// the core has already validated; `<rung>_supports` accepts it or returns the typed
+// reason the rung declines it (operand alignment, a layout it does not implement,
+// resources), never a reason the core or the table already checks.
 #pragma once
 
 #include "cuda/context.cuh"

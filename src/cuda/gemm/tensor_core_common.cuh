@@ -21,15 +21,6 @@ namespace gpukern::cuda::gemm {
 
 using core::ceil_div;
 
-/// __CUDA_ARCH__ of the device pass (e.g. 900), 0 in the host pass. Kernels tuned for
-/// one architecture compile their body only there (`if constexpr`), which keeps the
-/// fat binary and its build time small.
-#if defined(__CUDA_ARCH__)
-constexpr int kTcDeviceArch = __CUDA_ARCH__;
-#else
-constexpr int kTcDeviceArch = 0;
-#endif
-
 /// A validated call in kernel index types: dimensions fit in int (checked by
 /// tc_shape_reason), offsets are computed in 64 bits.
 struct TcProblem {
@@ -177,29 +168,11 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
   }
 }
 
-/// K == 0: C = beta * C (zeros when beta == 0, without reading C).
-template <class OutT>
-__global__ void scale_c_kernel(OutT* c, int64_t ldc, int m, int n, float beta) {
-  const int64_t total = static_cast<int64_t>(m) * n;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    OutT* dst = c + (i / n) * ldc + i % n;
-    *dst = gpu::from_float<OutT>(beta == 0.0f ? 0.0f : beta * gpu::to_float(*dst));
-  }
-}
-
-/// Handles K == 0 (C = beta * C, the one degenerate call a rung receives: empty C never
-/// reaches it); returns true when that was the call.
-inline bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (args.k != 0) return false;
-  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
-  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(args.m * args.n, 256), 4096));
-  gpu::with_storage_type(args.c_type, [&](auto t) {
-    using CT = decltype(t);
-    scale_c_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc, m, n, args.beta);
-  });
-  GK_LAUNCH_CHECK();
-  return true;
-}
+/// Handles the degenerate calls every launcher shares; returns true when nothing is
+/// left to do (M or N is 0, or K is 0 and C has been scaled: C = beta * C, zeros when
+/// beta == 0 without reading C). Defined once, in tensor_core_common.cu: its kernel
+/// lives in that one fat-binary unit, so a unit built for fewer targets (13_tcgen05.cu:
+/// sm_100a only) can call it too.
+bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx);
 
 }  // namespace gpukern::cuda::gemm

@@ -1,0 +1,413 @@
+// gemm_tc_bench: timing of the tensor-core GEMM rungs (10_wmma, 11_mma_multistage,
+// 12_wgmma_tma) and of other configurations of their kernels, on a GPU machine
+// (bench/dev/gemm/run_device.sh). It links the module's code (gpukern_cuda_static),
+// builds a CudaContext by hand, and:
+//   bench   : median time (CUDA events) of each rung and cuBLAS (cublasGemmEx, same
+//             dtypes, row-major mapping) at 4096^3, 8192^3, 4097x4095x4093.
+//   variants: other wgmma_tma / mma_multistage configurations side by side, bf16/f16 NN
+//             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
+//             templates, each a shipped configuration with named fields changed).
+//   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
+// Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
+// drift hit both alike) and its output compared with cuBLAS's. The correctness of the
+// rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
+// Environment: TC_RUNGS="a,b" times only the listed rungs and variants; TC_SIZES=
+// "MxNxK,..." replaces 4096^3 and 8192^3 in variants and power modes; TC_FLUSH_MB=N
+// memsets N MiB before every timed call.
+#include "tc_bench.hpp"
+
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/tensor_core.cuh"
+#include "cuda/gemm/tensor_core/11_mma_multistage.cuh"
+#include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace gpukern::dev {
+namespace {
+
+using core::DType;
+using namespace cuda;
+
+struct RungEntry {
+  const char* name;
+  std::function<core::Verdict(const core::GemmArgs&, const CudaContext&)> supports;
+  std::function<void(const core::GemmArgs&, const CudaContext&)> run;
+};
+
+std::vector<RungEntry> rungs() {
+  using namespace gemm;
+  return {{"wmma", wmma_supports, wmma_run},
+          {"mma_multistage", mma_multistage_supports, mma_multistage_run},
+          {"wgmma_tma", wgmma_tma_supports, wgmma_tma_run}};
+}
+
+// ---- mma_multistage candidates for sm_90 16-bit, tile-divisible problems (the kernel
+// without bounds checks), each the shipped wide tile with named fields changed.
+struct Mma128x256Stages3 : gemm::sm90::MmaMultistageWide {
+  static constexpr int kBlockM = 128, kBlockN = 256, kWarpsM = 2, kWarpsN = 4, kStages = 3;
+};
+struct Mma256x128Stages3 : gemm::sm90::MmaMultistageWide {
+  static constexpr int kStages = 3;
+};
+
+/// Runs f16/bf16 NN calls the config's tiles divide exactly; others are declined.
+template <class Tile>
+Variant mma_candidate(const char* name, const CudaContext& ctx) {
+  using Cfg = gemm::MmaMultistageConfig<Tile>;
+  return {name, [&ctx, name](const core::GemmArgs& g) {
+            if (ctx.arch.cc != 90 || g.ab_type == DType::F32 || !gemm::tiles_exactly<Cfg, gpu::half_t>(g)) {
+              std::printf("%s: sm_90 f16/bf16 tile-divisible calls only\n", name);
+              return;
+            }
+            if (g.ab_type == DType::F16) gemm::launch_mma_layout<Cfg, gpu::half_t, false>(g, ctx);
+            else gemm::launch_mma_layout<Cfg, gpu::bf16_t, false>(g, ctx);
+          }};
+}
+
+std::vector<Variant> mma_candidates(const CudaContext& ctx) {
+  return {mma_candidate<Mma128x256Stages3>("mma_128x256_s3", ctx),
+          mma_candidate<Mma256x128Stages3>("mma_256x128_s3", ctx),
+          mma_candidate<gemm::sm90::MmaMultistageWide>("mma_256x128_s4", ctx)};
+}
+
+// ---- wgmma_tma configurations and schedule policies beside the rung's
+// (sm90::WgmmaTma: 4 stages, 2 staging boxes, 2-CTA clusters with B multicast, raster
+// groups of 16, serpentine rounds).
+struct WgmmaNoCluster : gemm::sm90::WgmmaTma {
+  static constexpr int kClusterM = 1;
+};
+struct WgmmaCluster4 : gemm::sm90::WgmmaTma {
+  static constexpr int kClusterM = 4;
+};
+struct WgmmaStages3Boxes4 : gemm::sm90::WgmmaTma {  // a 16-bit slice leaves in one TMA-store round
+  static constexpr int kStages = 3, kEpiBoxes = 4;
+};
+template <int kRows>
+struct WgmmaGroup : gemm::sm90::WgmmaTma {
+  static constexpr int kGroupM = kRows;
+};
+
+/// The rung's policy with another serpentine order (0: every round forwards in K; 1: odd
+/// rounds backwards in K, raster groups forwards).
+template <int kSerpentine>
+struct SerpentinePolicy {
+  template <class Cfg>
+  static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
+    void* ws = gemm::WgmmaTmaPolicy::plan<Cfg>(s, ctas, ctx);
+    s.serpentine = kSerpentine;
+    return ws;
+  }
+};
+/// The rung's serpentine order with a fixed K split of the last partial round: helpers
+/// take kHelperBlocks K blocks of each tail tile (0: no split; the split runs without
+/// clusters only).
+template <int kHelperBlocks>
+struct SplitPolicy {
+  template <class Cfg>
+  static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
+    s.serpentine = 3;
+    return gemm::split_tail(s, ctas, kHelperBlocks, ctx);
+  }
+};
+
+/// wgmma_tma configurations and policies timed beside the rung in variants and power
+/// modes, on bf16 and f16 NN calls (only those are instantiated).
+std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
+  using gemm::WgmmaConfig;
+  auto with = [&ctx](auto tile, auto policy) {
+    using Cfg = WgmmaConfig<decltype(tile)>;
+    using Policy = decltype(policy);
+    return [&ctx](const core::GemmArgs& g) {
+      if (g.trans_a || g.trans_b || g.ab_type == DType::F32) {
+        std::printf("wgmma variants: bf16/f16 NN calls only\n");
+        return;
+      }
+      if (g.ab_type == DType::F16) gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx);
+      else gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx);
+    };
+  };
+  const gemm::WgmmaTmaPolicy rung{};
+  return {{"c1", with(WgmmaNoCluster{}, rung)},  // no cluster: the cost model's tail split
+          {"c1_nosplit", with(WgmmaNoCluster{}, SplitPolicy<0>{})},
+          {"c1_split_lo", with(WgmmaNoCluster{}, SplitPolicy<1>{})},         // helpers take 1 K block
+          {"c1_split_hi", with(WgmmaNoCluster{}, SplitPolicy<1 << 20>{})},   // all but one
+          {"s3e4", with(WgmmaStages3Boxes4{}, rung)},
+          {"g4", with(WgmmaGroup<4>{}, rung)},  // L2 raster groups of 4 / 8 / 32 tile rows
+          {"g8", with(WgmmaGroup<8>{}, rung)},
+          {"g32", with(WgmmaGroup<32>{}, rung)},
+          {"c4", with(WgmmaCluster4{}, rung)},
+          {"noserp", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<0>{})},
+          {"serp1", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<1>{})}};
+}
+
+__device__ uint32_t hash32(uint64_t x) {
+  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  return static_cast<uint32_t>(x);
+}
+
+/// Uniform [-1, 1) values in the storage type, `count` elements.
+template <class T>
+__global__ void fill_random(T* p, int64_t count, uint64_t seed) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
+    p[i] = gpu::from_float<T>(static_cast<float>(hash32(seed * 0x9E3779B97F4A7C15ULL + i) >> 8) / 8388608.0f - 1.0f);
+}
+CudaContext make_context() {
+  CudaContext ctx;
+  int dev = 0;
+  CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  CHECK(cudaGetDeviceProperties(&prop, dev));
+  ctx.device = dev;
+  ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0, "sm_" + std::to_string(prop.major * 10 + prop.minor)};
+  ctx.sm_count = prop.multiProcessorCount;
+  ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  ctx.l2_bytes = prop.l2CacheSize;
+  ctx.cluster_launch = prop.major >= 9;
+  CHECK(cudaStreamCreate(&ctx.stream));
+  std::printf("device: %s, sm_%d, %d SMs, smem optin %zu, L2 %zu\n", prop.name, ctx.arch.cc, ctx.sm_count,
+              ctx.smem_per_block_optin, ctx.l2_bytes);
+  return ctx;
+}
+
+void fill(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t s) {
+  if (t == DType::F32) fill_random<<<1024, 256, 0, s>>>(static_cast<float*>(p), count, seed);
+  else if (t == DType::F16) fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), count, seed);
+  else fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), count, seed);
+  CHECK(cudaGetLastError());
+}
+
+}  // namespace
+
+Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, bool tb, cudaStream_t s) {
+  Bench x;
+  auto& g = x.g;
+  g.m = m; g.n = n; g.k = k; g.trans_a = ta; g.trans_b = tb;
+  g.lda = ta ? m : k; g.ldb = tb ? k : n; g.ldc = n;
+  g.ab_type = ab; g.c_type = ab; g.allow_tf32 = tf32;
+  const size_t es = core::dtype_size(ab);
+  CHECK(cudaMalloc(&x.a, m * k * es));
+  CHECK(cudaMalloc(&x.b, k * n * es));
+  CHECK(cudaMalloc(&x.c, m * n * es));
+  CHECK(cudaMalloc(&x.cref, m * n * sizeof(float)));
+  fill(x.a, ab, m * k, 11, s);
+  fill(x.b, ab, k * n, 12, s);
+  g.a = x.a; g.b = x.b; g.c = x.c;
+  return x;
+}
+
+void free_bench(Bench& x) {
+  cudaFree(x.a);
+  cudaFree(x.b);
+  cudaFree(x.c);
+  cudaFree(x.cref);
+  x = Bench{};
+}
+
+cudaDataType cuda_type(DType t) { return t == DType::F32 ? CUDA_R_32F : t == DType::F16 ? CUDA_R_16F : CUDA_R_16BF; }
+
+void flush_before_call(int i, cudaStream_t s) {
+  static const size_t bytes = std::getenv("TC_FLUSH_MB") ? size_t(std::atol(std::getenv("TC_FLUSH_MB"))) << 20 : 0;
+  static void* buf = nullptr;
+  if (!bytes) return;
+  if (!buf) CHECK(cudaMalloc(&buf, bytes));
+  CHECK(cudaMemsetAsync(buf, i & 0xff, bytes, s));
+}
+
+void run_cublas(cublasHandle_t h, const core::GemmArgs& g, void* c, DType c_type) {
+  // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
+  const float alpha = g.alpha, beta = g.beta;
+  const cublasComputeType_t ct = g.ab_type == DType::F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  cublasStatus_t st = cublasGemmEx(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                   int(g.n), int(g.m), int(g.k), &alpha, g.b, cuda_type(g.ab_type), int(g.ldb), g.a,
+                                   cuda_type(g.ab_type), int(g.lda), &beta, c, cuda_type(c_type), int(g.ldc), ct,
+                                   CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) { std::printf("cublasGemmEx failed %d\n", int(st)); std::exit(2); }
+}
+
+const char* dtype_label(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
+
+namespace {
+
+float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
+  for (int i = 0; i < 3; ++i) f();
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<cudaEvent_t> ev(2 * reps);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventRecord(ev[2 * i], s));
+    f();
+    CHECK(cudaEventRecord(ev[2 * i + 1], s));
+  }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<float> t(reps);
+  for (int i = 0; i < reps; ++i) CHECK(cudaEventElapsedTime(&t[i], ev[2 * i], ev[2 * i + 1]));
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::sort(t.begin(), t.end());
+  return t[reps / 2];
+}
+
+/// Medians of two calls timed alternately (ref, cand, ref, cand, ...), so clock and
+/// temperature drift during the run affect both the same way; flush_before_call each.
+std::pair<float, float> paired_median_ms(const std::function<void()>& ref, const std::function<void()>& cand,
+                                         cudaStream_t s, int reps) {
+  const auto flush = [&](int i) { flush_before_call(i, s); };
+  for (int i = 0; i < 3; ++i) { ref(); cand(); }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<cudaEvent_t> ev(4 * reps);
+  for (auto& e : ev) CHECK(cudaEventCreate(&e));
+  for (int i = 0; i < reps; ++i) {
+    flush(2 * i);
+    CHECK(cudaEventRecord(ev[4 * i], s));
+    ref();
+    CHECK(cudaEventRecord(ev[4 * i + 1], s));
+    flush(2 * i + 1);
+    CHECK(cudaEventRecord(ev[4 * i + 2], s));
+    cand();
+    CHECK(cudaEventRecord(ev[4 * i + 3], s));
+  }
+  CHECK(cudaStreamSynchronize(s));
+  std::vector<float> tr(reps), tc(reps);
+  for (int i = 0; i < reps; ++i) {
+    CHECK(cudaEventElapsedTime(&tr[i], ev[4 * i], ev[4 * i + 1]));
+    CHECK(cudaEventElapsedTime(&tc[i], ev[4 * i + 2], ev[4 * i + 3]));
+  }
+  for (auto& e : ev) cudaEventDestroy(e);
+  std::sort(tr.begin(), tr.end());
+  std::sort(tc.begin(), tc.end());
+  return {tr[reps / 2], tc[reps / 2]};
+}
+
+template <class CT>
+__global__ void rel_err(const CT* c, const float* ref, int64_t count, double* sums) {
+  double d = 0, r = 0;
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x) {
+    const double v = gpu::to_float(c[i]), x = ref[i];
+    d += isfinite(v) ? (v - x) * (v - x) : 1e30;
+    r += x * x;
+  }
+  atomicAdd(&sums[0], d);
+  atomicAdd(&sums[1], r);
+}
+
+double error_vs(const Bench& x, cudaStream_t s) {
+  double* sums;
+  CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
+  CHECK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), s));
+  const int64_t count = x.g.m * x.g.n;
+  if (x.g.ab_type == DType::F16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::half_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else if (x.g.ab_type == DType::BF16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::bf16_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else rel_err<<<512, 256, 0, s>>>(static_cast<float*>(x.c), static_cast<float*>(x.cref), count, sums);
+  double h[2];
+  CHECK(cudaMemcpyAsync(h, sums, sizeof(h), cudaMemcpyDeviceToHost, s));
+  CHECK(cudaStreamSynchronize(s));
+  cudaFree(sums);
+  return std::sqrt(h[0] / h[1]);
+}
+
+void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta,
+               bool tb, const std::vector<Variant>& extra) {
+  Bench x = make_bench(m, n, k, ab, tf32, ta, tb, ctx.stream);
+  run_cublas(h, x.g, x.cref, DType::F32);  // reference output in f32
+  const int reps = m * n * k > (int64_t(1) << 38) ? 15 : 40;
+  const double flop = 2.0 * m * n * k;
+  const float cublas_ms = median_ms([&] { run_cublas(h, x.g, x.c, ab); }, ctx.stream, reps);
+  const double cublas_err = error_vs(x, ctx.stream);
+  const char* tname = tf32 ? "tf32" : dtype_label(ab);
+  std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e\n", "cublas", tname,
+              ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, cublas_ms,
+              flop / cublas_ms / 1e9, 100.0, cublas_err);
+  auto report = [&](const std::string& name, const std::function<void(const core::GemmArgs&)>& run) {
+    CHECK(cudaMemsetAsync(x.c, 0xFF, m * n * core::dtype_size(ab), ctx.stream));
+    run(x.g);
+    CHECK(cudaStreamSynchronize(ctx.stream));
+    CHECK(cudaGetLastError());
+    const double err = error_vs(x, ctx.stream);
+    const auto [ref_ms, ms] = paired_median_ms([&] { run_cublas(h, x.g, x.c, ab); }, [&] { run(x.g); }, ctx.stream, reps);
+    std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e  (cublas alternating: %.1f)\n",
+                name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
+                flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
+  };
+  // TC_RUNGS="a,b": time only these rungs (and the extras), e.g. for a short device call.
+  const char* only = std::getenv("TC_RUNGS");
+  for (const auto& r : rungs()) {
+    if (only && !std::strstr(only, r.name)) continue;
+    const std::string why = r.supports(x.g, ctx).text();
+    if (!why.empty()) {
+      std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld declined: %s\n", r.name, tname, ta ? 'T' : 'N', tb ? 'T' : 'N',
+                  (long long)m, (long long)n, (long long)k, why.c_str());
+      continue;
+    }
+    report(r.name, [&](const core::GemmArgs& g) { r.run(g, ctx); });
+  }
+  for (const auto& [name, run] : extra) report(name, run);
+  std::fflush(stdout);
+  free_bench(x);
+}
+
+}  // namespace
+}  // namespace gpukern::dev
+
+int main(int argc, char** argv) {
+  using namespace gpukern::dev;
+  const std::string mode = argc > 1 ? argv[1] : "bench";
+  setvbuf(stdout, nullptr, _IONBF, 0);
+  CudaContext ctx = make_context();
+  cudaFuncAttributes attr{};
+  CHECK(cudaFuncGetAttributes(
+      &attr, gpukern::cuda::gemm::wgmma_tma_kernel<gpukern::cuda::gemm::WgmmaConfig<gpukern::cuda::gemm::sm90::WgmmaTma>,
+                                                   gpukern::gpu::bf16_t, true, false, void>));
+  std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion, attr.numRegs);
+
+  cublasHandle_t h;
+  cublasCreate(&h);
+  cublasSetStream(h, ctx.stream);
+  // TC_SIZES="MxNxK,...": these shapes instead of 4096^3 and 8192^3 (variants, power).
+  std::vector<std::array<int64_t, 3>> shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}};
+  if (const char* list = std::getenv("TC_SIZES")) {
+    shapes.clear();
+    for (const char* p = list; *p;) {
+      long long m = 0, n = 0, k = 0;
+      int used = 0;
+      if (std::sscanf(p, "%lldx%lldx%lld%n", &m, &n, &k, &used) != 3) break;
+      shapes.push_back({m, n, k});
+      p += used;
+      if (*p == ',') ++p;
+    }
+  }
+  if (mode == "power") {
+    const Variant rung{"wgmma_tma", [&ctx](const gpukern::core::GemmArgs& g) { gpukern::cuda::gemm::wgmma_tma_run(g, ctx); }};
+    return power_mode(ctx, h, shapes, rung, wgmma_variants(ctx));
+  }
+  if (mode == "variants") {
+    // mma_multistage candidates first (right after the rungs, before the wgmma variants).
+    std::vector<Variant> v = mma_candidates(ctx);
+    for (auto& e : wgmma_variants(ctx)) v.push_back(std::move(e));
+    if (const char* only = std::getenv("TC_RUNGS")) {  // the listed rungs and variants only
+      auto unlisted = [only](const auto& e) { return !std::strstr(only, e.first.c_str()); };
+      v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
+    }
+    for (const DType dt : {DType::BF16, DType::F16})
+      for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);
+    return 0;
+  }
+  if (mode != "bench") {
+    std::fprintf(stderr, "usage: gemm_tc_bench bench|variants|power\n");
+    return 2;
+  }
+  const std::vector<Variant> none;
+  const int64_t sizes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {4097, 4095, 4093}};
+  for (const auto& s : sizes) {
+    bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, false, none);
+    bench_one(ctx, h, s[0], s[1], s[2], DType::F16, false, false, false, none);
+    bench_one(ctx, h, s[0], s[1], s[2], DType::F32, true, false, false, none);
+    if (s[0] == 4096) {
+      bench_one(ctx, h, s[0], s[1], s[2], DType::F32, true, false, true, none);   // the layout wgmma tf32 takes
+      bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, true, true, none);  // other transposes
+      bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, true, none);
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,77 @@
+// Tile configurations of the GEMM rungs on Hopper (sm_90, sm_90a: H100, H200): 228 KB of
+// shared memory and 64K registers per SM, 227 KB of shared memory per block.
+// Each entry is a set of named fields; the rung's config template (PipelineConfig,
+// MmaMultistageConfig, WgmmaConfig) derives the rest and checks the invariants.
+#pragma once
+
+namespace gpukern::cuda::gemm::sm90 {
+
+/// double_buffer, the throughput tile: 128 x 256, 8 warps of 32 x 128, 8 x 16 outputs per
+/// thread. Per kk a lane reads 8 + 16 values for 128 FMAs (8 x 8: 16 for 64), so
+/// shared-memory traffic and non-FMA instructions per FMA drop by a third. 3 stages of
+/// K = 16 (75 KB); one block of 8 warps per SM, which the cp.async pipeline keeps busy.
+struct DoubleBufferLarge {
+  static constexpr int kWarpsM = 4, kWarpsN = 2;    // warps per block
+  static constexpr int kThreadM = 8, kThreadN = 16;  // outputs per thread
+  static constexpr int kBlockK = 16;                 // K per stage
+  static constexpr int kStages = 3;
+  static constexpr int kMinBlocksPerSm = 1;          // __launch_bounds__: 225 registers per thread
+  static constexpr int kArchLo = 900, kArchHi = 999;  // __CUDA_ARCH__ passes that compile it
+};
+
+/// double_buffer, the tile for problems with too few Large tiles to cover the SMs
+/// (e.g. 1000^3 on 132 SMs): 64 x 128, 4 warps, three blocks per SM.
+struct DoubleBufferSmall {
+  static constexpr int kWarpsM = 2, kWarpsN = 2;
+  static constexpr int kThreadM = 8, kThreadN = 8;
+  static constexpr int kBlockK = 16;
+  static constexpr int kStages = 4;
+  static constexpr int kMinBlocksPerSm = 3;
+  static constexpr int kArchLo = 900, kArchHi = 999;
+};
+
+/// mma_multistage, every call but the tile-divisible 16-bit ones: 128 x 128, 8 warps of
+/// 64 x 32 (a 64 x 64 warp tile with double-buffered fragments and the bounds-checked
+/// copy path's addresses spills at the 255-register limit), 4 stages (128 KB).
+struct MmaMultistage {
+  static constexpr int kBlockM = 128, kBlockN = 128;
+  static constexpr int kWarpsM = 2, kWarpsN = 4;
+  static constexpr int kStages = 4;
+  static constexpr int kArch = 900;  // the __CUDA_ARCH__ pass that compiles it
+};
+
+/// mma_multistage, f16/bf16 problems the tiles divide exactly (no bounds checks, so the
+/// 64 x 64 warp tile fits in 255 registers): 256 x 128, 8 warps of 64 x 64, 4 stages
+/// (192 KB). 32 mma per 8 ldmatrix.x4 per K step against 16 per 6 for 64 x 32: a third
+/// less shared-memory traffic per flop, which is what bounds the smaller warp tile.
+struct MmaMultistageWide {
+  static constexpr int kBlockM = 256, kBlockN = 128;
+  static constexpr int kWarpsM = 4, kWarpsN = 2;
+  static constexpr int kStages = 4;
+  static constexpr int kArch = 900;
+};
+
+/// wgmma_tma: 4 stages of 128 x 256 x (128 bytes of K), 2 staging boxes of C per
+/// consumer, clusters of 2 CTAs along M that share the B tile through TMA multicast (a
+/// third less L2 traffic, which under the H100's power cap turns into clock), L2 raster
+/// groups of 16 tile rows. The producer warpgroup issues TMA from one thread and gives
+/// its registers to the two consumers, which hold 128 accumulators per thread.
+struct WgmmaTma {
+  static constexpr int kStages = 4;
+  static constexpr int kClusterM = 2;                          // CTAs per cluster along M
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // setmaxnreg per warpgroup
+  static constexpr int kGroupM = 16;                           // tile rows per L2 raster group
+  static constexpr int kEpiBoxes = 2;                          // C staging boxes per consumer
+};
+
+/// wgmma_tma for tf32 with N-contiguous B (its C^T kernel): no cluster, otherwise as
+/// WgmmaTma.
+struct WgmmaTf32NN {
+  static constexpr int kStages = 4;
+  static constexpr int kClusterM = 1;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kEpiBoxes = 2;
+};
+
+}  // namespace gpukern::cuda::gemm::sm90

@@ -1,0 +1,97 @@
+// Rung 09 `double_buffer`: a cp.async multi-stage pipeline feeding the warp-tiled
+// micro-kernel of 08, with register double buffering, a larger per-thread tile and an
+// L2-aware block order. The kernel is in 09_double_buffer.cuh, the tile configurations
+// per architecture in cuda/gemm/configs/ (two per architecture: Large, the throughput
+// tile, and Small, a quarter of its area for problems whose Large tiles would leave SMs
+// idle).
+//
+// Change from 08. In 08 every K step was copy -> barrier -> compute -> barrier: while
+// a block's warps wait on global memory no FMA issues, and the loads pass through
+// registers. Here the copies are cp.async (sm_80+): global -> shared without registers,
+// kStages - 1 K tiles in flight ahead of the one being computed, one barrier per K
+// step. Global latency hides behind the FMAs of earlier tiles instead of behind other
+// blocks, so one block of 8 warps per SM suffices and each thread may hold 8 x 16
+// outputs (128 x 256 block tile, 225 registers): per kk a lane reads 24 values for 128
+// FMAs (08: 16 for 64), a third less shared traffic and overhead per FMA. The
+// fragments of kk + 1 load while kk's FMAs issue, across the tile boundary too (the
+// barrier sits before the last kk, so the next tile's first loads overlap this tile's
+// last FMAs). Blocks are numbered in groups of 8 tile rows so that the blocks resident
+// together share A and B panels in L2. Problems whose 128 x 256 tiles would leave SMs
+// idle (1000^3) use a 64 x 128 tile.
+// Any alignment and leading dimension is accepted: K-contiguous operands are copied
+// 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
+// bytes at a time when aligned; out-of-range elements are zero-filled by the copy, so
+// edge tiles need no separate path.
+#include "cuda/gemm/configs/sm120.cuh"
+#include "cuda/gemm/configs/sm80.cuh"
+#include "cuda/gemm/configs/sm86.cuh"
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/gemm_rungs.cuh"
+#include "cuda/gemm/simt/09_double_buffer.cuh"
+
+#include <limits>
+
+namespace gpukern::cuda::gemm {
+namespace {
+
+/// One row of the table: the two configs of an architecture family.
+template <class LargeTile, class SmallTile>
+struct ArchConfigPair {
+  using Large = PipelineConfig<LargeTile>;
+  using Small = PipelineConfig<SmallTile>;
+};
+
+/// Calls f(ArchConfigPair{}) for the first row compiled for `cuda_arch` (e.g. 900);
+/// returns false when no row covers it.
+template <class F, class Row, class... Rows>
+bool with_arch_configs(int cuda_arch, F&& f) {
+  if (Row::Large::compiled_for(cuda_arch) && Row::Small::compiled_for(cuda_arch)) {
+    f(Row{});
+    return true;
+  }
+  if constexpr (sizeof...(Rows) > 0) return with_arch_configs<F, Rows...>(cuda_arch, static_cast<F&&>(f));
+  else return false;
+}
+
+/// The table the rung dispatches through, one row per architecture.
+template <class F>
+bool with_double_buffer_configs(int cuda_arch, F&& f) {
+  return with_arch_configs<F, ArchConfigPair<sm90::DoubleBufferLarge, sm90::DoubleBufferSmall>,
+                           ArchConfigPair<sm80::DoubleBufferLarge, sm80::DoubleBufferSmall>,
+                           ArchConfigPair<sm86::DoubleBufferLarge, sm86::DoubleBufferSmall>,
+                           ArchConfigPair<sm120::DoubleBufferLarge, sm120::DoubleBufferSmall>>(
+      cuda_arch, static_cast<F&&>(f));
+}
+
+}  // namespace
+
+core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
+  core::Verdict why;
+  const bool known = with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
+    using Small = typename decltype(row)::Small;
+    const int64_t blocks = ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
+    if (blocks > std::numeric_limits<int>::max())
+      why = {core::Decline::ShapeLimit, "the problem needs more thread blocks than one launch allows"};
+  });
+  if (!known) return {core::Decline::WrongArch, "no tile configuration for sm_" + std::to_string(ctx.arch.cc)};
+  return why;
+}
+
+void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  const SgemmProblem p = make_problem(args);
+  with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
+    using Large = typename decltype(row)::Large;
+    using Small = typename decltype(row)::Small;
+    const int64_t large_blocks =
+        int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
+    // Large tiles unless they would leave more than a tenth of the SMs idle (2048^3:
+    // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not).
+    if (large_blocks * 10 >= int64_t(ctx.sm_count) * 9)
+      launch_double_buffer<Large>(p, ctx.stream, ctx.device);
+    else
+      launch_double_buffer<Small>(p, ctx.stream, ctx.device);
+  });
+}
+
+}  // namespace gpukern::cuda::gemm

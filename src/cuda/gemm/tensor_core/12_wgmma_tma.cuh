@@ -1,0 +1,416 @@
+// The kernels of rung 12 `wgmma_tma` (see 12_wgmma_tma.cu for what the rung changes and
+// why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
+// loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
+//  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major;
+//  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T.
+// Kept in a header so a development driver can instantiate other configurations and
+// schedule policies; the rung's configurations are in cuda/gemm/configs/sm90.cuh.
+#pragma once
+
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
+#include "cuda/arch/wgmma_sm90.cuh"
+#include "cuda/cluster.cuh"
+#include "cuda/gemm/tensor_core/tma_host.cuh"
+#include "cuda/gemm/tensor_core/wgmma_epilogue.cuh"
+#include "cuda/gemm/tensor_core/wgmma_mainloop.cuh"
+#include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
+
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+
+namespace gpukern::cuda::gemm {
+
+/// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
+/// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
+/// shared memory and TMA stores it, which the next tile's math overlaps.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT = void>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                     const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
+  constexpr int kCluster = Cfg::kClusterM;
+  constexpr int kBK = kElemsPerRow<T>;
+  constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
+  // Descriptor advance per K step: 32 bytes along a K-major row; 16 rows of 128 bytes
+  // when MN-major (K runs down the rows of a box).
+  constexpr uint32_t kAStep = kAKMajor ? 32 : 16 * Cfg::kRowBytes;
+  constexpr uint32_t kBStep = kBKMajor ? 32 : 16 * Cfg::kRowBytes;
+  // Leading byte offset: unused for K-major 128-byte swizzle (the K step fits in a row);
+  // for MN-major it is the distance between 64-element boxes along M/N. Stride byte
+  // offset: 8 rows of 128 bytes, the swizzle atom.
+  constexpr uint32_t kALbo = kAKMajor ? 16 : Cfg::kBoxBytes, kBLbo = kBKMajor ? 16 : Cfg::kBoxBytes;
+  constexpr uint32_t kSbo = 8 * Cfg::kRowBytes;
+
+  extern __shared__ uint8_t smem_raw[];
+  const WgmmaSmem<Cfg> sm(smem_raw);
+  auto a_tile = [&](int s) { return sm.stage(s); };
+  auto b_tile = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
+
+  // Broadcast from lane 0: the same value, but now ptxas knows it is warp-uniform, so
+  // the role branches below are uniform and the loop state, barrier addresses and wgmma
+  // descriptors live in uniform registers (one scalar op a warp) instead of per-thread
+  // ones moved over with R2UR before every wgmma.
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp_in_group = (static_cast<int>(threadIdx.x) / 32) % 4;
+  const uint32_t rank = kCluster > 1 ? cluster::rank() : 0;
+  const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
+  const int clusters = static_cast<int>(gridDim.x) / kCluster;
+
+  // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
+  sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
+  if constexpr (kCluster > 1) cluster::sync();  // peers arrive on and write to our barriers
+  else __syncthreads();
+
+  auto tile_origin = [&](int t, int& m0, int& n0) {
+    const TileCoord c =
+        tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / kCluster, (sched.serpentine & 2) != 0);
+    m0 = (c.m * kCluster + static_cast<int>(rank)) * Cfg::kBlockM;
+    n0 = c.n * Cfg::kBlockN;
+  };
+
+  if (warpgroup == 0) {
+    // ---------------- producer ----------------
+    arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      arch::prefetch_tensor_map(&map_a);
+      arch::prefetch_tensor_map(&map_b);
+      produce_stages(sm, sched, cluster_id, clusters, tile_origin,
+                     [&](int stage, uint32_t full, int m0, int n0, int kb) {
+        const int k0 = kb * kBK;
+#pragma unroll
+        for (int i = 0; i < Cfg::kABoxes; ++i) {
+          const int mn = m0 + i * Cfg::kBoxRows;
+          arch::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0);
+        }
+#pragma unroll
+        for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
+          const int mn = n0 + i * Cfg::kBoxRows;
+          const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
+          if constexpr (kCluster > 1)
+            arch::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
+                                        static_cast<uint16_t>((1u << kCluster) - 1));
+          else
+            arch::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
+        }
+      });
+    }
+  } else {
+    // ---------------- consumers ----------------
+    arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    // Lane 0 of each warp hands a finished stage back to every producer that fills it.
+    auto release = [&](int s) {
+      if (lane != 0) return;
+      if constexpr (kCluster > 1) {
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) arch::mbar_arrive_cluster(sm.empty(s), r);
+      } else {
+        arch::mbar_arrive(sm.empty(s));
+      }
+    };
+    StageRing<Cfg::kStages> ring;
+    // wgmma descriptors of stage 0, K step 0; a stage or a K step only adds its byte
+    // offset / 16 to the address field (bits 0-13: shared addresses stay below 2^18, so
+    // the sum never carries out of it). Building each descriptor from its address costs
+    // ~70 instructions a K block a warp (masks, shifts, moves), and under the H100's
+    // power limit instructions cost clock.
+    const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
+    const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
+    consume_units(
+        sched, cluster_id, clusters, consumer, acc, tile_origin,
+        [&](const WorkUnit& u) {
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto) {
+                arch::wgmma_fence();
+                const uint32_t stage_field = static_cast<uint32_t>(stage) * (Cfg::kStageBytes >> 4);
+#pragma unroll
+                for (int kk = 0; kk < kKSteps; ++kk) {
+                  const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
+                  const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
+                  const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
+                  if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else
+                    arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                }
+              },
+              [](auto) {}, release);
+        },
+        [&](int m0, int n0) {
+          store_wgmma_tile<Cfg, T, OutT>(p, map_c, sm, consumer, warp_in_group, lane, acc, m0, n0);
+        });
+    if constexpr (!std::is_void_v<OutT>) {
+      if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
+    }
+  }
+  if constexpr (kCluster > 1) cluster::sync();  // no CTA leaves while a peer may still signal it
+#endif
+}
+
+/// tf32 with row-major (N-contiguous) B, where wgmma cannot read B from shared memory
+/// (32-bit operands must be K-major there). The kernel computes C^T = B^T A^T instead:
+/// wgmma's A operand is B^T, taken from registers (each consumer loads its fragments
+/// from the TMA-staged B tile with 32-bit shared loads), and its B operand is A^T, which
+/// is K-major in shared memory as stored. A CTA tile is 256 rows of C (wgmma N) by 128
+/// columns (two consumers x wgmma M = 64). Fragment row r of warp w holds C column
+///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
+/// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
+/// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
+/// 32 K rows x 32 columns (4 KB), user A as 4 boxes of 64 rows x 32 K (8 KB).
+template <class Cfg, class OutT>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
+  constexpr int kBK = 32;             // K per stage: one 128-byte row of A
+  constexpr int kTileM = 256, kTileN = 128;
+  constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
+  extern __shared__ uint8_t smem_raw[];
+  const WgmmaSmem<Cfg> sm(smem_raw);
+  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
+  auto bt = [&](int s) { return sm.stage(s); };
+  auto at = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
+
+  const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);  // uniform, as above
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
+  sm.init_barriers(Cfg::kConsumers * 4);
+  __syncthreads();
+  auto tile_origin = [&](int t, int& m0, int& n0) {
+    const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / 2);
+    m0 = c.m * kTileM;
+    n0 = c.n * kTileN;
+  };
+  const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
+
+  if (warpgroup == 0) {
+    arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      arch::prefetch_tensor_map(&map_a);
+      arch::prefetch_tensor_map(&map_b);
+      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, int m0, int n0, int kb) {
+        const int k0 = kb * kBK;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) arch::tma_load_2d(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, m0 + 64 * i);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) arch::tma_load_2d(bt(stage) + j * kBBoxBytes, &map_b, full, n0 + 32 * j, k0);
+      });
+    }
+  } else {
+    arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
+    const int consumer = warpgroup - 1;
+    const int g = lane / 4, q = lane % 4;
+    // This thread's two fragment rows (h = 0: row g, h = 1: row g + 8) as columns of
+    // the consumer's 64, and their place in the B tile's boxes.
+    int col[2];
+    uint32_t col_off[2], col_chunk[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      col[h] = 8 * (warp % 2) + 32 * (warp / 2) + 16 * (g / 4) + g % 4 + 4 * h;
+      const int n_local = 64 * consumer + col[h];
+      col_off[h] = (n_local / 32) * kBBoxBytes + (n_local % 4) * 4;
+      col_chunk[h] = (n_local % 32) / 4;
+    }
+    float acc[128];
+#pragma unroll
+    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    // [K-block parity][K step][register]: the registers a running wgmma reads are not
+    // written until wgmma_wait says it is done.
+    uint32_t frag[2][4][4];
+    auto release = [&](int s) {
+      if (lane == 0) arch::mbar_arrive(sm.empty(s));
+    };
+    StageRing<Cfg::kStages> ring;
+    consume_units(
+        sched, first, step, consumer, acc, tile_origin,
+        [&](const WorkUnit& u) {
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto parity) {
+                uint32_t(&f)[4][4] = frag[decltype(parity)::value];
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+                  for (int e = 0; e < 2; ++e)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                      const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
+                      f[kk][2 * e + h] =
+                          arch::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+                    }
+                arch::wgmma_fence();
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) {
+                  const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                  arch::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
+                }
+              },
+              [&](auto parity) {
+#pragma unroll
+                for (int kk = 0; kk < 4; ++kk) arch::keep_registers(frag[1 - decltype(parity)::value][kk]);
+              },
+              release);
+#pragma unroll
+          for (int kk = 0; kk < 4; ++kk) {
+            arch::keep_registers(frag[0][kk]);
+            arch::keep_registers(frag[1][kk]);
+          }
+        },
+        [&](int m0, int n0) {
+          store_tf32_nn_tile<Cfg, OutT, kTileM>(p, map_c, sm, consumer, q, col, acc, m0, n0);
+        });
+    if constexpr (!std::is_void_v<OutT>) {
+      if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
+    }
+  }
+#endif
+}
+
+// ---------------------------------------------------------------- host side
+
+// Tensor maps, the TMA-addressability check and the repack workspace: tma_host.cuh.
+
+/// The rung's schedule policies. A policy fills in what make_schedule leaves open for a
+/// launch over `ctas` persistent CTAs (clusters): the serpentine order and the K split
+/// of the last partial round; it returns the split's workspace (free it after the
+/// launch) or null.
+/// wgmma_tma_kernel: serpentine rounds and raster groups; the K split runs without
+/// clusters only.
+struct WgmmaTmaPolicy {
+  template <class Cfg>
+  static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
+    s.serpentine = 3;
+    if constexpr (Cfg::kClusterM == 1) return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
+    else return nullptr;
+  }
+};
+/// wgmma_tf32_nn_kernel: every round forwards in K, the cost model's K split.
+struct WgmmaTf32NNPolicy {
+  template <class Cfg>
+  static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
+    return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
+  }
+};
+
+/// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
+/// fit inside a GPC, so 4-CTA clusters may leave SMs idle). Queried once per config.
+template <class Cfg, class Kernel>
+int resident_clusters(Kernel kernel, const CudaContext& ctx) {
+  if constexpr (Cfg::kClusterM == 1) {
+    return ctx.sm_count;
+  } else {
+    const int clusters = cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
+      const ClusterLaunch one(Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kClusterM);
+      return cudaOccupancyMaxActiveClusters(n, kernel, &one.config);
+    });
+    return clusters > 0 ? clusters : ctx.sm_count / Cfg::kClusterM;
+  }
+}
+
+/// Launches wgmma_tma_kernel<Cfg> on TMA-addressable operands, as many persistent
+/// clusters as fit on the device at once.
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class OutT>
+void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c) {
+  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
+  const TcProblem p = make_tc_problem(args);
+  WgmmaSchedule sched = make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM),
+                                      ceil_div(p.n, Cfg::kBlockN), ceil_div(p.k, kElemsPerRow<T>));
+
+  const CUtensorMap map_a =
+      kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k) : make_tensor_map<T>(args.a, args.lda, p.k, p.m);
+  const CUtensorMap map_b =
+      kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+
+  const int resident = resident_clusters<Cfg>(kernel, ctx);
+  const int clusters = std::max(1, std::min(resident, sched.total));
+  const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
+                             Cfg::kClusterM);
+  void* ws = Policy::template plan<Cfg>(sched, clusters, ctx);
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, sched));
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+}
+
+/// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
+/// from the registers.
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
+void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx) {
+  const bool c_f32 = args.c_type == core::DType::F32;
+  const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
+  const bool tma_store = tma_store_ok(args, c_bytes);
+  if (tma_store && (c_f32 || sizeof(T) == 4)) {
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(
+        args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true));
+  } else if constexpr (sizeof(T) == 2) {
+    if (tma_store) {
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n));
+      return;
+    }
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+  } else {
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+  }
+}
+
+/// Repacks the operands TMA cannot address, then launches.
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
+void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
+  core::GemmArgs args = call;
+  const TmaRepacked repacked = make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
+  launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx);
+  repacked.release(ctx);
+}
+
+/// Runs a call with wgmma_tma_kernel<Cfg>: f16/bf16 in every transpose, tf32 (f32 data)
+/// with A and B K-major (tf32 with N-contiguous B takes launch_wgmma_tf32_nn).
+template <class Cfg, class Policy = WgmmaTmaPolicy>
+void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx) {
+  const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
+  gpu::with_storage_type(args.ab_type, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (sizeof(T) == 4) {
+      launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
+    } else {
+      if (ak && bk) launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
+      else if (ak) launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx);
+      else if (bk) launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx);
+      else launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx);
+    }
+  });
+}
+
+/// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>,
+/// repacking the operands TMA cannot address.
+template <class Cfg, class Policy = WgmmaTf32NNPolicy>
+void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
+  core::GemmArgs args = call;
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+  const TmaRepacked repacked = make_operands_tma_addressable<float, true, false>(args, ctx);
+  const TcProblem p = make_tc_problem(args);
+  WgmmaSchedule sched = make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32));
+  const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
+  const CUtensorMap map_b = make_tensor_map<float>(args.b, args.ldb, k, n, false, 32);
+  const bool tma_store = tma_store_ok(args, 4);
+  const CUtensorMap map_c = tma_store ? make_tensor_map<float>(args.c, args.ldc, m, n, true) : CUtensorMap{};
+  auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
+  void* ws = Policy::template plan<Cfg>(sched, grid, ctx);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
+  GK_LAUNCH_CHECK();
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+  repacked.release(ctx);
+}
+
+}  // namespace gpukern::cuda::gemm

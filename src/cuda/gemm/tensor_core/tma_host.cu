@@ -1,0 +1,101 @@
+// Host helpers of the TMA-fed tensor-core rungs; see tma_host.cuh.
+#include "cuda/gemm/tensor_core/tma_host.cuh"
+
+#include <algorithm>
+#include <array>
+#include <mutex>
+#include <string>
+
+namespace gpukern::cuda::gemm {
+
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    const cudaError_t e =
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &status);
+    return (e == cudaSuccess && status == cudaDriverEntryPointSuccess)
+               ? reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p)
+               : nullptr;
+  }();
+  return fn;
+}
+
+CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld,
+                              int rows, int cols, int box_rows) {
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem_bytes};
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  CUtensorMap map{};
+  auto encode = [&] {
+    return tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+                                CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  };
+  CUresult r = encode();
+  if (r != CUDA_SUCCESS && type == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32) {
+    type = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;  // same bits; the tensor cores then truncate to tf32
+    r = encode();
+  }
+  if (r != CUDA_SUCCESS)
+    throw core::Error(core::Status::DeviceError,
+                      "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
+  return map;
+}
+
+bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes) {
+  return row_alignment_reason("", ptr, ld, elem_bytes, 16).accepted();
+}
+
+namespace {
+
+/// Copies a rows x cols matrix of `Word`-sized elements (row pitch `ld`) to `dst` with a
+/// row pitch of `dst_ld` (a multiple of 16 bytes), zero bits past `cols`: each thread
+/// writes one aligned 16-byte chunk. The copy is bitwise, so one kernel per element size
+/// serves f16, bf16 and f32 (all three encode +0 as zero bits).
+template <class Word>
+__global__ void repack_rows_kernel(const Word* src, int64_t ld, Word* dst, int64_t dst_ld, int rows, int cols) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(Word));
+  const int64_t chunks_per_row = dst_ld / kPerChunk;
+  const int64_t total = static_cast<int64_t>(rows) * chunks_per_row;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = i / chunks_per_row;
+    const int col = static_cast<int>(i % chunks_per_row) * kPerChunk;
+    Word e[kPerChunk];
+#pragma unroll
+    for (int j = 0; j < kPerChunk; ++j) e[j] = col + j < cols ? src[row * ld + col + j] : Word{0};
+    uint4 packed;
+    memcpy(&packed, e, sizeof(packed));
+    *reinterpret_cast<uint4*>(dst + row * dst_ld + col) = packed;
+  }
+}
+
+template <class Word>
+void launch_repack(const void* src, int64_t ld, void* dst, int64_t dst_ld, int rows, int cols,
+                   const CudaContext& ctx) {
+  constexpr int kPerChunk = 16 / static_cast<int>(sizeof(Word));
+  const int64_t chunks = rows * dst_ld / kPerChunk;
+  const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(chunks, 256), 8 * ctx.sm_count));
+  repack_rows_kernel<Word><<<blocks, 256, 0, ctx.stream>>>(static_cast<const Word*>(src), ld,
+                                                           static_cast<Word*>(dst), dst_ld, rows, cols);
+  GK_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, std::size_t elem_bytes,
+                           const CudaContext& ctx) {
+  if (tma_addressable(ptr, ld, elem_bytes)) return nullptr;
+  const int64_t per_chunk = 16 / static_cast<int64_t>(elem_bytes);
+  const int64_t dst_ld = ceil_div<int64_t>(cols, per_chunk) * per_chunk;
+  void* dst = workspace_alloc(static_cast<std::size_t>(rows) * dst_ld * elem_bytes, ctx);
+  if (elem_bytes == 2) launch_repack<uint16_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
+  else launch_repack<uint32_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
+  ptr = dst;
+  ld = dst_ld;
+  return dst;
+}
+
+}  // namespace gpukern::cuda::gemm

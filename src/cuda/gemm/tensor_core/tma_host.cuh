@@ -1,0 +1,116 @@
+// Host side of the TMA-fed tensor-core rungs (12_wgmma_tma, 13_tcgen05): the
+// driver's tensor-map encoder, 2-D tensor maps with the 128-byte swizzle, and the
+// repack of operands whose rows TMA cannot address into a 16-byte-pitched workspace
+// (workspace_alloc, cuda/workspace.cuh).
+// The same on Hopper and Blackwell: TMA and its descriptor format did not change.
+#pragma once
+
+#include "cuda/gemm/tensor_core_common.cuh"
+#include "cuda/workspace.cuh"
+
+#include <cuda.h>          // CUtensorMap and its enums (types only: the library never links -lcuda)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+namespace gpukern::cuda::gemm {
+
+/// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda), or null
+/// where the driver lacks it. Looked up once.
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
+
+/// TMA descriptor of a matrix stored as `rows` x `cols` (cols contiguous) with elements
+/// of `elem_bytes` and data type `type`, moved in boxes of `box_rows` rows x 128 bytes
+/// with the 128-byte swizzle. Loads read out-of-range elements as zero (OOB fill NONE
+/// means zeros); stores skip them. A TFLOAT32 type the driver rejects is retried as
+/// FLOAT32 (same bits; the tensor cores then truncate to tf32). Throws DeviceError when
+/// the driver cannot encode it.
+CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld,
+                              int rows, int cols, int box_rows);
+
+/// The tensor map of a matrix of T (bf16, f16, or f32 described as tf32 for loads
+/// unless `plain_f32`); see encode_tensor_map.
+template <class T>
+CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false,
+                            int box_rows = 64) {
+  const CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                   : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+                                                                    : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
+  return encode_tensor_map(type, sizeof(T), ptr, ld, rows, cols, box_rows);
+}
+
+/// Whether TMA can address an operand: 16-byte aligned base and row pitch.
+bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes);
+
+/// Whether C (elements of `c_bytes`) can leave through TMA stores: beta == 0 (C is not
+/// read), TMA can address it, and its rows are whole 16-byte chunks (a TMA store writes
+/// whole chunks: a partial one would spill into the columns between n and ldc).
+inline bool tma_store_ok(const core::GemmArgs& args, std::size_t c_bytes) {
+  return args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
+         (static_cast<std::size_t>(args.n) * c_bytes) % 16 == 0;
+}
+
+/// If TMA cannot address an operand (stored rows x cols of `elem_bytes` = 2 or 4, pitch
+/// ld), copies it to a 16-byte-pitched workspace (zero-padded rows) and points `ptr`/`ld`
+/// there; returns the workspace (free it stream-ordered) or null.
+void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, std::size_t elem_bytes,
+                           const CudaContext& ctx);
+
+template <class T>
+void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, const CudaContext& ctx) {
+  return make_tma_addressable(ptr, ld, rows, cols, sizeof(T), ctx);
+}
+
+/// The workspaces of the operands a call had to repack for TMA (null where none was
+/// needed); release() frees them stream-ordered, after the launches that read them.
+struct TmaRepacked {
+  void* a = nullptr;
+  void* b = nullptr;
+  void release(const CudaContext& ctx) const {
+    if (a) GK_GPU_CHECK(cudaFreeAsync(a, ctx.stream));
+    if (b) GK_GPU_CHECK(cudaFreeAsync(b, ctx.stream));
+  }
+};
+
+/// Repacks A and B of `args` (stored K-major when kAKMajor / kBKMajor, else MN-major)
+/// where TMA cannot address them, pointing `args` at the copies.
+template <class T, bool kAKMajor, bool kBKMajor>
+TmaRepacked make_operands_tma_addressable(core::GemmArgs& args, const CudaContext& ctx) {
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
+  TmaRepacked r;
+  r.a = kAKMajor ? make_tma_addressable<T>(args.a, args.lda, m, k, ctx)
+                 : make_tma_addressable<T>(args.a, args.lda, k, m, ctx);
+  r.b = kBKMajor ? make_tma_addressable<T>(args.b, args.ldb, n, k, ctx)
+                 : make_tma_addressable<T>(args.b, args.ldb, k, n, ctx);
+  return r;
+}
+
+/// Whether the module holds machine code of `binary_version` (90 = sm_90a, 100 =
+/// sm_100a) for `kernel`: a build without that target runs the architecture-guarded
+/// empty body instead, which must never be launched.
+template <class Kernel>
+bool kernel_built_for(Kernel* kernel, int binary_version) {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.binaryVersion == binary_version;
+}
+
+/// The checks the TMA-fed rungs share once their dtypes and layouts are accepted: ""
+/// or why the rung declines (shared memory per block, the driver's tensor-map encoder,
+/// `built`: whether this module holds the machine code of architecture `arch`).
+inline core::Verdict tma_rung_reason(const CudaContext& ctx, int smem_bytes, bool built, const char* arch) {
+  if (ctx.smem_per_block_optin < static_cast<std::size_t>(smem_bytes))
+    return {core::Decline::Resource, "needs " + std::to_string(smem_bytes / 1024) + " KB of shared memory per block"};
+  if (!tensor_map_encoder()) return {core::Decline::LibraryMissing, "driver lacks cuTensorMapEncodeTiled"};
+  if (!built) return {core::Decline::WrongArch, std::string("module not built for ") + arch};
+  return {};
+}
+
+}  // namespace gpukern::cuda::gemm

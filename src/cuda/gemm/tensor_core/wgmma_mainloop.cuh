@@ -1,0 +1,152 @@
+// The main loop of the warp-specialized wgmma_tma kernels (12_wgmma_tma.cuh): their
+// configuration, the shared-memory layout (a ring of operand stages, C staging boxes, a
+// "full" and an "empty" mbarrier per stage), the producer thread that fills the stages
+// with TMA, and the consumer loop that runs wgmma on them and hands them back.
+#pragma once
+
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
+#include "cuda/arch/wgmma_sm90.cuh"
+#include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
+
+#include <type_traits>
+
+namespace gpukern::cuda::gemm {
+
+/// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
+/// fields kStages (shared-memory stages), kClusterM (CTAs per cluster along M, which
+/// share B through TMA multicast), kProducerRegs / kConsumerRegs (setmaxnreg per
+/// warpgroup), kGroupM (tile rows per L2 raster group) and kEpiBoxes (C staging boxes
+/// per consumer in the TMA-store epilogue). Every operand tile is a set of 64-row
+/// "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K when K-major, 64
+/// elements of M or N when MN-major): one TMA box, one swizzle pattern, 8 KB.
+template <class Tile>
+struct WgmmaConfig {
+  static constexpr int kBlockM = 128, kBlockN = 256;
+  static constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kStages = Tile::kStages;
+  static constexpr int kClusterM = Tile::kClusterM;
+  static constexpr int kGroupM = Tile::kGroupM;
+  static constexpr int kProducerRegs = Tile::kProducerRegs, kConsumerRegs = Tile::kConsumerRegs;
+
+  static constexpr int kRowBytes = 128;  // one 128-byte swizzle row
+  static constexpr int kBoxRows = 64;
+  static constexpr int kBoxBytes = kBoxRows * kRowBytes;
+  static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
+  static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
+  static constexpr int kThreads = (kConsumers + 1) * 128;
+  // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
+  // at a time, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds.
+  static constexpr int kEpiBoxes = Tile::kEpiBoxes;
+  static constexpr int kEpiBytes = kConsumers * kEpiBoxes * kBoxBytes;
+  static constexpr int kBarrierBytes = 2 * kStages * 8;
+  static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
+
+  static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns one m64 slice of the tile");
+  static_assert(kBlockN == 256, "the consumers issue m64n256 wgmma: the tile is 256 wide");
+  static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
+  static_assert(kBBoxes % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
+  static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
+  static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
+  static_assert(kSmemBytes <= 227 * 1024, "an H100 block gets at most 227 KB of shared memory");
+  static_assert(kConsumers * kConsumerRegs * 128 + kProducerRegs * 128 <= 65536,
+                "the warpgroups' registers must fit the SM's 64K register file");
+};
+
+template <class T>
+constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
+
+/// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
+/// repeats every 1024 bytes): kStages operand stages, each consumer's C staging boxes,
+/// then a "full" and an "empty" mbarrier per stage.
+template <class Cfg>
+struct WgmmaSmem {
+  uint32_t base;
+  __device__ explicit WgmmaSmem(const void* raw) : base((arch::smem_addr(raw) + 1023) & ~1023u) {}
+  __device__ uint32_t stage(int s) const { return base + s * Cfg::kStageBytes; }
+  __device__ uint32_t c_staging(int consumer) const {
+    return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes;
+  }
+  __device__ uint32_t full(int s) const { return base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes + 8 * s; }
+  __device__ uint32_t empty(int s) const { return full(Cfg::kStages) + 8 * s; }
+  /// Thread 0: each "full" barrier completes on the producer's expect_tx arrival plus
+  /// the TMA bytes, each "empty" one on `readers` arrivals.
+  __device__ void init_barriers(uint32_t readers) const {
+    if (threadIdx.x != 0) return;
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      arch::mbar_init(full(s), 1);
+      arch::mbar_init(empty(s), readers);
+    }
+    arch::fence_barrier_init();
+  }
+};
+
+/// Position in the ring of stages, shared by the producer and the consumers.
+template <int kStages>
+struct StageRing {
+  int stage = 0;
+  uint32_t phase = 0;
+  __device__ void advance() {
+    if (++stage == kStages) {
+      stage = 0;
+      phase ^= 1;
+    }
+  }
+};
+
+/// The producer thread: for each of this CTA's work units (work_unit) and each of
+/// their K blocks, waits until every reader has released the stage, announces its bytes
+/// and lets `load(stage, full_barrier, m0, n0, kb)` issue the TMA copies.
+template <class Cfg, class Origin, class Load>
+__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta,
+                                               int ctas, Origin origin, Load load) {
+  StageRing<Cfg::kStages> ring;
+  WorkUnit u;
+  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
+    int m0, n0;
+    origin(u.tile, m0, n0);
+    // Serpentine K: consecutive rounds share an operand slab (the raster walks tile
+    // columns inside a row group), and a round that starts where the previous one ended
+    // finds those K blocks still in L2. The consumers do not care about the order (the
+    // first K block they see starts the sum).
+    const bool backwards = (sched.serpentine & 1) && !u.split && (i & 1);
+    for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
+      const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
+      arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
+      arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+      load(ring.stage, sm.full(ring.stage), m0, n0, kb);
+      ring.advance();
+    }
+  }
+}
+
+/// A consumer's main loop over one tile's K blocks: wait for the stage, `issue(stage,
+/// kb, parity)` its wgmmas (after wgmma_fence), commit, wait until the previous K
+/// block's group is done, `retired(parity)` (that group read the other parity's
+/// registers), and hand the previous stage back with `release`. K blocks go in pairs,
+/// so `parity` is a compile-time constant (0, 1) that can name register buffers.
+template <class Cfg, class Issue, class Retired, class Release>
+__device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, int k_blocks,
+                                             Issue issue, Retired retired, Release release) {
+  int prev = 0;
+  auto step = [&](int kb, auto parity) {
+    arch::mbar_wait(sm.full(ring.stage), ring.phase);
+    issue(ring.stage, kb, parity);
+    arch::wgmma_commit();
+    arch::wgmma_wait<1>();  // the previous K block's wgmmas are done reading its stage
+    retired(parity);
+    if (kb > 0) release(prev);
+    prev = ring.stage;
+    ring.advance();
+  };
+  int kb = 0;
+  for (; kb + 1 < k_blocks; kb += 2) {
+    step(kb, std::integral_constant<int, 0>{});
+    step(kb + 1, std::integral_constant<int, 1>{});
+  }
+  if (kb < k_blocks) step(kb, std::integral_constant<int, 0>{});
+  arch::wgmma_wait<0>();
+  release(prev);
+}
+
+}  // namespace gpukern::cuda::gemm

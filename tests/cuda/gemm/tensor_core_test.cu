@@ -1,0 +1,169 @@
+// The tensor-core GEMM rungs (src/cuda/gemm/tensor_core) on the device:
+//  * every rung forced through the public API over the edge cases of its kernels: odd
+//    and tile-sized shapes, several rounds of persistent tiles, K = 0, the four
+//    transposes, f16 / bf16 / tf32 with C in the input type or f32, alpha/beta, rows
+//    packed (not 16-byte addressable: the repack and register-epilogue paths) or padded
+//    (TMA-addressable: the TMA-store epilogue, with alpha = 1 and alpha != 1);
+//  * mma_multistage's configurations of this architecture launched directly: the
+//    bounds-checked kernel on tile-divisible shapes too, and on sm_90 the wide kernel
+//    without bounds checks;
+//  * wgmma_tma's tf32 NN kernel with the K split of the last round of tiles, as the
+//    rung's cost model plans it and forced to either extreme.
+// Each result is checked against a double reference on random inputs (gemm_harness.cuh).
+#include "gemm_harness.cuh"
+
+#include "cuda/gemm/configs/sm80.cuh"
+#include "cuda/gemm/configs/sm86.cuh"
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/tensor_core/11_mma_multistage.cuh"
+#include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace gpukern::test::cuda_gemm {
+namespace {
+
+/// Leading-dimension padding: 0 (packed rows: not 16-byte addressable unless the row
+/// happens to be) or up to a multiple of 8 elements plus 8.
+int64_t row_pad(int64_t cols, bool padded) { return padded ? (cols + 7) / 8 * 8 + 8 - cols : 0; }
+
+/// One edge case: `variant` 0 = C in the input type, packed rows; 1 = C in f32, padded
+/// rows; 2 = alpha/beta, padded rows; 3 = C in f32, alpha/beta, packed rows; 4 = C in the
+/// input type, alpha != 1, beta = 0, padded rows (the TMA-store epilogue with scaling).
+Case edge_case(int64_t m, int64_t n, int64_t k, int layout, DType ab, bool tf32, int variant) {
+  Case c = Case::shape(m, n, k, layout);
+  c.ab = ab;
+  c.c = (variant & 1) ? DType::F32 : ab;
+  c.tf32 = tf32;
+  if (variant & 2) c.alpha = 0.75f, c.beta = -1.25f;
+  if (variant == 4) c.alpha = 0.75f;
+  const bool padded = variant == 1 || variant == 2 || variant == 4;
+  c.pad_a = row_pad(c.trans_a ? m : k, padded);
+  c.pad_b = row_pad(c.trans_b ? k : n, padded);
+  c.pad_c = padded ? row_pad(n, true) : 3;
+  return c;
+}
+
+class TensorCoreRungs : public OnStream, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(TensorCoreRungs, EdgeCases) {
+  const std::string rung = GetParam();
+  std::string why_not;
+  if (!rung_runs_here(rung, &why_not)) GTEST_SKIP() << why_not;
+  const int64_t shapes[][3] = {{1, 1, 1},       {7, 33, 13},     {127, 129, 65},   {128, 256, 64},
+                               {256, 512, 192}, {257, 255, 300}, {300, 520, 1000}, {1, 300, 40},
+                               {513, 1, 77},    {64, 64, 0},     {2050, 2568, 72}, {2050, 2568, 1000}};
+  const struct {
+    DType ab;
+    bool tf32;
+  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
+  std::vector<Case> cases;
+  for (const auto& t : types)
+    for (int layout = 0; layout < 4; ++layout)
+      for (const auto& s : shapes)
+        for (int variant = 0; variant < 5; ++variant)
+          cases.push_back(edge_case(s[0], s[1], s[2], layout, t.ab, t.tf32, variant));
+  check_rung_cases(rung, cases, stream_);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ladder, TensorCoreRungs, ::testing::Values("wmma", "mma_multistage", "wgmma_tma", "tcgen05"));
+
+// ---- mma_multistage, the configurations of this architecture launched directly
+
+/// f16 / bf16 / tf32 in the four layouts on `shapes`, with `Cfg` and the bounds-checked
+/// kernel (kChecked) or the kernel for tile-divisible problems.
+template <class Cfg, bool kChecked>
+void check_mma_config(const CudaContext& ctx, const char* name, const std::vector<std::array<int64_t, 3>>& shapes,
+                      bool with_tf32) {
+  uint64_t seed = 200;
+  for (const auto& s : shapes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (const DType ab : {DType::F16, DType::BF16, DType::F32}) {
+        if (ab == DType::F32 && !with_tf32) continue;
+        Case c = edge_case(s[0], s[1], s[2], layout, ab, ab == DType::F32, 2);  // padded rows, alpha/beta
+        Problem problem(c, ctx.stream, ++seed);
+        run_and_check(problem, name, [&](const core::GemmArgs& args) {
+          gpu::with_storage_type(args.ab_type, [&](auto t) {
+            using T = decltype(t);
+            if constexpr (kChecked || sizeof(T) == 2) gemm::launch_mma_layout<Cfg, T, kChecked>(args, ctx);
+          });
+        });
+      }
+}
+
+class MmaMultistageConfigs : public OnStream {};
+
+TEST_F(MmaMultistageConfigs, CheckedAndTileDivisibleKernels) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (ctx->arch.cc < 80) GTEST_SKIP() << "mma_multistage needs sm_80 (device is sm_" << ctx->arch.cc << ")";
+  // Edge shapes and shapes every configuration's tiles divide (256 x 256 x 128: the
+  // bounds-checked kernel on interior tiles only).
+  const std::vector<std::array<int64_t, 3>> edges = {{257, 255, 300}, {33, 130, 72}};
+  const std::vector<std::array<int64_t, 3>> whole = {{256, 256, 128}, {512, 256, 320}};
+  namespace g = gemm;
+  if (ctx->arch.cc == 90) {
+    using Checked = g::MmaMultistageConfig<g::sm90::MmaMultistage>;
+    using Wide = g::MmaMultistageConfig<g::sm90::MmaMultistageWide>;
+    check_mma_config<Checked, true>(*ctx, "sm90::MmaMultistage", edges, true);
+    check_mma_config<Checked, true>(*ctx, "sm90::MmaMultistage", whole, true);
+    check_mma_config<Wide, false>(*ctx, "sm90::MmaMultistageWide (no bounds checks)", whole, false);
+  } else if (ctx->arch.cc == 80) {
+    using Checked = g::MmaMultistageConfig<g::sm80::MmaMultistage>;
+    check_mma_config<Checked, true>(*ctx, "sm80::MmaMultistage", edges, true);
+    check_mma_config<Checked, true>(*ctx, "sm80::MmaMultistage", whole, true);
+  } else {
+    using Checked = g::MmaMultistageConfig<g::sm86::MmaMultistage>;
+    check_mma_config<Checked, true>(*ctx, "sm86::MmaMultistage", edges, true);
+    check_mma_config<Checked, true>(*ctx, "sm86::MmaMultistage", whole, true);
+  }
+}
+
+// ---- wgmma_tma: the K split of the last round of tiles (tf32, N-contiguous B)
+
+/// The rung's tf32 NN policy with the helpers' share of a split tile forced to
+/// kHelperBlocks K blocks (1: the owner has nearly all of it; large: the helper has).
+template <int kHelperBlocks>
+struct ForcedSplit {
+  template <class Cfg>
+  static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
+    return gemm::split_tail(s, ctas, kHelperBlocks, ctx);
+  }
+};
+
+class WgmmaTmaSplitTail : public OnStream {};
+
+TEST_F(WgmmaTmaSplitTail, Tf32NNLastRoundSplitAlongK) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
+  // tf32 NN tiles are 256 x 128 with K blocks of 32: sm_count + 12 tiles leave a last
+  // round of 12 tiles for as many CTAs, which the cost model splits at 32 K blocks.
+  const int64_t m = 256, n = 128 * (ctx->sm_count + 12), k = 32 * 32;
+  const gemm::WgmmaSchedule plan = gemm::make_schedule(1, ctx->sm_count + 12, 32);
+  ASSERT_GT(gemm::tail_split_blocks(plan, ctx->sm_count), 0) << "the case no longer splits: it tests nothing";
+  using Cfg = gemm::WgmmaConfig<gemm::sm90::WgmmaTf32NN>;
+  uint64_t seed = 300;
+  for (const float beta : {0.0f, 0.5f}) {  // the TMA-store and the register epilogue
+    Case c;
+    c.m = m, c.n = n, c.k = k, c.tf32 = true, c.beta = beta, c.alpha = 1.25f, c.pad_c = 4;
+    Problem problem(c, stream_, ++seed);
+    int declined = 0;
+    EXPECT_TRUE(check_rung(problem, "wgmma_tma", stream_, &declined));
+    EXPECT_EQ(declined, 0) << "wgmma_tma declined a tf32 NN call";
+    run_and_check(problem, "tf32 NN, helpers take 1 K block",
+                  [&](const core::GemmArgs& args) { gemm::launch_wgmma_tf32_nn<Cfg, ForcedSplit<1>>(args, *ctx); });
+    run_and_check(problem, "tf32 NN, helpers take all but 1 K block", [&](const core::GemmArgs& args) {
+      gemm::launch_wgmma_tf32_nn<Cfg, ForcedSplit<1 << 20>>(args, *ctx);
+    });
+  }
+}
+
+}  // namespace
+}  // namespace gpukern::test::cuda_gemm
