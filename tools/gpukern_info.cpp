@@ -39,9 +39,8 @@ void print_device(const std::string& spec) {
   gpukern::Device dev(spec);
   gk_device_info i = dev.info();
   std::printf("  device %s:%d  %s  (%s)\n", i.backend, i.index, i.name, i.arch);
-  std::printf("    compute units %d, clock %d MHz, memory %.1f GiB, peak f32 %.0f GFLOP/s",
-              i.compute_units, i.clock_mhz, static_cast<double>(i.memory_bytes) / (1u << 30),
-              i.peak_f32_gflops);
+  std::printf("    compute units %d, clock %d MHz, memory %.1f GiB, peak f32 %.0f GFLOP/s", i.compute_units,
+              i.clock_mhz, static_cast<double>(i.memory_bytes) / (1u << 30), i.peak_f32_gflops);
   if (i.peak_tensor_gflops > 0) std::printf(", tensor %.0f GFLOP/s", i.peak_tensor_gflops);
   std::printf("\n");
   // Only the versions the backend reports: the CPU has no driver, only an OpenMP runtime.
@@ -59,17 +58,18 @@ void print_device(const std::string& spec) {
 
 int main(int argc, char** argv) {
   if (argc > 1) {
-    std::printf("usage: %s\n  Lists libgpukern backends, devices and rungs.\n"
-                "  GPUKERN_BACKEND selects the backend applications get (auto, cpu, cuda[:N], hip[:N]).\n",
-                argv[0]);
+    std::printf(
+        "usage: %s\n  Lists libgpukern backends, devices and rungs.\n"
+        "  GPUKERN_BACKEND selects the backend applications get (auto, cpu, cuda[:N], hip[:N]).\n",
+        argv[0]);
     return std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" ? 0 : 2;
   }
   try {
     std::printf("libgpukern %s\n", gk_version());
     for (const auto& b : gpukern::list_backends()) {
       if (b.available) {
-        std::printf("backend %s: available, %d device(s)%s%s\n", b.name, b.device_count,
-                    b.note[0] ? " - " : "", b.note);
+        std::printf("backend %s: available, %d device(s)%s%s\n", b.name, b.device_count, b.note[0] ? " - " : "",
+                    b.note);
         for (int d = 0; d < b.device_count; ++d) {
           try {
             print_device(std::string(b.name) + ":" + std::to_string(d));
@@ -78,8 +78,7 @@ int main(int argc, char** argv) {
           }
         }
       } else {
-        std::printf("backend %s: unavailable: %s%s%s\n", b.name, b.reason, b.note[0] ? " - " : "",
-                    b.note);
+        std::printf("backend %s: unavailable: %s%s%s\n", b.name, b.reason, b.note[0] ? " - " : "", b.note);
       }
     }
   } catch (const gpukern::Error& e) {
@@ -90,8 +89,8 @@ int main(int argc, char** argv) {
   const char* env = std::getenv("GPUKERN_BACKEND");
   try {
     gpukern::Device chosen;
-    std::printf("GPUKERN_BACKEND=%s selects %s:%d\n", env ? env : "(unset: auto)",
-                chosen.info().backend, chosen.info().index);
+    std::printf("GPUKERN_BACKEND=%s selects %s:%d\n", env ? env : "(unset: auto)", chosen.info().backend,
+                chosen.info().index);
   } catch (const gpukern::Error& e) {
     std::fprintf(stderr, "gpukern-info: %s\n", e.what());  // the message names GPUKERN_BACKEND
     return 3;

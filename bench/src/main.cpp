@@ -52,11 +52,11 @@ int list_everything() {
       try {
         Device device(std::string(b.name) == "cpu" ? std::string("cpu") : spec);
         const DeviceInfo i = device.info();
-        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB{}\n", i.index, i.name, i.arch,
-                   i.compute_units, std::string(b.name) == "cpu" ? "threads" : "compute units", i.clock_mhz,
+        fmt::print("  device {}: {} ({}), {} {}, {} MHz, {:.1f} GiB{}\n", i.index, i.name, i.arch, i.compute_units,
+                   std::string(b.name) == "cpu" ? "threads" : "compute units", i.clock_mhz,
                    double(i.memory_bytes) / double(1ull << 30), versions_text(i));
-        fmt::print("  peak: f32 {:.0f} GFLOP/s, tensor {:.0f} GFLOP/s, memory {:.0f} GB/s\n",
-                   i.peak_f32_gflops, i.peak_tensor_gflops, i.peak_bandwidth_gbps);
+        fmt::print("  peak: f32 {:.0f} GFLOP/s, tensor {:.0f} GFLOP/s, memory {:.0f} GB/s\n", i.peak_f32_gflops,
+                   i.peak_tensor_gflops, i.peak_bandwidth_gbps);
         if (i.extra[0]) fmt::print("  {}\n", i.extra);
         print_rungs("gemm", device.variants(GK_OP_GEMM));
         print_rungs("softmax", device.variants(GK_OP_SOFTMAX));
@@ -206,7 +206,8 @@ int run_benchmarks(const Options& options) {
     }
     std::vector<Record> records;
     for (const auto& c : runner->plan()) {
-      auto done = runner->run(c, [&](const Case& cc, const Record& r, bool finished) { progress.step(label, cc, r, finished); });
+      auto done = runner->run(
+          c, [&](const Case& cc, const Record& r, bool finished) { progress.step(label, cc, r, finished); });
       progress.case_done(label, c, done);
       if (!options.quiet) {
         progress.clear();

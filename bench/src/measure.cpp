@@ -7,8 +7,7 @@
 
 namespace gpukern::bench {
 
-CacheFlusher::CacheFlusher(Device& device, std::size_t bytes)
-    : device_(device), buffer_(device.alloc(bytes)) {
+CacheFlusher::CacheFlusher(Device& device, std::size_t bytes) : device_(device), buffer_(device.alloc(bytes)) {
   flush();  // first touch (page faults) is not representative
   device_.synchronize();
   const auto start = std::chrono::steady_clock::now();

@@ -32,8 +32,7 @@ SizeSpec parse_size(const std::string& text) {
     spec.dims.push_back(value);
     begin = end + 1;
   }
-  if (spec.dims.size() > 3)
-    throw CLI::ValidationError("--sizes", "'" + text + "' has more than three dimensions");
+  if (spec.dims.size() > 3) throw CLI::ValidationError("--sizes", "'" + text + "' has more than three dimensions");
   return spec;
 }
 
@@ -129,14 +128,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "comma list: N (square), MxNxK (gemm), RxC (softmax); an entry applies to the ops it fits")
       ->delimiter(',');
   app.add_option("--gemm-sizes", gemm_size_texts, "sizes for gemm only (N or MxNxK)")->delimiter(',');
-  app.add_option("--softmax-sizes", softmax_size_texts, "shapes for softmax only (N or RxC)")
-      ->delimiter(',');
-  app.add_option("--variants", variant_texts,
-                 "all, or a comma list of rung names (the reference rung is measured too)")
+  app.add_option("--softmax-sizes", softmax_size_texts, "shapes for softmax only (N or RxC)")->delimiter(',');
+  app.add_option("--variants", variant_texts, "all, or a comma list of rung names (the reference rung is measured too)")
       ->delimiter(',');
   app.add_flag("--no-reference", "do not add the vendor reference rung to --variants (for profiling)");
-  app.add_option("--threads", threads,
-                 "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
+  app.add_option("--threads", threads, "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
   app.add_option("--warmup", options.timing.warmup, "untimed calls before timing (0 to 1000000)")
       ->capture_default_str();
   app.add_option("--repeats", options.timing.repeats,
@@ -154,8 +150,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--naive-max-size", naive_max,
                  "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]");
   app.add_flag("--skip-slow", options.skip_slow, "never run the slow rungs (see --slow-rungs)");
-  app.add_option("--slow-rungs", options.slow_rungs,
-                 "rungs that --naive-max-size and --skip-slow apply to")
+  app.add_option("--slow-rungs", options.slow_rungs, "rungs that --naive-max-size and --skip-slow apply to")
       ->delimiter(',')
       ->capture_default_str();
   app.add_option("--layout", layout, "gemm op(A) op(B): NN, NT, TN or TT")
@@ -172,8 +167,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "write results as JSON to FILE, or to DIR/<device>-<yyyy-mm-dd>.json when a directory "
                  "(existing, or ending in '/'); one file per device");
   app.add_flag("--list", options.list, "list backends, devices and rungs (like gpukern-info) and exit");
-  app.add_option("--list-rungs", options.list_rungs,
-                 "print the names of the OP rungs that run on the --backend device (and take a --dtype), one a line, and exit")
+  app.add_option(
+         "--list-rungs", options.list_rungs,
+         "print the names of the OP rungs that run on the --backend device (and take a --dtype), one a line, and exit")
       ->check(CLI::IsMember({"gemm", "softmax"}));
   app.add_flag("--check", options.check, "exit with 1 when a result exceeds its error bound");
   app.add_flag("-q,--quiet", options.quiet, "no table on stdout");
@@ -192,7 +188,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     if (app.count("--flush-mb"))
       require_range("--flush-mb", flush_mb, 0, 1048576, "0 (no flush) to 1048576 MiB (1 TiB)");
     if (app.count("--naive-max-size") && naive_max < 1)
-      throw CLI::ValidationError("--naive-max-size", std::to_string(naive_max) + " is out of range; expected a size >= 1");
+      throw CLI::ValidationError("--naive-max-size",
+                                 std::to_string(naive_max) + " is out of range; expected a size >= 1");
     require_range("--ref-budget", options.reference_budget, 0, std::numeric_limits<double>::max(),
                   "a number >= 0 (0: check the minimum sample of 16 rows)");
     if (app.count("--json") && options.json_path.empty())
@@ -209,7 +206,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       try {
         gpukern::set_option("GPUKERN_NUM_THREADS", std::to_string(threads));
       } catch (const gpukern::Error& e) {
-        throw CLI::ValidationError("--threads", std::to_string(threads) + " is not a valid thread count (" + e.what() + ")");
+        throw CLI::ValidationError("--threads",
+                                   std::to_string(threads) + " is not a valid thread count (" + e.what() + ")");
       }
       options.threads = threads;
     }

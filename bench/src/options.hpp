@@ -21,30 +21,30 @@ struct SizeSpec {
 struct Options {
   std::vector<std::string> backends{"all"};  // "all" or names/specs: cpu, cuda, cuda:1, hip
   std::vector<gk_op> ops{GK_OP_GEMM, GK_OP_SOFTMAX};
-  std::vector<BenchType> types;              // empty: per-backend default
-  std::vector<SizeSpec> sizes;               // --sizes: both ops (entries that fit)
-  std::vector<SizeSpec> gemm_sizes;          // --gemm-sizes (overrides --sizes for gemm)
-  std::vector<SizeSpec> softmax_sizes;       // --softmax-sizes (overrides --sizes for softmax)
-  std::vector<std::string> variants;         // empty: all rungs
-  bool with_reference = true;                // measure the vendor rung even if not listed
-  std::optional<int> threads;                // GPUKERN_NUM_THREADS
+  std::vector<BenchType> types;         // empty: per-backend default
+  std::vector<SizeSpec> sizes;          // --sizes: both ops (entries that fit)
+  std::vector<SizeSpec> gemm_sizes;     // --gemm-sizes (overrides --sizes for gemm)
+  std::vector<SizeSpec> softmax_sizes;  // --softmax-sizes (overrides --sizes for softmax)
+  std::vector<std::string> variants;    // empty: all rungs
+  bool with_reference = true;           // measure the vendor rung even if not listed
+  std::optional<int> threads;           // GPUKERN_NUM_THREADS
   TimingPolicy timing;
-  std::optional<double> flush_mb;            // cache flush buffer; 0 = no flush (warm caches)
-  std::optional<int64_t> naive_max_size;     // gemm: slow rungs only while cbrt(m*n*k) <= this
-  bool skip_slow = false;                    // never run the slow rungs
+  std::optional<double> flush_mb;                // cache flush buffer; 0 = no flush (warm caches)
+  std::optional<int64_t> naive_max_size;         // gemm: slow rungs only while cbrt(m*n*k) <= this
+  bool skip_slow = false;                        // never run the slow rungs
   std::vector<std::string> slow_rungs{"naive"};  // what --naive-max-size and --skip-slow apply to
-  bool trans_a = false, trans_b = false;     // --layout NN|NT|TN|TT
-  bool c_f32 = false;                        // gemm C in f32 for f16/bf16 inputs
+  bool trans_a = false, trans_b = false;         // --layout NN|NT|TN|TT
+  bool c_f32 = false;                            // gemm C in f32 for f16/bf16 inputs
   bool log_softmax = false;
-  double reference_budget = double(1 << 28); // multiply-adds (gemm) / elements (softmax) checked
+  double reference_budget = double(1 << 28);  // multiply-adds (gemm) / elements (softmax) checked
   uint64_t seed = 42;
-  std::string json_path;                     // empty: no JSON
+  std::string json_path;  // empty: no JSON
   bool list = false;
-  std::string list_rungs;                    // "gemm" / "softmax": rung names that run here, one a line
-  bool check = false;                        // exit 1 when a result exceeds its error bound
-  bool quiet = false;                        // no table on stdout
-  std::string command_line;                  // argv as typed, recorded in the JSON
-  std::optional<double> load_at_start;       // 1-minute load average when the run began
+  std::string list_rungs;               // "gemm" / "softmax": rung names that run here, one a line
+  bool check = false;                   // exit 1 when a result exceeds its error bound
+  bool quiet = false;                   // no table on stdout
+  std::string command_line;             // argv as typed, recorded in the JSON
+  std::optional<double> load_at_start;  // 1-minute load average when the run began
 };
 
 /// Parses argv. Returns the exit code to stop with (help, bad option), or nullopt to go on.

@@ -54,29 +54,29 @@ void put_shape(nlohmann::json& j, const Case& c) {
 // ---- progress ----
 
 Progress::Progress(std::size_t total_steps)
-    : total_(total_steps), tty_(isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()),
+    : total_(total_steps),
+      tty_(isatty(STDERR_FILENO) != 0),
+      start_(std::chrono::steady_clock::now()),
       case_start_(start_) {}
 
 void Progress::step(const std::string& device, const Case& c, const Record& r, bool done) {
   if (done) ++done_;
-  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax",
-                       type_name(c.type), c.shape_label(), r.variant);
+  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
+                       c.shape_label(), r.variant);
   if (tty_) draw();
 }
 
 void Progress::draw() {
   constexpr int kWidth = 30;
   const int filled = total_ ? int(kWidth * done_ / total_) : kWidth;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   fmt::print(stderr, "\r\033[K[{}{}] {}/{} {:.0f}s  {}", std::string(std::size_t(filled), '#'),
              std::string(std::size_t(kWidth - filled), '.'), done_, total_, seconds, label_);
   std::fflush(stderr);
   shown_ = true;
 }
 
-void Progress::case_done(const std::string& device, const Case& c,
-                         const std::vector<Record>& records) {
+void Progress::case_done(const std::string& device, const Case& c, const std::vector<Record>& records) {
   ++cases_;
   const auto now = std::chrono::steady_clock::now();
   const double seconds = std::chrono::duration<double>(now - case_start_).count();
@@ -103,8 +103,7 @@ void Progress::clear() {
 
 void Progress::finish() {
   clear();
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   fmt::print(stderr, "{} measurements in {} cases, {:.1f} s\n", done_, cases_, seconds);
 }
 
@@ -112,9 +111,8 @@ void Progress::finish() {
 
 void TablePrinter::device_header(const DeviceRunner& runner, const Options& options) {
   const DeviceInfo& i = runner.info();
-  fmt::print("\n== {}:{}  {}  ({}, {} {}, {} MHz)  peak f32 {:.0f} GFLOP/s", i.backend, i.index,
-             i.name, i.arch, i.compute_units, runner.is_cpu() ? "threads" : "compute units",
-             i.clock_mhz, i.peak_f32_gflops);
+  fmt::print("\n== {}:{}  {}  ({}, {} {}, {} MHz)  peak f32 {:.0f} GFLOP/s", i.backend, i.index, i.name, i.arch,
+             i.compute_units, runner.is_cpu() ? "threads" : "compute units", i.clock_mhz, i.peak_f32_gflops);
   if (i.peak_tensor_gflops > 0) fmt::print(", tensor {:.0f} GFLOP/s", i.peak_tensor_gflops);
   if (i.peak_bandwidth_gbps > 0) fmt::print(", memory {:.0f} GB/s", i.peak_bandwidth_gbps);
   fmt::print(" ==\n");
@@ -122,8 +120,9 @@ void TablePrinter::device_header(const DeviceRunner& runner, const Options& opti
   std::string slow;
   for (const auto& name : options.slow_rungs) slow += (slow.empty() ? "" : ",") + name;
   fmt::print("   cache flush {} MiB between timed calls; {}\n", runner.flush_bytes() >> 20,
-             options.skip_slow ? "slow rungs (" + slow + ") not run"
-                               : "gemm rungs " + slow + " only up to " + std::to_string(runner.naive_max_size()) + "^3");
+             options.skip_slow
+                 ? "slow rungs (" + slow + ") not run"
+                 : "gemm rungs " + slow + " only up to " + std::to_string(runner.naive_max_size()) + "^3");
   last_op_ = -1;
 }
 
@@ -134,11 +133,11 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   if (last_op_ != int(c.op)) {
     last_op_ = int(c.op);
     if (gemm)
-      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>10}\n", "dtype", "shape",
-                 "gemm rung", "ms", "IQR", "GFLOP/s", "%ref", "%peak", "rel.err");
+      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>10}\n", "dtype", "shape", "gemm rung", "ms",
+                 "IQR", "GFLOP/s", "%ref", "%peak", "rel.err");
     else
-      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>10}\n", "dtype",
-                 "shape", "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", "rel.err");
+      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>10}\n", "dtype", "shape",
+                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", "rel.err");
   }
   for (const auto& r : records) {
     const std::string name = r.variant + (r.is_reference ? "*" : "");
@@ -152,22 +151,20 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
     if (gemm)
-      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>10}\n", type_name(c.type),
-                 c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
-                 percent(r.pct_of_peak), error_text(r));
-    else
-      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7} {:>10}\n",
-                 type_name(c.type), c.shape_label(), name, ms, spread, rate_text(r.rate),
-                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy),
+      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>10}\n", type_name(c.type), c.shape_label(),
+                 name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference), percent(r.pct_of_peak),
                  error_text(r));
+    else
+      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7} {:>10}\n", type_name(c.type),
+                 c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
+                 percent(r.pct_of_peak), percent(r.pct_of_copy), error_text(r));
   }
   std::fflush(stdout);
 }
 
 // ---- JSON ----
 
-nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
-                        const std::vector<Record>& records) {
+nlohmann::json run_json(const DeviceRunner& runner, const Options& options, const std::vector<Record>& records) {
   using nlohmann::json;
   const DeviceInfo& i = runner.info();
   json extra = json::object();
@@ -293,8 +290,10 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
 std::string slug(const std::string& text) {
   std::string out;
   for (unsigned char ch : text) {
-    if (std::isalnum(ch)) out += char(std::tolower(ch));
-    else if (!out.empty() && out.back() != '-') out += '-';
+    if (std::isalnum(ch))
+      out += char(std::tolower(ch));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
   return out.empty() ? "device" : out;
@@ -316,21 +315,19 @@ std::string today_utc() {
   return day;
 }
 
-std::string json_file_for(const std::string& json_option, const DeviceInfo& info,
-                          std::size_t device_count) {
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count) {
   namespace fs = std::filesystem;
   const bool is_dir = (!json_option.empty() && json_option.back() == '/') || fs::is_directory(json_option);
   if (is_dir) {
     std::string name = slug(info.name);
     // A CPU's marketing name can equal another machine's; the backend keeps files apart.
-    if (name.find(slug(info.backend)) == std::string::npos && std::string(info.backend) == "cpu")
-      name = "cpu-" + name;
+    if (name.find(slug(info.backend)) == std::string::npos && std::string(info.backend) == "cpu") name = "cpu-" + name;
     return (fs::path(json_option) / (name + "-" + today_utc() + ".json")).string();
   }
   if (device_count <= 1) return json_option;
   fs::path p(json_option);
-  return (p.parent_path() / (p.stem().string() + "-" + info.backend + std::to_string(info.index) +
-                             p.extension().string()))
+  return (p.parent_path() /
+          (p.stem().string() + "-" + info.backend + std::to_string(info.index) + p.extension().string()))
       .string();
 }
 

@@ -46,12 +46,10 @@ class TablePrinter {
 };
 
 /// The JSON object of one run on one device.
-nlohmann::json run_json(const DeviceRunner& runner, const Options& options,
-                        const std::vector<Record>& records);
+nlohmann::json run_json(const DeviceRunner& runner, const Options& options, const std::vector<Record>& records);
 
 /// Where --json writes the run of `runner` (directory mode, or one file per device).
-std::string json_file_for(const std::string& json_option, const DeviceInfo& info,
-                          std::size_t device_count);
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count);
 
 /// "nvidia-h100-80gb-hbm3": lowercase, runs of other characters as one '-'.
 std::string slug(const std::string& text);

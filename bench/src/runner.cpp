@@ -31,8 +31,8 @@ bool name_in(const std::string& name, const std::vector<std::string>& names) {
 
 // Downloads the checked rows of a row-major output (ld elements per row) into a
 // compact host array (cols elements per row), one copy when every row is checked.
-std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dtype type,
-                                         const Reference& ref, int64_t ld) {
+std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dtype type, const Reference& ref,
+                                         int64_t ld) {
   const std::size_t esize = dtype_size(type);
   const std::size_t row_bytes = std::size_t(ref.cols) * esize;
   std::vector<unsigned char> out(ref.rows.size() * row_bytes);
@@ -42,8 +42,7 @@ std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dt
     return out;
   }
   for (std::size_t r = 0; r < ref.rows.size(); ++r)
-    device.download(out.data() + r * row_bytes, base + std::size_t(ref.rows[r] * ld) * esize,
-                    row_bytes);
+    device.download(out.data() + r * row_bytes, base + std::size_t(ref.rows[r] * ld) * esize, row_bytes);
   return out;
 }
 
@@ -128,8 +127,10 @@ std::vector<std::pair<std::string, std::string>> parse_extra(const char* extra) 
     const std::string item = text.substr(begin, end - begin);
     const std::size_t eq = item.find('=');
     if (!item.empty()) {
-      if (eq == std::string::npos) out.emplace_back(item, "");
-      else out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+      if (eq == std::string::npos)
+        out.emplace_back(item, "");
+      else
+        out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
     }
     begin = end + 1;
   }
@@ -191,7 +192,7 @@ std::vector<Case> DeviceRunner::plan() const {
   std::vector<Case> cases;
   for (gk_op op : options_.ops) {
     const auto& op_sizes = op == GK_OP_GEMM ? options_.gemm_sizes : options_.softmax_sizes;
-    const auto sizes = !op_sizes.empty()       ? op_sizes
+    const auto sizes = !op_sizes.empty()         ? op_sizes
                        : !options_.sizes.empty() ? options_.sizes
                                                  : default_sizes(op, is_cpu());
     const auto types = options_.types.empty() ? default_types(op, is_cpu()) : options_.types;
@@ -222,8 +223,8 @@ std::vector<Case> DeviceRunner::plan() const {
 }
 
 std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
-  const std::string what = fmt::format("{} {} {}", c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
-                                       c.shape_label());
+  const std::string what =
+      fmt::format("{} {} {}", c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.shape_label());
   const std::string too_large = what + ": too large (its element counts overflow 64-bit integers)";
   const auto need = footprint(c, options_.reference_budget);
   if (!need) return too_large;
@@ -235,10 +236,11 @@ std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
 
   const uint64_t host_free = available_host_memory();
   if (host_free > 0 && host > host_free)
-    return fmt::format("{}: needs {} of host memory (inputs, reference{}{}), only {} available; use smaller "
-                       "--sizes{}",
-                       what, bytes_text(host), is_cpu() ? ", device buffers" : "", is_cpu() ? flush : "",
-                       bytes_text(host_free), flush_bytes_ && is_cpu() ? " or --flush-mb" : "");
+    return fmt::format(
+        "{}: needs {} of host memory (inputs, reference{}{}), only {} available; use smaller "
+        "--sizes{}",
+        what, bytes_text(host), is_cpu() ? ", device buffers" : "", is_cpu() ? flush : "", bytes_text(host_free),
+        flush_bytes_ && is_cpu() ? " or --flush-mb" : "");
   if (!is_cpu() && info_.memory_bytes > 0 && device > info_.memory_bytes)
     return fmt::format("{}: needs {} of device memory (inputs, output{}), the device has {}; use smaller --sizes{}",
                        what, bytes_text(device), flush, bytes_text(info_.memory_bytes),
@@ -247,8 +249,7 @@ std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
 }
 
 std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& rung) const {
-  if (!rung.info.runs_here)
-    return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
+  if (!rung.info.runs_here) return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
   const std::string name = rung.info.name;
   const bool slow = name_in(name, options_.slow_rungs);
   if (slow && options_.skip_slow) return name + " not run (--skip-slow)";
@@ -338,8 +339,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   std::optional<Timing> copy_timing;
   if (c.op == GK_OP_SOFTMAX) {
     try {
-      copy_timing = measure(device_, timer_, flusher, options_.timing,
-                            [&] { device_.copy(out.data(), a.data(), out_bytes); });
+      copy_timing =
+          measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(out.data(), a.data(), out_bytes); });
     } catch (const Error&) {
       copy_timing.reset();
     }
@@ -403,9 +404,14 @@ void DeviceRunner::finish(std::vector<Record>& records) const {
       // AMD CDNA3); without tensor cores every dtype runs at the FP32 FMA rate.
       const double tensor = info_.peak_tensor_gflops;
       switch (c.type) {
-        case BenchType::kF32: r.peak = info_.peak_f32_gflops; break;
-        case BenchType::kTF32: r.peak = tensor > 0 ? tensor / 2 : info_.peak_f32_gflops; break;
-        default: r.peak = tensor > 0 ? tensor : info_.peak_f32_gflops;
+        case BenchType::kF32:
+          r.peak = info_.peak_f32_gflops;
+          break;
+        case BenchType::kTF32:
+          r.peak = tensor > 0 ? tensor / 2 : info_.peak_f32_gflops;
+          break;
+        default:
+          r.peak = tensor > 0 ? tensor : info_.peak_f32_gflops;
       }
     } else {
       r.peak = info_.peak_bandwidth_gbps;

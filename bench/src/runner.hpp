@@ -20,18 +20,18 @@ namespace gpukern::bench {
 struct Record {
   Case test_case;
   std::string variant;
-  int rung_index = 0;          // position in the ladder (naive first)
+  int rung_index = 0;  // position in the ladder (naive first)
   bool is_reference = false;
-  bool measured = false;       // false: skipped, see reason
-  std::string reason;          // why skipped / failed
-  std::string decline;         // the rung's typed reason for a decline ("Misaligned"), "" otherwise
-  bool failed = false;         // an error other than a declined case
+  bool measured = false;  // false: skipped, see reason
+  std::string reason;     // why skipped / failed
+  std::string decline;    // the rung's typed reason for a decline ("Misaligned"), "" otherwise
+  bool failed = false;    // an error other than a declined case
 
   Timing timing;
-  double rate = 0;             // gemm GFLOP/s, softmax GB/s
-  std::string reference;       // vendor rung of the same run ("" if none ran)
+  double rate = 0;        // gemm GFLOP/s, softmax GB/s
+  std::string reference;  // vendor rung of the same run ("" if none ran)
   std::optional<double> reference_ms, pct_of_reference;
-  double peak = 0;             // the hardware peak used (GFLOP/s or GB/s); 0 if unknown
+  double peak = 0;  // the hardware peak used (GFLOP/s or GB/s); 0 if unknown
   std::optional<double> pct_of_peak;
   std::optional<double> rel_error;
   bool error_ok = false;

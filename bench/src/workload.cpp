@@ -14,10 +14,14 @@ namespace gpukern::bench {
 
 const char* type_name(BenchType type) {
   switch (type) {
-    case BenchType::kTF32: return "tf32";
-    case BenchType::kF16: return "f16";
-    case BenchType::kBF16: return "bf16";
-    default: return "f32";
+    case BenchType::kTF32:
+      return "tf32";
+    case BenchType::kF16:
+      return "f16";
+    case BenchType::kBF16:
+      return "bf16";
+    default:
+      return "f32";
   }
 }
 
@@ -31,24 +35,30 @@ std::optional<BenchType> parse_type(std::string_view name) {
 
 gk_dtype storage_type(BenchType type) {
   switch (type) {
-    case BenchType::kF16: return GK_F16;
-    case BenchType::kBF16: return GK_BF16;
-    default: return GK_F32;
+    case BenchType::kF16:
+      return GK_F16;
+    case BenchType::kBF16:
+      return GK_BF16;
+    default:
+      return GK_F32;
   }
 }
 
 double error_bound(BenchType type) {
   switch (type) {
-    case BenchType::kTF32: return 2e-3;
-    case BenchType::kF16: return 2e-3;
-    case BenchType::kBF16: return 1e-2;
-    default: return 1e-5;
+    case BenchType::kTF32:
+      return 2e-3;
+    case BenchType::kF16:
+      return 2e-3;
+    case BenchType::kBF16:
+      return 1e-2;
+    default:
+      return 1e-5;
   }
 }
 
 std::string Case::shape_label() const {
-  if (op == GK_OP_GEMM)
-    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  if (op == GK_OP_GEMM) return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
@@ -95,7 +105,8 @@ HostArray random_array(std::size_t count, gk_dtype type, float low, float high, 
         v = bf16_to_float(h);
         break;
       }
-      default: std::memcpy(&out.bytes[4 * i], &v, 4);
+      default:
+        std::memcpy(&out.bytes[4 * i], &v, 4);
     }
     out.values[i] = v;
   }
@@ -164,8 +175,10 @@ std::optional<Footprint> footprint(const Case& c, double reference_budget) {
   const uint64_t cols = uint64_t(c.op == GK_OP_GEMM ? c.n : c.cols);
   // Inputs: gemm A (m x k) and B (k x n); softmax x (rows x cols).
   std::vector<std::pair<uint64_t, uint64_t>> inputs;
-  if (c.op == GK_OP_GEMM) inputs = {{uint64_t(c.m), uint64_t(c.k)}, {uint64_t(c.k), uint64_t(c.n)}};
-  else inputs = {{uint64_t(c.rows), uint64_t(c.cols)}};
+  if (c.op == GK_OP_GEMM)
+    inputs = {{uint64_t(c.m), uint64_t(c.k)}, {uint64_t(c.k), uint64_t(c.n)}};
+  else
+    inputs = {{uint64_t(c.rows), uint64_t(c.cols)}};
 
   Footprint f;
   uint64_t elements = 0, bytes = 0, output = 0;
@@ -185,8 +198,7 @@ std::optional<Footprint> footprint(const Case& c, double reference_budget) {
   return f;
 }
 
-Reference gemm_reference(const Case& c, const float* a, const float* b,
-                         const std::vector<int64_t>& rows) {
+Reference gemm_reference(const Case& c, const float* a, const float* b, const std::vector<int64_t>& rows) {
   Reference ref;
   ref.rows = rows;
   ref.cols = c.n;
@@ -239,8 +251,7 @@ Reference softmax_reference(const Case& c, const float* x, const std::vector<int
   return ref;
 }
 
-std::optional<double> relative_error(const Reference& ref, const void* output, gk_dtype type,
-                                     int64_t ld) {
+std::optional<double> relative_error(const Reference& ref, const void* output, gk_dtype type, int64_t ld) {
   double diff2 = 0, ref2 = 0;
   for (std::size_t r = 0; r < ref.rows.size(); ++r) {
     for (int64_t j = 0; j < ref.cols; ++j) {

@@ -83,14 +83,12 @@ struct Footprint {
 std::optional<Footprint> footprint(const Case& c, double reference_budget);
 
 /// C = op(A) op(B) (alpha 1, beta 0) for the sampled rows; A, B as float values.
-Reference gemm_reference(const Case& c, const float* a, const float* b,
-                         const std::vector<int64_t>& rows);
+Reference gemm_reference(const Case& c, const float* a, const float* b, const std::vector<int64_t>& rows);
 /// softmax / log-softmax of the sampled rows of x.
 Reference softmax_reference(const Case& c, const float* x, const std::vector<int64_t>& rows);
 
 /// Relative Frobenius error over the checked rows; nullopt when the output holds
 /// NaN or inf where the reference is finite (a failed or unwritten output).
-std::optional<double> relative_error(const Reference& ref, const void* output, gk_dtype type,
-                                     int64_t ld);
+std::optional<double> relative_error(const Reference& ref, const void* output, gk_dtype type, int64_t ld);
 
 }  // namespace gpukern::bench

@@ -32,8 +32,7 @@ int main(void) {
   if (check(gk_get_device_info(handle, &info), "gk_get_device_info")) return 2;
   printf("libgpukern %s on %s (%s)\n", gk_version(), info.backend, info.name);
 
-  if (check(gk_malloc(handle, sizeof a, &da), "gk_malloc") ||
-      check(gk_malloc(handle, sizeof b, &db), "gk_malloc") ||
+  if (check(gk_malloc(handle, sizeof a, &da), "gk_malloc") || check(gk_malloc(handle, sizeof b, &db), "gk_malloc") ||
       check(gk_malloc(handle, sizeof c, &dc), "gk_malloc") ||
       check(gk_memcpy(handle, da, a, sizeof a, GK_HOST_TO_DEVICE), "gk_memcpy") ||
       check(gk_memcpy(handle, db, b, sizeof b, GK_HOST_TO_DEVICE), "gk_memcpy"))
@@ -80,8 +79,7 @@ int main(void) {
     /* each row is (v, v + 2): softmax = (1 / (1 + e^2), e^2 / (1 + e^2)) */
     const double low = 1.0 / (1.0 + exp(2.0));
     if (fabs(y[2 * i] - low) > 1e-6 || fabs(y[2 * i + 1] - (1.0 - low)) > 1e-6) {
-      printf("softmax: row %d = (%g, %g), expected (%g, %g)\n", i, y[2 * i], y[2 * i + 1], low,
-             1.0 - low);
+      printf("softmax: row %d = (%g, %g), expected (%g, %g)\n", i, y[2 * i], y[2 * i + 1], low, 1.0 - low);
       ++failures;
     }
   }

@@ -38,12 +38,12 @@ extern "C" {
 /// Result of every call.
 typedef enum gk_status {
   GK_SUCCESS = 0,
-  GK_INVALID_ARGUMENT = 1, ///< an argument is out of range; the message names it
-  GK_UNSUPPORTED = 2,      ///< valid call, but the chosen rung or backend cannot do it
-  GK_UNAVAILABLE = 3,      ///< the backend is not usable here (no driver, no device, no module)
-  GK_OUT_OF_MEMORY = 4,    ///< an allocation failed
-  GK_DEVICE_ERROR = 5,     ///< the device runtime reported an error
-  GK_INTERNAL_ERROR = 6    ///< a bug in libgpukern; please report it
+  GK_INVALID_ARGUMENT = 1,  ///< an argument is out of range; the message names it
+  GK_UNSUPPORTED = 2,       ///< valid call, but the chosen rung or backend cannot do it
+  GK_UNAVAILABLE = 3,       ///< the backend is not usable here (no driver, no device, no module)
+  GK_OUT_OF_MEMORY = 4,     ///< an allocation failed
+  GK_DEVICE_ERROR = 5,      ///< the device runtime reported an error
+  GK_INTERNAL_ERROR = 6     ///< a bug in libgpukern; please report it
 } gk_status;
 
 /// Element storage types. Arithmetic is always float32 (f32 accumulation).
@@ -56,11 +56,7 @@ typedef enum gk_transpose { GK_NO_TRANS = 0, GK_TRANS = 1 } gk_transpose;
 typedef enum gk_op { GK_OP_GEMM = 0, GK_OP_SOFTMAX = 1 } gk_op;
 
 /// Direction of gk_memcpy.
-typedef enum gk_copy_kind {
-  GK_HOST_TO_DEVICE = 0,
-  GK_DEVICE_TO_HOST = 1,
-  GK_DEVICE_TO_DEVICE = 2
-} gk_copy_kind;
+typedef enum gk_copy_kind { GK_HOST_TO_DEVICE = 0, GK_DEVICE_TO_HOST = 1, GK_DEVICE_TO_DEVICE = 2 } gk_copy_kind;
 
 /// An opened backend device (a stream of its own on GPUs). Thread-safe. An opaque value,
 /// not an address.
@@ -90,10 +86,10 @@ typedef struct gk_device_info {
   uint64_t memory_bytes;      ///< device memory (host memory on the CPU)
   char driver_version[GK_NAME_LEN];
   char runtime_version[GK_NAME_LEN];
-  double peak_f32_gflops;     ///< FP32 FMA peak (units x lanes x 2 x clock)
-  double peak_tensor_gflops;  ///< dense f16/bf16 tensor peak, 0 if none
-  double peak_bandwidth_gbps; ///< memory bandwidth by spec, 0 if unknown
-  char extra[GK_TEXT_LEN * 2]; ///< "key=value;" pairs (cpu_isa, openblas_core, ...)
+  double peak_f32_gflops;       ///< FP32 FMA peak (units x lanes x 2 x clock)
+  double peak_tensor_gflops;    ///< dense f16/bf16 tensor peak, 0 if none
+  double peak_bandwidth_gbps;   ///< memory bandwidth by spec, 0 if unknown
+  char extra[GK_TEXT_LEN * 2];  ///< "key=value;" pairs (cpu_isa, openblas_core, ...)
 } gk_device_info;
 
 /// Why a rung declines a call: gk_last_decline() after an Unsupported call, and
@@ -111,16 +107,16 @@ typedef enum gk_decline {
 
 /// One rung of a ladder.
 typedef struct gk_variant_info {
-  char name[GK_NAME_LEN];        ///< the name to force it with, e.g. "warptile"
-  char description[GK_TEXT_LEN]; ///< one line
-  char dtypes[GK_NAME_LEN];      ///< comma list: "f32,tf32,f16,bf16"
-  char min_arch[GK_NAME_LEN];    ///< the architectures it runs on, e.g. "sm_90a"; empty if any
-  int runs_here;                 ///< 1 if this device can run it
-  char reason[GK_TEXT_LEN];      ///< why not, when runs_here == 0
-  int is_reference;              ///< 1 for the vendor reference (cublas, openblas, ...)
-  int experimental;              ///< 1: never run on hardware; forced by name only, never by auto
-  int auto_position;             ///< place in auto's order (0 first); -1: auto never picks it
-  gk_decline decline;            ///< why not, when runs_here == 0 (GK_DECLINE_WRONG_ARCH, ...)
+  char name[GK_NAME_LEN];         ///< the name to force it with, e.g. "warptile"
+  char description[GK_TEXT_LEN];  ///< one line
+  char dtypes[GK_NAME_LEN];       ///< comma list: "f32,tf32,f16,bf16"
+  char min_arch[GK_NAME_LEN];     ///< the architectures it runs on, e.g. "sm_90a"; empty if any
+  int runs_here;                  ///< 1 if this device can run it
+  char reason[GK_TEXT_LEN];       ///< why not, when runs_here == 0
+  int is_reference;               ///< 1 for the vendor reference (cublas, openblas, ...)
+  int experimental;               ///< 1: never run on hardware; forced by name only, never by auto
+  int auto_position;              ///< place in auto's order (0 first); -1: auto never picks it
+  gk_decline decline;             ///< why not, when runs_here == 0 (GK_DECLINE_WRONG_ARCH, ...)
 } gk_variant_info;
 
 /// C = alpha * op(A) * op(B) + beta * C   (row-major; op(A) is m x k, op(B) is k x n).
@@ -132,14 +128,17 @@ typedef struct gk_gemm_desc {
   gk_transpose trans_a, trans_b;
   int64_t m, n, k;
   float alpha;
-  const void* a; int64_t lda;
-  const void* b; int64_t ldb;
+  const void* a;
+  int64_t lda;
+  const void* b;
+  int64_t ldb;
   float beta;
-  void* c; int64_t ldc;
+  void* c;
+  int64_t ldc;
   gk_dtype ab_type;
   gk_dtype c_type;
-  int allow_tf32;        ///< f32 only: permit tensor-core TF32 arithmetic (opt-in, as cuBLAS)
-  const char* variant;   ///< rung name; NULL or "auto" = GPUKERN_GEMM_VARIANT or auto
+  int allow_tf32;       ///< f32 only: permit tensor-core TF32 arithmetic (opt-in, as cuBLAS)
+  const char* variant;  ///< rung name; NULL or "auto" = GPUKERN_GEMM_VARIANT or auto
 } gk_gemm_desc;
 
 /// y[r, :] = softmax(x[r, :]) (or log-softmax) for each of `rows` rows.
@@ -148,11 +147,13 @@ typedef struct gk_gemm_desc {
 /// A row of all -inf gives NaN (as PyTorch does).
 typedef struct gk_softmax_desc {
   int64_t rows, cols;
-  const void* x; int64_t ldx;
-  void* y; int64_t ldy;
+  const void* x;
+  int64_t ldx;
+  void* y;
+  int64_t ldy;
   gk_dtype dtype;
   int log_softmax;
-  const char* variant;   ///< rung name; NULL or "auto" = GPUKERN_SOFTMAX_VARIANT or auto
+  const char* variant;  ///< rung name; NULL or "auto" = GPUKERN_SOFTMAX_VARIANT or auto
 } gk_softmax_desc;
 
 /// Name of a status, e.g. "InvalidArgument".
@@ -196,8 +197,7 @@ GK_API gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr);
 /// block, another handle's block, a block already freed, the application's own memory)
 /// gives GK_INVALID_ARGUMENT and frees nothing. NULL is a no-op.
 GK_API gk_status gk_free(gk_handle handle, void* ptr);
-GK_API gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes,
-                           gk_copy_kind kind);
+GK_API gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes, gk_copy_kind kind);
 GK_API gk_status gk_memset(gk_handle handle, void* dst, int value, size_t bytes);
 /// Waits for all work queued on the handle's stream.
 GK_API gk_status gk_synchronize(gk_handle handle);
@@ -214,10 +214,8 @@ GK_API gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_v
 /// Rung used by the last gemm/softmax call on this handle (on any thread).
 GK_API gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len);
 /// Which rung `auto` (or the env override) would run for this call, without running it.
-GK_API gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name,
-                                size_t len);
-GK_API gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name,
-                                   size_t len);
+GK_API gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name, size_t len);
+GK_API gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name, size_t len);
 
 /// Event timing on the handle's stream: record start, run work, then read elapsed ms.
 /// An opaque value, not an address; it lives until gk_timer_destroy or gk_close.

@@ -133,13 +133,14 @@ class Buffer {
   }
   void* data() const noexcept { return ptr_; }
   template <class T>
-  T* as() const noexcept { return static_cast<T*>(ptr_); }
+  T* as() const noexcept {
+    return static_cast<T*>(ptr_);
+  }
   std::size_t size() const noexcept { return bytes_; }
 
  private:
   friend class Device;
-  Buffer(detail::SharedHandle h, void* p, std::size_t n)
-      : handle_(std::move(h)), ptr_(p), bytes_(n) {}
+  Buffer(detail::SharedHandle h, void* p, std::size_t n) : handle_(std::move(h)), ptr_(p), bytes_(n) {}
   void swap(Buffer& o) noexcept {
     std::swap(handle_, o.handle_);
     std::swap(ptr_, o.ptr_);
@@ -156,8 +157,7 @@ class Timer {
  public:
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
-  Timer(Timer&& o) noexcept
-      : handle_(std::move(o.handle_)), timer_(std::exchange(o.timer_, nullptr)) {}
+  Timer(Timer&& o) noexcept : handle_(std::move(o.handle_)), timer_(std::exchange(o.timer_, nullptr)) {}
   Timer& operator=(Timer&& o) noexcept {
     Timer tmp(std::move(o));
     std::swap(handle_, tmp.handle_);
@@ -234,9 +234,7 @@ class Device {
   void copy(void* dst, const void* src, std::size_t bytes) {
     check(gk_memcpy(handle(), dst, src, bytes, GK_DEVICE_TO_DEVICE));
   }
-  void memset(void* dst, int value, std::size_t bytes) {
-    check(gk_memset(handle(), dst, value, bytes));
-  }
+  void memset(void* dst, int value, std::size_t bytes) { check(gk_memset(handle(), dst, value, bytes)); }
   void synchronize() { check(gk_synchronize(handle())); }
   /// Use the application's cudaStream_t / hipStream_t (nullptr: the device's own).
   void set_stream(void* stream) { check(gk_set_stream(handle(), stream)); }
@@ -249,8 +247,7 @@ class Device {
     int count = 0;
     check(gk_variant_count(handle(), op, &count));
     std::vector<VariantInfo> out(static_cast<std::size_t>(count));
-    for (int i = 0; i < count; ++i)
-      check(gk_get_variant_info(handle(), op, i, &out[static_cast<std::size_t>(i)]));
+    for (int i = 0; i < count; ++i) check(gk_get_variant_info(handle(), op, i, &out[static_cast<std::size_t>(i)]));
     return out;
   }
   /// Rung that ran the last call of `op`.
@@ -279,9 +276,9 @@ class Device {
  private:
   static void check_fits(const char* call, std::size_t bytes, const Buffer& buffer) {
     if (bytes > buffer.size())
-      throw Error(Status::InvalidArgument,
-                  std::string("InvalidArgument: ") + call + ": bytes = " + std::to_string(bytes) +
-                      " is more than the Buffer's size() = " + std::to_string(buffer.size()));
+      throw Error(Status::InvalidArgument, std::string("InvalidArgument: ") + call +
+                                               ": bytes = " + std::to_string(bytes) +
+                                               " is more than the Buffer's size() = " + std::to_string(buffer.size()));
   }
 
   detail::SharedHandle handle_;

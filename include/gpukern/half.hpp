@@ -22,8 +22,16 @@
 namespace gpukern {
 
 namespace half_detail {
-inline uint32_t float_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float bits_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+inline uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+inline float bits_float(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 }  // namespace half_detail
 
 /// float -> bfloat16 bits, round to nearest even; NaN stays a (quiet) NaN.
@@ -43,9 +51,9 @@ inline uint16_t float_to_f16(float f) {
   uint32_t u = half_detail::float_bits(f);
   uint32_t sign = (u >> 16) & 0x8000u;
   uint32_t abs = u & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);       // NaN
-  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);      // overflow / inf
-  if (abs < 0x38800000u) {                                                   // subnormal or zero
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
+  if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow / inf
+  if (abs < 0x38800000u) {                                               // subnormal or zero
     // Scale into the subnormal range with float arithmetic (exact rounding by the FPU).
     float v = bits_float(abs) * 16777216.0f;  // 2^24: one half ulp unit = 1
     uint32_t m = static_cast<uint32_t>(std::nearbyint(v));

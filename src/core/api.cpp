@@ -73,7 +73,9 @@ void copy_text(char* dst, std::size_t cap, const std::string& src) {
   dst[n] = '\0';
 }
 template <std::size_t N>
-void copy_text(char (&dst)[N], const std::string& src) { copy_text(dst, N, src); }
+void copy_text(char (&dst)[N], const std::string& src) {
+  copy_text(dst, N, src);
+}
 
 core::OpKind op_kind(const gk_op& op) {
   const int32_t raw = core::raw_enum(op);  // range-checked before it is used as a gk_op
@@ -108,13 +110,20 @@ extern "C" {
 
 const char* gk_status_name(gk_status s) {
   switch (s) {
-    case GK_SUCCESS: return "Success";
-    case GK_INVALID_ARGUMENT: return "InvalidArgument";
-    case GK_UNSUPPORTED: return "Unsupported";
-    case GK_UNAVAILABLE: return "Unavailable";
-    case GK_OUT_OF_MEMORY: return "OutOfMemory";
-    case GK_DEVICE_ERROR: return "DeviceError";
-    case GK_INTERNAL_ERROR: return "InternalError";
+    case GK_SUCCESS:
+      return "Success";
+    case GK_INVALID_ARGUMENT:
+      return "InvalidArgument";
+    case GK_UNSUPPORTED:
+      return "Unsupported";
+    case GK_UNAVAILABLE:
+      return "Unavailable";
+    case GK_OUT_OF_MEMORY:
+      return "OutOfMemory";
+    case GK_DEVICE_ERROR:
+      return "DeviceError";
+    case GK_INTERNAL_ERROR:
+      return "InternalError";
   }
   return "UnknownStatus";
 }
@@ -143,8 +152,8 @@ gk_status gk_get_backend_info(int index, gk_backend_info* info) {
     need(info, "info");
     const auto& all = core::backends();
     if (index < 0 || index >= static_cast<int>(all.size()))
-      throw invalid("backend index " + std::to_string(index) + " out of range (0.." +
-                    std::to_string(all.size() - 1) + ")");
+      throw invalid("backend index " + std::to_string(index) + " out of range (0.." + std::to_string(all.size() - 1) +
+                    ")");
     const auto& e = all[static_cast<std::size_t>(index)];
     *info = gk_backend_info{};
     copy_text(info->name, e.name);
@@ -169,11 +178,10 @@ gk_status gk_open(const char* spec, gk_handle* handle) {
       throw Error(e.status(), "GPUKERN_BACKEND=" + s + ": " + e.what());
     }
     if (core::log_enabled(core::LogLevel::Info))
-      core::log_line(core::LogLevel::Info, "opened " + h->opened.name + ":" +
-                                               std::to_string(h->opened.index) + " (" +
+      core::log_line(core::LogLevel::Info, "opened " + h->opened.name + ":" + std::to_string(h->opened.index) + " (" +
                                                h->opened.backend->device_info().name + ")");
-    h->dispatch = std::make_unique<core::Dispatch>(*h->opened.backend,
-                                                   h->opened.name + ":" + std::to_string(h->opened.index));
+    h->dispatch =
+        std::make_unique<core::Dispatch>(*h->opened.backend, h->opened.name + ":" + std::to_string(h->opened.index));
     *handle = objects().add_handle(std::move(h));
   });
 }
@@ -204,9 +212,9 @@ gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr) {
     // would overflow) and no device has that much memory. Refusing such sizes here also
     // keeps a backend's rounding up from wrapping to a small block.
     if (bytes > static_cast<size_t>(PTRDIFF_MAX))
-      throw Error(Status::OutOfMemory, "bytes = " + std::to_string(bytes) +
-                                           " is more than any allocation can hold (PTRDIFF_MAX = " +
-                                           std::to_string(PTRDIFF_MAX) + ")");
+      throw Error(Status::OutOfMemory,
+                  "bytes = " + std::to_string(bytes) +
+                      " is more than any allocation can hold (PTRDIFF_MAX = " + std::to_string(PTRDIFF_MAX) + ")");
     void* block = h->opened.backend->alloc(bytes);
     try {
       objects().add_block(handle, block, bytes);
@@ -231,8 +239,7 @@ gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes, 
   return guarded([&] {
     const core::LiveHandle h = live(handle);
     const int32_t raw_kind = core::raw_enum(kind);
-    if (raw_kind != GK_HOST_TO_DEVICE && raw_kind != GK_DEVICE_TO_HOST &&
-        raw_kind != GK_DEVICE_TO_DEVICE)
+    if (raw_kind != GK_HOST_TO_DEVICE && raw_kind != GK_DEVICE_TO_HOST && raw_kind != GK_DEVICE_TO_DEVICE)
       throw invalid("kind = " + std::to_string(raw_kind) + " is not a gk_copy_kind");
     if (bytes == 0) return;
     need(dst, "dst");
@@ -318,8 +325,8 @@ gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_variant_
     need(info, "info");
     const auto& all = h->dispatch->rungs(op_kind(op));
     if (index < 0 || index >= static_cast<int>(all.size()))
-      throw invalid("variant index " + std::to_string(index) + " out of range (" +
-                    std::to_string(all.size()) + " variants)");
+      throw invalid("variant index " + std::to_string(index) + " out of range (" + std::to_string(all.size()) +
+                    " variants)");
     const auto& r = all[static_cast<std::size_t>(index)];
     *info = gk_variant_info{};
     copy_text(info->name, r.name);
@@ -385,11 +392,13 @@ gk_status gk_timer_elapsed_ms(gk_timer timer, double* ms) {
     need(ms, "ms");
     std::lock_guard<std::mutex> lock(t->mutex);
     if (!t->started)
-      throw invalid("timer was never started: gk_timer_elapsed_ms needs gk_timer_start, "
-                    "then gk_timer_stop");
+      throw invalid(
+          "timer was never started: gk_timer_elapsed_ms needs gk_timer_start, "
+          "then gk_timer_stop");
     if (!t->stopped)
-      throw invalid("timer was started but not stopped: call gk_timer_stop before "
-                    "gk_timer_elapsed_ms");
+      throw invalid(
+          "timer was started but not stopped: call gk_timer_stop before "
+          "gk_timer_elapsed_ms");
     *ms = t->timer->elapsed_ms();
   });
 }

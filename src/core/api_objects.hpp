@@ -30,7 +30,7 @@
 struct gk_handle_s {
   gpukern::core::OpenedBackend opened;
   std::unique_ptr<gpukern::core::Dispatch> dispatch;  // the ladders of `opened`, read once
-  std::mutex mutex;  // guards the last-variant names
+  std::mutex mutex;                                   // guards the last-variant names
   std::string last_gemm, last_softmax;
 };
 
@@ -62,7 +62,7 @@ class LiveHandle {
 /// What gk_close takes out of the registry: the handle and what it still owned.
 struct ClosedHandle {
   std::shared_ptr<gk_handle_s> handle;
-  std::vector<void*> blocks;                       // to free through the handle's backend
+  std::vector<void*> blocks;                        // to free through the handle's backend
   std::vector<std::shared_ptr<gk_timer_s>> timers;  // destroyed before the backend
 };
 
@@ -164,16 +164,14 @@ class LiveObjects {
     }
     const std::string head = "ptr = " + address_text(ptr) + " ";
     if (it != blocks_.end())
-      throw Error(Status::InvalidArgument,
-                  head + "was allocated on another handle; gk_free it with that handle");
+      throw Error(Status::InvalidArgument, head + "was allocated on another handle; gk_free it with that handle");
     auto after = blocks_.upper_bound(address);
     if (after != blocks_.begin()) {
       const auto& [start, block] = *std::prev(after);
       if (address < start + block.bytes)
-        throw Error(Status::InvalidArgument,
-                    head + "is inside a block gk_malloc returned (" +
-                        std::to_string(address - start) + " bytes into " +
-                        std::to_string(block.bytes) + "); gk_free takes the block's start");
+        throw Error(Status::InvalidArgument, head + "is inside a block gk_malloc returned (" +
+                                                 std::to_string(address - start) + " bytes into " +
+                                                 std::to_string(block.bytes) + "); gk_free takes the block's start");
     }
     throw Error(Status::InvalidArgument,
                 head + "is not a block gk_malloc returned on this handle, or was already freed");
@@ -196,8 +194,7 @@ class LiveObjects {
   };
 
   std::uint64_t next_token(std::uint64_t tag) {
-    if (next_serial_ > kSerialMask)
-      throw Error(Status::InternalError, "more than 2^48 handles and timers created");
+    if (next_serial_ > kSerialMask) throw Error(Status::InternalError, "more than 2^48 handles and timers created");
     return tag | next_serial_++;
   }
 
@@ -214,13 +211,11 @@ class LiveObjects {
     const bool issued = (token & ~kSerialMask) == tag && (token & kSerialMask) < next_serial_;
     const bool is_handle = tag == kHandleTag;
     if (issued)
-      return Error(Status::InvalidArgument,
-                   is_handle ? "handle was closed (gk_close) and cannot be used again"
-                             : "timer was destroyed (gk_timer_destroy, or gk_close of its "
-                               "handle) and cannot be used again");
-    return Error(Status::InvalidArgument,
-                 is_handle ? "handle is not a value returned by gk_open"
-                           : "timer is not a value returned by gk_timer_create");
+      return Error(Status::InvalidArgument, is_handle ? "handle was closed (gk_close) and cannot be used again"
+                                                      : "timer was destroyed (gk_timer_destroy, or gk_close of its "
+                                                        "handle) and cannot be used again");
+    return Error(Status::InvalidArgument, is_handle ? "handle is not a value returned by gk_open"
+                                                    : "timer is not a value returned by gk_timer_create");
   }
 
   mutable std::mutex mutex_;

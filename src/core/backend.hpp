@@ -21,9 +21,9 @@ enum class Vendor : int { Host = 0, Nvidia = 1, Amd = 2 };
 /// A device's architecture, per vendor (no overloaded integer).
 struct DeviceArch {
   Vendor vendor = Vendor::Host;
-  int cc = 0;         ///< NVIDIA: compute capability, 10*major+minor (90 for sm_90); else 0
-  int gfx = 0;        ///< AMD: the gfx target number read as hex (gfx90a -> 0x90a); else 0
-  std::string name;   ///< "sm_90", "gfx90a", "x86-64"
+  int cc = 0;        ///< NVIDIA: compute capability, 10*major+minor (90 for sm_90); else 0
+  int gfx = 0;       ///< AMD: the gfx target number read as hex (gfx90a -> 0x90a); else 0
+  std::string name;  ///< "sm_90", "gfx90a", "x86-64"
 };
 
 enum class RungKind : int;
@@ -32,11 +32,11 @@ enum class RungKind : int;
 struct RungInfo {
   std::string name;
   std::string description;
-  uint32_t dtypes = 0;       // kMask* bits
-  std::string arch;          // where it runs: "sm_90a", "" if any
-  RungKind kind{};           // ladder, reference or experimental
-  Verdict unavailable;       // why this device cannot run it; accepted = runs here
-  int auto_position = -1;    // place in auto's order; -1 = never picked by auto
+  uint32_t dtypes = 0;     // kMask* bits
+  std::string arch;        // where it runs: "sm_90a", "" if any
+  RungKind kind{};         // ladder, reference or experimental
+  Verdict unavailable;     // why this device cannot run it; accepted = runs here
+  int auto_position = -1;  // place in auto's order; -1 = never picked by auto
 };
 
 /// Device description (gk_device_info without the fixed-size strings).
@@ -106,9 +106,9 @@ constexpr int kModuleAbiVersion = 2;
 
 /// What a backend module exports (through gpukern_module_api below).
 struct ModuleApi {
-  int abi_version;       // kModuleAbiVersion of the module's build
-  const char* name;      // "cuda", "hip"
-  const char* note;      // shown by gpukern-info, e.g. "compile-verified only"
+  int abi_version;   // kModuleAbiVersion of the module's build
+  const char* name;  // "cuda", "hip"
+  const char* note;  // shown by gpukern-info, e.g. "compile-verified only"
   /// Number of usable devices; 0 with *reason set when none (no driver, no device, old driver).
   int (*device_count)(std::string* reason);
   /// Opens device `index` (0 <= index < device_count). May throw Error.

@@ -15,9 +15,8 @@
 namespace gpukern::core {
 namespace {
 
-const char* const kKnownOptions[] = {"GPUKERN_BACKEND",      "GPUKERN_GEMM_VARIANT",
-                                     "GPUKERN_SOFTMAX_VARIANT", "GPUKERN_LOG",
-                                     "GPUKERN_NUM_THREADS",  "GPUKERN_CPU_ISA",
+const char* const kKnownOptions[] = {"GPUKERN_BACKEND",    "GPUKERN_GEMM_VARIANT", "GPUKERN_SOFTMAX_VARIANT",
+                                     "GPUKERN_LOG",        "GPUKERN_NUM_THREADS",  "GPUKERN_CPU_ISA",
                                      "GPUKERN_MODULE_PATH"};
 
 std::mutex& overrides_mutex() {
@@ -35,8 +34,7 @@ std::string lower(std::string s) {
 }
 
 Error bad_value(const char* name, const std::string& value, const char* accepted) {
-  return Error(Status::InvalidArgument,
-               std::string(name) + "='" + value + "' is not valid; expected " + accepted);
+  return Error(Status::InvalidArgument, std::string(name) + "='" + value + "' is not valid; expected " + accepted);
 }
 
 LogLevel parse_log(const std::string& raw) {
@@ -53,8 +51,8 @@ int parse_threads(const std::string& raw) {
   long long v = 0;
   if (!parse_whole_number(raw, limit, &v) || v < 1)
     throw bad_value("GPUKERN_NUM_THREADS", raw,
-                    ("a whole number from 1 to " + std::to_string(limit) + " (" +
-                     std::to_string(kThreadsPerCpu) + " threads per online CPU)")
+                    ("a whole number from 1 to " + std::to_string(limit) + " (" + std::to_string(kThreadsPerCpu) +
+                     " threads per online CPU)")
                         .c_str());
   return static_cast<int>(v);
 }
@@ -76,9 +74,7 @@ std::string parse_variant(const char* name, const std::string& raw) {
   return raw;
 }
 
-std::string parse_backend(const std::string& raw) {
-  return raw.empty() ? std::string("auto") : lower(raw);
-}
+std::string parse_backend(const std::string& raw) { return raw.empty() ? std::string("auto") : lower(raw); }
 
 /// Guards GPUKERN_MODULE_PATH: held while modules are looked for with it and while
 /// gk_set_option changes it, so a change never races a load. Recursive, so a module
@@ -95,9 +91,12 @@ ModulePathState& module_path_state() {
 
 /// Validates a value for `name` (throws on bad values).
 void validate(const std::string& name, const std::string& value) {
-  if (name == "GPUKERN_LOG") parse_log(value);
-  else if (name == "GPUKERN_NUM_THREADS") parse_threads(value);
-  else if (name == "GPUKERN_CPU_ISA") parse_isa(value);
+  if (name == "GPUKERN_LOG")
+    parse_log(value);
+  else if (name == "GPUKERN_NUM_THREADS")
+    parse_threads(value);
+  else if (name == "GPUKERN_CPU_ISA")
+    parse_isa(value);
   else if (name == "GPUKERN_GEMM_VARIANT" || name == "GPUKERN_SOFTMAX_VARIANT")
     parse_variant(name.c_str(), value);
 }
@@ -125,8 +124,10 @@ void set_option(const std::string& name, const std::string& value) {
   if (!value.empty()) validate(name, value);
   auto store = [&] {
     std::lock_guard<std::mutex> lock(overrides_mutex());
-    if (value.empty()) overrides().erase(name);
-    else overrides()[name] = value;
+    if (value.empty())
+      overrides().erase(name);
+    else
+      overrides()[name] = value;
   };
   if (name != "GPUKERN_MODULE_PATH") return store();
   ModulePathState& state = module_path_state();
@@ -136,18 +137,15 @@ void set_option(const std::string& name, const std::string& value) {
     const std::string effective = value.empty() ? std::string(env ? env : "") : value;
     if (effective != state.fixed_value)
       throw Error(Status::InvalidArgument,
-                  "GPUKERN_MODULE_PATH='" + effective + "' cannot take effect: " +
-                      state.fixed_by + " is already loaded (with GPUKERN_MODULE_PATH='" +
-                      state.fixed_value +
+                  "GPUKERN_MODULE_PATH='" + effective + "' cannot take effect: " + state.fixed_by +
+                      " is already loaded (with GPUKERN_MODULE_PATH='" + state.fixed_value +
                       "') and stays loaded; set it before the first backend is opened or listed");
   }
   store();
 }
 
 std::string backend_spec() { return parse_backend(option_value("GPUKERN_BACKEND")); }
-std::string gemm_variant() {
-  return parse_variant("GPUKERN_GEMM_VARIANT", option_value("GPUKERN_GEMM_VARIANT"));
-}
+std::string gemm_variant() { return parse_variant("GPUKERN_GEMM_VARIANT", option_value("GPUKERN_GEMM_VARIANT")); }
 std::string softmax_variant() {
   return parse_variant("GPUKERN_SOFTMAX_VARIANT", option_value("GPUKERN_SOFTMAX_VARIANT"));
 }
@@ -193,10 +191,14 @@ bool parse_whole_number(const std::string& text, long long max, long long* value
 
 const char* cpu_isa_name(CpuIsa isa) {
   switch (isa) {
-    case CpuIsa::Scalar: return "scalar";
-    case CpuIsa::Avx2: return "avx2";
-    case CpuIsa::Avx512: return "avx512";
-    case CpuIsa::Auto: return "auto";
+    case CpuIsa::Scalar:
+      return "scalar";
+    case CpuIsa::Avx2:
+      return "avx2";
+    case CpuIsa::Avx512:
+      return "avx512";
+    case CpuIsa::Auto:
+      return "auto";
   }
   return "unknown";
 }

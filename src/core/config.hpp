@@ -19,15 +19,15 @@ GK_CORE_API void set_option(const std::string& name, const std::string& value);
 
 // Typed accessors. Each throws Error(InvalidArgument) naming the variable and the
 // accepted values when the value is malformed.
-GK_CORE_API std::string backend_spec();               // GPUKERN_BACKEND, default "auto"
-GK_CORE_API std::string gemm_variant();               // GPUKERN_GEMM_VARIANT, default "auto"
-GK_CORE_API std::string softmax_variant();            // GPUKERN_SOFTMAX_VARIANT, default "auto"
-GK_CORE_API LogLevel log_level();                     // GPUKERN_LOG, default warn
-GK_CORE_API int num_threads();                        // GPUKERN_NUM_THREADS, default 0 = all cores
-GK_CORE_API CpuIsa cpu_isa_cap();                     // GPUKERN_CPU_ISA, default auto
-GK_CORE_API std::string module_path();                // GPUKERN_MODULE_PATH in effect, default ""
+GK_CORE_API std::string backend_spec();     // GPUKERN_BACKEND, default "auto"
+GK_CORE_API std::string gemm_variant();     // GPUKERN_GEMM_VARIANT, default "auto"
+GK_CORE_API std::string softmax_variant();  // GPUKERN_SOFTMAX_VARIANT, default "auto"
+GK_CORE_API LogLevel log_level();           // GPUKERN_LOG, default warn
+GK_CORE_API int num_threads();              // GPUKERN_NUM_THREADS, default 0 = all cores
+GK_CORE_API CpuIsa cpu_isa_cap();           // GPUKERN_CPU_ISA, default auto
+GK_CORE_API std::string module_path();      // GPUKERN_MODULE_PATH in effect, default ""
 
-GK_CORE_API const char* cpu_isa_name(CpuIsa isa);     // "scalar", "avx2", "avx512", "auto"
+GK_CORE_API const char* cpu_isa_name(CpuIsa isa);  // "scalar", "avx2", "avx512", "auto"
 
 /// The largest GPUKERN_NUM_THREADS accepted: kThreadsPerCpu x the CPUs online. More
 /// threads than CPUs never speed the CPU backend up, and the OpenMP runtime ends the

@@ -58,9 +58,9 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
   if (name != "auto") {
     // A name taken from the environment is reported with its variable.
     const std::string origin =
-        from_desc ? std::string()
-                  : std::string(op == OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") + "=" + name +
-                        ": ";
+        from_desc
+            ? std::string()
+            : std::string(op == OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") + "=" + name + ": ";
     int index = -1;
     std::string valid;
     for (int i = 0; i < static_cast<int>(table.size()); ++i) {
@@ -69,8 +69,8 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
       valid += (valid.empty() ? "" : ", ") + n;
     }
     if (index < 0)
-      throw Error(Status::InvalidArgument,
-                  origin + "unknown " + op_name(op) + " variant '" + name + "' on " + where_ + "; valid: auto, " + valid);
+      throw Error(Status::InvalidArgument, origin + "unknown " + op_name(op) + " variant '" + name + "' on " + where_ +
+                                               "; valid: auto, " + valid);
     const Verdict v = backend_.supports(args, index);
     if (!v.accepted())
       throw Error(Status::Unsupported,
@@ -86,15 +86,15 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
     if (v.accepted()) return i;
     const std::string& n = table[static_cast<std::size_t>(i)].name;
     if (log_enabled(LogLevel::Debug))
-      log_line(LogLevel::Debug,
-               std::string(op_name(op)) + " " + where_ + " auto: " + n + " declines " + shape_text(args) + ": " + v.text());
+      log_line(LogLevel::Debug, std::string(op_name(op)) + " " + where_ + " auto: " + n + " declines " +
+                                    shape_text(args) + ": " + v.text());
     declined += (declined.empty() ? "" : "; ") + n + ": " + v.text();
     last = v.reason;
   }
-  throw Error(Status::Unsupported,
-              std::string("no ") + op_name(op) + " rung on " + where_ + " accepts " + shape_text(args) + " (" +
-                  declined + ")",
-              last);
+  throw Error(
+      Status::Unsupported,
+      std::string("no ") + op_name(op) + " rung on " + where_ + " accepts " + shape_text(args) + " (" + declined + ")",
+      last);
 }
 
 int Dispatch::select(const GemmArgs& args, const char* requested, const std::string& env_choice) const {
@@ -115,8 +115,8 @@ void Dispatch::run_in(OpKind op, const Args& args, int rung, Run&& run) const {
     // The contract: supports() is authoritative, so an accepted call never comes back
     // Unsupported. If it does, that is the rung's bug, not the caller's.
     if (e.status() != Status::Unsupported) throw;
-    throw Error(Status::InternalError, std::string(op_name(op)) + " rung '" + name + "' accepted " +
-                                           shape_text(args) + " and then declined it: " + e.what());
+    throw Error(Status::InternalError, std::string(op_name(op)) + " rung '" + name + "' accepted " + shape_text(args) +
+                                           " and then declined it: " + e.what());
   }
   if (info) {
     backend_.synchronize();  // so the time covers the work, not the launch

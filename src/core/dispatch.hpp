@@ -41,8 +41,8 @@ class GK_CORE_API Dispatch {
   std::vector<int> gemm_auto_, softmax_auto_;  // rung indices in auto's order
 };
 
-GK_CORE_API const char* op_name(OpKind op);         // "gemm", "softmax"
-GK_CORE_API std::string shape_text(const GemmArgs& a);    // "NT m=.. n=.. k=.. f16"
+GK_CORE_API const char* op_name(OpKind op);                // "gemm", "softmax"
+GK_CORE_API std::string shape_text(const GemmArgs& a);     // "NT m=.. n=.. k=.. f16"
 GK_CORE_API std::string shape_text(const SoftmaxArgs& a);  // "rows=.. cols=.. f32"
 
 }  // namespace gpukern::core

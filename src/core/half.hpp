@@ -7,11 +7,11 @@
 
 namespace gpukern::core {
 
-using half_detail::bits_float;
-using half_detail::float_bits;
 using gpukern::bf16_to_float;
 using gpukern::f16_to_float;
 using gpukern::float_to_bf16;
 using gpukern::float_to_f16;
+using half_detail::bits_float;
+using half_detail::float_bits;
 
 }  // namespace gpukern::core

@@ -41,8 +41,7 @@ constexpr int kHostMachine = EM_PPC64;
 constexpr int kHostMachine = -1;  // machine not checked
 #endif
 constexpr unsigned char kHostClass = sizeof(void*) == 8 ? ELFCLASS64 : ELFCLASS32;
-constexpr unsigned char kHostByteOrder =
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
+constexpr unsigned char kHostByteOrder = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB;
 
 using ElfHeader = ElfW(Ehdr);
 using ProgramHeader = ElfW(Phdr);
@@ -79,13 +78,20 @@ std::string read_failure() {
 
 std::string segment_type_name(uint32_t type) {
   switch (type) {
-    case PT_LOAD: return "PT_LOAD";
-    case PT_DYNAMIC: return "PT_DYNAMIC";
-    case PT_INTERP: return "PT_INTERP";
-    case PT_NOTE: return "PT_NOTE";
-    case PT_PHDR: return "PT_PHDR";
-    case PT_TLS: return "PT_TLS";
-    case PT_GNU_EH_FRAME: return "PT_GNU_EH_FRAME";
+    case PT_LOAD:
+      return "PT_LOAD";
+    case PT_DYNAMIC:
+      return "PT_DYNAMIC";
+    case PT_INTERP:
+      return "PT_INTERP";
+    case PT_NOTE:
+      return "PT_NOTE";
+    case PT_PHDR:
+      return "PT_PHDR";
+    case PT_TLS:
+      return "PT_TLS";
+    case PT_GNU_EH_FRAME:
+      return "PT_GNU_EH_FRAME";
     default: {
       char text[24];
       std::snprintf(text, sizeof text, "type 0x%x", type);
@@ -109,22 +115,18 @@ std::string check_elf(int fd, uint64_t size) {
             : file_class == ELFCLASS64 ? "a 64-bit"
                                        : "an unknown-class") +
            " ELF file; this process is " + (kHostClass == ELFCLASS64 ? "64" : "32") + "-bit";
-  if (header.e_ident[EI_DATA] != kHostByteOrder)
-    return "has the other byte order than this machine";
-  if (header.e_type != ET_DYN)
-    return "is not a shared library (ELF type " + std::to_string(header.e_type) + ")";
+  if (header.e_ident[EI_DATA] != kHostByteOrder) return "has the other byte order than this machine";
+  if (header.e_type != ET_DYN) return "is not a shared library (ELF type " + std::to_string(header.e_type) + ")";
   if (kHostMachine >= 0 && header.e_machine != kHostMachine)
     return "is built for another machine (ELF machine " + std::to_string(header.e_machine) +
            ", this process: " + std::to_string(kHostMachine) + ")";
-  if (header.e_phentsize != sizeof(ProgramHeader) || header.e_phnum == 0 ||
-      header.e_phnum == PN_XNUM)
-    return "has a damaged program header table (" + std::to_string(header.e_phnum) +
-           " entries of " + std::to_string(header.e_phentsize) + " bytes)";
+  if (header.e_phentsize != sizeof(ProgramHeader) || header.e_phnum == 0 || header.e_phnum == PN_XNUM)
+    return "has a damaged program header table (" + std::to_string(header.e_phnum) + " entries of " +
+           std::to_string(header.e_phentsize) + " bytes)";
   const uint64_t table_bytes = uint64_t{header.e_phnum} * sizeof(ProgramHeader);
   if (header.e_phoff > size || table_bytes > size - header.e_phoff)
-    return "is truncated: its program headers end at byte " +
-           std::to_string(header.e_phoff + table_bytes) + ", the file has " +
-           std::to_string(size) + " bytes";
+    return "is truncated: its program headers end at byte " + std::to_string(header.e_phoff + table_bytes) +
+           ", the file has " + std::to_string(size) + " bytes";
   std::vector<ProgramHeader> segments(header.e_phnum);
   if (!read_exactly(fd, segments.data(), table_bytes, header.e_phoff)) return read_failure();
   const ProgramHeader* dynamic = nullptr;
@@ -132,15 +134,13 @@ std::string check_elf(int fd, uint64_t size) {
   for (std::size_t i = 0; i < segments.size(); ++i) {
     const ProgramHeader& s = segments[i];
     if (s.p_filesz > 0 && (s.p_offset > size || s.p_filesz > size - s.p_offset))
-      return "is truncated or damaged: segment " + std::to_string(i) + " (" +
-             segment_type_name(s.p_type) + ") needs bytes " + std::to_string(s.p_offset) +
-             " to " + std::to_string(s.p_offset + s.p_filesz) + ", the file has " +
-             std::to_string(size) + " bytes";
+      return "is truncated or damaged: segment " + std::to_string(i) + " (" + segment_type_name(s.p_type) +
+             ") needs bytes " + std::to_string(s.p_offset) + " to " + std::to_string(s.p_offset + s.p_filesz) +
+             ", the file has " + std::to_string(size) + " bytes";
     if (s.p_type == PT_LOAD) {
       loadable = true;
       if (s.p_filesz > s.p_memsz)
-        return "is damaged: segment " + std::to_string(i) +
-               " (PT_LOAD) has more bytes in the file than in memory";
+        return "is damaged: segment " + std::to_string(i) + " (PT_LOAD) has more bytes in the file than in memory";
     }
     if (s.p_type == PT_DYNAMIC) dynamic = &s;
   }
@@ -149,8 +149,7 @@ std::string check_elf(int fd, uint64_t size) {
   // The loader reads the dynamic section from the mapped file: it must lie inside the
   // file-backed part of a loadable segment.
   for (const ProgramHeader& s : segments)
-    if (s.p_type == PT_LOAD && dynamic->p_vaddr >= s.p_vaddr &&
-        dynamic->p_vaddr - s.p_vaddr <= s.p_filesz &&
+    if (s.p_type == PT_LOAD && dynamic->p_vaddr >= s.p_vaddr && dynamic->p_vaddr - s.p_vaddr <= s.p_filesz &&
         dynamic->p_memsz <= s.p_filesz - (dynamic->p_vaddr - s.p_vaddr))
       return {};
   return "is damaged: its dynamic section lies outside every loadable segment";
@@ -208,13 +207,12 @@ void query_module(void* handle, BackendEntry& e) {
     const ModuleApi* api = entry();
     if (!api || api->abi_version != kModuleAbiVersion) {
       e.reason = where + " has ABI version " + std::to_string(api ? api->abi_version : -1) +
-                 ", this libgpukern needs " + std::to_string(kModuleAbiVersion) +
-                 " (mixed installations?)";
+                 ", this libgpukern needs " + std::to_string(kModuleAbiVersion) + " (mixed installations?)";
       return;
     }
     if (!api->name || e.name != api->name || !api->device_count || !api->create) {
-      e.reason = where + " is not a complete " + e.name + " module (it calls itself '" +
-                 (api->name ? api->name : "") + "')";
+      e.reason =
+          where + " is not a complete " + e.name + " module (it calls itself '" + (api->name ? api->name : "") + "')";
       return;
     }
     e.note = api->note ? api->note : "";
@@ -229,8 +227,7 @@ void query_module(void* handle, BackendEntry& e) {
   } catch (const std::exception& ex) {
     e.reason = where + " failed while probing devices: " + ex.what();
   } catch (...) {
-    e.reason = where +
-               " failed while probing devices: it threw an exception that is not a std::exception";
+    e.reason = where + " failed while probing devices: it threw an exception that is not a std::exception";
   }
 }
 
@@ -259,21 +256,19 @@ BackendEntry probe_module(const std::string& name, const ModulePath& path, bool*
       break;
     }
     const char* err = dlerror();
-    problems += std::string(problems.empty() ? "" : "; ") +
-                (err ? std::string(err) : candidate + ": dlopen failed");
+    problems += std::string(problems.empty() ? "" : "; ") + (err ? std::string(err) : candidate + ": dlopen failed");
   }
   if (!handle) {
     if (!problems.empty()) {
       e.reason = "module " + file + " not loaded: " + problems;
     } else {
       // Setting GPUKERN_MODULE_PATH helps only while it can still change.
-      const std::string hint =
-          path.fixed_by.empty()
-              ? "libgpukern was built without " + name + ", or set GPUKERN_MODULE_PATH"
-              : "libgpukern was built without " + name + "; GPUKERN_MODULE_PATH is fixed since " +
-                    path.fixed_by + " was loaded";
-      e.reason = "module " + file + " not found (" + hint + "; searched: " +
-                 (dirs.empty() ? std::string("no directory") : join(dirs)) + ")";
+      const std::string hint = path.fixed_by.empty()
+                                   ? "libgpukern was built without " + name + ", or set GPUKERN_MODULE_PATH"
+                                   : "libgpukern was built without " + name + "; GPUKERN_MODULE_PATH is fixed since " +
+                                         path.fixed_by + " was loaded";
+      e.reason = "module " + file + " not found (" + hint +
+                 "; searched: " + (dirs.empty() ? std::string("no directory") : join(dirs)) + ")";
     }
     return e;
   }
@@ -313,8 +308,7 @@ BackendEntry gpu_backend(std::size_t i) {
     const BackendEntry& e = slot.entry;
     if (log_enabled(LogLevel::Debug))
       log_line(LogLevel::Debug, "backend " + e.name + ": " +
-                                    (e.available() ? std::to_string(e.device_count) +
-                                                         " device(s) via " + e.module_file
+                                    (e.available() ? std::to_string(e.device_count) + " device(s) via " + e.module_file
                                                    : "unavailable: " + e.reason));
     return loaded ? e.module_file : std::string();
   });
@@ -331,8 +325,7 @@ BackendEntry cpu_entry() {
 /// Opens device `index` of an available GPU backend; any failure is an Error with the
 /// reason (the module's own status for an Error it threw, else DeviceError).
 OpenedBackend open_gpu_device(const BackendEntry& e, int index) {
-  const std::string what =
-      "backend '" + e.name + "' failed to open device " + std::to_string(index) + ": ";
+  const std::string what = "backend '" + e.name + "' failed to open device " + std::to_string(index) + ": ";
   OpenedBackend out;
   out.name = e.name;
   out.index = index;
@@ -343,8 +336,7 @@ OpenedBackend open_gpu_device(const BackendEntry& e, int index) {
   } catch (const std::exception& ex) {
     throw Error(Status::DeviceError, what + ex.what());
   } catch (...) {
-    throw Error(Status::DeviceError,
-                what + "the module threw an exception that is not a std::exception");
+    throw Error(Status::DeviceError, what + "the module threw an exception that is not a std::exception");
   }
   if (!out.backend) throw Error(Status::DeviceError, what + "the module returned no device");
   return out;
@@ -359,10 +351,9 @@ OpenedBackend open_cpu() {
 }
 
 Error index_out_of_range(const std::string& spec, int index, const BackendEntry& e) {
-  return Error(Status::InvalidArgument,
-               "backend '" + spec + "': device index " + std::to_string(index) +
-                   " out of range (" + e.name + " has " + std::to_string(e.device_count) +
-                   " device(s))");
+  return Error(Status::InvalidArgument, "backend '" + spec + "': device index " + std::to_string(index) +
+                                            " out of range (" + e.name + " has " + std::to_string(e.device_count) +
+                                            " device(s))");
 }
 
 /// auto: the first of cuda, hip, cpu whose device `index` opens.
@@ -380,8 +371,7 @@ OpenedBackend open_auto(const std::string& spec, int index) {
         why = ex.what();
       }
     }
-    if (log_enabled(LogLevel::Info))
-      log_line(LogLevel::Info, "auto passes over " + e.name + ": " + why);
+    if (log_enabled(LogLevel::Info)) log_line(LogLevel::Info, "auto passes over " + e.name + ": " + why);
   }
   if (index >= 1) throw index_out_of_range(spec, index, cpu_entry());
   return open_cpu();
@@ -429,8 +419,8 @@ OpenedBackend open_backend(const std::string& spec_in) {
     const std::string num = spec.substr(colon + 1);
     long long v = 0;
     if (!parse_whole_number(num, 1024, &v))
-      throw Error(Status::InvalidArgument, "backend '" + spec_in + "': device index '" + num +
-                                               "' is not a whole number from 0 to 1024");
+      throw Error(Status::InvalidArgument,
+                  "backend '" + spec_in + "': device index '" + num + "' is not a whole number from 0 to 1024");
     index = static_cast<int>(v);
   }
   if (name == "auto") return open_auto(spec_in, index);
@@ -447,8 +437,7 @@ OpenedBackend open_backend(const std::string& spec_in) {
     if (index >= e.device_count) throw index_out_of_range(spec_in, index, e);
     return open_gpu_device(e, index);
   }
-  throw Error(Status::InvalidArgument,
-              "unknown backend '" + spec_in + "'; valid backends: auto, " + backend_names());
+  throw Error(Status::InvalidArgument, "unknown backend '" + spec_in + "'; valid backends: auto, " + backend_names());
 }
 
 }  // namespace gpukern::core

@@ -12,11 +12,11 @@
 namespace gpukern::core {
 
 struct BackendEntry {
-  std::string name;          // "cuda", "hip", "cpu" (auto's order)
+  std::string name;  // "cuda", "hip", "cpu" (auto's order)
   int device_count = 0;
-  std::string reason;        // why unavailable (empty when available)
-  std::string note;          // remark shown by gpukern-info
-  std::string module_file;   // path of the loaded module ("" for cpu)
+  std::string reason;              // why unavailable (empty when available)
+  std::string note;                // remark shown by gpukern-info
+  std::string module_file;         // path of the loaded module ("" for cpu)
   const ModuleApi* api = nullptr;  // null for the built-in cpu backend
   bool available() const { return device_count > 0; }
 };

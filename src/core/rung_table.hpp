@@ -51,8 +51,8 @@ template <class Args, class Ctx>
 struct Rung {
   const char* name;
   const char* description;
-  uint32_t dtypes;    ///< kMask* bits accepted
-  ArchSupport arch;   ///< where it runs
+  uint32_t dtypes;   ///< kMask* bits accepted
+  ArchSupport arch;  ///< where it runs
   RungKind kind;
   /// Whether it accepts a validated call beyond dtype and architecture (alignment, layout,
   /// shape limits, resources, a library present). nullptr: accepts every call. Authoritative:
@@ -77,10 +77,14 @@ constexpr Rung<Args, Ctx> ranked(Rung<Args, Ctx> row, int rank, bool (*when)(con
 
 inline uint32_t type_mask(const GemmArgs& a) {
   switch (a.type()) {
-    case GemmType::F16: return kMaskF16;
-    case GemmType::BF16: return kMaskBF16;
-    case GemmType::TF32: return kMaskTF32 | kMaskF32;  // tf32 is a permission: exact f32 rungs qualify
-    default: return kMaskF32;
+    case GemmType::F16:
+      return kMaskF16;
+    case GemmType::BF16:
+      return kMaskBF16;
+    case GemmType::TF32:
+      return kMaskTF32 | kMaskF32;  // tf32 is a permission: exact f32 rungs qualify
+    default:
+      return kMaskF32;
   }
 }
 inline uint32_t type_mask(const SoftmaxArgs& a) {

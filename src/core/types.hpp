@@ -31,14 +31,14 @@ enum class Status : int {
 
 /// Why a rung declines a call (same values as gk_decline).
 enum class Decline : int {
-  None = GK_DECLINE_NONE,                      ///< accepted
-  Dtype = GK_DECLINE_DTYPE,                    ///< the call's data type
-  WrongArch = GK_DECLINE_WRONG_ARCH,           ///< the device's architecture
-  Misaligned = GK_DECLINE_MISALIGNED,          ///< a pointer or leading dimension's alignment
-  Layout = GK_DECLINE_LAYOUT,                  ///< a transpose or stride layout it does not implement
-  ShapeLimit = GK_DECLINE_SHAPE_LIMIT,         ///< a size beyond what it handles
-  Resource = GK_DECLINE_RESOURCE,              ///< shared memory, clusters, workspace the device lacks
-  LibraryMissing = GK_DECLINE_LIBRARY_MISSING, ///< the vendor library it calls is not there
+  None = GK_DECLINE_NONE,                       ///< accepted
+  Dtype = GK_DECLINE_DTYPE,                     ///< the call's data type
+  WrongArch = GK_DECLINE_WRONG_ARCH,            ///< the device's architecture
+  Misaligned = GK_DECLINE_MISALIGNED,           ///< a pointer or leading dimension's alignment
+  Layout = GK_DECLINE_LAYOUT,                   ///< a transpose or stride layout it does not implement
+  ShapeLimit = GK_DECLINE_SHAPE_LIMIT,          ///< a size beyond what it handles
+  Resource = GK_DECLINE_RESOURCE,               ///< shared memory, clusters, workspace the device lacks
+  LibraryMissing = GK_DECLINE_LIBRARY_MISSING,  ///< the vendor library it calls is not there
 };
 GK_CORE_API const char* decline_name(Decline d);  // "WrongArch", ...
 
@@ -105,9 +105,12 @@ struct GemmArgs {
 
   GemmType type() const {
     switch (ab_type) {
-      case DType::F16: return GemmType::F16;
-      case DType::BF16: return GemmType::BF16;
-      default: return allow_tf32 ? GemmType::TF32 : GemmType::F32;
+      case DType::F16:
+        return GemmType::F16;
+      case DType::BF16:
+        return GemmType::BF16;
+      default:
+        return allow_tf32 ? GemmType::TF32 : GemmType::F32;
     }
   }
 };
@@ -149,6 +152,8 @@ inline std::string address_text(const void* p) {
 
 /// Integer ceiling division, the one used everywhere.
 template <class T>
-constexpr T ceil_div(T a, T b) { return (a + b - 1) / b; }
+constexpr T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
 
 }  // namespace gpukern::core

@@ -20,8 +20,7 @@ void check_size(const char* name, int64_t v) {
 // type only once it is known to be one of its enumerators.
 DType check_dtype(const char* name, int32_t v) {
   if (v != GK_F32 && v != GK_F16 && v != GK_BF16)
-    throw invalid(std::string(name) + " = " + std::to_string(v) +
-                  " is not a dtype (GK_F32, GK_F16, GK_BF16)");
+    throw invalid(std::string(name) + " = " + std::to_string(v) + " is not a dtype (GK_F32, GK_F16, GK_BF16)");
   return static_cast<DType>(v);
 }
 
@@ -47,8 +46,8 @@ struct Extent {
 /// even when the matrix is empty. When the call touches the matrix (`used`), its pointer
 /// must be non-null and aligned to its element type, and its last byte's offset must fit
 /// in int64; the extent it covers is returned (empty otherwise).
-Extent check_matrix(const char* ptr_name, const void* ptr, const char* ld_name, int64_t rows,
-                    int64_t cols, int64_t ld, DType type, bool used) {
+Extent check_matrix(const char* ptr_name, const void* ptr, const char* ld_name, int64_t rows, int64_t cols, int64_t ld,
+                    DType type, bool used) {
   if (ld < std::max<int64_t>(1, cols))
     throw invalid(std::string(ld_name) + " = " + std::to_string(ld) + " is smaller than " +
                   (cols >= 1 ? std::to_string(cols) + " (the stored row length)"
@@ -63,11 +62,10 @@ Extent check_matrix(const char* ptr_name, const void* ptr, const char* ld_name, 
     throw invalid(std::string(ptr_name) + " = " + address_text(ptr) + " is not aligned to its " +
                   std::to_string(elem_size) + "-byte " + dtype_name(type) + " elements");
   int64_t elements = 0, bytes = 0;  // elements spanned: (rows - 1) * ld + cols
-  if (__builtin_mul_overflow(rows - 1, ld, &elements) ||
-      __builtin_add_overflow(elements, cols, &elements) ||
+  if (__builtin_mul_overflow(rows - 1, ld, &elements) || __builtin_add_overflow(elements, cols, &elements) ||
       __builtin_mul_overflow(elements, elem_size, &bytes))
-    throw invalid(std::string(ptr_name) + ": " + std::to_string(rows) + " rows with " +
-                  ld_name + " = " + std::to_string(ld) + " overflow the address space");
+    throw invalid(std::string(ptr_name) + ": " + std::to_string(rows) + " rows with " + ld_name + " = " +
+                  std::to_string(ld) + " overflow the address space");
   extent.base = reinterpret_cast<std::uintptr_t>(ptr);
   extent.rows = rows;
   extent.row_bytes = cols * elem_size;
@@ -77,8 +75,7 @@ Extent check_matrix(const char* ptr_name, const void* ptr, const char* ld_name, 
 
 void check_product(const char* what, int64_t a, int64_t b) {
   int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    throw invalid(std::string(what) + " overflows 64 bits");
+  if (__builtin_mul_overflow(a, b, &r)) throw invalid(std::string(what) + " overflows 64 bits");
 }
 
 /// floor(a / b) for b > 0.
@@ -105,8 +102,7 @@ bool share_bytes(const Extent& p, const Extent& q) {
 
 /// Rejects an output extent that shares a byte with an input extent.
 void check_disjoint(const Extent& out, const Extent& in, const std::string& rule) {
-  if (share_bytes(out, in))
-    throw invalid(std::string(out.name) + " overlaps " + in.name + ": " + rule);
+  if (share_bytes(out, in)) throw invalid(std::string(out.name) + " overlaps " + in.name + ": " + rule);
 }
 
 }  // namespace
@@ -128,20 +124,19 @@ GemmArgs validate_gemm(const gk_gemm_desc* d) {
   a.ab_type = check_dtype("ab_type", raw_enum(d->ab_type));
   a.c_type = check_dtype("c_type", raw_enum(d->c_type));
   if (a.c_type != a.ab_type && a.c_type != DType::F32)
-    throw invalid(std::string("c_type = ") + dtype_name(a.c_type) + " with ab_type = " +
-                  dtype_name(a.ab_type) + "; C must be the input type or f32");
+    throw invalid(std::string("c_type = ") + dtype_name(a.c_type) + " with ab_type = " + dtype_name(a.ab_type) +
+                  "; C must be the input type or f32");
   if (d->allow_tf32 && a.ab_type != DType::F32)
-    throw invalid(std::string("allow_tf32 applies to f32 inputs only (ab_type = ") +
-                  dtype_name(a.ab_type) + ")");
+    throw invalid(std::string("allow_tf32 applies to f32 inputs only (ab_type = ") + dtype_name(a.ab_type) + ")");
   a.allow_tf32 = d->allow_tf32 != 0;
   a.alpha = d->alpha;
   a.beta = unsigned_zero(d->beta);
   const bool reads_ab = a.m > 0 && a.n > 0 && a.k > 0;
   // Stored shapes: A is m x k (or k x m transposed), B is k x n (or n x k).
-  const Extent ea = check_matrix("a", d->a, "lda", a.trans_a ? a.k : a.m, a.trans_a ? a.m : a.k,
-                                 d->lda, a.ab_type, reads_ab);
-  const Extent eb = check_matrix("b", d->b, "ldb", a.trans_b ? a.n : a.k, a.trans_b ? a.k : a.n,
-                                 d->ldb, a.ab_type, reads_ab);
+  const Extent ea =
+      check_matrix("a", d->a, "lda", a.trans_a ? a.k : a.m, a.trans_a ? a.m : a.k, d->lda, a.ab_type, reads_ab);
+  const Extent eb =
+      check_matrix("b", d->b, "ldb", a.trans_b ? a.n : a.k, a.trans_b ? a.k : a.n, d->ldb, a.ab_type, reads_ab);
   const Extent ec = check_matrix("c", d->c, "ldc", a.m, a.n, d->ldc, a.c_type, true);
   // A and B may alias each other (both are only read); C is written while they are read.
   const std::string rule = "C must not share memory with A or B";
@@ -172,8 +167,7 @@ SoftmaxArgs validate_softmax(const gk_softmax_desc* d) {
                   " != " + std::to_string(d->ldy) + ")");
   // y == x with the same stride is the in-place call every rung supports; any other
   // sharing lets a rung overwrite input that it, or another row's work, has yet to read.
-  if (d->x != d->y)
-    check_disjoint(ey, ex, "only the exact in-place call (y == x, ldy == ldx) may share memory");
+  if (d->x != d->y) check_disjoint(ey, ex, "only the exact in-place call (y == x, ldy == ldx) may share memory");
   s.x = d->x;
   s.ldx = d->ldx;
   s.y = d->y;

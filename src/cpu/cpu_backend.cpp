@@ -28,14 +28,31 @@ constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
 const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
   using core::RungKind;
   static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
-      {"naive", "i-j-k triple loop, one thread, f32 accumulation (the baseline)", kAllGemmTypes, {},
-       RungKind::Ladder, nullptr, gemm::naive_run, 1},
+      {"naive",
+       "i-j-k triple loop, one thread, f32 accumulation (the baseline)",
+       kAllGemmTypes,
+       {},
+       RungKind::Ladder,
+       nullptr,
+       gemm::naive_run,
+       1},
       {"omp_simd",
        "packed, cache-blocked, register-blocked micro-kernel (AVX-512 14x32 / AVX2 6x16 / scalar), "
        "OpenMP",
-       kAllGemmTypes, {}, RungKind::Ladder, nullptr, gemm::omp_simd_run, 0},
-      {"openblas", "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)", kAllGemmTypes, {},
-       RungKind::Reference, gemm::openblas_supports, gemm::openblas_run, core::kNeverAuto},
+       kAllGemmTypes,
+       {},
+       RungKind::Ladder,
+       nullptr,
+       gemm::omp_simd_run,
+       0},
+      {"openblas",
+       "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
+       kAllGemmTypes,
+       {},
+       RungKind::Reference,
+       gemm::openblas_supports,
+       gemm::openblas_run,
+       core::kNeverAuto},
   };
   return ladder;
 }
@@ -43,12 +60,23 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
 const core::Ladder<core::SoftmaxArgs, CpuContext>& softmax_ladder() {
   using core::RungKind;
   static const core::Ladder<core::SoftmaxArgs, CpuContext> ladder = {
-      {"naive", "three scalar passes per row (max, sum of exp, output), one thread", kAllSoftmaxTypes, {},
-       RungKind::Ladder, nullptr, softmax::naive_run, 1},
+      {"naive",
+       "three scalar passes per row (max, sum of exp, output), one thread",
+       kAllSoftmaxTypes,
+       {},
+       RungKind::Ladder,
+       nullptr,
+       softmax::naive_run,
+       1},
       {"omp_simd",
        "online max+sum pass and output pass per row, vectorized exp (AVX-512 / AVX2 / scalar), "
        "OpenMP over rows",
-       kAllSoftmaxTypes, {}, RungKind::Ladder, nullptr, softmax::omp_simd_run, 0},
+       kAllSoftmaxTypes,
+       {},
+       RungKind::Ladder,
+       nullptr,
+       softmax::omp_simd_run,
+       0},
   };
   return ladder;
 }
@@ -64,9 +92,7 @@ class CpuTimer final : public core::Timer {
  public:
   void start() override { start_ = Clock::now(); }
   void stop() override { stop_ = Clock::now(); }
-  double elapsed_ms() override {
-    return std::chrono::duration<double, std::milli>(stop_ - start_).count();
-  }
+  double elapsed_ms() override { return std::chrono::duration<double, std::milli>(stop_ - start_).count(); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -102,7 +128,7 @@ class CpuBackend final : public core::Backend {
     const int cores = std::min(ctx.threads, cpu.physical_cores);
     info.peak_f32_gflops =
         static_cast<double>(cores) * simd_lanes(cpu.best) * kFmaUnitsPerCore * 2 * info.clock_mhz / 1e3;
-    info.peak_tensor_gflops = 0;  // no AMX rung
+    info.peak_tensor_gflops = 0;   // no AMX rung
     info.peak_bandwidth_gbps = 0;  // not knowable from the CPU alone
 
     const OpenBlas& ob = openblas();
@@ -110,8 +136,8 @@ class CpuBackend final : public core::Backend {
         {"cpu_isa", isa_name(ctx.isa)},
         {"cpu_isa_supported", supported_isa_list(cpu.best)},
         {"threads", std::to_string(ctx.threads)},
-        {"caches", std::to_string(cpu.caches.l1d / 1024) + "K/" + std::to_string(cpu.caches.l2 / 1024) +
-                       "K/" + std::to_string(cpu.caches.l3 / 1024) + "K"},
+        {"caches", std::to_string(cpu.caches.l1d / 1024) + "K/" + std::to_string(cpu.caches.l2 / 1024) + "K/" +
+                       std::to_string(cpu.caches.l3 / 1024) + "K"},
         {"openblas_core", ob.loaded ? ob.core : "not loaded: " + ob.unavailable},
         {"openblas_config", ob.loaded ? ob.config : ""},
     };
@@ -137,8 +163,8 @@ class CpuBackend final : public core::Backend {
     std::memmove(dst, src, bytes);  // memcpy speed, and overlapping ranges stay defined
   }
   void memset(void* dst, int value, std::size_t bytes) override { std::memset(dst, value, bytes); }
-  void synchronize() override {}          // every CPU call has finished when it returns
-  void set_stream(void*) override {}      // no streams on the CPU
+  void synchronize() override {}      // every CPU call has finished when it returns
+  void set_stream(void*) override {}  // no streams on the CPU
   std::unique_ptr<core::Timer> create_timer() override { return std::make_unique<CpuTimer>(); }
 
   std::vector<core::RungInfo> variants(core::OpKind op) const override {

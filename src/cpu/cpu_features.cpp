@@ -126,8 +126,10 @@ int smt_ways() {
   std::string part;
   while (std::getline(ss, part, ',')) {
     const auto dash = part.find('-');
-    if (dash == std::string::npos) ++ways;
-    else ways += std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
+    if (dash == std::string::npos)
+      ++ways;
+    else
+      ways += std::atoi(part.c_str() + dash + 1) - std::atoi(part.c_str()) + 1;
   }
   return std::max(1, ways);
 }
@@ -194,8 +196,8 @@ IsaFlags detect_isa_flags() {
   }
   if (f.osxsave) {
     const std::uint64_t xcr0 = read_xcr0();
-    f.os_ymm = (xcr0 & 0x6u) == 0x6u;     // bit 1 SSE (xmm), bit 2 AVX (ymm upper halves)
-    f.os_zmm = (xcr0 & 0xe6u) == 0xe6u;   // + bit 5 opmask, 6 zmm_hi256, 7 hi16_zmm
+    f.os_ymm = (xcr0 & 0x6u) == 0x6u;    // bit 1 SSE (xmm), bit 2 AVX (ymm upper halves)
+    f.os_zmm = (xcr0 & 0xe6u) == 0xe6u;  // + bit 5 opmask, 6 zmm_hi256, 7 hi16_zmm
   }
   return f;
 }
@@ -210,10 +212,16 @@ Isa best_isa(const IsaFlags& f) {
 Isa capped_isa(Isa best, core::CpuIsa cap) {
   Isa limit = Isa::Avx512;
   switch (cap) {
-    case core::CpuIsa::Scalar: limit = Isa::Scalar; break;
-    case core::CpuIsa::Avx2: limit = Isa::Avx2; break;
+    case core::CpuIsa::Scalar:
+      limit = Isa::Scalar;
+      break;
+    case core::CpuIsa::Avx2:
+      limit = Isa::Avx2;
+      break;
     case core::CpuIsa::Avx512:
-    case core::CpuIsa::Auto: limit = Isa::Avx512; break;
+    case core::CpuIsa::Auto:
+      limit = Isa::Avx512;
+      break;
   }
   return static_cast<Isa>(std::min(static_cast<int>(best), static_cast<int>(limit)));
 }
@@ -230,8 +238,7 @@ int measured_clock_mhz() {
     double best = 0;
     for (int trial = 0; trial < 40; ++trial) best = std::max(best, time_dependent_adds_mhz());
     const double reported = std::atof(proc_cpuinfo_value("cpu MHz").c_str());
-    const double max_khz =
-        std::atof(read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").c_str());
+    const double max_khz = std::atof(read_first_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq").c_str());
     return static_cast<int>(std::max({best, reported, max_khz / 1000.0}) + 0.5);
   }();
   return mhz;
@@ -241,9 +248,12 @@ Isa active_isa() { return capped_isa(cpu_features().best, core::cpu_isa_cap()); 
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::Avx512: return "avx512";
-    case Isa::Avx2: return "avx2";
-    default: return "scalar";
+    case Isa::Avx512:
+      return "avx512";
+    case Isa::Avx2:
+      return "avx2";
+    default:
+      return "scalar";
   }
 }
 

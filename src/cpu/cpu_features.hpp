@@ -38,13 +38,13 @@ struct CacheSizes {
 
 struct CpuFeatures {
   IsaFlags flags;
-  Isa best = Isa::Scalar;     // best path this CPU and OS support
-  std::string vendor;         // "GenuineIntel", "AuthenticAMD"
-  std::string name;           // cpuid brand string (or /proc/cpuinfo model name)
+  Isa best = Isa::Scalar;  // best path this CPU and OS support
+  std::string vendor;      // "GenuineIntel", "AuthenticAMD"
+  std::string name;        // cpuid brand string (or /proc/cpuinfo model name)
   CacheSizes caches;
-  int logical_cpus = 1;       // CPUs this process may run on
-  int physical_cores = 1;     // logical_cpus / SMT ways
-  int clock_mhz = 0;          // measured (dependent-add chain) or reported, the larger
+  int logical_cpus = 1;    // CPUs this process may run on
+  int physical_cores = 1;  // logical_cpus / SMT ways
+  int clock_mhz = 0;       // measured (dependent-add chain) or reported, the larger
   std::uint64_t memory_bytes = 0;
 };
 

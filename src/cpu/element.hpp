@@ -20,18 +20,31 @@ inline float to_float(float v) { return v; }
 inline float to_float(Half v) { return core::f16_to_float(v.bits); }
 inline float to_float(BFloat16 v) { return core::bf16_to_float(v.bits); }
 
-template <class T> T from_float(float v);
-template <> inline float from_float<float>(float v) { return v; }
-template <> inline Half from_float<Half>(float v) { return Half{core::float_to_f16(v)}; }
-template <> inline BFloat16 from_float<BFloat16>(float v) { return BFloat16{core::float_to_bf16(v)}; }
+template <class T>
+T from_float(float v);
+template <>
+inline float from_float<float>(float v) {
+  return v;
+}
+template <>
+inline Half from_float<Half>(float v) {
+  return Half{core::float_to_f16(v)};
+}
+template <>
+inline BFloat16 from_float<BFloat16>(float v) {
+  return BFloat16{core::float_to_bf16(v)};
+}
 
 /// Calls fn(T{}) with T the C++ type of `type`.
 template <class Fn>
 decltype(auto) with_element_type(core::DType type, Fn&& fn) {
   switch (type) {
-    case core::DType::F16: return fn(Half{});
-    case core::DType::BF16: return fn(BFloat16{});
-    default: return fn(float{});
+    case core::DType::F16:
+      return fn(Half{});
+    case core::DType::BF16:
+      return fn(BFloat16{});
+    default:
+      return fn(float{});
   }
 }
 
@@ -40,8 +53,10 @@ decltype(auto) with_element_type(core::DType type, Fn&& fn) {
 template <class Fn>
 void with_gemm_types(const core::GemmArgs& args, Fn&& fn) {
   with_element_type(args.ab_type, [&](auto ab) {
-    if (args.c_type == core::DType::F32) fn(ab, float{});
-    else fn(ab, ab);
+    if (args.c_type == core::DType::F32)
+      fn(ab, float{});
+    else
+      fn(ab, ab);
   });
 }
 

@@ -23,20 +23,18 @@ struct CoreGeneration {
 
 // Names as OpenBLAS's DYNAMIC_ARCH corename table spells them.
 constexpr CoreGeneration kCoreGenerations[] = {
-    {"Katmai", 0},       {"Coppermine", 0}, {"Northwood", 0},   {"Prescott", 0},
-    {"Banias", 0},       {"Atom", 0},       {"Core2", 0},       {"Penryn", 0},
-    {"Dunnington", 0},   {"Nehalem", 0},    {"Athlon", 0},      {"Opteron", 0},
-    {"Opteron_SSE3", 0}, {"Barcelona", 0},  {"Nano", 0},        {"Bobcat", 0},
-    {"Sandybridge", 1},  {"Bulldozer", 1},  {"Piledriver", 1},  {"Steamroller", 1},
-    {"Haswell", 2},      {"Excavator", 2},  {"Zen", 2},         {"SkylakeX", 3},
-    {"Cooperlake", 3},   {"SapphireRapids", 3},
+    {"Katmai", 0},         {"Coppermine", 0},  {"Northwood", 0},    {"Prescott", 0},   {"Banias", 0},
+    {"Atom", 0},           {"Core2", 0},       {"Penryn", 0},       {"Dunnington", 0}, {"Nehalem", 0},
+    {"Athlon", 0},         {"Opteron", 0},     {"Opteron_SSE3", 0}, {"Barcelona", 0},  {"Nano", 0},
+    {"Bobcat", 0},         {"Sandybridge", 1}, {"Bulldozer", 1},    {"Piledriver", 1}, {"Steamroller", 1},
+    {"Haswell", 2},        {"Excavator", 2},   {"Zen", 2},          {"SkylakeX", 3},   {"Cooperlake", 3},
+    {"SapphireRapids", 3},
 };
 
 bool iequals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
+    if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i]))) return false;
   return true;
 }
 
@@ -81,8 +79,10 @@ std::string coretype_note() {
   if (at.threads > 1)
     why = "libgpukern was loaded while the process ran " + std::to_string(at.threads) +
           " threads (setting it then could race with them)";
-  else if (at.threads == 0) why = "libgpukern could not count the threads of the process when it was loaded";
-  else why = "it was unset after libgpukern was loaded";
+  else if (at.threads == 0)
+    why = "libgpukern could not count the threads of the process when it was loaded";
+  else
+    why = "it was unset after libgpukern was loaded";
   return "core detected by OpenBLAS: OPENBLAS_CORETYPE=" + std::string(at.core) + " not set, as " + why +
          "; set it before the program starts";
 }
@@ -102,10 +102,10 @@ bool sbgemm_matches_sgemm(const OpenBlas& ob) {
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<float>(static_cast<int>(i % 7) - 3) * 0.5f;
   for (std::size_t i = 0; i < a.size(); ++i) a16[i] = core::float_to_bf16(a[i]);
   for (std::size_t i = 0; i < b.size(); ++i) b16[i] = core::float_to_bf16(b[i]);
-  ob.sgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, kM, kN, kK, 1.0f, a.data(), kK, b.data(),
-           kN, 0.0f, c_ref.data(), kN);
-  ob.sbgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, kM, kN, kK, 1.0f, a16.data(), kK,
-            b16.data(), kN, 0.0f, c_bf.data(), kN);
+  ob.sgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, kM, kN, kK, 1.0f, a.data(), kK, b.data(), kN, 0.0f,
+           c_ref.data(), kN);
+  ob.sbgemm(kCblasRowMajor, kCblasNoTrans, kCblasNoTrans, kM, kN, kK, 1.0f, a16.data(), kK, b16.data(), kN, 0.0f,
+            c_bf.data(), kN);
   for (int i = 0; i < kM * kN; ++i)
     if (!(std::fabs(c_ref[i] - c_bf[i]) <= 1e-4f * (1.0f + std::fabs(c_ref[i])))) return false;
   return true;
@@ -159,15 +159,13 @@ void load(OpenBlas& ob) {
   const int have = openblas_core_generation(ob.core), could = cpu_generation(cpu.flags);
   if (have < could) {
     ob.warning = "OpenBLAS uses core \"" + ob.core + "\", older than this CPU supports (" +
-                 openblas_coretype_for(cpu.flags) + "); OpenBLAS figures understate the CPU (" +
-                 ob.coretype_note + ")";
+                 openblas_coretype_for(cpu.flags) + "); OpenBLAS figures understate the CPU (" + ob.coretype_note + ")";
     core::log_line(core::LogLevel::Warn, ob.warning);
   }
 
   ob.sbgemm = symbol<OpenBlas::SbgemmFn>(lib, "cblas_sbgemm");
   if (ob.sbgemm && !sbgemm_matches_sgemm(ob)) {
-    core::log_line(core::LogLevel::Warn,
-                   "OpenBLAS cblas_sbgemm disagrees with cblas_sgemm; bf16 uses converted sgemm");
+    core::log_line(core::LogLevel::Warn, "OpenBLAS cblas_sbgemm disagrees with cblas_sgemm; bf16 uses converted sgemm");
     ob.sbgemm = nullptr;
   }
 }
@@ -195,9 +193,12 @@ int openblas_core_generation(std::string_view core_name) {
 
 int cpu_generation(const IsaFlags& f) {
   switch (best_isa(f)) {
-    case Isa::Avx512: return 3;
-    case Isa::Avx2: return 2;
-    default: return f.avx && f.os_ymm ? 1 : 0;
+    case Isa::Avx512:
+      return 3;
+    case Isa::Avx2:
+      return 2;
+    default:
+      return f.avx && f.os_ymm ? 1 : 0;
   }
 }
 

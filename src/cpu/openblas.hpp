@@ -28,21 +28,20 @@ enum CblasOrder { kCblasRowMajor = 101 };
 enum CblasTranspose { kCblasNoTrans = 111, kCblasTrans = 112 };
 
 struct OpenBlas {
-  using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                           const float* a, int lda, const float* b, int ldb, float beta, float* c,
-                           int ldc);
+  using SgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha, const float* a,
+                           int lda, const float* b, int ldb, float beta, float* c, int ldc);
   /// cblas_sbgemm: bf16 A and B (as 16-bit words), f32 C. Only in builds with BUILD_BFLOAT16.
   using SbgemmFn = void (*)(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                            const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb,
-                            float beta, float* c, int ldc);
+                            const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, float beta, float* c,
+                            int ldc);
 
   bool loaded = false;
-  std::string unavailable;  // why not loaded ("libopenblas.so.0: cannot open shared object...")
-  std::string library;      // file that was loaded
-  std::string core;         // openblas_get_corename()
-  std::string config;       // openblas_get_config()
+  std::string unavailable;    // why not loaded ("libopenblas.so.0: cannot open shared object...")
+  std::string library;        // file that was loaded
+  std::string core;           // openblas_get_corename()
+  std::string config;         // openblas_get_config()
   std::string coretype_note;  // how OPENBLAS_CORETYPE was chosen
-  std::string warning;      // non-empty when the core in use is older than the CPU allows
+  std::string warning;        // non-empty when the core in use is older than the CPU allows
 
   SgemmFn sgemm = nullptr;
   SbgemmFn sbgemm = nullptr;  // null when absent or when it failed the load-time check

@@ -9,8 +9,8 @@
 namespace gpukern::cpu {
 
 namespace gemm {
-void naive_run(const core::GemmArgs& args, const CpuContext& ctx);     // gemm/01_naive.cpp
-void omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/02_omp_simd.cpp
+void naive_run(const core::GemmArgs& args, const CpuContext& ctx);                   // gemm/01_naive.cpp
+void omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx);                // gemm/02_omp_simd.cpp
 core::Verdict openblas_supports(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/03_openblas.cpp
 void openblas_run(const core::GemmArgs& args, const CpuContext& ctx);
 }  // namespace gemm

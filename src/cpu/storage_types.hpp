@@ -7,8 +7,12 @@
 
 namespace gpukern::cpu {
 
-struct Half { std::uint16_t bits; };      // IEEE binary16
-struct BFloat16 { std::uint16_t bits; };  // bfloat16: the high half of a float
+struct Half {
+  std::uint16_t bits;
+};  // IEEE binary16
+struct BFloat16 {
+  std::uint16_t bits;
+};  // bfloat16: the high half of a float
 
 static_assert(sizeof(Half) == 2 && sizeof(BFloat16) == 2, "16-bit storage types must be 2 bytes");
 

@@ -100,7 +100,8 @@ class CudaBackend final : public core::Backend {
     const gpu::error_t e = gpu::device_malloc(&ptr, bytes);
     if (gpu::is_out_of_memory(e)) {
       gpu::clear_last_error();  // reset the runtime's last-error slot so later launch checks stay clean
-      throw Error(Status::OutOfMemory, "device allocation of " + std::to_string(bytes) + " bytes failed: out of device memory");
+      throw Error(Status::OutOfMemory,
+                  "device allocation of " + std::to_string(bytes) + " bytes failed: out of device memory");
     }
     GK_GPU_CHECK(e);
     return ptr;
@@ -142,9 +143,7 @@ class CudaBackend final : public core::Backend {
     ctx_.stream = stream ? static_cast<gpu::stream_t>(stream) : own_stream_;
   }
 
-  std::unique_ptr<core::Timer> create_timer() override {
-    return std::make_unique<CudaTimer>(ctx_.device, stream());
-  }
+  std::unique_ptr<core::Timer> create_timer() override { return std::make_unique<CudaTimer>(ctx_.device, stream()); }
 
   std::vector<core::RungInfo> variants(core::OpKind op) const override {
     return op == core::OpKind::Gemm ? gemm_ladder().infos(ctx_.arch) : softmax_ladder().infos(ctx_.arch);
@@ -210,9 +209,10 @@ core::Backend* create(int index) {
   std::string why;
   const int count = device_count(&why);
   if (index < 0 || index >= count)
-    throw Error(Status::Unavailable, count == 0 ? why
-                                                : std::string(vendor::backend_name()) + " device " + std::to_string(index) +
-                                                      " does not exist (" + std::to_string(count) + " found)");
+    throw Error(Status::Unavailable, count == 0
+                                         ? why
+                                         : std::string(vendor::backend_name()) + " device " + std::to_string(index) +
+                                               " does not exist (" + std::to_string(count) + " found)");
   return new CudaBackend(index);
 }
 

@@ -29,12 +29,12 @@ struct LibraryHandles {
 struct CudaContext {
   gpu::stream_t stream = nullptr;
   int device = 0;
-  core::DeviceArch arch;       // per vendor: arch.cc on NVIDIA (90 for sm_90), arch.gfx on AMD (0x90a)
-  int sm_count = 0;            // SMs (HIP: compute units)
-  int warp_size = 32;          // lanes per warp of this device (HIP: 64 on CDNA, 32 on RDNA); see gpu::with_warp_size
+  core::DeviceArch arch;  // per vendor: arch.cc on NVIDIA (90 for sm_90), arch.gfx on AMD (0x90a)
+  int sm_count = 0;       // SMs (HIP: compute units)
+  int warp_size = 32;     // lanes per warp of this device (HIP: 64 on CDNA, 32 on RDNA); see gpu::with_warp_size
   size_t smem_per_block_optin = 0;  // bytes a block can opt in to
   size_t l2_bytes = 0;
-  bool cluster_launch = false;      // thread-block clusters (sm_90+)
+  bool cluster_launch = false;          // thread-block clusters (sm_90+)
   LibraryHandles* libraries = nullptr;  // the device's vendor-library handles (cuBLAS)
 };
 

@@ -28,12 +28,15 @@ int tensor_flops_per_clock_per_sm(int arch) {
 /// Why no device can be used, in words, for gpukern-info.
 std::string describe_count_error(cudaError_t e) {
   switch (e) {
-    case cudaErrorNoDevice: return "no CUDA device found";
+    case cudaErrorNoDevice:
+      return "no CUDA device found";
     case cudaErrorInsufficientDriver:
-      return "the NVIDIA driver is missing or older than this build's CUDA runtime (" +
-             version_string(CUDART_VERSION) + ")";
-    case cudaErrorStubLibrary: return "only the CUDA driver stub library was found (no NVIDIA driver installed)";
-    default: return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
+      return "the NVIDIA driver is missing or older than this build's CUDA runtime (" + version_string(CUDART_VERSION) +
+             ")";
+    case cudaErrorStubLibrary:
+      return "only the CUDA driver stub library was found (no NVIDIA driver installed)";
+    default:
+      return std::string("cudaGetDeviceCount failed: ") + cudaGetErrorString(e);
   }
 }
 

@@ -35,8 +35,7 @@ inline void check(error_t e, const char* what, const char* file, int line) {
   bool oom = e == cudaErrorMemoryAllocation;
 #endif
   throw core::Error(oom ? core::Status::OutOfMemory : core::Status::DeviceError,
-                    std::string(what) + " failed: " + error_string(e) + " (" + file + ":" +
-                        std::to_string(line) + ")");
+                    std::string(what) + " failed: " + error_string(e) + " (" + file + ":" + std::to_string(line) + ")");
 }
 
 }  // namespace gpukern::gpu
@@ -107,26 +106,39 @@ __device__ __forceinline__ float to_float(bf16_t v) { return __bfloat162float(v)
 template <class T>
 __device__ __forceinline__ T from_float(float v);
 template <>
-__device__ __forceinline__ float from_float<float>(float v) { return v; }
+__device__ __forceinline__ float from_float<float>(float v) {
+  return v;
+}
 template <>
-__device__ __forceinline__ half_t from_float<half_t>(float v) { return __float2half_rn(v); }
+__device__ __forceinline__ half_t from_float<half_t>(float v) {
+  return __float2half_rn(v);
+}
 #if defined(GPUKERN_HIP)
 template <>
-__device__ __forceinline__ bf16_t from_float<bf16_t>(float v) { return bf16_t(v); }
+__device__ __forceinline__ bf16_t from_float<bf16_t>(float v) {
+  return bf16_t(v);
+}
 #else
 template <>
-__device__ __forceinline__ bf16_t from_float<bf16_t>(float v) { return __float2bfloat16_rn(v); }
+__device__ __forceinline__ bf16_t from_float<bf16_t>(float v) {
+  return __float2bfloat16_rn(v);
+}
 #endif
-
 
 /// Calls fn(T{}) with T the device storage type of `dtype` (float, half_t, bf16_t): the
 /// one switch from a call's dtype to the kernels' element type.
 template <class Fn>
 void with_storage_type(core::DType dtype, Fn&& fn) {
   switch (dtype) {
-    case core::DType::F32: fn(float{}); break;
-    case core::DType::F16: fn(half_t{}); break;
-    case core::DType::BF16: fn(bf16_t{}); break;
+    case core::DType::F32:
+      fn(float{});
+      break;
+    case core::DType::F16:
+      fn(half_t{});
+      break;
+    case core::DType::BF16:
+      fn(bf16_t{});
+      break;
   }
 }
 
@@ -167,8 +179,10 @@ namespace gpukern::gpu {
 template <class F>
 void with_warp_size(int warp_size, F&& f) {
 #if defined(GPUKERN_HIP)
-  if (warp_size == 32) f(std::integral_constant<int, 32>{});
-  else f(std::integral_constant<int, 64>{});
+  if (warp_size == 32)
+    f(std::integral_constant<int, 32>{});
+  else
+    f(std::integral_constant<int, 64>{});
 #else
   (void)warp_size;
   f(std::integral_constant<int, 32>{});
@@ -228,7 +242,9 @@ inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) { return
 /// Lets `kernel` use `bytes` of dynamic shared memory. AMD gives a workgroup the whole
 /// LDS (64 KB) without an opt-in, so there is nothing to set.
 template <class Kernel>
-error_t allow_dynamic_smem(Kernel, size_t) { return hipSuccess; }
+error_t allow_dynamic_smem(Kernel, size_t) {
+  return hipSuccess;
+}
 #else
 using stream_t = cudaStream_t;
 using event_t = cudaEvent_t;
@@ -260,7 +276,9 @@ inline error_t event_create(event_t* e) { return cudaEventCreate(e); }
 inline error_t event_destroy(event_t e) { return cudaEventDestroy(e); }
 inline error_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, s); }
 inline error_t event_synchronize(event_t e) { return cudaEventSynchronize(e); }
-inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) { return cudaEventElapsedTime(ms, start, stop); }
+inline error_t event_elapsed_ms(float* ms, event_t start, event_t stop) {
+  return cudaEventElapsedTime(ms, start, stop);
+}
 /// Lets `kernel` use `bytes` of dynamic shared memory (beyond 48 KB needs the opt-in).
 template <class Kernel>
 error_t allow_dynamic_smem(Kernel kernel, size_t bytes) {

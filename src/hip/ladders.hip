@@ -15,11 +15,22 @@ const GemmLadder& gemm_ladder() {
   using namespace gemm;
   using core::ranked;
   static const GemmLadder table = {
-      ranked(kNaiveRow, 3), kCoalescedRow, kSmemTiledRow, kBlocktile1dRow, ranked(kBlocktile2dRow, 2),
-      kVectorizedRow, kRectTileRow, ranked(kWarptileRow, 1),
-      {"mfma", "MFMA 32x32x8 matrix cores (CDNA: gfx90a, gfx940), f32 accumulation",
-       core::kMaskF16 | core::kMaskBF16, {0, 0, hip::has_matrix_cores, "CDNA (gfx90a, gfx940)"}, kLadder,
-       hip::mfma_supports, hip::mfma_run, 0},
+      ranked(kNaiveRow, 3),
+      kCoalescedRow,
+      kSmemTiledRow,
+      kBlocktile1dRow,
+      ranked(kBlocktile2dRow, 2),
+      kVectorizedRow,
+      kRectTileRow,
+      ranked(kWarptileRow, 1),
+      {"mfma",
+       "MFMA 32x32x8 matrix cores (CDNA: gfx90a, gfx940), f32 accumulation",
+       core::kMaskF16 | core::kMaskBF16,
+       {0, 0, hip::has_matrix_cores, "CDNA (gfx90a, gfx940)"},
+       kLadder,
+       hip::mfma_supports,
+       hip::mfma_run,
+       0},
   };
   return table;
 }

@@ -21,8 +21,10 @@ struct ProcessResult {
 
 /// Runs `command` through the shell with a clean GPUKERN_* environment plus `env`.
 ProcessResult run_tool(const std::string& env, const std::string& command) {
-  const std::string line = "env -u GPUKERN_BACKEND -u GPUKERN_GEMM_VARIANT -u GPUKERN_SOFTMAX_VARIANT "
-                           "-u GPUKERN_LOG -u GPUKERN_CPU_ISA " + env + " " + command + " 2>&1";
+  const std::string line =
+      "env -u GPUKERN_BACKEND -u GPUKERN_GEMM_VARIANT -u GPUKERN_SOFTMAX_VARIANT "
+      "-u GPUKERN_LOG -u GPUKERN_CPU_ISA " +
+      env + " " + command + " 2>&1";
   ProcessResult result;
   std::FILE* pipe = popen(line.c_str(), "r");
   if (!pipe) return result;
@@ -85,9 +87,7 @@ TEST_P(GpuBackendChoice, UnavailableGpuIsAnErrorWithTheReason) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, GpuBackendChoice, ::testing::Values("cuda", "hip"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param;
-                         });
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 TEST(GpukernInfo, UnknownBackendListsTheValidOnes) {
   const ProcessResult r = run_tool("GPUKERN_BACKEND=bogus", quoted(GPUKERN_INFO_PATH));
@@ -166,8 +166,10 @@ TEST(GpukernBench, ListHasNoEmptyVersionFields) {
 std::string argument_test_name(const ::testing::TestParamInfo<std::pair<std::string, std::string>>& info) {
   std::string name;
   for (char c : info.param.first.substr(0, 24)) {
-    if (std::isalnum(static_cast<unsigned char>(c))) name += c;
-    else if (!name.empty() && name.back() != '_') name += '_';
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      name += c;
+    else if (!name.empty() && name.back() != '_')
+      name += '_';
   }
   return name + "_" + std::to_string(info.index);
 }
@@ -194,28 +196,28 @@ TEST_P(BenchRefusesOption, WithAMessageAndExit2) {
   expect_refused(r, option);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Cli, BenchRefusesOption,
-    ::testing::Values(std::pair<std::string, std::string>{"--flush-mb 1e30", "--flush-mb"},
-                      std::pair<std::string, std::string>{"--flush-mb -1", "--flush-mb"},
-                      std::pair<std::string, std::string>{"--flush-mb nan", "--flush-mb"},
-                      std::pair<std::string, std::string>{"--ref-budget -5", "--ref-budget"},
-                      std::pair<std::string, std::string>{"--ref-budget nan", "--ref-budget"},
-                      std::pair<std::string, std::string>{"--ref-budget inf", "--ref-budget"},
-                      std::pair<std::string, std::string>{"--json ''", "--json"},
-                      std::pair<std::string, std::string>{"--backend ,", "--backend"},
-                      std::pair<std::string, std::string>{"--backend cpu,,cpu", "--backend"},
-                      std::pair<std::string, std::string>{"--threads 0", "--threads"},
-                      std::pair<std::string, std::string>{"--threads -3", "--threads"},
-                      std::pair<std::string, std::string>{"--min-time 1e30", "--min-time"},
-                      std::pair<std::string, std::string>{"--max-time 0", "--max-time"},
-                      std::pair<std::string, std::string>{"--repeats 0", "--repeats"},
-                      std::pair<std::string, std::string>{"--warmup -1", "--warmup"},
-                      std::pair<std::string, std::string>{"--naive-max-size 0", "--naive-max-size"},
-                      std::pair<std::string, std::string>{"--sizes 0", "--sizes"},
-                      std::pair<std::string, std::string>{"--json " + std::string(GPUKERN_BENCH_PATH) + "/run.json",
-                                                          "--json"}),
-    argument_test_name);
+INSTANTIATE_TEST_SUITE_P(Cli, BenchRefusesOption,
+                         ::testing::Values(std::pair<std::string, std::string>{"--flush-mb 1e30", "--flush-mb"},
+                                           std::pair<std::string, std::string>{"--flush-mb -1", "--flush-mb"},
+                                           std::pair<std::string, std::string>{"--flush-mb nan", "--flush-mb"},
+                                           std::pair<std::string, std::string>{"--ref-budget -5", "--ref-budget"},
+                                           std::pair<std::string, std::string>{"--ref-budget nan", "--ref-budget"},
+                                           std::pair<std::string, std::string>{"--ref-budget inf", "--ref-budget"},
+                                           std::pair<std::string, std::string>{"--json ''", "--json"},
+                                           std::pair<std::string, std::string>{"--backend ,", "--backend"},
+                                           std::pair<std::string, std::string>{"--backend cpu,,cpu", "--backend"},
+                                           std::pair<std::string, std::string>{"--threads 0", "--threads"},
+                                           std::pair<std::string, std::string>{"--threads -3", "--threads"},
+                                           std::pair<std::string, std::string>{"--min-time 1e30", "--min-time"},
+                                           std::pair<std::string, std::string>{"--max-time 0", "--max-time"},
+                                           std::pair<std::string, std::string>{"--repeats 0", "--repeats"},
+                                           std::pair<std::string, std::string>{"--warmup -1", "--warmup"},
+                                           std::pair<std::string, std::string>{"--naive-max-size 0",
+                                                                               "--naive-max-size"},
+                                           std::pair<std::string, std::string>{"--sizes 0", "--sizes"},
+                                           std::pair<std::string, std::string>{
+                                               "--json " + std::string(GPUKERN_BENCH_PATH) + "/run.json", "--json"}),
+                         argument_test_name);
 
 // Cases the machine cannot hold (or whose element counts overflow int64, as 3037000500^2
 // does) are refused before anything is allocated, with the case named; they once
@@ -224,8 +226,7 @@ class BenchRefusesSize : public ::testing::TestWithParam<std::pair<std::string, 
 
 TEST_P(BenchRefusesSize, BeforeAllocating) {
   const auto& [sizes, shape] = GetParam();
-  const ProcessResult r =
-      run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend cpu --flush-mb 0 -q --sizes " + sizes);
+  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend cpu --flush-mb 0 -q --sizes " + sizes);
   expect_refused(r, shape);
   std::istringstream in(r.output);
   int lines = 0;
@@ -258,8 +259,8 @@ TEST_P(BenchOnGpu, RefusesACaseBeyondDeviceMemory) {
   // n x n f32 outputs of 1.25x the device memory; k = 16 keeps A and B small.
   const auto n = static_cast<uint64_t>(std::ceil(std::sqrt(1.25 * double(memory) / 4.0)));
   const std::string size = std::to_string(n) + "x" + std::to_string(n) + "x16";
-  const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() +
-                                           " --op gemm --dtype f32 -q --sizes " + size);
+  const ProcessResult r = run_tool(
+      "", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() + " --op gemm --dtype f32 -q --sizes " + size);
   expect_refused(r, "device memory");
   EXPECT_TRUE(contains_text(r.output, size)) << r.output;
 }

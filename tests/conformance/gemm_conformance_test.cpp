@@ -39,17 +39,30 @@ const bool kTransposes[4][2] = {{false, false}, {false, true}, {true, false}, {t
 
 TEST_P(GemmConformance, SquareAndOddShapes) {
   std::vector<GemmCase> cases = {
-      shape(1, 1, 1),     shape(7, 7, 7),      shape(33, 33, 33),  shape(127, 127, 127),
-      shape(1, 33, 7),    shape(33, 1, 127),   shape(7, 33, 1),    shape(1000, 7, 33),
-      shape(33, 1000, 7), shape(7, 33, 1000),  shape(2049, 33, 65), shape(33, 65, 2049),
-      shape(64, 64, 64),  shape(128, 256, 32),
+      shape(1, 1, 1),
+      shape(7, 7, 7),
+      shape(33, 33, 33),
+      shape(127, 127, 127),
+      shape(1, 33, 7),
+      shape(33, 1, 127),
+      shape(7, 33, 1),
+      shape(1000, 7, 33),
+      shape(33, 1000, 7),
+      shape(7, 33, 1000),
+      shape(2049, 33, 65),
+      shape(33, 65, 2049),
+      shape(64, 64, 64),
+      shape(128, 256, 32),
       // Leading dimensions that are multiples of 8 (what vectorized and tensor-core rungs
       // need) with sizes that are not multiples of any tile.
-      shape(8, 8, 8),     shape(24, 40, 56),   shape(136, 264, 72), shape(33, 64, 128),
+      shape(8, 8, 8),
+      shape(24, 40, 56),
+      shape(136, 264, 72),
+      shape(33, 64, 128),
   };
   if (on_gpu()) {  // the GPU rungs' tiles and pipelines need room to show their edges
-    for (auto c : {shape(1000, 1000, 1000), shape(4097, 129, 257), shape(256, 384, 4097),
-                   shape(1024, 1024, 512), shape(513, 1025, 777),
+    for (auto c : {shape(1000, 1000, 1000), shape(4097, 129, 257), shape(256, 384, 4097), shape(1024, 1024, 512),
+                   shape(513, 1025, 777),
                    // more tiles than an H100 has SMs, K long enough: wgmma_tma splits the last round
                    shape(1500, 2900, 1100)})
       cases.push_back(c);
@@ -60,8 +73,8 @@ TEST_P(GemmConformance, SquareAndOddShapes) {
 TEST_P(GemmConformance, Transposes) {
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
-    for (auto c : {shape(33, 7, 127), shape(127, 33, 65), shape(128, 64, 96), shape(1, 1000, 7),
-                   shape(136, 264, 72), shape(24, 40, 56)})
+    for (auto c : {shape(33, 7, 127), shape(127, 33, 65), shape(128, 64, 96), shape(1, 1000, 7), shape(136, 264, 72),
+                   shape(24, 40, 56)})
       cases.push_back(transposed(c, t[0], t[1]));
   if (on_gpu())
     for (const auto& t : kTransposes) cases.push_back(transposed(shape(1000, 513, 1031), t[0], t[1]));
@@ -72,8 +85,7 @@ TEST_P(GemmConformance, AlphaBeta) {
   struct Scale {
     float alpha, beta;
   };
-  const Scale scales[] = {{-1.5f, 0.5f}, {2.0f, -1.0f}, {0.75f, 1.0f},
-                          {1.0f, 1.0f},  {0.0f, 0.5f},  {-0.0f, -1.0f}};
+  const Scale scales[] = {{-1.5f, 0.5f}, {2.0f, -1.0f}, {0.75f, 1.0f}, {1.0f, 1.0f}, {0.0f, 0.5f}, {-0.0f, -1.0f}};
   std::vector<GemmCase> cases;
   for (const auto& t : kTransposes)
     for (const auto& s : scales) {
@@ -147,7 +159,7 @@ TEST_P(GemmConformance, LeadingDimensions) {
     int64_t a, b, c;
   };
   const Padded padded[] = {
-      {shape(33, 65, 17), 3, 5, 7}, {shape(33, 65, 17), 1, 0, 0}, {shape(33, 65, 17), 0, 1, 0},
+      {shape(33, 65, 17), 3, 5, 7}, {shape(33, 65, 17), 1, 0, 0},   {shape(33, 65, 17), 0, 1, 0},
       {shape(33, 65, 17), 0, 0, 1}, {shape(128, 64, 32), 8, 16, 8}, {shape(128, 64, 32), 64, 32, 16},
   };
   std::vector<GemmCase> cases;
@@ -170,18 +182,14 @@ TEST_P(GemmConformance, LeadingDimensions) {
   run_gemm_cases(GetParam(), cases);
 }
 
-INSTANTIATE_TEST_SUITE_P(Ladders, GemmConformance, ::testing::ValuesIn(gemm_params()),
-                         ParamName());
+INSTANTIATE_TEST_SUITE_P(Ladders, GemmConformance, ::testing::ValuesIn(gemm_params()), ParamName());
 
 // A forced rung called with a storage type its dtypes string does not list declines.
 class GemmUnlistedDtype : public GemmConformance {};
 
-TEST_P(GemmUnlistedDtype, ForcedRungDeclines) {
-  expect_gemm_declined(GetParam(), shape(33, 17, 9));
-}
+TEST_P(GemmUnlistedDtype, ForcedRungDeclines) { expect_gemm_declined(GetParam(), shape(33, 17, 9)); }
 
-INSTANTIATE_TEST_SUITE_P(Ladders, GemmUnlistedDtype, ::testing::ValuesIn(gemm_unlisted_params()),
-                         ParamName());
+INSTANTIATE_TEST_SUITE_P(Ladders, GemmUnlistedDtype, ::testing::ValuesIn(gemm_unlisted_params()), ParamName());
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(GemmUnlistedDtype);
 
 }  // namespace

@@ -15,8 +15,8 @@ namespace gpukern::test {
 
 std::string GemmCase::describe() const {
   std::ostringstream s;
-  s << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N') << " m=" << m << " n=" << n << " k=" << k
-    << " alpha=" << alpha << " beta=" << beta;
+  s << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N') << " m=" << m << " n=" << n << " k=" << k << " alpha=" << alpha
+    << " beta=" << beta;
   if (pad_a || pad_b || pad_c) s << " pad a/b/c=" << pad_a << "/" << pad_b << "/" << pad_c;
   if (guard % 32 != 0) s << " misaligned (" << guard << " elements in)";
   return s.str();
@@ -58,8 +58,8 @@ const char* offset_ptr(const DeviceArray& d, const Window& w, gk_dtype type) {
   return static_cast<const char*>(d.data()) + w.offset * static_cast<int64_t>(element_size(type));
 }
 
-GemmDesc make_desc(const RungParam& p, const GemmCase& gc, const GemmOperands& o,
-                   const DeviceArray& a, const DeviceArray& b, DeviceArray& c) {
+GemmDesc make_desc(const RungParam& p, const GemmCase& gc, const GemmOperands& o, const DeviceArray& a,
+                   const DeviceArray& b, DeviceArray& c) {
   GemmDesc d;
   d.trans_a = gc.trans_a ? GK_TRANS : GK_NO_TRANS;
   d.trans_b = gc.trans_b ? GK_TRANS : GK_NO_TRANS;
@@ -98,17 +98,16 @@ bool check_result(const GemmCase& gc, const GemmOperands& o, const HostArray& c_
     }
   }
   const MatrixView a{&o.a, o.wa}, b{&o.b, o.wb}, c{&o.c_initial, o.wc};
-  const auto ref = reference_gemm(gc.trans_a, gc.trans_b, gc.m, gc.n, gc.k, gc.alpha, a, b,
-                                  gc.beta, gc.beta != 0.0f ? &c : nullptr);
+  const auto ref =
+      reference_gemm(gc.trans_a, gc.trans_b, gc.m, gc.n, gc.k, gc.alpha, a, b, gc.beta, gc.beta != 0.0f ? &c : nullptr);
   const auto out = read_window(c_after, o.wc);
   const Comparison cmp = compare(out, ref, std::max<int64_t>(1, gc.n));
   if (!cmp.passes(bound)) {
-    ADD_FAILURE() << "result differs from the double reference: relative error "
-                  << cmp.relative_error << " (bound " << bound << ")"
-                  << (cmp.special_mismatches
-                          ? ", " + std::to_string(cmp.special_mismatches) +
-                                " NaN/inf mismatches, first: " + cmp.first_problem
-                          : std::string());
+    ADD_FAILURE() << "result differs from the double reference: relative error " << cmp.relative_error << " (bound "
+                  << bound << ")"
+                  << (cmp.special_mismatches ? ", " + std::to_string(cmp.special_mismatches) +
+                                                   " NaN/inf mismatches, first: " + cmp.first_problem
+                                             : std::string());
     ok = false;
   }
   return ok;
@@ -121,8 +120,8 @@ struct Attempt {
   HostArray c_after;
 };
 
-Attempt attempt(Device& dev, const RungParam& p, const GemmCase& gc, const GemmOperands& o,
-                const std::string& variant, DeviceArray& da, DeviceArray& db, DeviceArray& dc) {
+Attempt attempt(Device& dev, const RungParam& p, const GemmCase& gc, const GemmOperands& o, const std::string& variant,
+                DeviceArray& da, DeviceArray& db, DeviceArray& dc) {
   dc.upload(o.c_initial);
   GemmDesc desc = make_desc(p, gc, o, da, db, dc);
   desc.variant = variant.c_str();
@@ -141,8 +140,8 @@ Attempt attempt(Device& dev, const RungParam& p, const GemmCase& gc, const GemmO
 
 Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
   Random rng;
-  SCOPED_TRACE(gc.describe() + " (GPUKERN_TEST_SEED base " + std::to_string(base_seed()) +
-               ", case seed " + std::to_string(rng.seed()) + ")");
+  SCOPED_TRACE(gc.describe() + " (GPUKERN_TEST_SEED base " + std::to_string(base_seed()) + ", case seed " +
+               std::to_string(rng.seed()) + ")");
   Device& dev = shared_device(p.backend);
   const GemmOperands o = make_operands(p, gc, rng);
   DeviceArray da(dev, o.a), db(dev, o.b), dc(dev, o.c_initial);
@@ -151,15 +150,13 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
   Attempt first = attempt(dev, p, gc, o, p.rung, da, db, dc);
   if (first.status == GK_UNSUPPORTED && p.forced()) {
     EXPECT_FALSE(first.message.empty()) << "rung '" << p.rung << "' declined without a message";
-    EXPECT_EQ(changes_anywhere(o.c_initial, first.c_after), "")
-        << "rung '" << p.rung << "' declined but wrote to C";
-    std::cout << "[ DECLINED ] " << p.test_name() << " " << gc.describe() << ": " << first.message
-              << "\n";
+    EXPECT_EQ(changes_anywhere(o.c_initial, first.c_after), "") << "rung '" << p.rung << "' declined but wrote to C";
+    std::cout << "[ DECLINED ] " << p.test_name() << " " << gc.describe() << ": " << first.message << "\n";
     // auto must accept every valid call.
     Attempt fallback = attempt(dev, p, gc, o, "auto", da, db, dc);
     if (fallback.status != GK_SUCCESS) {
-      ADD_FAILURE() << "auto failed a case that rung '" << p.rung
-                    << "' declined: " << gk_status_name(fallback.status) << ": " << fallback.message;
+      ADD_FAILURE() << "auto failed a case that rung '" << p.rung << "' declined: " << gk_status_name(fallback.status)
+                    << ": " << fallback.message;
       return Outcome::Failed;
     }
     // auto may pick a rung with tf32 arithmetic where the forced rung would be exact.
@@ -167,8 +164,8 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
     return Outcome::Declined;
   }
   if (first.status != GK_SUCCESS) {
-    ADD_FAILURE() << "gk_gemm with variant '" << p.rung << "' returned "
-                  << gk_status_name(first.status) << ": " << first.message;
+    ADD_FAILURE() << "gk_gemm with variant '" << p.rung << "' returned " << gk_status_name(first.status) << ": "
+                  << first.message;
     return Outcome::Failed;
   }
   bool ok = check_result(gc, o, first.c_after, p.bound());
@@ -201,9 +198,8 @@ void expect_gemm_declined(const RungParam& p, const GemmCase& gc) {
   DeviceArray da(dev, o.a), db(dev, o.b), dc(dev, o.c_initial);
   Attempt result = attempt(dev, p, gc, o, p.rung, da, db, dc);
   EXPECT_EQ(result.status, GK_UNSUPPORTED)
-      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with "
-      << p.arithmetic << " and returned " << gk_status_name(result.status) << ": "
-      << result.message;
+      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with " << p.arithmetic
+      << " and returned " << gk_status_name(result.status) << ": " << result.message;
   if (result.status != GK_SUCCESS) {
     EXPECT_FALSE(result.message.empty());
     std::cout << "[ DECLINED ] " << p.test_name() << ": " << result.message << "\n";

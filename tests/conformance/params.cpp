@@ -19,9 +19,8 @@ struct TypeConfig {
 // GEMM: f32, tf32 (f32 data with allow_tf32), f16 and bf16 inputs with C in the
 // input type and in f32.
 const TypeConfig kGemmTypes[] = {
-    {"f32", GK_F32, GK_F32, false},  {"tf32", GK_F32, GK_F32, true},
-    {"f16", GK_F16, GK_F16, false},  {"f16", GK_F16, GK_F32, false},
-    {"bf16", GK_BF16, GK_BF16, false}, {"bf16", GK_BF16, GK_F32, false},
+    {"f32", GK_F32, GK_F32, false}, {"tf32", GK_F32, GK_F32, true},    {"f16", GK_F16, GK_F16, false},
+    {"f16", GK_F16, GK_F32, false}, {"bf16", GK_BF16, GK_BF16, false}, {"bf16", GK_BF16, GK_F32, false},
 };
 const TypeConfig kSoftmaxTypes[] = {
     {"f32", GK_F32, GK_F32, false},
@@ -51,8 +50,7 @@ RungParam with_type(RungParam p, const TypeConfig& t) {
 /// "f16_to_f32" for f16 inputs with an f32 C; otherwise the arithmetic class.
 std::string type_label_of(const RungParam& p) {
   std::string label = p.arithmetic;
-  if (p.arithmetic != "f32" && p.arithmetic != "tf32" && p.output_type == GK_F32)
-    label += "_to_f32";
+  if (p.arithmetic != "f32" && p.arithmetic != "tf32" && p.output_type == GK_F32) label += "_to_f32";
   return label;
 }
 
@@ -112,8 +110,7 @@ std::vector<RungParam> enumerate(gk_op op, Which which) {
           out.push_back(q);
         }
         // Declines are checked once per missing storage type (C in the input type).
-        if (which == Which::Unlisted && !accepted && t.input_type == t.output_type)
-          out.push_back(with_type(p, t));
+        if (which == Which::Unlisted && !accepted && t.input_type == t.output_type) out.push_back(with_type(p, t));
       }
     }
     if (which == Which::Listed) {
@@ -129,14 +126,14 @@ std::vector<RungParam> enumerate(gk_op op, Which which) {
 
 }  // namespace
 
-double RungParam::bound() const {
-  return error_bound(exact_f32 ? std::string("f32") : arithmetic, output_type);
-}
+double RungParam::bound() const { return error_bound(exact_f32 ? std::string("f32") : arithmetic, output_type); }
 
 std::string RungParam::test_name() const {
   std::string name = backend + "_" + rung;
-  if (backend_available && runs_here) name += "_" + type_label_of(*this);
-  else if (!runs_here) name += "_not_here";
+  if (backend_available && runs_here)
+    name += "_" + type_label_of(*this);
+  else if (!runs_here)
+    name += "_not_here";
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   return name;
@@ -154,8 +151,7 @@ std::string skip_reason(const RungParam& param, bool* fail) {
     return unavailable_message({param.backend, false, param.backend_reason});
   }
   if (!param.runs_here)
-    return "rung '" + param.rung + "' cannot run on this " + param.backend +
-           " device: " + param.rung_reason;
+    return "rung '" + param.rung + "' cannot run on this " + param.backend + " device: " + param.rung_reason;
   if (param.backend == "cpu") {
     static const IsaCheck check = check_requested_cpu_isa(shared_device("cpu").info());
     if (check.kind == IsaCheck::Fail) *fail = true;
@@ -167,8 +163,6 @@ std::string skip_reason(const RungParam& param, bool* fail) {
 std::vector<RungParam> gemm_params() { return enumerate(GK_OP_GEMM, Which::Listed); }
 std::vector<RungParam> softmax_params() { return enumerate(GK_OP_SOFTMAX, Which::Listed); }
 std::vector<RungParam> gemm_unlisted_params() { return enumerate(GK_OP_GEMM, Which::Unlisted); }
-std::vector<RungParam> softmax_unlisted_params() {
-  return enumerate(GK_OP_SOFTMAX, Which::Unlisted);
-}
+std::vector<RungParam> softmax_unlisted_params() { return enumerate(GK_OP_SOFTMAX, Which::Unlisted); }
 
 }  // namespace gpukern::test

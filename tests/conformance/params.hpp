@@ -14,19 +14,19 @@
 namespace gpukern::test {
 
 struct RungParam {
-  std::string backend;             // "cpu", "cuda", "hip"
+  std::string backend;  // "cpu", "cuda", "hip"
   bool backend_available = true;
-  std::string backend_reason;      // why unavailable
-  std::string rung;                // a rung name, or "auto"
+  std::string backend_reason;  // why unavailable
+  std::string rung;            // a rung name, or "auto"
   bool runs_here = true;
-  std::string rung_reason;         // why the rung cannot run on this device
-  std::string dtypes;              // the rung's dtypes string, as listed
-  bool is_reference = false;       // the vendor library's rung (cublas, cudnn, openblas)
+  std::string rung_reason;    // why the rung cannot run on this device
+  std::string dtypes;         // the rung's dtypes string, as listed
+  bool is_reference = false;  // the vendor library's rung (cublas, cudnn, openblas)
 
   // One storage/arithmetic configuration.
-  std::string arithmetic;          // "f32", "tf32", "f16", "bf16"
-  gk_dtype input_type = GK_F32;    // A, B (gemm) or x, y (softmax)
-  gk_dtype output_type = GK_F32;   // C (gemm); same as input for softmax
+  std::string arithmetic;         // "f32", "tf32", "f16", "bf16"
+  gk_dtype input_type = GK_F32;   // A, B (gemm) or x, y (softmax)
+  gk_dtype output_type = GK_F32;  // C (gemm); same as input for softmax
   bool allow_tf32 = false;
   /// tf32 permission given to a rung that lists f32 but not tf32: it must run exact f32.
   bool exact_f32 = false;
@@ -72,7 +72,9 @@ void run_all_cases(const RungParam& param, const std::vector<Case>& cases, RunOn
 /// gtest's name generator for these parameters.
 struct ParamName {
   template <class Info>
-  std::string operator()(const Info& info) const { return info.param.test_name(); }
+  std::string operator()(const Info& info) const {
+    return info.param.test_name();
+  }
 };
 
 }  // namespace gpukern::test

@@ -35,18 +35,14 @@ SoftmaxCase with(SoftmaxCase c, bool log_softmax, Special special = Special::Non
 }
 
 std::vector<SoftmaxCase> base_shapes(bool gpu) {
-  std::vector<SoftmaxCase> shapes = {shape(1, 1),    shape(7, 7),    shape(33, 33),
-                                     shape(127, 127), shape(1, 1000), shape(1000, 33),
-                                     shape(3, 2049), shape(2, 4097),  shape(64, 1024)};
+  std::vector<SoftmaxCase> shapes = {shape(1, 1),     shape(7, 7),    shape(33, 33),  shape(127, 127), shape(1, 1000),
+                                     shape(1000, 33), shape(3, 2049), shape(2, 4097), shape(64, 1024)};
   if (gpu)  // long rows for the split-row rungs, many rows for the row-per-warp ones
-    for (auto c : {shape(2, 100003), shape(1024, 4096), shape(4097, 128), shape(8, 32769)})
-      shapes.push_back(c);
+    for (auto c : {shape(2, 100003), shape(1024, 4096), shape(4097, 128), shape(8, 32769)}) shapes.push_back(c);
   return shapes;
 }
 
-TEST_P(SoftmaxConformance, SquareAndOddShapes) {
-  run_softmax_cases(GetParam(), base_shapes(on_gpu()));
-}
+TEST_P(SoftmaxConformance, SquareAndOddShapes) { run_softmax_cases(GetParam(), base_shapes(on_gpu())); }
 
 TEST_P(SoftmaxConformance, LogSoftmax) {
   std::vector<SoftmaxCase> cases;
@@ -90,8 +86,7 @@ TEST_P(SoftmaxConformance, InPlace) {
 TEST_P(SoftmaxConformance, NegativeInfinityGivesFiniteResults) {
   std::vector<SoftmaxCase> cases;
   for (auto c : {shape(33, 127), shape(7, 2049), shape(64, 256), shape(16, 2)})
-    for (bool log_softmax : {false, true})
-      cases.push_back(with(c, log_softmax, Special::SomeNegativeInfinity));
+    for (bool log_softmax : {false, true}) cases.push_back(with(c, log_softmax, Special::SomeNegativeInfinity));
   run_softmax_cases(GetParam(), cases);
 }
 
@@ -102,24 +97,21 @@ TEST_P(SoftmaxConformance, RowOfNegativeInfinityGivesNan) {
     GTEST_SKIP() << GetParam().rung << " is the vendor reference: its all -inf rows follow the vendor";
   std::vector<SoftmaxCase> cases;
   for (auto c : {shape(33, 127), shape(7, 2049), shape(64, 256), shape(1, 1), shape(3, 1)})
-    for (bool log_softmax : {false, true})
-      cases.push_back(with(c, log_softmax, Special::RowAllNegativeInfinity));
+    for (bool log_softmax : {false, true}) cases.push_back(with(c, log_softmax, Special::RowAllNegativeInfinity));
   run_softmax_cases(GetParam(), cases);
 }
 
 TEST_P(SoftmaxConformance, RowWithNanGivesNan) {
   std::vector<SoftmaxCase> cases;
   for (auto c : {shape(33, 127), shape(7, 2049), shape(64, 256), shape(1, 1)})
-    for (bool log_softmax : {false, true})
-      cases.push_back(with(c, log_softmax, Special::RowWithNan));
+    for (bool log_softmax : {false, true}) cases.push_back(with(c, log_softmax, Special::RowWithNan));
   run_softmax_cases(GetParam(), cases);
 }
 
 TEST_P(SoftmaxConformance, LargeValuesAreStable) {
   std::vector<SoftmaxCase> cases;
   for (auto c : {shape(33, 127), shape(7, 2049), shape(64, 256)})
-    for (bool log_softmax : {false, true})
-      cases.push_back(with(c, log_softmax, Special::LargeValues));
+    for (bool log_softmax : {false, true}) cases.push_back(with(c, log_softmax, Special::LargeValues));
   run_softmax_cases(GetParam(), cases);
 }
 
@@ -127,17 +119,13 @@ TEST_P(SoftmaxConformance, NoRowsTouchesNothing) {
   run_softmax_cases(GetParam(), {shape(0, 33), with(shape(0, 7), true)});
 }
 
-INSTANTIATE_TEST_SUITE_P(Ladders, SoftmaxConformance, ::testing::ValuesIn(softmax_params()),
-                         ParamName());
+INSTANTIATE_TEST_SUITE_P(Ladders, SoftmaxConformance, ::testing::ValuesIn(softmax_params()), ParamName());
 
 class SoftmaxUnlistedDtype : public SoftmaxConformance {};
 
-TEST_P(SoftmaxUnlistedDtype, ForcedRungDeclines) {
-  expect_softmax_declined(GetParam(), shape(33, 17));
-}
+TEST_P(SoftmaxUnlistedDtype, ForcedRungDeclines) { expect_softmax_declined(GetParam(), shape(33, 17)); }
 
-INSTANTIATE_TEST_SUITE_P(Ladders, SoftmaxUnlistedDtype,
-                         ::testing::ValuesIn(softmax_unlisted_params()), ParamName());
+INSTANTIATE_TEST_SUITE_P(Ladders, SoftmaxUnlistedDtype, ::testing::ValuesIn(softmax_unlisted_params()), ParamName());
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(SoftmaxUnlistedDtype);
 
 }  // namespace

@@ -16,8 +16,7 @@
 namespace gpukern::test {
 
 std::string SoftmaxCase::describe() const {
-  static const char* const kSpecial[] = {"", " some -inf", " a row of -inf", " a NaN row",
-                                         " values near 1000"};
+  static const char* const kSpecial[] = {"", " some -inf", " a row of -inf", " a NaN row", " values near 1000"};
   std::ostringstream s;
   s << (log_softmax ? "log_softmax" : "softmax") << " rows=" << rows << " cols=" << cols;
   if (pad_x || pad_y) s << " pad x/y=" << pad_x << "/" << pad_y;
@@ -30,8 +29,8 @@ std::string SoftmaxCase::describe() const {
 namespace {
 
 struct SoftmaxOperands {
-  Window wx, wy;     // wy == wx in place
-  HostArray x;       // the input buffer (also the output buffer in place)
+  Window wx, wy;        // wy == wx in place
+  HostArray x;          // the input buffer (also the output buffer in place)
   HostArray y_initial;  // the output buffer before the call (unused in place)
 };
 
@@ -56,7 +55,8 @@ void write_specials(HostArray& x, const Window& w, Special special, Random& rng)
     case Special::RowWithNan:
       x.set(w.index(w.rows / 3, rng.index(w.cols)), std::numeric_limits<double>::quiet_NaN());
       break;
-    default: break;
+    default:
+      break;
   }
 }
 
@@ -107,8 +107,7 @@ Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const So
   Attempt result;
   if (variant == "auto") {
     char name[GK_NAME_LEN] = {};
-    if (gk_softmax_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS)
-      result.selected = name;
+    if (gk_softmax_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
   }
   result.status = gk_softmax(dev.handle(), &desc);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
@@ -120,8 +119,7 @@ const HostArray& output_before(const SoftmaxCase& sc, const SoftmaxOperands& o) 
   return sc.in_place ? o.x : o.y_initial;
 }
 
-bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperands& o,
-                  const HostArray& y_after) {
+bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperands& o, const HostArray& y_after) {
   bool ok = true;
   const std::string outside = changes_outside(output_before(sc, o), y_after, o.wy);
   if (!outside.empty()) {
@@ -140,12 +138,11 @@ bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperan
   const auto out = read_window(y_after, o.wy);
   const Comparison cmp = compare(out, ref, std::max<int64_t>(1, sc.cols));
   if (!cmp.passes(p.bound())) {
-    ADD_FAILURE() << "result differs from the double reference: relative error "
-                  << cmp.relative_error << " (bound " << p.bound() << ")"
-                  << (cmp.special_mismatches
-                          ? ", " + std::to_string(cmp.special_mismatches) +
-                                " NaN/inf mismatches, first: " + cmp.first_problem
-                          : std::string());
+    ADD_FAILURE() << "result differs from the double reference: relative error " << cmp.relative_error << " (bound "
+                  << p.bound() << ")"
+                  << (cmp.special_mismatches ? ", " + std::to_string(cmp.special_mismatches) +
+                                                   " NaN/inf mismatches, first: " + cmp.first_problem
+                                             : std::string());
     ok = false;
   }
   return ok;
@@ -155,8 +152,8 @@ bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperan
 
 Outcome run_softmax_case(const RungParam& p, const SoftmaxCase& sc) {
   Random rng;
-  SCOPED_TRACE(sc.describe() + " (GPUKERN_TEST_SEED base " + std::to_string(base_seed()) +
-               ", case seed " + std::to_string(rng.seed()) + ")");
+  SCOPED_TRACE(sc.describe() + " (GPUKERN_TEST_SEED base " + std::to_string(base_seed()) + ", case seed " +
+               std::to_string(rng.seed()) + ")");
   Device& dev = shared_device(p.backend);
   const SoftmaxOperands o = make_operands(p, sc, rng);
   DeviceArray dx(dev, o.x);
@@ -168,20 +165,19 @@ Outcome run_softmax_case(const RungParam& p, const SoftmaxCase& sc) {
     EXPECT_FALSE(first.message.empty()) << "rung '" << p.rung << "' declined without a message";
     EXPECT_EQ(changes_anywhere(output_before(sc, o), first.y_after), "")
         << "rung '" << p.rung << "' declined but wrote to y";
-    std::cout << "[ DECLINED ] " << p.test_name() << " " << sc.describe() << ": " << first.message
-              << "\n";
+    std::cout << "[ DECLINED ] " << p.test_name() << " " << sc.describe() << ": " << first.message << "\n";
     Attempt fallback = attempt(dev, p, sc, o, "auto", dx, dy.get());
     if (fallback.status != GK_SUCCESS) {
-      ADD_FAILURE() << "auto failed a case that rung '" << p.rung
-                    << "' declined: " << gk_status_name(fallback.status) << ": " << fallback.message;
+      ADD_FAILURE() << "auto failed a case that rung '" << p.rung << "' declined: " << gk_status_name(fallback.status)
+                    << ": " << fallback.message;
       return Outcome::Failed;
     }
     check_result(p, sc, o, fallback.y_after);
     return Outcome::Declined;
   }
   if (first.status != GK_SUCCESS) {
-    ADD_FAILURE() << "gk_softmax with variant '" << p.rung << "' returned "
-                  << gk_status_name(first.status) << ": " << first.message;
+    ADD_FAILURE() << "gk_softmax with variant '" << p.rung << "' returned " << gk_status_name(first.status) << ": "
+                  << first.message;
     return Outcome::Failed;
   }
   bool ok = check_result(p, sc, o, first.y_after);
@@ -212,9 +208,8 @@ void expect_softmax_declined(const RungParam& p, const SoftmaxCase& sc) {
   DeviceArray dx(dev, o.x), dy(dev, o.y_initial);
   Attempt result = attempt(dev, p, sc, o, p.rung, dx, &dy);
   EXPECT_EQ(result.status, GK_UNSUPPORTED)
-      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with "
-      << p.arithmetic << " and returned " << gk_status_name(result.status) << ": "
-      << result.message;
+      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with " << p.arithmetic
+      << " and returned " << gk_status_name(result.status) << ": " << result.message;
   if (result.status != GK_SUCCESS) {
     EXPECT_FALSE(result.message.empty());
     std::cout << "[ DECLINED ] " << p.test_name() << ": " << result.message << "\n";

@@ -15,10 +15,10 @@ namespace gpukern::test {
 /// Special values written into x.
 enum class Special {
   None,
-  SomeNegativeInfinity,  // about a quarter of each row is -inf (never a whole row)
+  SomeNegativeInfinity,    // about a quarter of each row is -inf (never a whole row)
   RowAllNegativeInfinity,  // one row entirely -inf: that row's result is NaN
-  RowWithNan,            // one row holds a NaN: that row's result is NaN
-  LargeValues,           // values near 1000: exp overflows unless the max is subtracted
+  RowWithNan,              // one row holds a NaN: that row's result is NaN
+  LargeValues,             // values near 1000: exp overflows unless the max is subtracted
 };
 
 struct SoftmaxCase {

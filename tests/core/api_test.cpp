@@ -18,8 +18,7 @@ TEST(Api, StatusNamesAndVersion) {
   EXPECT_STREQ(gk_status_name(GK_OUT_OF_MEMORY), "OutOfMemory");
   EXPECT_STREQ(gk_status_name(GK_DEVICE_ERROR), "DeviceError");
   EXPECT_STREQ(gk_status_name(GK_INTERNAL_ERROR), "InternalError");
-  const std::string version = std::to_string(GK_VERSION_MAJOR) + "." +
-                              std::to_string(GK_VERSION_MINOR) + "." +
+  const std::string version = std::to_string(GK_VERSION_MAJOR) + "." + std::to_string(GK_VERSION_MINOR) + "." +
                               std::to_string(GK_VERSION_PATCH);
   EXPECT_EQ(std::string(gk_version()), version);
 }
@@ -35,16 +34,13 @@ TEST(Api, NullHandleIsRejectedEverywhere) {
   expect_status(gk_get_device_info(nullptr, &info), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_malloc(nullptr, 16, &ptr), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_free(nullptr, nullptr), GK_INVALID_ARGUMENT, {"handle"});
-  expect_status(gk_memcpy(nullptr, &count, &count, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT,
-                {"handle"});
+  expect_status(gk_memcpy(nullptr, &count, &count, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_memset(nullptr, &count, 0, 4), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_synchronize(nullptr), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_set_stream(nullptr, nullptr), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_variant_count(nullptr, GK_OP_GEMM, &count), GK_INVALID_ARGUMENT, {"handle"});
-  expect_status(gk_get_variant_info(nullptr, GK_OP_GEMM, 0, &variant), GK_INVALID_ARGUMENT,
-                {"handle"});
-  expect_status(gk_last_variant(nullptr, GK_OP_GEMM, name, sizeof name), GK_INVALID_ARGUMENT,
-                {"handle"});
+  expect_status(gk_get_variant_info(nullptr, GK_OP_GEMM, 0, &variant), GK_INVALID_ARGUMENT, {"handle"});
+  expect_status(gk_last_variant(nullptr, GK_OP_GEMM, name, sizeof name), GK_INVALID_ARGUMENT, {"handle"});
   expect_status(gk_timer_create(nullptr, &timer), GK_INVALID_ARGUMENT, {"handle"});
 }
 
@@ -54,20 +50,14 @@ TEST(Api, NullOutputPointersAndBadEnums) {
   expect_status(gk_malloc(dev.handle(), 16, nullptr), GK_INVALID_ARGUMENT, {"ptr"});
   expect_status(gk_variant_count(dev.handle(), GK_OP_GEMM, nullptr), GK_INVALID_ARGUMENT, {"count"});
   int count = 0;
-  expect_status(gk_variant_count(dev.handle(), static_cast<gk_op>(5), &count), GK_INVALID_ARGUMENT,
-                {"op"});
+  expect_status(gk_variant_count(dev.handle(), static_cast<gk_op>(5), &count), GK_INVALID_ARGUMENT, {"op"});
   gk_variant_info variant{};
-  expect_status(gk_get_variant_info(dev.handle(), GK_OP_SOFTMAX, 1000, &variant),
-                GK_INVALID_ARGUMENT, {"index"});
-  expect_status(gk_last_variant(dev.handle(), GK_OP_GEMM, nullptr, 8), GK_INVALID_ARGUMENT,
-                {"name"});
+  expect_status(gk_get_variant_info(dev.handle(), GK_OP_SOFTMAX, 1000, &variant), GK_INVALID_ARGUMENT, {"index"});
+  expect_status(gk_last_variant(dev.handle(), GK_OP_GEMM, nullptr, 8), GK_INVALID_ARGUMENT, {"name"});
   int src = 1, dst = 0;
-  expect_status(gk_memcpy(dev.handle(), &dst, &src, 4, static_cast<gk_copy_kind>(9)),
-                GK_INVALID_ARGUMENT, {"kind"});
-  expect_status(gk_memcpy(dev.handle(), nullptr, &src, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT,
-                {"dst"});
-  expect_status(gk_memcpy(dev.handle(), &dst, nullptr, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT,
-                {"src"});
+  expect_status(gk_memcpy(dev.handle(), &dst, &src, 4, static_cast<gk_copy_kind>(9)), GK_INVALID_ARGUMENT, {"kind"});
+  expect_status(gk_memcpy(dev.handle(), nullptr, &src, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT, {"dst"});
+  expect_status(gk_memcpy(dev.handle(), &dst, nullptr, 4, GK_HOST_TO_DEVICE), GK_INVALID_ARGUMENT, {"src"});
 }
 
 TEST(Api, ErrorsAreThreadLocal) {
@@ -142,8 +132,7 @@ TEST_P(CppApi, BuffersTimersAndSelection) {
   for (float v : out) ASSERT_EQ(v, 64.0f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, CppApi, ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Api, CppApi, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 }  // namespace
 }  // namespace gpukern::test

@@ -12,10 +12,8 @@
 namespace gpukern::test {
 namespace {
 
-const char* const kOptions[] = {"GPUKERN_BACKEND",      "GPUKERN_GEMM_VARIANT",
-                                "GPUKERN_SOFTMAX_VARIANT", "GPUKERN_LOG",
-                                "GPUKERN_NUM_THREADS",  "GPUKERN_CPU_ISA",
-                                "GPUKERN_MODULE_PATH"};
+const char* const kOptions[] = {"GPUKERN_BACKEND",     "GPUKERN_GEMM_VARIANT", "GPUKERN_SOFTMAX_VARIANT", "GPUKERN_LOG",
+                                "GPUKERN_NUM_THREADS", "GPUKERN_CPU_ISA",      "GPUKERN_MODULE_PATH"};
 
 void clear_options() {
   for (const char* name : kOptions) gk_set_option(name, nullptr);
@@ -33,21 +31,27 @@ struct BadOption {
 };
 
 /// gtest prints the option as NAME=value.
-void PrintTo(const BadOption& option, std::ostream* out) {
-  *out << option.name << "=" << option.value;
-}
+void PrintTo(const BadOption& option, std::ostream* out) { *out << option.name << "=" << option.value; }
 
 // Values the library can reject when they are set (their syntax is wrong).
 const BadOption kBadValues[] = {
-    {"GPUKERN_LOG", "loud"},          {"GPUKERN_LOG", "2"},
-    {"GPUKERN_NUM_THREADS", "-3"},    {"GPUKERN_NUM_THREADS", "abc"},
-    {"GPUKERN_NUM_THREADS", "4x"},    {"GPUKERN_NUM_THREADS", "99999999999999999999"},
-    {"GPUKERN_NUM_THREADS", "0"},     {"GPUKERN_NUM_THREADS", "4096"},
+    {"GPUKERN_LOG", "loud"},
+    {"GPUKERN_LOG", "2"},
+    {"GPUKERN_NUM_THREADS", "-3"},
+    {"GPUKERN_NUM_THREADS", "abc"},
+    {"GPUKERN_NUM_THREADS", "4x"},
+    {"GPUKERN_NUM_THREADS", "99999999999999999999"},
+    {"GPUKERN_NUM_THREADS", "0"},
+    {"GPUKERN_NUM_THREADS", "4096"},
     // Integer options are digits only: no sign, no spaces on either side.
-    {"GPUKERN_NUM_THREADS", " 3"},    {"GPUKERN_NUM_THREADS", "3 "},
-    {"GPUKERN_NUM_THREADS", "\t3"},   {"GPUKERN_NUM_THREADS", "+3"},
-    {"GPUKERN_CPU_ISA", "sse9"},      {"GPUKERN_CPU_ISA", "avx"},
-    {"GPUKERN_GEMM_VARIANT", "bad name!"}, {"GPUKERN_SOFTMAX_VARIANT", "a/b"},
+    {"GPUKERN_NUM_THREADS", " 3"},
+    {"GPUKERN_NUM_THREADS", "3 "},
+    {"GPUKERN_NUM_THREADS", "\t3"},
+    {"GPUKERN_NUM_THREADS", "+3"},
+    {"GPUKERN_CPU_ISA", "sse9"},
+    {"GPUKERN_CPU_ISA", "avx"},
+    {"GPUKERN_GEMM_VARIANT", "bad name!"},
+    {"GPUKERN_SOFTMAX_VARIANT", "a/b"},
 };
 
 class BadOptionValue : public Options, public ::testing::WithParamInterface<BadOption> {};
@@ -70,8 +74,7 @@ TEST_P(BadOptionValue, IsRejectedNamingTheVariable) {
 
 INSTANTIATE_TEST_SUITE_P(Config, BadOptionValue, ::testing::ValuesIn(kBadValues),
                          [](const ::testing::TestParamInfo<BadOption>& info) {
-                           return std::string(info.param.name) + "_" +
-                                  std::to_string(info.index);
+                           return std::string(info.param.name) + "_" + std::to_string(info.index);
                          });
 
 /// The GPUKERN_NUM_THREADS limit: 4 threads per online CPU (src/core/config.hpp).
@@ -104,11 +107,9 @@ TEST_F(Options, ThreadCountIsBoundedByTheMachine) {
   const int limit = thread_limit();
   const std::string over = std::to_string(limit + 1);
   const std::string message =
-      expect_status(gk_set_option("GPUKERN_NUM_THREADS", over.c_str()), GK_INVALID_ARGUMENT,
-                    {"GPUKERN_NUM_THREADS"});
+      expect_status(gk_set_option("GPUKERN_NUM_THREADS", over.c_str()), GK_INVALID_ARGUMENT, {"GPUKERN_NUM_THREADS"});
   EXPECT_TRUE(contains_word(message, std::to_string(limit))) << "the limit is not named: " << message;
-  ASSERT_EQ(gk_set_option("GPUKERN_NUM_THREADS", std::to_string(limit).c_str()), GK_SUCCESS)
-      << gk_last_error();
+  ASSERT_EQ(gk_set_option("GPUKERN_NUM_THREADS", std::to_string(limit).c_str()), GK_SUCCESS) << gk_last_error();
   EXPECT_EQ(cpu_gemm(), GK_SUCCESS) << gk_last_error();
 }
 
@@ -125,27 +126,26 @@ TEST_F(Options, ThreadCountFromTheEnvironmentIsCheckedAlike) {
   }
   setenv("GPUKERN_NUM_THREADS", "2", 1);
   EXPECT_EQ(cpu_gemm(), GK_SUCCESS) << gk_last_error();
-  if (saved) setenv("GPUKERN_NUM_THREADS", restore.c_str(), 1);
-  else unsetenv("GPUKERN_NUM_THREADS");
+  if (saved)
+    setenv("GPUKERN_NUM_THREADS", restore.c_str(), 1);
+  else
+    unsetenv("GPUKERN_NUM_THREADS");
 }
 
 TEST_F(Options, UnknownOptionIsRejectedNamingIt) {
   const std::string message =
-      expect_status(gk_set_option("GPUKERN_NO_SUCH_OPTION", "1"), GK_INVALID_ARGUMENT,
-                    {"GPUKERN_NO_SUCH_OPTION"});
-  for (const char* name : kOptions)
-    EXPECT_TRUE(contains_word(message, name)) << "the message does not list " << name;
+      expect_status(gk_set_option("GPUKERN_NO_SUCH_OPTION", "1"), GK_INVALID_ARGUMENT, {"GPUKERN_NO_SUCH_OPTION"});
+  for (const char* name : kOptions) EXPECT_TRUE(contains_word(message, name)) << "the message does not list " << name;
   expect_status(gk_set_option(nullptr, "1"), GK_INVALID_ARGUMENT, {"name"});
 }
 
 TEST_F(Options, GoodValuesAreAccepted) {
   const BadOption good[] = {
-      {"GPUKERN_LOG", "warn"},         {"GPUKERN_LOG", "info"},      {"GPUKERN_LOG", "debug"},
-      {"GPUKERN_NUM_THREADS", "1"},    {"GPUKERN_NUM_THREADS", "2"}, {"GPUKERN_CPU_ISA", "auto"},
-      {"GPUKERN_CPU_ISA", "scalar"},   {"GPUKERN_CPU_ISA", "avx2"},  {"GPUKERN_CPU_ISA", "avx512"},
-      {"GPUKERN_GEMM_VARIANT", "auto"}, {"GPUKERN_GEMM_VARIANT", "naive"},
-      {"GPUKERN_SOFTMAX_VARIANT", "naive"}, {"GPUKERN_BACKEND", "cpu"},
-      {"GPUKERN_BACKEND", "auto"},
+      {"GPUKERN_LOG", "warn"},          {"GPUKERN_LOG", "info"},           {"GPUKERN_LOG", "debug"},
+      {"GPUKERN_NUM_THREADS", "1"},     {"GPUKERN_NUM_THREADS", "2"},      {"GPUKERN_CPU_ISA", "auto"},
+      {"GPUKERN_CPU_ISA", "scalar"},    {"GPUKERN_CPU_ISA", "avx2"},       {"GPUKERN_CPU_ISA", "avx512"},
+      {"GPUKERN_GEMM_VARIANT", "auto"}, {"GPUKERN_GEMM_VARIANT", "naive"}, {"GPUKERN_SOFTMAX_VARIANT", "naive"},
+      {"GPUKERN_BACKEND", "cpu"},       {"GPUKERN_BACKEND", "auto"},
   };
   // GPUKERN_MODULE_PATH is accepted only until a module has loaded (which depends on what
   // this process did before): module_loading_test.cpp checks it in fresh processes.
@@ -167,8 +167,7 @@ TEST_F(Options, UnknownBackendNamesTheVariable) {
       continue;
     }
     gk_handle handle = nullptr;
-    const std::string message =
-        expect_status(gk_open(nullptr, &handle), GK_INVALID_ARGUMENT, {"GPUKERN_BACKEND"});
+    const std::string message = expect_status(gk_open(nullptr, &handle), GK_INVALID_ARGUMENT, {"GPUKERN_BACKEND"});
     EXPECT_EQ(handle, nullptr);
     if (std::string(value) == "bogus") {
       for (const char* name : {"cpu", "cuda", "hip"})

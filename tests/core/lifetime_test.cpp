@@ -23,8 +23,7 @@ gk_handle open_handle(const std::string& backend) {
 /// Expects InvalidArgument with a message naming `word` and containing `text`.
 void expect_rejected(gk_status status, const char* word, const char* text) {
   const std::string message = expect_status(status, GK_INVALID_ARGUMENT, {word});
-  EXPECT_TRUE(contains_text(message, text))
-      << "\"" << message << "\" does not say '" << text << "'";
+  EXPECT_TRUE(contains_text(message, text)) << "\"" << message << "\" does not say '" << text << "'";
 }
 
 /// Every call that takes a handle, with `h`, expecting InvalidArgument naming the handle
@@ -66,13 +65,12 @@ class Lifetime : public ::testing::TestWithParam<std::string> {};
 TEST_P(Lifetime, ImpossibleAllocationSizesFail) {
   gk_handle h = open_handle(GetParam());
   const std::size_t top = std::numeric_limits<std::size_t>::max();
-  for (std::size_t bytes : {top, top - 1, top - 62, top - 63, top / 2 + 1,
-                            std::size_t{PTRDIFF_MAX}, std::size_t{1} << 62}) {
+  for (std::size_t bytes :
+       {top, top - 1, top - 62, top - 63, top / 2 + 1, std::size_t{PTRDIFF_MAX}, std::size_t{1} << 62}) {
     SCOPED_TRACE("bytes = " + std::to_string(bytes));
     void* ptr = &ptr;  // must come back null
     const gk_status status = gk_malloc(h, bytes, &ptr);
-    EXPECT_TRUE(status == GK_OUT_OF_MEMORY || status == GK_INVALID_ARGUMENT)
-        << gk_status_name(status);
+    EXPECT_TRUE(status == GK_OUT_OF_MEMORY || status == GK_INVALID_ARGUMENT) << gk_status_name(status);
     if (status != GK_SUCCESS) {
       EXPECT_TRUE(contains_word(gk_last_error(), "bytes")) << gk_last_error();
     }
@@ -195,8 +193,7 @@ TEST_P(Lifetime, CallsRacingACloseFailCleanly) {
           if (s == GK_SUCCESS) s = gk_free(h, ptr);
           gk_device_info info{};
           const gk_status t2 = gk_get_device_info(h, &info);
-          for (gk_status x : {s, t2})
-            bad += x != GK_SUCCESS && x != GK_INVALID_ARGUMENT;
+          for (gk_status x : {s, t2}) bad += x != GK_SUCCESS && x != GK_INVALID_ARGUMENT;
         }
       });
     go = true;
@@ -291,8 +288,7 @@ TEST_P(Lifetime, BufferCopiesAreBoundedByItsSize) {
   for (unsigned char v : back) EXPECT_EQ(v, 0x5a);
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, Lifetime, ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Api, Lifetime, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 }  // namespace
 }  // namespace gpukern::test

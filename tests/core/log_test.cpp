@@ -93,8 +93,7 @@ TEST_F(Logging, InfoWritesOneLinePerCall) {
   StderrCapture capture;
   make_calls();
   const auto lines = info_lines(capture.finish());
-  ASSERT_EQ(lines.size(), 5u) << "expected one line for each of 5 calls, got:\n"
-                              << ::testing::PrintToString(lines);
+  ASSERT_EQ(lines.size(), 5u) << "expected one line for each of 5 calls, got:\n" << ::testing::PrintToString(lines);
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     SCOPED_TRACE(line);

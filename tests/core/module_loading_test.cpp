@@ -78,8 +78,7 @@ std::vector<std::pair<uint64_t, uint64_t>> file_segments(const std::string& path
     const std::size_t at = header.e_phoff + static_cast<std::size_t>(i) * sizeof segment;
     if (at + sizeof segment > data.size()) break;
     std::memcpy(&segment, data.data() + at, sizeof segment);
-    if (segment.p_type == PT_LOAD && segment.p_filesz > 0)
-      out.emplace_back(segment.p_offset, segment.p_filesz);
+    if (segment.p_type == PT_LOAD && segment.p_filesz > 0) out.emplace_back(segment.p_offset, segment.p_filesz);
   }
   return out;
 }
@@ -101,8 +100,10 @@ struct Finished {
   std::string output;  // stdout and stderr together
   std::string describe() const {
     std::ostringstream text;
-    if (signal) text << "killed by signal " << signal << " (" << strsignal(signal) << ")";
-    else text << "exit code " << exit_code;
+    if (signal)
+      text << "killed by signal " << signal << " (" << strsignal(signal) << ")";
+    else
+      text << "exit code " << exit_code;
     return text.str() + "; output:\n" + output;
   }
   bool has_line(const std::string& text) const { return output.find(text) != std::string::npos; }
@@ -162,8 +163,10 @@ Finished run_driver(const std::vector<std::string>& steps, const std::map<std::s
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
-  else result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status))
+    result.signal = WTERMSIG(status);
+  else
+    result.exit_code = WEXITSTATUS(status);
   return result;
 }
 
@@ -247,8 +250,8 @@ TEST(ModuleFile, RefusesWhatIsNotALibraryOfThisMachine) {
   EXPECT_TRUE(contains_text(core::check_module_file(file), "not an ELF file"));
   const unsigned char other_class = sizeof(void*) == 8 ? ELFCLASS32 : ELFCLASS64;
   write(patched(EI_CLASS, &other_class, 1));
-  EXPECT_TRUE(contains_text(core::check_module_file(file),
-                            sizeof(void*) == 8 ? "a 32-bit ELF file" : "a 64-bit ELF file"));
+  EXPECT_TRUE(
+      contains_text(core::check_module_file(file), sizeof(void*) == 8 ? "a 32-bit ELF file" : "a 64-bit ELF file"));
   const unsigned char other_order = ELFDATA2LSB + ELFDATA2MSB - whole[EI_DATA];
   write(patched(EI_DATA, &other_order, 1));
   EXPECT_TRUE(contains_text(core::check_module_file(file), "byte order"));
@@ -300,8 +303,7 @@ TEST_F(ModuleLoading, CpuLoadsNoGpuModule) {
   r = run({"open", "cuda"});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   EXPECT_TRUE(contains_text(r.line("open cuda:"), "fake module: no device")) << r.output;
-  EXPECT_TRUE(contains_text(read_file(marker_), "loaded " + modules_ + "/libgpukern_cuda.so\n"))
-      << read_file(marker_);
+  EXPECT_TRUE(contains_text(read_file(marker_), "loaded " + modules_ + "/libgpukern_cuda.so\n")) << read_file(marker_);
 }
 
 class ThrowingProbe : public ModuleLoading, public ::testing::WithParamInterface<const char*> {};
@@ -311,8 +313,8 @@ class ThrowingProbe : public ModuleLoading, public ::testing::WithParamInterface
 TEST_P(ThrowingProbe, StaysInsideItsBackend) {
   install_fake("cuda");
   const std::string behaviour = GetParam();
-  const Finished r = run({"list", "open", "auto", "open", "cpu", "open", "cuda"},
-                         {{"GPUKERN_TEST_MODULE_CUDA", behaviour}});
+  const Finished r =
+      run({"list", "open", "auto", "open", "cpu", "open", "cuda"}, {{"GPUKERN_TEST_MODULE_CUDA", behaviour}});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const std::string expected_reason =
       behaviour == "probe_throws_std" ? "fake module: probe failed" : "not a std::exception";
@@ -334,8 +336,8 @@ class FailingDevice : public ModuleLoading, public ::testing::WithParamInterface
 TEST_P(FailingDevice, AutoMovesOnExplicitChoiceFails) {
   install_fake("cuda");
   const std::string behaviour = GetParam();
-  const Finished r = run({"list", "open", "auto", "open", "cuda"},
-                         {{"GPUKERN_TEST_MODULE_CUDA", behaviour}, {"GPUKERN_LOG", "info"}});
+  const Finished r =
+      run({"list", "open", "auto", "open", "cuda"}, {{"GPUKERN_TEST_MODULE_CUDA", behaviour}, {"GPUKERN_LOG", "info"}});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   const std::string reason = behaviour == "create_returns_null" ? "returned no device"
                              : behaviour == "create_throws_int" ? "not a std::exception"
@@ -357,11 +359,10 @@ INSTANTIATE_TEST_SUITE_P(Registry, FailingDevice,
 TEST_F(ModuleLoading, ModulePathAppliesUntilAModuleIsLoaded) {
   const std::string empty = temp_.dir("empty"), other = temp_.dir("other");
   install_fake("cuda", other);
-  const Finished r = run({"set", "GPUKERN_MODULE_PATH", empty, "open", "cuda",
-                          "set", "GPUKERN_MODULE_PATH", other, "open", "cuda",
-                          "set", "GPUKERN_MODULE_PATH", empty, "set", "GPUKERN_MODULE_PATH", other,
-                          "open", "hip"},
-                         {{"GPUKERN_MODULE_PATH", ""}});
+  const Finished r =
+      run({"set", "GPUKERN_MODULE_PATH", empty, "open", "cuda", "set", "GPUKERN_MODULE_PATH", other, "open", "cuda",
+           "set", "GPUKERN_MODULE_PATH", empty, "set", "GPUKERN_MODULE_PATH", other, "open", "hip"},
+          {{"GPUKERN_MODULE_PATH", ""}});
   ASSERT_EQ(r.exit_code, 0) << r.describe();
   std::istringstream lines(r.output);
   std::vector<std::string> steps;
@@ -369,8 +370,7 @@ TEST_F(ModuleLoading, ModulePathAppliesUntilAModuleIsLoaded) {
     if (l.rfind("open ", 0) == 0 || l.rfind("set ", 0) == 0) steps.push_back(l);
   ASSERT_EQ(steps.size(), 7u) << r.output;
   EXPECT_EQ(steps[0], "set GPUKERN_MODULE_PATH: Success");
-  EXPECT_TRUE(contains_text(steps[1], "not found") && contains_text(steps[1], "set GPUKERN_MODULE_PATH"))
-      << steps[1];
+  EXPECT_TRUE(contains_text(steps[1], "not found") && contains_text(steps[1], "set GPUKERN_MODULE_PATH")) << steps[1];
   EXPECT_EQ(steps[2], "set GPUKERN_MODULE_PATH: Success");
   EXPECT_TRUE(contains_text(steps[3], "fake module: no device"))
       << "the new GPUKERN_MODULE_PATH did not apply: " << steps[3];

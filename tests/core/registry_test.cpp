@@ -71,9 +71,7 @@ TEST(Registry, BadDeviceIndex) {
   }
 }
 
-TEST(Registry, NullHandlePointer) {
-  expect_status(gk_open("cpu", nullptr), GK_INVALID_ARGUMENT, {"handle"});
-}
+TEST(Registry, NullHandlePointer) { expect_status(gk_open("cpu", nullptr), GK_INVALID_ARGUMENT, {"handle"}); }
 
 class UnavailableBackend : public ::testing::TestWithParam<std::string> {};
 
@@ -88,8 +86,8 @@ TEST_P(UnavailableBackend, ExplicitRequestFailsWithTheReason) {
       gk_handle handle = nullptr;
       const std::string message = expect_status(gk_open(spec.c_str(), &handle), GK_UNAVAILABLE, {});
       EXPECT_EQ(handle, nullptr);
-      EXPECT_TRUE(contains_text(message, b.reason)) << "message \"" << message
-                                                    << "\" lacks the reason \"" << b.reason << "\"";
+      EXPECT_TRUE(contains_text(message, b.reason))
+          << "message \"" << message << "\" lacks the reason \"" << b.reason << "\"";
       EXPECT_TRUE(contains_word(message, "cpu")) << "message does not say what is available";
     }
     return;
@@ -97,8 +95,7 @@ TEST_P(UnavailableBackend, ExplicitRequestFailsWithTheReason) {
   FAIL() << GetParam() << " is not a known backend";
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, UnavailableBackend, ::testing::Values("cuda", "hip"),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Registry, UnavailableBackend, ::testing::Values("cuda", "hip"), BackendName());
 
 class AvailableBackend : public ::testing::TestWithParam<std::string> {};
 
@@ -137,8 +134,7 @@ TEST_P(AvailableBackend, OpensAndDescribesItself) {
   EXPECT_EQ(handle, nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, AvailableBackend, ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Registry, AvailableBackend, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 TEST(Registry, AutoPicksFirstAvailableOfCudaHipCpu) {
   std::string expected;

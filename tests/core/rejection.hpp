@@ -39,16 +39,13 @@ inline std::vector<std::string> available_backend_names() {
 
 /// gtest's name generator for a backend-name parameter: the name itself.
 struct BackendName {
-  std::string operator()(const ::testing::TestParamInfo<std::string>& info) const {
-    return info.param;
-  }
+  std::string operator()(const ::testing::TestParamInfo<std::string>& info) const { return info.param; }
 };
 
 /// A device buffer of `bytes` filled with 0xa5; `untouched()` says whether it still is.
 class PatternedBuffer {
  public:
-  PatternedBuffer(Device& device, std::size_t bytes)
-      : device_(&device), bytes_(bytes), buffer_(device.alloc(bytes)) {
+  PatternedBuffer(Device& device, std::size_t bytes) : device_(&device), bytes_(bytes), buffer_(device.alloc(bytes)) {
     std::vector<unsigned char> pattern(bytes, kByte);
     device.upload(buffer_, pattern.data(), bytes);
     device.synchronize();
@@ -79,8 +76,8 @@ class PatternedBuffer {
 /// contains at least one of `any_word` as a whole word (case-insensitive). Returns the message.
 inline std::string expect_status(gk_status status, gk_status expected, const std::vector<const char*>& any_word) {
   const std::string message = status == GK_SUCCESS ? std::string() : gk_last_error();
-  EXPECT_EQ(status, expected) << "got " << gk_status_name(status) << " (\"" << message
-                              << "\"), expected " << gk_status_name(expected);
+  EXPECT_EQ(status, expected) << "got " << gk_status_name(status) << " (\"" << message << "\"), expected "
+                              << gk_status_name(expected);
   if (expected != GK_SUCCESS && status != GK_SUCCESS) {
     EXPECT_FALSE(message.empty()) << "no message";
     bool named = any_word.size() == 0;
@@ -100,8 +97,7 @@ inline void expect_unknown_rung_rejected(gk_status status, Device& dev, gk_op op
   const std::string message = expect_status(status, GK_INVALID_ARGUMENT, {});
   EXPECT_TRUE(contains_text(message, name)) << message;
   for (const auto& rung : dev.variants(op))
-    EXPECT_TRUE(contains_word(message, rung.name)) << "message does not list '" << rung.name
-                                                   << "': " << message;
+    EXPECT_TRUE(contains_word(message, rung.name)) << "message does not list '" << rung.name << "': " << message;
 }
 
 }  // namespace gpukern::test

@@ -53,8 +53,8 @@ std::string threaded_gemm(Device& dev, const std::string& rung, int64_t m, int64
   const auto ref = reference_gemm(false, false, m, n, k, -1.5, va, vb, 0.5, &vc);
   const Comparison cmp = compare(read_window(after, wc), ref, n);
   if (!cmp.passes(1e-5))
-    return "gemm " + rung + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-           std::to_string(k) + ": relative error " + std::to_string(cmp.relative_error);
+    return "gemm " + rung + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+           ": relative error " + std::to_string(cmp.relative_error);
   return {};
 }
 
@@ -79,8 +79,7 @@ std::string threaded_softmax(Device& dev, const std::string& rung, int64_t rows,
   const HostArray after = dy.read(GK_F32, w.total);
   if (!changes_outside(y, after, w).empty()) return "softmax " + rung + " wrote outside y";
   const Comparison cmp = compare(read_window(after, w), reference_softmax({&x, w}, false), cols);
-  if (!cmp.passes(1e-5))
-    return "softmax " + rung + ": relative error " + std::to_string(cmp.relative_error);
+  if (!cmp.passes(1e-5)) return "softmax " + rung + ": relative error " + std::to_string(cmp.relative_error);
   return {};
 }
 
@@ -99,11 +98,9 @@ TEST_P(Threads, ConcurrentCallsOnOneDeviceAreCorrect) {
       while (ready.load() < kThreads) std::this_thread::yield();  // start together
       for (int i = 0; i < kIterations && problems[t].empty(); ++i) {
         const std::size_t pick = static_cast<std::size_t>(t + i);
-        problems[t] = threaded_gemm(dev, gemm_rungs[pick % gemm_rungs.size()], 33 + 16 * t,
-                                    65 - 8 * t, 47 + i);
+        problems[t] = threaded_gemm(dev, gemm_rungs[pick % gemm_rungs.size()], 33 + 16 * t, 65 - 8 * t, 47 + i);
         if (problems[t].empty())
-          problems[t] = threaded_softmax(dev, softmax_rungs[pick % softmax_rungs.size()],
-                                         17 + t, 129 + 64 * i);
+          problems[t] = threaded_softmax(dev, softmax_rungs[pick % softmax_rungs.size()], 17 + t, 129 + 64 * i);
       }
     });
   }
@@ -111,8 +108,7 @@ TEST_P(Threads, ConcurrentCallsOnOneDeviceAreCorrect) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(problems[t], "") << "thread " << t;
 }
 
-INSTANTIATE_TEST_SUITE_P(Api, Threads, ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Api, Threads, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 // Backends are probed at first need: many threads opening and listing at once all see
 // the same registry (auto opens the same backend for each, the list is the same).

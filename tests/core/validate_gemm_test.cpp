@@ -12,7 +12,7 @@ namespace gpukern::test {
 namespace {
 
 constexpr int64_t kM = 7, kN = 5, kK = 3;  // distinct, so a check of the wrong dimension shows
-constexpr std::size_t kElements = 4096;   // per buffer; the operands sit after 16 guard cells
+constexpr std::size_t kElements = 4096;    // per buffer; the operands sit after 16 guard cells
 constexpr int64_t kHuge = int64_t{1} << 40;
 constexpr int64_t kTwo31 = int64_t{1} << 31;
 
@@ -33,27 +33,68 @@ const std::vector<BadGemm>& bad_gemm_cases() {
       {"negative_n", [](GemmDesc& d) { d.n = -3; }, GK_INVALID_ARGUMENT, {"n"}},
       {"negative_k", [](GemmDesc& d) { d.k = -1; }, GK_INVALID_ARGUMENT, {"k"}},
       {"m_times_n_overflows_int64",
-       [](GemmDesc& d) { d.m = kHuge; d.n = kHuge; d.ldb = kHuge; d.ldc = kHuge; },
-       GK_INVALID_ARGUMENT, {"m", "n", "c", "ldc"}},
+       [](GemmDesc& d) {
+         d.m = kHuge;
+         d.n = kHuge;
+         d.ldb = kHuge;
+         d.ldc = kHuge;
+       },
+       GK_INVALID_ARGUMENT,
+       {"m", "n", "c", "ldc"}},
       {"m_times_k_overflows_int64",
-       [](GemmDesc& d) { d.m = kHuge; d.k = kHuge; d.lda = kHuge; },
-       GK_INVALID_ARGUMENT, {"m", "k", "a", "lda"}},
+       [](GemmDesc& d) {
+         d.m = kHuge;
+         d.k = kHuge;
+         d.lda = kHuge;
+       },
+       GK_INVALID_ARGUMENT,
+       {"m", "k", "a", "lda"}},
       {"k_times_n_overflows_int64",
-       [](GemmDesc& d) { d.k = kHuge; d.n = kHuge; d.lda = kHuge; d.ldb = kHuge; d.ldc = kHuge; },
-       GK_INVALID_ARGUMENT, {"k", "n", "b", "ldb"}},
+       [](GemmDesc& d) {
+         d.k = kHuge;
+         d.n = kHuge;
+         d.lda = kHuge;
+         d.ldb = kHuge;
+         d.ldc = kHuge;
+       },
+       GK_INVALID_ARGUMENT,
+       {"k", "n", "b", "ldb"}},
       // The element count fits in int64, the byte count does not fit in 64 bits.
       {"a_bytes_overflow",
-       [](GemmDesc& d) { d.m = kTwo31; d.lda = kTwo31; d.n = 1; d.ldb = 1; d.ldc = 1; },
-       GK_INVALID_ARGUMENT, {"a", "lda", "m"}},
+       [](GemmDesc& d) {
+         d.m = kTwo31;
+         d.lda = kTwo31;
+         d.n = 1;
+         d.ldb = 1;
+         d.ldc = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"a", "lda", "m"}},
       {"c_bytes_overflow",
-       [](GemmDesc& d) { d.m = kTwo31; d.ldc = kTwo31; d.k = 1; d.lda = 1; },
-       GK_INVALID_ARGUMENT, {"c", "ldc", "m"}},
+       [](GemmDesc& d) {
+         d.m = kTwo31;
+         d.ldc = kTwo31;
+         d.k = 1;
+         d.lda = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"c", "ldc", "m"}},
       {"lda_below_k_NN", [](GemmDesc& d) { d.lda = kK - 1; }, GK_INVALID_ARGUMENT, {"lda"}},
       {"lda_below_m_TN",  // stored A is k x m: lda >= m (here lda >= k would wrongly pass)
-       [](GemmDesc& d) { d.trans_a = GK_TRANS; d.lda = kM - 1; }, GK_INVALID_ARGUMENT, {"lda"}},
+       [](GemmDesc& d) {
+         d.trans_a = GK_TRANS;
+         d.lda = kM - 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"lda"}},
       {"ldb_below_n_NN", [](GemmDesc& d) { d.ldb = kN - 1; }, GK_INVALID_ARGUMENT, {"ldb"}},
       {"ldb_below_k_NT",  // stored B is n x k: ldb >= k
-       [](GemmDesc& d) { d.trans_b = GK_TRANS; d.ldb = kK - 1; }, GK_INVALID_ARGUMENT, {"ldb"}},
+       [](GemmDesc& d) {
+         d.trans_b = GK_TRANS;
+         d.ldb = kK - 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"ldb"}},
       {"ldc_below_n", [](GemmDesc& d) { d.ldc = kN - 1; }, GK_INVALID_ARGUMENT, {"ldc"}},
       {"lda_zero", [](GemmDesc& d) { d.lda = 0; }, GK_INVALID_ARGUMENT, {"lda"}},
       {"ldb_negative", [](GemmDesc& d) { d.ldb = -5; }, GK_INVALID_ARGUMENT, {"ldb"}},
@@ -61,63 +102,102 @@ const std::vector<BadGemm>& bad_gemm_cases() {
       {"null_a", [](GemmDesc& d) { d.a = nullptr; }, GK_INVALID_ARGUMENT, {"a"}},
       {"null_b", [](GemmDesc& d) { d.b = nullptr; }, GK_INVALID_ARGUMENT, {"b"}},
       {"null_c", [](GemmDesc& d) { d.c = nullptr; }, GK_INVALID_ARGUMENT, {"c"}},
-      {"null_c_with_k_zero", [](GemmDesc& d) { d.c = nullptr; d.k = 0; }, GK_INVALID_ARGUMENT, {"c"}},
-      {"unknown_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, 7); },
-       GK_INVALID_ARGUMENT, {"ab_type"}},
-      {"negative_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, -1); },
-       GK_INVALID_ARGUMENT, {"ab_type"}},
-      {"unknown_c_type", [](GemmDesc& d) { set_raw(d.c_type, 3); },
-       GK_INVALID_ARGUMENT, {"c_type"}},
-      {"c_type_f16_with_f32_inputs", [](GemmDesc& d) { d.c_type = GK_F16; },
-       GK_INVALID_ARGUMENT, {"c_type"}},
+      {"null_c_with_k_zero",
+       [](GemmDesc& d) {
+         d.c = nullptr;
+         d.k = 0;
+       },
+       GK_INVALID_ARGUMENT,
+       {"c"}},
+      {"unknown_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, 7); }, GK_INVALID_ARGUMENT, {"ab_type"}},
+      {"negative_ab_type", [](GemmDesc& d) { set_raw(d.ab_type, -1); }, GK_INVALID_ARGUMENT, {"ab_type"}},
+      {"unknown_c_type", [](GemmDesc& d) { set_raw(d.c_type, 3); }, GK_INVALID_ARGUMENT, {"c_type"}},
+      {"c_type_f16_with_f32_inputs", [](GemmDesc& d) { d.c_type = GK_F16; }, GK_INVALID_ARGUMENT, {"c_type"}},
       {"c_type_bf16_with_f16_inputs",
-       [](GemmDesc& d) { d.ab_type = GK_F16; d.c_type = GK_BF16; }, GK_INVALID_ARGUMENT, {"c_type"}},
+       [](GemmDesc& d) {
+         d.ab_type = GK_F16;
+         d.c_type = GK_BF16;
+       },
+       GK_INVALID_ARGUMENT,
+       {"c_type"}},
       {"c_type_f16_with_bf16_inputs",
-       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c_type = GK_F16; }, GK_INVALID_ARGUMENT, {"c_type"}},
+       [](GemmDesc& d) {
+         d.ab_type = GK_BF16;
+         d.c_type = GK_F16;
+       },
+       GK_INVALID_ARGUMENT,
+       {"c_type"}},
       {"allow_tf32_with_f16",
-       [](GemmDesc& d) { d.ab_type = d.c_type = GK_F16; d.allow_tf32 = 1; },
-       GK_INVALID_ARGUMENT, {"allow_tf32"}},
+       [](GemmDesc& d) {
+         d.ab_type = d.c_type = GK_F16;
+         d.allow_tf32 = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"allow_tf32"}},
       {"allow_tf32_with_bf16",
-       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c_type = GK_F32; d.allow_tf32 = 1; },
-       GK_INVALID_ARGUMENT, {"allow_tf32"}},
-      {"unknown_trans_a", [](GemmDesc& d) { set_raw(d.trans_a, 2); },
-       GK_INVALID_ARGUMENT, {"trans_a"}},
-      {"unknown_trans_b", [](GemmDesc& d) { set_raw(d.trans_b, -1); },
-       GK_INVALID_ARGUMENT, {"trans_b"}},
-      {"variant_with_bad_characters", [](GemmDesc& d) { d.variant = "naive; rm"; },
-       GK_INVALID_ARGUMENT, {"variant"}},
+       [](GemmDesc& d) {
+         d.ab_type = GK_BF16;
+         d.c_type = GK_F32;
+         d.allow_tf32 = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"allow_tf32"}},
+      {"unknown_trans_a", [](GemmDesc& d) { set_raw(d.trans_a, 2); }, GK_INVALID_ARGUMENT, {"trans_a"}},
+      {"unknown_trans_b", [](GemmDesc& d) { set_raw(d.trans_b, -1); }, GK_INVALID_ARGUMENT, {"trans_b"}},
+      {"variant_with_bad_characters", [](GemmDesc& d) { d.variant = "naive; rm"; }, GK_INVALID_ARGUMENT, {"variant"}},
       // C must not share memory with A or B (they used to run and return garbage).
       {"c_is_a", [](GemmDesc& d) { d.c = byte_offset(d.a, 0); }, GK_INVALID_ARGUMENT, {"c"}, "a"},
       {"c_starts_in_the_last_row_of_a",
        [](GemmDesc& d) { d.c = byte_offset(d.a, ((kM - 1) * kK + 2) * 4); },
-       GK_INVALID_ARGUMENT, {"c"}, "a"},
+       GK_INVALID_ARGUMENT,
+       {"c"},
+       "a"},
       {"c_ends_in_the_first_row_of_a",  // C's 35 elements start 16 before A
-       [](GemmDesc& d) { d.c = byte_offset(d.a, -16 * 4); }, GK_INVALID_ARGUMENT, {"c"}, "a"},
+       [](GemmDesc& d) { d.c = byte_offset(d.a, -16 * 4); },
+       GK_INVALID_ARGUMENT,
+       {"c"},
+       "a"},
       {"c_inside_transposed_b",
-       [](GemmDesc& d) { d.trans_b = GK_TRANS; d.ldb = kK; d.c = byte_offset(d.b, 4 * 4); },
-       GK_INVALID_ARGUMENT, {"c"}, "b"},
+       [](GemmDesc& d) {
+         d.trans_b = GK_TRANS;
+         d.ldb = kK;
+         d.c = byte_offset(d.b, 4 * 4);
+       },
+       GK_INVALID_ARGUMENT,
+       {"c"},
+       "b"},
       {"c_rows_interleaved_with_a_rows",  // A's rows 10 apart, C's rows 5 apart: they cross
-       [](GemmDesc& d) { d.lda = 10; d.c = byte_offset(d.a, 3 * 4); },
-       GK_INVALID_ARGUMENT, {"c"}, "a"},
+       [](GemmDesc& d) {
+         d.lda = 10;
+         d.c = byte_offset(d.a, 3 * 4);
+       },
+       GK_INVALID_ARGUMENT,
+       {"c"},
+       "a"},
       // Pointers must be aligned to their element size (they were read through misaligned loads).
-      {"a_misaligned_f32", [](GemmDesc& d) { d.a = byte_offset(d.a, 1); },
-       GK_INVALID_ARGUMENT, {"a"}},
+      {"a_misaligned_f32", [](GemmDesc& d) { d.a = byte_offset(d.a, 1); }, GK_INVALID_ARGUMENT, {"a"}},
       {"b_misaligned_f16",
-       [](GemmDesc& d) { d.ab_type = d.c_type = GK_F16; d.b = byte_offset(d.b, 1); },
-       GK_INVALID_ARGUMENT, {"b"}},
-      {"c_misaligned_by_two_f32", [](GemmDesc& d) { d.c = byte_offset(d.c, 2); },
-       GK_INVALID_ARGUMENT, {"c"}},
+       [](GemmDesc& d) {
+         d.ab_type = d.c_type = GK_F16;
+         d.b = byte_offset(d.b, 1);
+       },
+       GK_INVALID_ARGUMENT,
+       {"b"}},
+      {"c_misaligned_by_two_f32", [](GemmDesc& d) { d.c = byte_offset(d.c, 2); }, GK_INVALID_ARGUMENT, {"c"}},
       {"c_misaligned_f32_with_bf16_inputs",
-       [](GemmDesc& d) { d.ab_type = GK_BF16; d.c = byte_offset(d.c, 6); },
-       GK_INVALID_ARGUMENT, {"c"}},
+       [](GemmDesc& d) {
+         d.ab_type = GK_BF16;
+         d.c = byte_offset(d.c, 6);
+       },
+       GK_INVALID_ARGUMENT,
+       {"c"}},
   };
   return cases;
 }
 
 /// A valid 7 x 5 x 3 f32 call whose buffers hold a byte pattern.
 struct GemmBuffers {
-  explicit GemmBuffers(Device& dev)
-      : a(dev, kElements * 4), b(dev, kElements * 4), c(dev, kElements * 4) {
+  explicit GemmBuffers(Device& dev) : a(dev, kElements * 4), b(dev, kElements * 4), c(dev, kElements * 4) {
     desc.m = kM;
     desc.n = kN;
     desc.k = kK;
@@ -137,16 +217,14 @@ struct GemmBuffers {
   GemmDesc desc;
 };
 
-class GemmBadArgument
-    : public ::testing::TestWithParam<std::tuple<std::string, BadGemm>> {};
+class GemmBadArgument : public ::testing::TestWithParam<std::tuple<std::string, BadGemm>> {};
 
 TEST_P(GemmBadArgument, IsRejectedAndTouchesNothing) {
   const auto& [backend, bad] = GetParam();
   Device& dev = shared_device(backend);
   GemmBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  const std::string message =
-      expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message = expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
   if (bad.also) {
     EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
   }
@@ -217,8 +295,8 @@ TEST_P(GemmArguments, MinimalLeadingDimensionsAreAccepted) {
       expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
       HostArray after = dc.read(GK_F32, wc.total);
       EXPECT_EQ(changes_outside(c, after, wc), "");
-      const auto ref = reference_gemm(trans_a, trans_b, kM, kN, kK, 1.0, MatrixView{&a, wa},
-                                      MatrixView{&b, wb}, 0.0, nullptr);
+      const auto ref =
+          reference_gemm(trans_a, trans_b, kM, kN, kK, 1.0, MatrixView{&a, wa}, MatrixView{&b, wb}, 0.0, nullptr);
       EXPECT_TRUE(compare(read_window(after, wc), ref, kN).passes(1e-5));
     }
 }
@@ -267,8 +345,7 @@ TEST_P(GemmArguments, NeighbouringOperandsAreAccepted) {
   HostArray parent(GK_F32, wa.total);
   fill_window(parent, wa, Pattern::Guard, [&](int64_t, int64_t) { return rng.uniform(-1, 1); });
   for (int64_t r = 0; r < kM; ++r)
-    for (int64_t c = 0; c < kM; ++c)
-      parent.set_bits(wc.index(r, c), pattern_bits(GK_F32, Pattern::Poison));
+    for (int64_t c = 0; c < kM; ++c) parent.set_bits(wc.index(r, c), pattern_bits(GK_F32, Pattern::Poison));
   DeviceArray device_parent(dev, parent);
   const float* base = static_cast<const float*>(device_parent.data());
   GemmDesc d;
@@ -286,9 +363,7 @@ TEST_P(GemmArguments, NeighbouringOperandsAreAccepted) {
   EXPECT_TRUE(compare(read_window(after, wc), ref, kM).passes(1e-5));
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, GemmArguments,
-                         ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Validation, GemmArguments, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 }  // namespace
 }  // namespace gpukern::test

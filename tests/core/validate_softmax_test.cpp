@@ -31,47 +31,88 @@ const std::vector<BadSoftmax>& bad_softmax_cases() {
       {"negative_rows", [](SoftmaxDesc& d) { d.rows = -1; }, GK_INVALID_ARGUMENT, {"rows"}},
       {"negative_cols", [](SoftmaxDesc& d) { d.cols = -2; }, GK_INVALID_ARGUMENT, {"cols"}},
       {"rows_times_cols_overflows_int64",
-       [](SoftmaxDesc& d) { d.rows = kHuge; d.cols = kHuge; d.ldx = kHuge; d.ldy = kHuge; },
-       GK_INVALID_ARGUMENT, {"rows", "cols", "x", "ldx"}},
+       [](SoftmaxDesc& d) {
+         d.rows = kHuge;
+         d.cols = kHuge;
+         d.ldx = kHuge;
+         d.ldy = kHuge;
+       },
+       GK_INVALID_ARGUMENT,
+       {"rows", "cols", "x", "ldx"}},
       {"x_bytes_overflow",  // elements fit in int64, bytes do not fit in 64 bits
-       [](SoftmaxDesc& d) { d.rows = kTwo31; d.cols = 1; d.ldx = kTwo31; d.ldy = 1; },
-       GK_INVALID_ARGUMENT, {"x", "ldx", "rows"}},
+       [](SoftmaxDesc& d) {
+         d.rows = kTwo31;
+         d.cols = 1;
+         d.ldx = kTwo31;
+         d.ldy = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"x", "ldx", "rows"}},
       {"y_bytes_overflow",
-       [](SoftmaxDesc& d) { d.rows = kTwo31; d.cols = 1; d.ldx = 1; d.ldy = kTwo31; },
-       GK_INVALID_ARGUMENT, {"y", "ldy", "rows"}},
+       [](SoftmaxDesc& d) {
+         d.rows = kTwo31;
+         d.cols = 1;
+         d.ldx = 1;
+         d.ldy = kTwo31;
+       },
+       GK_INVALID_ARGUMENT,
+       {"y", "ldy", "rows"}},
       {"ldx_below_cols", [](SoftmaxDesc& d) { d.ldx = kCols - 1; }, GK_INVALID_ARGUMENT, {"ldx"}},
       {"ldy_below_cols", [](SoftmaxDesc& d) { d.ldy = kCols - 1; }, GK_INVALID_ARGUMENT, {"ldy"}},
       {"ldx_zero", [](SoftmaxDesc& d) { d.ldx = 0; }, GK_INVALID_ARGUMENT, {"ldx"}},
       {"ldy_negative", [](SoftmaxDesc& d) { d.ldy = -7; }, GK_INVALID_ARGUMENT, {"ldy"}},
       {"null_x", [](SoftmaxDesc& d) { d.x = nullptr; }, GK_INVALID_ARGUMENT, {"x"}},
       {"null_y", [](SoftmaxDesc& d) { d.y = nullptr; }, GK_INVALID_ARGUMENT, {"y"}},
-      {"unknown_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, 9); },
-       GK_INVALID_ARGUMENT, {"dtype"}},
-      {"negative_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, -1); },
-       GK_INVALID_ARGUMENT, {"dtype"}},
+      {"unknown_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, 9); }, GK_INVALID_ARGUMENT, {"dtype"}},
+      {"negative_dtype", [](SoftmaxDesc& d) { set_raw(d.dtype, -1); }, GK_INVALID_ARGUMENT, {"dtype"}},
       {"in_place_with_different_strides",
-       [](SoftmaxDesc& d) { d.y = const_cast<void*>(d.x); d.ldy = d.ldx + 1; },
-       GK_INVALID_ARGUMENT, {"ldx", "ldy"}},
-      {"variant_with_bad_characters", [](SoftmaxDesc& d) { d.variant = "naive softmax"; },
-       GK_INVALID_ARGUMENT, {"variant"}},
+       [](SoftmaxDesc& d) {
+         d.y = const_cast<void*>(d.x);
+         d.ldy = d.ldx + 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"ldx", "ldy"}},
+      {"variant_with_bad_characters",
+       [](SoftmaxDesc& d) { d.variant = "naive softmax"; },
+       GK_INVALID_ARGUMENT,
+       {"variant"}},
       // y may be x exactly (in place), never overlap it otherwise (it used to run and
       // return garbage).
-      {"y_is_x_shifted_by_one_element", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, 4); },
-       GK_INVALID_ARGUMENT, {"y"}, "x"},
-      {"y_is_x_shifted_by_one_row", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, kCols * 4); },
-       GK_INVALID_ARGUMENT, {"y"}, "x"},
-      {"y_one_element_before_x", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, -4); },
-       GK_INVALID_ARGUMENT, {"y"}, "x"},
+      {"y_is_x_shifted_by_one_element",
+       [](SoftmaxDesc& d) { d.y = byte_offset(d.x, 4); },
+       GK_INVALID_ARGUMENT,
+       {"y"},
+       "x"},
+      {"y_is_x_shifted_by_one_row",
+       [](SoftmaxDesc& d) { d.y = byte_offset(d.x, kCols * 4); },
+       GK_INVALID_ARGUMENT,
+       {"y"},
+       "x"},
+      {"y_one_element_before_x", [](SoftmaxDesc& d) { d.y = byte_offset(d.x, -4); }, GK_INVALID_ARGUMENT, {"y"}, "x"},
       {"y_overlaps_x_with_another_stride",
-       [](SoftmaxDesc& d) { d.ldy = 2 * kCols; d.y = byte_offset(d.x, 2 * 4); },
-       GK_INVALID_ARGUMENT, {"y"}, "x"},
+       [](SoftmaxDesc& d) {
+         d.ldy = 2 * kCols;
+         d.y = byte_offset(d.x, 2 * 4);
+       },
+       GK_INVALID_ARGUMENT,
+       {"y"},
+       "x"},
       // Pointers must be aligned to their element size.
-      {"x_misaligned_f32", [](SoftmaxDesc& d) { d.x = byte_offset(d.x, 1); },
-       GK_INVALID_ARGUMENT, {"x"}},
-      {"y_misaligned_f16", [](SoftmaxDesc& d) { d.dtype = GK_F16; d.y = byte_offset(d.y, 1); },
-       GK_INVALID_ARGUMENT, {"y"}},
-      {"x_misaligned_bf16", [](SoftmaxDesc& d) { d.dtype = GK_BF16; d.x = byte_offset(d.x, 3); },
-       GK_INVALID_ARGUMENT, {"x"}},
+      {"x_misaligned_f32", [](SoftmaxDesc& d) { d.x = byte_offset(d.x, 1); }, GK_INVALID_ARGUMENT, {"x"}},
+      {"y_misaligned_f16",
+       [](SoftmaxDesc& d) {
+         d.dtype = GK_F16;
+         d.y = byte_offset(d.y, 1);
+       },
+       GK_INVALID_ARGUMENT,
+       {"y"}},
+      {"x_misaligned_bf16",
+       [](SoftmaxDesc& d) {
+         d.dtype = GK_BF16;
+         d.x = byte_offset(d.x, 3);
+       },
+       GK_INVALID_ARGUMENT,
+       {"x"}},
   };
   return cases;
 }
@@ -93,16 +134,14 @@ struct SoftmaxBuffers {
   SoftmaxDesc desc;
 };
 
-class SoftmaxBadArgument
-    : public ::testing::TestWithParam<std::tuple<std::string, BadSoftmax>> {};
+class SoftmaxBadArgument : public ::testing::TestWithParam<std::tuple<std::string, BadSoftmax>> {};
 
 TEST_P(SoftmaxBadArgument, IsRejectedAndTouchesNothing) {
   const auto& [backend, bad] = GetParam();
   Device& dev = shared_device(backend);
   SoftmaxBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  const std::string message =
-      expect_status(gk_softmax(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message = expect_status(gk_softmax(dev.handle(), &buffers.desc), bad.expected, bad.words);
   if (bad.also) {
     EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
   }
@@ -111,8 +150,7 @@ TEST_P(SoftmaxBadArgument, IsRejectedAndTouchesNothing) {
   EXPECT_EQ(gk_softmax_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
 }
 
-std::string bad_softmax_name(
-    const ::testing::TestParamInfo<std::tuple<std::string, BadSoftmax>>& info) {
+std::string bad_softmax_name(const ::testing::TestParamInfo<std::tuple<std::string, BadSoftmax>>& info) {
   return std::get<0>(info.param) + "_" + std::get<1>(info.param).name;
 }
 
@@ -134,8 +172,7 @@ TEST_P(SoftmaxArguments, UnknownRungIsRejectedListingTheValidOnes) {
 TEST_P(SoftmaxArguments, NullDescriptorAndHandle) {
   Device& dev = shared_device(GetParam());
   SoftmaxBuffers buffers(dev);
-  const std::string message =
-      expect_status(gk_softmax(dev.handle(), nullptr), GK_INVALID_ARGUMENT, {});
+  const std::string message = expect_status(gk_softmax(dev.handle(), nullptr), GK_INVALID_ARGUMENT, {});
   EXPECT_TRUE(contains_text(message, "desc")) << message;
   expect_status(gk_softmax(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
   buffers.expect_untouched();
@@ -189,9 +226,7 @@ TEST_P(SoftmaxArguments, SideBySideHalvesAreAccepted) {
   expect_softmax_accepted(shared_device(GetParam()), wx, wy);
 }
 
-INSTANTIATE_TEST_SUITE_P(Validation, SoftmaxArguments,
-                         ::testing::ValuesIn(available_backend_names()),
-                         BackendName());
+INSTANTIATE_TEST_SUITE_P(Validation, SoftmaxArguments, ::testing::ValuesIn(available_backend_names()), BackendName());
 
 }  // namespace
 }  // namespace gpukern::test

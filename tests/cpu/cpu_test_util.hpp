@@ -28,23 +28,34 @@ struct Stored {
   std::vector<uint16_t> words16;  // f16 / bf16 storage
 
   Stored(core::DType t, std::size_t count) : type(t) {
-    if (t == core::DType::F32) words32.resize(count);
-    else words16.resize(count);
+    if (t == core::DType::F32)
+      words32.resize(count);
+    else
+      words16.resize(count);
   }
   void* data() { return type == core::DType::F32 ? static_cast<void*>(words32.data()) : words16.data(); }
   std::size_t size() const { return type == core::DType::F32 ? words32.size() : words16.size(); }
   float get(std::size_t i) const {
     switch (type) {
-      case core::DType::F16: return core::f16_to_float(words16[i]);
-      case core::DType::BF16: return core::bf16_to_float(words16[i]);
-      default: return core::bits_float(words32[i]);
+      case core::DType::F16:
+        return core::f16_to_float(words16[i]);
+      case core::DType::BF16:
+        return core::bf16_to_float(words16[i]);
+      default:
+        return core::bits_float(words32[i]);
     }
   }
   void set(std::size_t i, float v) {
     switch (type) {
-      case core::DType::F16: words16[i] = core::float_to_f16(v); break;
-      case core::DType::BF16: words16[i] = core::float_to_bf16(v); break;
-      default: words32[i] = core::float_bits(v); break;
+      case core::DType::F16:
+        words16[i] = core::float_to_f16(v);
+        break;
+      case core::DType::BF16:
+        words16[i] = core::float_to_bf16(v);
+        break;
+      default:
+        words32[i] = core::float_bits(v);
+        break;
     }
   }
   /// Raw NaN pattern in every element (poison / guard).

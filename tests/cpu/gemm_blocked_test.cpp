@@ -80,8 +80,10 @@ void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& 
   Stored a(t.ab, a_rows * lda), b(t.ab, b_rows * ldb), c(t.c, t.m * ldc);
   a.fill_random(rng);
   b.fill_random(rng);
-  if (t.beta == 0.0f) c.fill_nan();
-  else c.fill_random(rng);
+  if (t.beta == 0.0f)
+    c.fill_nan();
+  else
+    c.fill_random(rng);
   Stored c_before = c;
 
   core::GemmArgs g;
@@ -114,8 +116,8 @@ void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& 
       ref[i * t.n + j] = t.alpha * acc + (t.beta == 0.0f ? 0.0 : t.beta * double(c_before.get(i * ldc + j)));
       out[i * t.n + j] = c.get(i * ldc + j);
     }
-  const std::string where = std::string(kernel.name) + " " + std::to_string(t.m) + "x" + std::to_string(t.n) +
-                            "x" + std::to_string(t.k) + (t.ta ? " T" : " N") + (t.tb ? "T" : "N") + " " +
+  const std::string where = std::string(kernel.name) + " " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
+                            std::to_string(t.k) + (t.ta ? " T" : " N") + (t.tb ? "T" : "N") + " " +
                             core::dtype_name(t.ab) + "->" + core::dtype_name(t.c) + " blocks " +
                             std::to_string(blocking.mc) + "/" + std::to_string(blocking.kc) + "/" +
                             std::to_string(blocking.nc) + " threads " + std::to_string(threads);
@@ -125,8 +127,8 @@ void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& 
   for (int64_t i = 0; i < t.m; ++i)
     for (int64_t j = t.n; j < ldc; ++j) {
       const std::size_t idx = i * ldc + j;
-      const bool same = t.c == DType::F32 ? c.words32[idx] == c_before.words32[idx]
-                                          : c.words16[idx] == c_before.words16[idx];
+      const bool same =
+          t.c == DType::F32 ? c.words32[idx] == c_before.words32[idx] : c.words16[idx] == c_before.words16[idx];
       ASSERT_TRUE(same) << where << ": guard column written at " << i << "," << j;
     }
 }
@@ -134,19 +136,19 @@ void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& 
 struct TypePair {
   DType ab, c;
 };
-constexpr TypePair kTypes[] = {{DType::F32, DType::F32},  {DType::F16, DType::F16}, {DType::F16, DType::F32},
-                               {DType::BF16, DType::BF16}, {DType::BF16, DType::F32}};
+constexpr TypePair kTypes[] = {{DType::F32, DType::F32},
+                               {DType::F16, DType::F16},
+                               {DType::F16, DType::F32},
+                               {DType::BF16, DType::BF16},
+                               {DType::BF16, DType::F32}};
 
 TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {
   for (Isa isa : supported_isas()) {
     const GemmKernel& kernel = gemm_kernel_for(isa);
     // Blocks far smaller than any cache: several A blocks, depth blocks and B blocks.
     const GemmBlocking tiny{2 * kernel.mr, 16, kernel.nr};
-    const int64_t shapes[][3] = {{1, 1, 1},
-                                 {7, 5, 3},
-                                 {33, 17, 65},
-                                 {kernel.mr * 3 + 1, kernel.nr * 2 + 3, 37},
-                                 {61, 127, 40}};
+    const int64_t shapes[][3] = {
+        {1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {kernel.mr * 3 + 1, kernel.nr * 2 + 3, 37}, {61, 127, 40}};
     for (const auto& s : shapes)
       for (int trans = 0; trans < 4; ++trans)
         for (const TypePair& tp : kTypes) {
@@ -168,8 +170,7 @@ TEST(GemmBlocked, LargerThanOneBlockWithChosenBlocking) {
     const GemmKernel& kernel = gemm_kernel_for(isa);
     for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}}) {
       const Case t{301, 517, 1100, false, true, tp.ab, tp.c, 1.0f, 0.5f};
-      check_blocked(t, kernel, choose_blocking(cpu_features().caches, kernel, t.m, t.n, t.k, tp.c == DType::F32, 2),
-                    2);
+      check_blocked(t, kernel, choose_blocking(cpu_features().caches, kernel, t.m, t.n, t.k, tp.c == DType::F32, 2), 2);
     }
   }
 }

@@ -21,8 +21,7 @@ TEST(SoftmaxExp, RelativeErrorAgainstStdExp) {
   // Dense sweep of the softmax domain x <= 0, down past the subnormal range.
   std::vector<float> x;
   for (float v = 0.0f; v > -110.0f; v -= 0.00731f) x.push_back(v);
-  for (float v : {-0.0f, -1e-30f, -1e-7f, -0.34657359f, -0.34657362f, -0.69314718f, -1.0f, -10.0f})
-    x.push_back(v);
+  for (float v : {-0.0f, -1e-30f, -1e-7f, -0.34657359f, -0.34657362f, -0.69314718f, -1.0f, -10.0f}) x.push_back(v);
   std::vector<float> y(x.size());
   for (Isa isa : supported_isas()) {
     const SoftmaxKernel& kernel = softmax_kernel_for(isa);
@@ -115,7 +114,8 @@ void check_rows(const SoftmaxKernel& kernel, const RowCase& t, float scale = 3.0
 }
 
 TEST(SoftmaxRows, OddLengthsTypesInPlaceStreaming) {
-  const int64_t lengths[] = {1, 7, 8, 15, 16, 17, 31, 33, 100, 2047, 2048, 2049, 5000, kSoftmaxScratch, kSoftmaxScratch + 3};
+  const int64_t lengths[] = {
+      1, 7, 8, 15, 16, 17, 31, 33, 100, 2047, 2048, 2049, 5000, kSoftmaxScratch, kSoftmaxScratch + 3};
   for (Isa isa : supported_isas()) {
     const SoftmaxKernel& kernel = softmax_kernel_for(isa);
     for (DType type : {DType::F32, DType::F16, DType::BF16})
@@ -123,8 +123,7 @@ TEST(SoftmaxRows, OddLengthsTypesInPlaceStreaming) {
         for (bool log : {false, true}) {
           check_rows(kernel, {3, cols, type, log, false, false, 0});
           check_rows(kernel, {2, cols, type, log, true, false, 0});
-          for (int64_t offset : {0, 1, 5})
-            check_rows(kernel, {2, cols, type, log, false, true, offset});
+          for (int64_t offset : {0, 1, 5}) check_rows(kernel, {2, cols, type, log, false, true, offset});
         }
   }
 }
@@ -161,7 +160,8 @@ TEST(SoftmaxRows, StreamedSpecialRowBetweenNormalRows) {
 }
 
 TEST(SoftmaxRows, LargeMagnitudesDoNotOverflow) {
-  for (Isa isa : supported_isas()) check_rows(softmax_kernel_for(isa), {4, 3000, DType::F32, false, false, false, 0}, 80.0f);
+  for (Isa isa : supported_isas())
+    check_rows(softmax_kernel_for(isa), {4, 3000, DType::F32, false, false, false, 0}, 80.0f);
 }
 
 /// One row with chosen values; returns the outputs as floats.

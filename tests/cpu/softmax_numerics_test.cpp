@@ -112,8 +112,10 @@ void check_row(const SoftmaxKernel& kernel, DType type, const PaletteRow& row, b
   for (int64_t j = 0; j < n; ++j) {
     const int64_t k = row.index(j);
     ++count[k];
-    if (type == DType::F32) x.words32[j] = palette.words32[k];
-    else x.words16[j] = palette.words16[k];
+    if (type == DType::F32)
+      x.words32[j] = palette.words32[k];
+    else
+      x.words16[j] = palette.words16[k];
   }
 
   // Reference in double, per palette entry.
@@ -134,8 +136,7 @@ void check_row(const SoftmaxKernel& kernel, DType type, const PaletteRow& row, b
 
   Stored y(type, in_place ? 0 : static_cast<std::size_t>(n));
   y.fill_nan();
-  kernel.rows(one_row(x.data(), in_place ? x.data() : y.data(), n, type, log), 0, 1, !in_place,
-              softmax_scratch_row());
+  kernel.rows(one_row(x.data(), in_place ? x.data() : y.data(), n, type, log), 0, 1, !in_place, softmax_scratch_row());
   const Stored& out = in_place ? x : y;
 
   const double tolerance = unit_roundoff(type) + kMathTolerance;
@@ -145,11 +146,16 @@ void check_row(const SoftmaxKernel& kernel, DType type, const PaletteRow& row, b
     const int64_t k = row.index(j);
     const double got = out.get(j), want = ref[k];
     bool ok;
-    if (std::isnan(got)) ok = false;
-    else if (std::isinf(want) || want == 0) ok = got == want;  // -inf inputs: 0, or -inf for log
-    else if (log) ok = std::fabs(got - want) <= tolerance * std::max(1.0, std::fabs(want));
-    else if (want >= normal_min(type)) ok = std::fabs(got - want) <= tolerance * want;
-    else ok = std::fabs(got - want) <= below_normal_tolerance(type);
+    if (std::isnan(got))
+      ok = false;
+    else if (std::isinf(want) || want == 0)
+      ok = got == want;  // -inf inputs: 0, or -inf for log
+    else if (log)
+      ok = std::fabs(got - want) <= tolerance * std::max(1.0, std::fabs(want));
+    else if (want >= normal_min(type))
+      ok = std::fabs(got - want) <= tolerance * want;
+    else
+      ok = std::fabs(got - want) <= below_normal_tolerance(type);
     if (!ok && wrong++ == 0) first_wrong = j;
     if (std::isfinite(want)) {
       num += (got - ref_stored[k]) * (got - ref_stored[k]);

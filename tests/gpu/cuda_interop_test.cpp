@@ -11,9 +11,9 @@
 namespace gpukern::test {
 namespace {
 
-#define ASSERT_CUDA(call)                                                              \
-  do {                                                                                 \
-    const cudaError_t cuda_status_ = (call);                                           \
+#define ASSERT_CUDA(call)                                                                      \
+  do {                                                                                         \
+    const cudaError_t cuda_status_ = (call);                                                   \
     ASSERT_EQ(cuda_status_, cudaSuccess) << #call << ": " << cudaGetErrorString(cuda_status_); \
   } while (0)
 
@@ -118,8 +118,7 @@ TEST_F(CudaInterop, SoftmaxOnApplicationMemoryAndStream) {
     ASSERT_CUDA(cudaMemcpyAsync(out.data(), dy, out.bytes(), cudaMemcpyDeviceToHost, stream_));
     ASSERT_CUDA(cudaStreamSynchronize(stream_));
     const Comparison cmp = compare(read_window(out, w), ref, cols);
-    EXPECT_TRUE(cmp.passes(1e-5)) << "relative error " << cmp.relative_error << " "
-                                  << cmp.first_problem;
+    EXPECT_TRUE(cmp.passes(1e-5)) << "relative error " << cmp.relative_error << " " << cmp.first_problem;
   }
   cudaFree(dx);
   cudaFree(dy);

@@ -43,8 +43,7 @@ std::vector<BackendState> known_backends() {
     b.available = info.available != 0;
     b.reason = info.reason;
     const auto& chosen = selection();
-    if (!chosen.empty() && std::find(chosen.begin(), chosen.end(), b.name) == chosen.end())
-      continue;
+    if (!chosen.empty() && std::find(chosen.begin(), chosen.end(), b.name) == chosen.end()) continue;
     out.push_back(b);
   }
   return out;
@@ -104,19 +103,20 @@ IsaCheck check_requested_cpu_isa(const DeviceInfo& cpu_info) {
   auto supported_it = extra.find("cpu_isa_supported");
   if (active_it == extra.end() || supported_it == extra.end()) {
     check.kind = IsaCheck::Fail;
-    check.message = "the CPU device info does not report cpu_isa and cpu_isa_supported "
-                    "(extra = \"" + std::string(cpu_info.extra) + "\")";
+    check.message =
+        "the CPU device info does not report cpu_isa and cpu_isa_supported "
+        "(extra = \"" +
+        std::string(cpu_info.extra) + "\")";
     return check;
   }
   const std::string active = lower(active_it->second);
   const auto supported = split_list(lower(supported_it->second));
-  const bool active_supported =
-      std::find(supported.begin(), supported.end(), active) != supported.end();
+  const bool active_supported = std::find(supported.begin(), supported.end(), active) != supported.end();
   if (requested.empty() || requested == "auto") {
     if (!active_supported) {
       check.kind = IsaCheck::Fail;
-      check.message = "GPUKERN_CPU_ISA=auto uses " + active + ", which is not in the supported list " +
-                      supported_it->second;
+      check.message =
+          "GPUKERN_CPU_ISA=auto uses " + active + ", which is not in the supported list " + supported_it->second;
     } else {
       check.message = "GPUKERN_CPU_ISA=auto uses " + active;
     }
@@ -124,8 +124,8 @@ IsaCheck check_requested_cpu_isa(const DeviceInfo& cpu_info) {
   }
   if (std::find(supported.begin(), supported.end(), requested) == supported.end()) {
     check.kind = IsaCheck::Skip;
-    check.message = "this CPU lacks " + requested + " (cpu_isa_supported = " +
-                    supported_it->second + "); GPUKERN_CPU_ISA=" + requested + " not tested here";
+    check.message = "this CPU lacks " + requested + " (cpu_isa_supported = " + supported_it->second +
+                    "); GPUKERN_CPU_ISA=" + requested + " not tested here";
     return check;
   }
   if (active != requested) {

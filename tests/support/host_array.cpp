@@ -16,9 +16,12 @@ using core::float_to_f16;
 
 const char* dtype_label(gk_dtype type) {
   switch (type) {
-    case GK_F32: return "f32";
-    case GK_F16: return "f16";
-    case GK_BF16: return "bf16";
+    case GK_F32:
+      return "f32";
+    case GK_F16:
+      return "f16";
+    case GK_BF16:
+      return "bf16";
   }
   return "unknown-dtype";
 }
@@ -28,17 +31,23 @@ std::size_t element_size(gk_dtype type) { return type == GK_F32 ? 4 : 2; }
 double round_to(gk_dtype type, double v) {
   const float f = static_cast<float>(v);
   switch (type) {
-    case GK_F16: return f16_to_float(float_to_f16(f));
-    case GK_BF16: return bf16_to_float(float_to_bf16(f));
-    default: return f;
+    case GK_F16:
+      return f16_to_float(float_to_f16(f));
+    case GK_BF16:
+      return bf16_to_float(float_to_bf16(f));
+    default:
+      return f;
   }
 }
 
 double unit_roundoff(gk_dtype type) {
   switch (type) {
-    case GK_F16: return 1.0 / 2048;  // 10 stored mantissa bits
-    case GK_BF16: return 1.0 / 256;  // 7 stored mantissa bits
-    default: return 1.0 / 16777216;  // 23 stored mantissa bits
+    case GK_F16:
+      return 1.0 / 2048;  // 10 stored mantissa bits
+    case GK_BF16:
+      return 1.0 / 256;  // 7 stored mantissa bits
+    default:
+      return 1.0 / 16777216;  // 23 stored mantissa bits
   }
 }
 
@@ -60,18 +69,27 @@ HostArray::HostArray(gk_dtype type, std::size_t count)
 double HostArray::get(std::size_t i) const {
   const uint32_t b = bits(i);
   switch (type_) {
-    case GK_F16: return f16_to_float(static_cast<uint16_t>(b));
-    case GK_BF16: return bf16_to_float(static_cast<uint16_t>(b));
-    default: return core::bits_float(b);
+    case GK_F16:
+      return f16_to_float(static_cast<uint16_t>(b));
+    case GK_BF16:
+      return bf16_to_float(static_cast<uint16_t>(b));
+    default:
+      return core::bits_float(b);
   }
 }
 
 void HostArray::set(std::size_t i, double v) {
   const float f = static_cast<float>(v);
   switch (type_) {
-    case GK_F16: set_bits(i, float_to_f16(f)); break;
-    case GK_BF16: set_bits(i, float_to_bf16(f)); break;
-    default: set_bits(i, core::float_bits(f)); break;
+    case GK_F16:
+      set_bits(i, float_to_f16(f));
+      break;
+    case GK_BF16:
+      set_bits(i, float_to_bf16(f));
+      break;
+    default:
+      set_bits(i, core::float_bits(f));
+      break;
   }
 }
 
@@ -120,8 +138,7 @@ Window make_window(int64_t rows, int64_t cols, int64_t ld, int64_t guard) {
 
 namespace {
 
-std::string describe_changes(const HostArray& before, const HostArray& after,
-                             const Window* outside_of) {
+std::string describe_changes(const HostArray& before, const HostArray& after, const Window* outside_of) {
   if (before.size() != after.size()) return "buffer sizes differ";
   int64_t changed = 0;
   std::ostringstream first;
@@ -129,13 +146,11 @@ std::string describe_changes(const HostArray& before, const HostArray& after,
     if (outside_of && outside_of->contains(i)) continue;
     if (before.bits(i) == after.bits(i)) continue;
     if (++changed <= 4)
-      first << " [cell " << i << ": 0x" << std::hex << before.bits(i) << " -> 0x" << after.bits(i)
-            << std::dec << "]";
+      first << " [cell " << i << ": 0x" << std::hex << before.bits(i) << " -> 0x" << after.bits(i) << std::dec << "]";
   }
   if (changed == 0) return {};
   std::ostringstream out;
-  out << changed << " cell(s) changed" << (outside_of ? " outside the output window" : "")
-      << ", first:" << first.str();
+  out << changed << " cell(s) changed" << (outside_of ? " outside the output window" : "") << ", first:" << first.str();
   return out.str();
 }
 

@@ -51,9 +51,7 @@ class HostArray {
   void set_bits(std::size_t i, uint32_t bits);
   void fill(Pattern pattern);
 
-  bool operator==(const HostArray& other) const {
-    return type_ == other.type_ && bytes_ == other.bytes_;
-  }
+  bool operator==(const HostArray& other) const { return type_ == other.type_ && bytes_ == other.bytes_; }
 
  private:
   gk_dtype type_ = GK_F32;
@@ -69,9 +67,7 @@ struct Window {
   int64_t offset = 0;
   std::size_t total = 0;
 
-  std::size_t index(int64_t row, int64_t col) const {
-    return static_cast<std::size_t>(offset + row * ld + col);
-  }
+  std::size_t index(int64_t row, int64_t col) const { return static_cast<std::size_t>(offset + row * ld + col); }
   bool contains(std::size_t i) const;
 };
 

@@ -45,18 +45,15 @@ int64_t Random::index(int64_t n) {
   return dist(engine_);
 }
 
-std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                   double alpha, const MatrixView& a, const MatrixView& b,
-                                   double beta, const MatrixView* c) {
+std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                   const MatrixView& a, const MatrixView& b, double beta, const MatrixView* c) {
   // Dense copies of op(A) (m x k) and op(B) (k x n), then an i-k-j loop the compiler
   // vectorizes; the rows are independent, so OpenMP splits them for large cases.
   std::vector<double> op_a(static_cast<std::size_t>(m * k)), op_b(static_cast<std::size_t>(k * n));
   for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p)
-      op_a[static_cast<std::size_t>(i * k + p)] = trans_a ? a.at(p, i) : a.at(i, p);
+    for (int64_t p = 0; p < k; ++p) op_a[static_cast<std::size_t>(i * k + p)] = trans_a ? a.at(p, i) : a.at(i, p);
   for (int64_t p = 0; p < k; ++p)
-    for (int64_t j = 0; j < n; ++j)
-      op_b[static_cast<std::size_t>(p * n + j)] = trans_b ? b.at(j, p) : b.at(p, j);
+    for (int64_t j = 0; j < n; ++j) op_b[static_cast<std::size_t>(p * n + j)] = trans_b ? b.at(j, p) : b.at(p, j);
 
   std::vector<double> out(static_cast<std::size_t>(m * n), 0.0);
   // Threads only where they pay: waking a team for a small case costs more than the
@@ -113,17 +110,20 @@ Comparison compare(const std::vector<double>& out, const std::vector<double>& re
   for (std::size_t i = 0; i < ref.size(); ++i) {
     const double o = out[i], r = ref[i];
     bool special_ok = true;
-    if (std::isnan(r)) special_ok = std::isnan(o);
-    else if (std::isinf(r)) special_ok = o == r;
-    else if (!std::isfinite(o)) special_ok = false;
+    if (std::isnan(r))
+      special_ok = std::isnan(o);
+    else if (std::isinf(r))
+      special_ok = o == r;
+    else if (!std::isfinite(o))
+      special_ok = false;
     else {
       diff2 += (o - r) * (o - r);
       ref2 += r * r;
     }
     if (!special_ok && result.special_mismatches++ == 0) {
       std::ostringstream s;
-      s << "element (" << static_cast<int64_t>(i) / cols << ", " << static_cast<int64_t>(i) % cols
-        << ") is " << o << ", reference " << r;
+      s << "element (" << static_cast<int64_t>(i) / cols << ", " << static_cast<int64_t>(i) % cols << ") is " << o
+        << ", reference " << r;
       result.first_problem = s.str();
     }
   }
@@ -133,9 +133,12 @@ Comparison compare(const std::vector<double>& out, const std::vector<double>& re
 
 double error_bound(const std::string& arithmetic, gk_dtype output_type) {
   double bound = 1e-5;
-  if (arithmetic == "tf32") bound = 2e-3;
-  else if (arithmetic == "f16") bound = 2e-3;
-  else if (arithmetic == "bf16") bound = 1e-2;
+  if (arithmetic == "tf32")
+    bound = 2e-3;
+  else if (arithmetic == "f16")
+    bound = 2e-3;
+  else if (arithmetic == "bf16")
+    bound = 1e-2;
   if (output_type != GK_F32) bound += unit_roundoff(output_type);
   return bound;
 }
@@ -143,8 +146,7 @@ double error_bound(const std::string& arithmetic, gk_dtype output_type) {
 std::vector<double> read_window(const HostArray& array, const Window& w) {
   std::vector<double> out(static_cast<std::size_t>(w.rows * w.cols));
   for (int64_t r = 0; r < w.rows; ++r)
-    for (int64_t c = 0; c < w.cols; ++c)
-      out[static_cast<std::size_t>(r * w.cols + c)] = array.get(w.index(r, c));
+    for (int64_t c = 0; c < w.cols; ++c) out[static_cast<std::size_t>(r * w.cols + c)] = array.get(w.index(r, c));
   return out;
 }
 

@@ -42,9 +42,8 @@ struct MatrixView {
 
 /// C = alpha * op(A) * op(B) + beta * C in double, from the stored (rounded) values;
 /// beta == 0 never reads C. Returns the m x n result, row-major and dense.
-std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                                   double alpha, const MatrixView& a, const MatrixView& b,
-                                   double beta, const MatrixView* c);
+std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
+                                   const MatrixView& a, const MatrixView& b, double beta, const MatrixView* c);
 
 /// Softmax (or log-softmax) of every row of x in double: a row with a NaN, or with
 /// every element -inf, gives NaN everywhere in that row (as PyTorch does).
@@ -52,7 +51,7 @@ std::vector<double> reference_softmax(const MatrixView& x, bool log_softmax);
 
 /// Result of comparing an output with the reference.
 struct Comparison {
-  double relative_error = 0;  // ||out - ref||_F / ||ref||_F over the finite reference cells
+  double relative_error = 0;       // ||out - ref||_F / ||ref||_F over the finite reference cells
   int64_t special_mismatches = 0;  // NaN/inf where the reference differs, or vice versa
   std::string first_problem;       // where the first special mismatch is
   bool passes(double bound) const {

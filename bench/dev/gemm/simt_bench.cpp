@@ -125,8 +125,8 @@ int run_bench(Backend& backend, const std::vector<std::vector<int>>& sizes, FILE
       BenchRow row{rung, m, n, k, ms, flops / ms / 1e6, 100.0 * ref_ms / ms, rel};
       rows.push_back(row);
       std::fprintf(csv, "%s,%d,%d,%d,%.4f,%.1f,%.1f,%.3e\n", rung.c_str(), m, n, k, ms, row.gflops, row.pct, rel);
-      std::printf("%-14s %5dx%5dx%5d %9.3f ms %9.1f GFLOP/s %6.1f%% of cuBLAS  rel diff %.2e\n", rung.c_str(), m, n,
-                  k, ms, row.gflops, row.pct, rel);
+      std::printf("%-14s %5dx%5dx%5d %9.3f ms %9.1f GFLOP/s %6.1f%% of cuBLAS  rel diff %.2e\n", rung.c_str(), m, n, k,
+                  ms, row.gflops, row.pct, rel);
       std::fflush(stdout);
     }
     last_flops = flops;
@@ -164,11 +164,12 @@ int main(int argc, char** argv) {
   if (count == 0) return mode == "info" ? 0 : 2;
   std::unique_ptr<Backend> backend(api->create(0));
   const auto info = backend->device_info();
-  std::printf("device: %s (%s), %d SMs, %d MHz, %.1f GiB, driver %s, runtime %s, peak f32 %.1f TFLOP/s, tensor "
-              "%.0f TFLOP/s, %.0f GB/s\n",
-              info.name.c_str(), info.arch.c_str(), info.compute_units, info.clock_mhz,
-              info.memory_bytes / 1073741824.0, info.driver_version.c_str(), info.runtime_version.c_str(),
-              info.peak_f32_gflops / 1e3, info.peak_tensor_gflops / 1e3, info.peak_bandwidth_gbps);
+  std::printf(
+      "device: %s (%s), %d SMs, %d MHz, %.1f GiB, driver %s, runtime %s, peak f32 %.1f TFLOP/s, tensor "
+      "%.0f TFLOP/s, %.0f GB/s\n",
+      info.name.c_str(), info.arch.c_str(), info.compute_units, info.clock_mhz, info.memory_bytes / 1073741824.0,
+      info.driver_version.c_str(), info.runtime_version.c_str(), info.peak_f32_gflops / 1e3,
+      info.peak_tensor_gflops / 1e3, info.peak_bandwidth_gbps);
   for (const auto& v : backend->variants(OpKind::Gemm))
     std::printf("  rung %-14s %-20s %-8s %s%s\n", v.name.c_str(), gpukern::core::mask_names(v.dtypes).c_str(),
                 v.arch.c_str(), v.unavailable.text().c_str(),

@@ -49,8 +49,10 @@ void launch_nn(const SgemmProblem& p, cudaStream_t stream) {
 template <class Tile>
 void launch_any(const SgemmProblem& p, cudaStream_t stream) {
   using Cfg = PipelineConfig<Tile>;
-  if (aligned16(p.b) && p.ldb % 4 == 0) launch_nn<Cfg, true>(p, stream);
-  else launch_nn<Cfg, false>(p, stream);
+  if (aligned16(p.b) && p.ldb % 4 == 0)
+    launch_nn<Cfg, true>(p, stream);
+  else
+    launch_nn<Cfg, false>(p, stream);
 }
 
 struct Candidate {

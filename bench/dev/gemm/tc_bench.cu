@@ -62,8 +62,10 @@ Variant mma_candidate(const char* name, const CudaContext& ctx) {
               std::printf("%s: sm_90 f16/bf16 tile-divisible calls only\n", name);
               return;
             }
-            if (g.ab_type == DType::F16) gemm::launch_mma_layout<Cfg, gpu::half_t, false>(g, ctx);
-            else gemm::launch_mma_layout<Cfg, gpu::bf16_t, false>(g, ctx);
+            if (g.ab_type == DType::F16)
+              gemm::launch_mma_layout<Cfg, gpu::half_t, false>(g, ctx);
+            else
+              gemm::launch_mma_layout<Cfg, gpu::bf16_t, false>(g, ctx);
           }};
 }
 
@@ -125,15 +127,17 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
         std::printf("wgmma variants: bf16/f16 NN calls only\n");
         return;
       }
-      if (g.ab_type == DType::F16) gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx);
-      else gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx);
+      if (g.ab_type == DType::F16)
+        gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx);
+      else
+        gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx);
     };
   };
   const gemm::WgmmaTmaPolicy rung{};
   return {{"c1", with(WgmmaNoCluster{}, rung)},  // no cluster: the cost model's tail split
           {"c1_nosplit", with(WgmmaNoCluster{}, SplitPolicy<0>{})},
-          {"c1_split_lo", with(WgmmaNoCluster{}, SplitPolicy<1>{})},         // helpers take 1 K block
-          {"c1_split_hi", with(WgmmaNoCluster{}, SplitPolicy<1 << 20>{})},   // all but one
+          {"c1_split_lo", with(WgmmaNoCluster{}, SplitPolicy<1>{})},        // helpers take 1 K block
+          {"c1_split_hi", with(WgmmaNoCluster{}, SplitPolicy<1 << 20>{})},  // all but one
           {"s3e4", with(WgmmaStages3Boxes4{}, rung)},
           {"g4", with(WgmmaGroup<4>{}, rung)},  // L2 raster groups of 4 / 8 / 32 tile rows
           {"g8", with(WgmmaGroup<8>{}, rung)},
@@ -144,7 +148,11 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
 }
 
 __device__ uint32_t hash32(uint64_t x) {
-  x ^= x >> 33; x *= 0xff51afd7ed558ccdULL; x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL; x ^= x >> 33;
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
   return static_cast<uint32_t>(x);
 }
 
@@ -161,7 +169,8 @@ CudaContext make_context() {
   cudaDeviceProp prop{};
   CHECK(cudaGetDeviceProperties(&prop, dev));
   ctx.device = dev;
-  ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0, "sm_" + std::to_string(prop.major * 10 + prop.minor)};
+  ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0,
+              "sm_" + std::to_string(prop.major * 10 + prop.minor)};
   ctx.sm_count = prop.multiProcessorCount;
   ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
   ctx.l2_bytes = prop.l2CacheSize;
@@ -173,9 +182,12 @@ CudaContext make_context() {
 }
 
 void fill(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t s) {
-  if (t == DType::F32) fill_random<<<1024, 256, 0, s>>>(static_cast<float*>(p), count, seed);
-  else if (t == DType::F16) fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), count, seed);
-  else fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), count, seed);
+  if (t == DType::F32)
+    fill_random<<<1024, 256, 0, s>>>(static_cast<float*>(p), count, seed);
+  else if (t == DType::F16)
+    fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), count, seed);
+  else
+    fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), count, seed);
   CHECK(cudaGetLastError());
 }
 
@@ -184,9 +196,17 @@ void fill(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t s) {
 Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, bool tb, cudaStream_t s) {
   Bench x;
   auto& g = x.g;
-  g.m = m; g.n = n; g.k = k; g.trans_a = ta; g.trans_b = tb;
-  g.lda = ta ? m : k; g.ldb = tb ? k : n; g.ldc = n;
-  g.ab_type = ab; g.c_type = ab; g.allow_tf32 = tf32;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.trans_a = ta;
+  g.trans_b = tb;
+  g.lda = ta ? m : k;
+  g.ldb = tb ? k : n;
+  g.ldc = n;
+  g.ab_type = ab;
+  g.c_type = ab;
+  g.allow_tf32 = tf32;
   const size_t es = core::dtype_size(ab);
   CHECK(cudaMalloc(&x.a, m * k * es));
   CHECK(cudaMalloc(&x.b, k * n * es));
@@ -194,7 +214,9 @@ Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, 
   CHECK(cudaMalloc(&x.cref, m * n * sizeof(float)));
   fill(x.a, ab, m * k, 11, s);
   fill(x.b, ab, k * n, 12, s);
-  g.a = x.a; g.b = x.b; g.c = x.c;
+  g.a = x.a;
+  g.b = x.b;
+  g.c = x.c;
   return x;
 }
 
@@ -220,11 +242,14 @@ void run_cublas(cublasHandle_t h, const core::GemmArgs& g, void* c, DType c_type
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const float alpha = g.alpha, beta = g.beta;
   const cublasComputeType_t ct = g.ab_type == DType::F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-  cublasStatus_t st = cublasGemmEx(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                   int(g.n), int(g.m), int(g.k), &alpha, g.b, cuda_type(g.ab_type), int(g.ldb), g.a,
-                                   cuda_type(g.ab_type), int(g.lda), &beta, c, cuda_type(c_type), int(g.ldc), ct,
-                                   CUBLAS_GEMM_DEFAULT);
-  if (st != CUBLAS_STATUS_SUCCESS) { std::printf("cublasGemmEx failed %d\n", int(st)); std::exit(2); }
+  cublasStatus_t st =
+      cublasGemmEx(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m),
+                   int(g.k), &alpha, g.b, cuda_type(g.ab_type), int(g.ldb), g.a, cuda_type(g.ab_type), int(g.lda),
+                   &beta, c, cuda_type(c_type), int(g.ldc), ct, CUBLAS_GEMM_DEFAULT);
+  if (st != CUBLAS_STATUS_SUCCESS) {
+    std::printf("cublasGemmEx failed %d\n", int(st));
+    std::exit(2);
+  }
 }
 
 const char* dtype_label(DType t) { return t == DType::F32 ? "f32" : t == DType::F16 ? "f16" : "bf16"; }
@@ -254,7 +279,10 @@ float median_ms(const std::function<void()>& f, cudaStream_t s, int reps) {
 std::pair<float, float> paired_median_ms(const std::function<void()>& ref, const std::function<void()>& cand,
                                          cudaStream_t s, int reps) {
   const auto flush = [&](int i) { flush_before_call(i, s); };
-  for (int i = 0; i < 3; ++i) { ref(); cand(); }
+  for (int i = 0; i < 3; ++i) {
+    ref();
+    cand();
+  }
   CHECK(cudaStreamSynchronize(s));
   std::vector<cudaEvent_t> ev(4 * reps);
   for (auto& e : ev) CHECK(cudaEventCreate(&e));
@@ -297,9 +325,12 @@ double error_vs(const Bench& x, cudaStream_t s) {
   CHECK(cudaMalloc(&sums, 2 * sizeof(double)));
   CHECK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), s));
   const int64_t count = x.g.m * x.g.n;
-  if (x.g.ab_type == DType::F16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::half_t*>(x.c), static_cast<float*>(x.cref), count, sums);
-  else if (x.g.ab_type == DType::BF16) rel_err<<<512, 256, 0, s>>>(static_cast<gpu::bf16_t*>(x.c), static_cast<float*>(x.cref), count, sums);
-  else rel_err<<<512, 256, 0, s>>>(static_cast<float*>(x.c), static_cast<float*>(x.cref), count, sums);
+  if (x.g.ab_type == DType::F16)
+    rel_err<<<512, 256, 0, s>>>(static_cast<gpu::half_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else if (x.g.ab_type == DType::BF16)
+    rel_err<<<512, 256, 0, s>>>(static_cast<gpu::bf16_t*>(x.c), static_cast<float*>(x.cref), count, sums);
+  else
+    rel_err<<<512, 256, 0, s>>>(static_cast<float*>(x.c), static_cast<float*>(x.cref), count, sums);
   double h[2];
   CHECK(cudaMemcpyAsync(h, sums, sizeof(h), cudaMemcpyDeviceToHost, s));
   CHECK(cudaStreamSynchronize(s));
@@ -325,10 +356,12 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     CHECK(cudaStreamSynchronize(ctx.stream));
     CHECK(cudaGetLastError());
     const double err = error_vs(x, ctx.stream);
-    const auto [ref_ms, ms] = paired_median_ms([&] { run_cublas(h, x.g, x.c, ab); }, [&] { run(x.g); }, ctx.stream, reps);
-    std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e  (cublas alternating: %.1f)\n",
-                name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
-                flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
+    const auto [ref_ms, ms] =
+        paired_median_ms([&] { run_cublas(h, x.g, x.c, ab); }, [&] { run(x.g); }, ctx.stream, reps);
+    std::printf(
+        "%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e  (cublas alternating: %.1f)\n",
+        name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
+        flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
   };
   // TC_RUNGS="a,b": time only these rungs (and the extras), e.g. for a short device call.
   const char* only = std::getenv("TC_RUNGS");
@@ -357,9 +390,11 @@ int main(int argc, char** argv) {
   CudaContext ctx = make_context();
   cudaFuncAttributes attr{};
   CHECK(cudaFuncGetAttributes(
-      &attr, gpukern::cuda::gemm::wgmma_tma_kernel<gpukern::cuda::gemm::WgmmaConfig<gpukern::cuda::gemm::sm90::WgmmaTma>,
-                                                   gpukern::gpu::bf16_t, true, false, void>));
-  std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion, attr.numRegs);
+      &attr,
+      gpukern::cuda::gemm::wgmma_tma_kernel<gpukern::cuda::gemm::WgmmaConfig<gpukern::cuda::gemm::sm90::WgmmaTma>,
+                                            gpukern::gpu::bf16_t, true, false, void>));
+  std::printf("wgmma kernel: binaryVersion %d ptxVersion %d regs %d\n", attr.binaryVersion, attr.ptxVersion,
+              attr.numRegs);
 
   cublasHandle_t h;
   cublasCreate(&h);
@@ -378,7 +413,8 @@ int main(int argc, char** argv) {
     }
   }
   if (mode == "power") {
-    const Variant rung{"wgmma_tma", [&ctx](const gpukern::core::GemmArgs& g) { gpukern::cuda::gemm::wgmma_tma_run(g, ctx); }};
+    const Variant rung{"wgmma_tma",
+                       [&ctx](const gpukern::core::GemmArgs& g) { gpukern::cuda::gemm::wgmma_tma_run(g, ctx); }};
     return power_mode(ctx, h, shapes, rung, wgmma_variants(ctx));
   }
   if (mode == "variants") {

@@ -20,9 +20,9 @@ struct Nvml {
   using Dev = void*;
   int (*init)() = nullptr;
   int (*handle)(unsigned, Dev*) = nullptr;
-  int (*power)(Dev, unsigned*) = nullptr;                 // milliwatts
-  int (*clock)(Dev, int, unsigned*) = nullptr;            // 1 = SM clock, MHz
-  int (*reasons)(Dev, unsigned long long*) = nullptr;     // clock event reasons bit mask
+  int (*power)(Dev, unsigned*) = nullptr;              // milliwatts
+  int (*clock)(Dev, int, unsigned*) = nullptr;         // 1 = SM clock, MHz
+  int (*reasons)(Dev, unsigned long long*) = nullptr;  // clock event reasons bit mask
   int (*temp)(Dev, int, unsigned*) = nullptr;
   Dev dev = nullptr;
   bool ok = false;
@@ -34,7 +34,9 @@ struct Nvml {
     power = reinterpret_cast<int (*)(Dev, unsigned*)>(dlsym(lib, "nvmlDeviceGetPowerUsage"));
     clock = reinterpret_cast<int (*)(Dev, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetClockInfo"));
     reasons = reinterpret_cast<int (*)(Dev, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons"));
-    if (!reasons) reasons = reinterpret_cast<int (*)(Dev, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
+    if (!reasons)
+      reasons =
+          reinterpret_cast<int (*)(Dev, unsigned long long*)>(dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     temp = reinterpret_cast<int (*)(Dev, int, unsigned*)>(dlsym(lib, "nvmlDeviceGetTemperature"));
     int cur = 0;
     CHECK(cudaGetDevice(&cur));
@@ -96,9 +98,11 @@ void power_phase(const Nvml& nv, const char* name, const char* tname, double flo
   std::sort(times.begin(), times.end());
   const double ms = times.empty() ? 0 : times[times.size() / 2];
   const double watts = samples ? p_sum / samples : 0, mhz = samples ? c_sum / samples : 0;
-  std::printf("power %-10s %-4s %8.4f ms %7.1f TFLOP/s  %6.1f W %6.0f MHz  capped %5.1f%%  %6.1f mJ/call  %4.0f C  (%zu calls, %ld samples)\n",
-              name, tname, ms, flop / ms / 1e9, watts, mhz, samples ? 100.0 * capped / samples : 0.0, watts * ms,
-              t_max, times.size(), samples);
+  std::printf(
+      "power %-10s %-4s %8.4f ms %7.1f TFLOP/s  %6.1f W %6.0f MHz  capped %5.1f%%  %6.1f mJ/call  %4.0f C  (%zu calls, "
+      "%ld samples)\n",
+      name, tname, ms, flop / ms / 1e9, watts, mhz, samples ? 100.0 * capped / samples : 0.0, watts * ms, t_max,
+      times.size(), samples);
 }
 
 }  // namespace
@@ -117,12 +121,15 @@ int power_mode(const CudaContext& ctx, cublasHandle_t h, const std::vector<std::
       std::printf("%lldx%lldx%lld %s\n", (long long)sh[0], (long long)sh[1], (long long)sh[2], tname);
       auto cub = [&] { run_cublas(h, x.g, x.c, dt); };
       power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
-      power_phase(nv, rung.first.c_str(), tname, flop, [&] { rung.second(x.g); }, ctx.stream, secs);
+      power_phase(
+          nv, rung.first.c_str(), tname, flop, [&] { rung.second(x.g); }, ctx.stream, secs);
       for (auto& [name, run] : variants)
         if (only && std::strstr(only, name.c_str()))
-          power_phase(nv, name.c_str(), tname, flop, [&, run = run] { run(x.g); }, ctx.stream, secs);
+          power_phase(
+              nv, name.c_str(), tname, flop, [&, run = run] { run(x.g); }, ctx.stream, secs);
       power_phase(nv, "cublas", tname, flop, cub, ctx.stream, secs);
-      power_phase(nv, rung.first.c_str(), tname, flop, [&] { rung.second(x.g); }, ctx.stream, secs);
+      power_phase(
+          nv, rung.first.c_str(), tname, flop, [&] { rung.second(x.g); }, ctx.stream, secs);
       free_bench(x);
     }
   return 0;

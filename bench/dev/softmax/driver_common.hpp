@@ -22,13 +22,13 @@ using gpukern::core::DType;
 using gpukern::core::SoftmaxArgs;
 using gpukern::cuda::CudaContext;
 
-#define CHECK_CUDA(call)                                                                          \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) {                                                                      \
+#define CHECK_CUDA(call)                                                                         \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess) {                                                                     \
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(2);                                                                               \
-    }                                                                                             \
+      std::exit(2);                                                                              \
+    }                                                                                            \
   } while (0)
 
 /// Device 0's context, as the module builds it (vendor::describe_device), on a
@@ -47,10 +47,11 @@ inline CudaContext make_context() {
   CHECK_CUDA(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
   int mem_clock = 0;
   cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);
-  std::printf("device: %s, %s, %d SMs, SM clock %d MHz, mem clock %d MHz, L2 %zu B, smem opt-in %zu B, "
-              "driver %s, runtime %s\n",
-              d.name.c_str(), d.arch.name.c_str(), ctx.sm_count, d.clock_mhz, mem_clock / 1000, ctx.l2_bytes,
-              ctx.smem_per_block_optin, d.driver_version.c_str(), d.runtime_version.c_str());
+  std::printf(
+      "device: %s, %s, %d SMs, SM clock %d MHz, mem clock %d MHz, L2 %zu B, smem opt-in %zu B, "
+      "driver %s, runtime %s\n",
+      d.name.c_str(), d.arch.name.c_str(), ctx.sm_count, d.clock_mhz, mem_clock / 1000, ctx.l2_bytes,
+      ctx.smem_per_block_optin, d.driver_version.c_str(), d.runtime_version.c_str());
   return ctx;
 }
 
@@ -70,8 +71,7 @@ inline uint64_t splitmix(uint64_t& s) {
 inline void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& body) {
   const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(std::thread::hardware_concurrency(), n / 65536 + 1));
   std::vector<std::thread> pool;
-  for (int64_t w = 0; w < workers; ++w)
-    pool.emplace_back([&, w] { body(n * w / workers, n * (w + 1) / workers); });
+  for (int64_t w = 0; w < workers; ++w) pool.emplace_back([&, w] { body(n * w / workers, n * (w + 1) / workers); });
   for (auto& t : pool) t.join();
 }
 
@@ -97,9 +97,12 @@ inline std::vector<float> make_values(int64_t n, uint64_t seed, DType t) {
 inline void encode(const float* src, int64_t n, DType t, void* dst) {
   parallel_for(n, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      if (t == DType::F32) static_cast<float*>(dst)[i] = src[i];
-      else if (t == DType::F16) static_cast<uint16_t*>(dst)[i] = gpukern::core::float_to_f16(src[i]);
-      else static_cast<uint16_t*>(dst)[i] = gpukern::core::float_to_bf16(src[i]);
+      if (t == DType::F32)
+        static_cast<float*>(dst)[i] = src[i];
+      else if (t == DType::F16)
+        static_cast<uint16_t*>(dst)[i] = gpukern::core::float_to_f16(src[i]);
+      else
+        static_cast<uint16_t*>(dst)[i] = gpukern::core::float_to_bf16(src[i]);
     }
   });
 }
@@ -127,8 +130,14 @@ inline double compare(const std::vector<double>& ref, const std::vector<float>& 
   double num = 0, den = 0;
   for (size_t i = 0; i < ref.size(); ++i) {
     const double r = ref[i], o = out[i];
-    if (std::isnan(r)) { if (!std::isnan(o)) return -1; continue; }
-    if (std::isinf(r)) { if (o != r) return -1; continue; }
+    if (std::isnan(r)) {
+      if (!std::isnan(o)) return -1;
+      continue;
+    }
+    if (std::isinf(r)) {
+      if (o != r) return -1;
+      continue;
+    }
     if (!std::isfinite(o)) return -1;
     num += (o - r) * (o - r);
     den += r * r;

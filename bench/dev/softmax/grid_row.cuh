@@ -341,13 +341,15 @@ bool launch_grid(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const size_t smem = grid_smem_bytes(args, ctx, c);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   // Every CTA waits on every other: all must be resident at once.
-  if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count < parts)
+  if (int64_t(grid_blocks_per_sm(reinterpret_cast<const void*>(kernel), ctx.device, threads, smem)) * ctx.sm_count <
+      parts)
     return false;
   const size_t ws_bytes = grid_workspace_bytes(c, parts);
   auto* const workspace = static_cast<GridPartial*>(workspace_alloc(ws_bytes, ctx));
   const CooperativeLaunch launch(parts, threads, smem, ctx.stream);
-  const cudaError_t launched = cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs),
-                                                  workspace, launch_tags(static_cast<uint64_t>(args.rows)));
+  const cudaError_t launched =
+      cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), static_cast<int>(chunk_vecs), workspace,
+                         launch_tags(static_cast<uint64_t>(args.rows)));
   if (launched != cudaSuccess) cudaGetLastError();  // refused (e.g. too large to be co-resident): nothing ran
   GK_GPU_CHECK(gpu::free_async(workspace, ctx.stream));
   return launched == cudaSuccess;

@@ -15,8 +15,8 @@
 // globaltimer of each vector's arrival is recorded: times[cta][k][tid].
 __device__ unsigned long long g_arrival[128 * 16 * 1024];
 template <int kPacks, int kVecs>
-__global__ void __launch_bounds__(1024, 1) arrival_probe(const uint4* __restrict__ x, uint4* __restrict__ y,
-                                                         int64_t chunk) {
+__global__ void __launch_bounds__(1024, 1)
+    arrival_probe(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t chunk) {
   extern __shared__ uint4 staged[];
   const int tid = threadIdx.x;
   const int64_t begin = int64_t(blockIdx.x) * chunk;
@@ -67,14 +67,16 @@ template <class K>
 static void prepare(K kernel, size_t smem, bool nonportable);
 static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s);
 
-static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t stream, void* flush, size_t flush_bytes) {
+static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t stream, void* flush,
+                           size_t flush_bytes) {
   constexpr int kPacks = 4, kVecs = 12;
   const size_t smem = size_t(kVecs) * 1024 * 16;
   prepare(arrival_probe<kPacks, kVecs>, smem, false);
   std::vector<unsigned long long> zero(4096 * kPoints, 0);
   CHECK_CUDA(cudaMemcpyToSymbol(g_trace, zero.data(), zero.size() * 8));
   do_flush(flush, flush_bytes, 0x33, stream);
-  arrival_probe<kPacks, kVecs><<<128, 1024, smem, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), chunk);
+  arrival_probe<kPacks, kVecs>
+      <<<128, 1024, smem, stream>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), chunk);
   CHECK_CUDA(cudaStreamSynchronize(stream));
   CHECK_CUDA(cudaGetLastError());
   std::vector<unsigned long long> tr(4096 * kPoints), arr(128 * 16 * 1024);
@@ -109,11 +111,12 @@ static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t s
     for (int b = 0; b < 128; ++b)
       for (int t = 0; t < 1024; ++t) {
         double m = 0;
-        for (int j = 0; j <= k; ++j) m = std::max(m, (double(arr[(int64_t(b) * 16 + j) * 1024 + t]) - double(t0)) * 1e-3);
+        for (int j = 0; j <= k; ++j)
+          m = std::max(m, (double(arr[(int64_t(b) * 16 + j) * 1024 + t]) - double(t0)) * 1e-3);
         v.push_back(m);
       }
-    std::printf("   prefix 0..%-4d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n", k, q(v, 0.01), q(v, 0.1), q(v, 0.25), q(v, 0.5),
-                q(v, 0.9), q(v, 1.0));
+    std::printf("   prefix 0..%-4d %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f\n", k, q(v, 0.01), q(v, 0.1), q(v, 0.25),
+                q(v, 0.5), q(v, 0.9), q(v, 1.0));
   }
   // Per CTA: the time by which 25/50/75/100% of its shared-memory vectors had landed.
   std::vector<double> c25, c50, c75, c100;
@@ -128,8 +131,8 @@ static void arrival_report(const void* x, void* y, int64_t chunk, cudaStream_t s
   }
   for (auto& [name, v] : std::vector<std::pair<const char*, std::vector<double>*>>{
            {"CTA 25% in", &c25}, {"CTA 50% in", &c50}, {"CTA 75% in", &c75}, {"CTA all in", &c100}})
-    std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  (over CTAs)\n", name, q(*v, 0.01), q(*v, 0.1), q(*v, 0.25),
-                q(*v, 0.5), q(*v, 0.9), q(*v, 1.0));
+    std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  (over CTAs)\n", name, q(*v, 0.01), q(*v, 0.1),
+                q(*v, 0.25), q(*v, 0.5), q(*v, 0.9), q(*v, 1.0));
   std::vector<double> ex;
   for (int b = 0; b < 128; ++b) ex.push_back((double(tr[b * kPoints + 3]) - double(t0)) * 1e-3);
   std::printf("   %-14s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f  (over CTAs)\n", "CTA exit", q(ex, 0.01), q(ex, 0.1),

@@ -34,19 +34,25 @@ __device__ __forceinline__ uint64_t policy(bool last) {
 }
 /// Bytes of shared memory at `src` sent to `dst` by the bulk engine (one bulk group).
 __device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
-  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
 }
 template <int kSt>
 __device__ __forceinline__ void store(uint4* p, const uint4& v, uint64_t pol) {
-  if constexpr (kSt == 0 || kSt == 6) __stcs(p, v);
-  else if constexpr (kSt == 1) *p = v;
-  else if constexpr (kSt == 2) __stcg(p, v);
+  if constexpr (kSt == 0 || kSt == 6)
+    __stcs(p, v);
+  else if constexpr (kSt == 1)
+    *p = v;
+  else if constexpr (kSt == 2)
+    __stcg(p, v);
   else if constexpr (kSt == 3 || kSt == 4)
     asm volatile("st.global.L1::no_allocate.L2::cache_hint.v4.u32 [%0], {%1, %2, %3, %4}, %5;" ::"l"(p), "r"(v.x),
-                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol) : "memory");
+                 "r"(v.y), "r"(v.z), "r"(v.w), "l"(pol)
+                 : "memory");
   else
     asm volatile("st.global.L1::no_allocate.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z),
-                 "r"(v.w) : "memory");
+                 "r"(v.w)
+                 : "memory");
 }
 /// A register load: ld.global.cs, or (kLd == 4) with the L2 evict_first policy `pol`.
 template <int kLd>
@@ -62,13 +68,15 @@ __device__ __forceinline__ uint4 load(const uint4* p, uint64_t pol) {
 template <int kLd>
 __device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t pol) {
   const uint32_t d = static_cast<uint32_t>(__cvta_generic_to_shared(dst));
-  if constexpr (kLd == 0) arch::cp_async_16(dst, src);
+  if constexpr (kLd == 0)
+    arch::cp_async_16(dst, src);
   else if constexpr (kLd == 1)
     asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
   else if constexpr (kLd == 3)
     asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "l"(pol)
                  : "memory");
-  else arch::cp_async_16_stream(dst, src);  // split_row's copies
+  else
+    arch::cp_async_16_stream(dst, src);  // split_row's copies
 }
 }  // namespace flavor
 
@@ -76,8 +84,8 @@ __device__ __forceinline__ void copy16(uint4* dst, const uint4* src, uint64_t po
 /// the rest in shared memory. kHalves = 1: load all, (cluster barrier), store all.
 /// kHalves = 2: the shared part in two groups, the first stored while the second lands.
 template <int kPacks, int kHalves, bool kCluster, int kSt = 0, int kLd = 0>
-__global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ x, uint4* __restrict__ y,
-                                                      int64_t chunk, int64_t total) {
+__global__ void __launch_bounds__(1024, 1)
+    phase_copy(const uint4* __restrict__ x, uint4* __restrict__ y, int64_t chunk, int64_t total) {
   extern __shared__ uint4 staged[];
   probe_trace(0);
   const uint64_t st_pol = flavor::policy(kSt == 4);
@@ -121,8 +129,10 @@ __global__ void __launch_bounds__(1024, 1) phase_copy(const uint4* __restrict__ 
       if (i < reg_count) flavor::store<kSt>(y + begin + i, r[k], st_pol);
     }
     if constexpr (kSt != 6)
-      for (int j = threadIdx.x; j < smem_count; j += 1024) flavor::store<kSt>(y + begin + reg_count + j, staged[j], st_pol);
-    else if (threadIdx.x == 0) gpukern::cuda::arch::bulk_wait_group_read<0>();
+      for (int j = threadIdx.x; j < smem_count; j += 1024)
+        flavor::store<kSt>(y + begin + reg_count + j, staged[j], st_pol);
+    else if (threadIdx.x == 0)
+      gpukern::cuda::arch::bulk_wait_group_read<0>();
   } else {
     arch::cp_async_wait<1>();
     probe_trace(1);

@@ -108,8 +108,8 @@ struct RowPair {
   };
   /// The output scale of row a (step 0) or b (step 1) from this thread's fold `acc`.
   template <class T>
-  __device__ sm::OutputScale scale(const Online<T>& acc, int step, sm::dev::GridPartial* ws, unsigned long long tag_base,
-                                   Smem& smem) const {
+  __device__ sm::OutputScale scale(const Online<T>& acc, int step, sm::dev::GridPartial* ws,
+                                   unsigned long long tag_base, Smem& smem) const {
     return sm::output_scale(row_exchange<1024>(acc.stats(), ws, kQ, part, step ? row_b : row_a, tag_base,
                                                smem.scratch[step], &smem.row[step]),
                             false);
@@ -209,8 +209,10 @@ namespace onewave {
 template <int N>
 __device__ __forceinline__ void wait_pending(int n) {
   if constexpr (N >= 0) {
-    if (n == N) arch::cp_async_wait<N>();
-    else wait_pending<N - 1>(n);
+    if (n == N)
+      arch::cp_async_wait<N>();
+    else
+      wait_pending<N - 1>(n);
   }
 }
 }  // namespace onewave

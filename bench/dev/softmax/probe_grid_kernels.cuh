@@ -67,13 +67,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     const sm::Pack<T, V>* buf = ring + int64_t(i % kRing) * part_vecs;
     probe_fold::Online<T> acc;
     for (int v = tid; v < count; v += kThreads) acc.add(buf[v]);
-    const sm::RowStats st = probe_fold::row_exchange<kThreads>(acc.stats(), ws, q, part, row, tag_base,
-                                                                 scratch[parity], &row_stats[parity],
-                                                                 i < 7 ? 5 + 4 * i : -1);
+    const sm::RowStats st = probe_fold::row_exchange<kThreads>(acc.stats(), ws, q, part, row, tag_base, scratch[parity],
+                                                               &row_stats[parity], i < 7 ? 5 + 4 * i : -1);
     if (i < 7) probe_trace(6 + 4 * i);
     const sm::OutputScale o = sm::output_scale(st, a.log);
     uint4* y = reinterpret_cast<uint4*>(a.y + row * a.ldy + begin * V);
-    for (int v = tid; v < count; v += kThreads) probe_fold::store_out<T>(reinterpret_cast<const uint4&>(buf[v]), y + v, o);
+    for (int v = tid; v < count; v += kThreads)
+      probe_fold::store_out<T>(reinterpret_cast<const uint4&>(buf[v]), y + v, o);
     if (i < 7) probe_trace(7 + 4 * i);
     parity ^= 1;
   }
@@ -89,8 +89,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 // issued once A has landed, 1 together with A's. kPipeB: B's copies in 8 groups, folded
 // in order as they land (else one group, folded after it landed).
 template <class T, int kIssueB, bool kPipeB>
-__global__ void __launch_bounds__(1024, 1)
-    twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
+__global__ void __launch_bounds__(1024, 1) twostep_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols,
+                                                       sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kPacks = 4, kVecsA = 4, kVecsB = 8;
   const auto [sa, sb] = pf::two_row_staging<kVecsA>();
@@ -104,8 +104,10 @@ __global__ void __launch_bounds__(1024, 1)
   pf::load_regs(r, rp.xa);
   if constexpr (kIssueB == 1) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
   // Step A.
-  if constexpr (kIssueB == 1) arch::cp_async_wait<kPipeB ? kVecsB : 1>();
-  else arch::cp_async_wait<0>();
+  if constexpr (kIssueB == 1)
+    arch::cp_async_wait<kPipeB ? kVecsB : 1>();
+  else
+    arch::cp_async_wait<0>();
   probe_trace(4);
   if constexpr (kIssueB == 0) pf::copy_vecs<kVecsB, kPipeB>(sb, rp.xb);
   pf::Online<T> acc_a;
@@ -135,14 +137,13 @@ __global__ void __launch_bounds__(1024, 1)
   probe_trace(3);
 }
 
-
 // ---- two steps, registers in the second: as twostep_row, but step A (rows
 // 0-31) is all in shared memory (128 KB), step B (rows 32-63) 64 KB in registers + 64 KB
 // in shared memory, issued once A's copies landed (kRegsFirst: B's register loads before
 // its copies).
 template <class T, bool kRegsFirst>
-__global__ void __launch_bounds__(1024, 1)
-    twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
+__global__ void __launch_bounds__(1024, 1) twostep2_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols,
+                                                        sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;
   const auto [sa, sb] = pf::two_row_staging<kVecsA>();
@@ -188,8 +189,8 @@ __global__ void __launch_bounds__(1024, 1)
 // way, B's register part last with ordinary stores.
 
 template <class T>
-__global__ void __launch_bounds__(1024, 1)
-    overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols, sm::dev::GridPartial* ws, unsigned long long tag_base) {
+__global__ void __launch_bounds__(1024, 1) overlap_row(const T* __restrict__ x, T* __restrict__ y, int64_t cols,
+                                                       sm::dev::GridPartial* ws, unsigned long long tag_base) {
   namespace pf = probe_fold;
   namespace sm90 = gpukern::cuda::arch;
   constexpr int kVecsA = 8, kPacks = 4, kVecsB = 4;

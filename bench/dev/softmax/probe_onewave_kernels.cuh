@@ -57,9 +57,10 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   if (tid == 0) {
     if constexpr (kPrefetch) {
       for (int c = 0; c < pieces; ++c)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V),
-                     "r"(kPiece)
-                     : "memory");
+        asm volatile(
+            "cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc + (int64_t(reg_vecs) + int64_t(c) * kPieceVecs) * V),
+            "r"(kPiece)
+            : "memory");
       asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(xc), "r"(reg_vecs * 16) : "memory");
     }
   }
@@ -74,7 +75,8 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   sm::Pack<T, V> regs[kRegs];
   if constexpr (!kRegsLate) {
 #pragma unroll
-    for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
+    for (int r = 0; r < kRegs; ++r)
+      regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
   }
   probe_fold::Online<T> acc;
   auto fold = [&](const sm::Pack<T, V>& p) { acc.add(p); };
@@ -89,7 +91,8 @@ __global__ void __launch_bounds__(1024, 1) bulk_onewave(const T* __restrict__ x,
   }
   if constexpr (kRegsLate) {
 #pragma unroll
-    for (int r = 0; r < kRegs; ++r) regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
+    for (int r = 0; r < kRegs; ++r)
+      regs[r] = *reinterpret_cast<const sm::Pack<T, V>*>(xc + int64_t(tid + r * 1024) * V);
   }
 #pragma unroll
   for (int r = 0; r < kRegs; ++r) fold(regs[r]);
@@ -182,7 +185,6 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
 #endif
 }
 
-
 // ---- arrival-order fold, warp-compacted: each thread's shared-memory slots are
 // pre-filled with a sentinel; a pass polls one word of each pending slot, then every lane
 // folds its own landed vectors (whichever k), so a warp's fold steps keep all lanes busy
@@ -193,11 +195,10 @@ __global__ void __launch_bounds__(1024, 1) onewave_fold(const T* __restrict__ x,
 namespace arrival_detail {
 __device__ __forceinline__ bool test_wait(uint32_t bar) {
   uint32_t ok;
-  asm volatile(
-      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
-      : "=r"(ok)
-      : "r"(bar)
-      : "memory");
+  asm volatile("{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+               : "=r"(ok)
+               : "r"(bar)
+               : "memory");
   return ok != 0;
 }
 __device__ __forceinline__ uint4 vload(const uint4* p) {
@@ -209,7 +210,9 @@ __device__ __forceinline__ uint4 vload(const uint4* p) {
 }
 __device__ __forceinline__ uint32_t vword(const uint4* p) {
   uint32_t w;
-  asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(w) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p)) + 12));
+  asm volatile("ld.volatile.shared.u32 %0, [%1];"
+               : "=r"(w)
+               : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p)) + 12));
   return w;
 }
 }  // namespace arrival_detail

@@ -23,5 +23,4 @@ __device__ __forceinline__ void probe_trace(int point) {
 namespace sm = gpukern::cuda::softmax;
 namespace arch = gpukern::cuda::arch;
 
-
 __global__ void mark_kernel(int slot) { g_mark[slot] = global_timer(); }

@@ -83,7 +83,8 @@ double time_calls(const std::function<void(int)>& call, int sets, cudaStream_t s
     std::sort(t.begin(), t.end());
     CHECK_CUDA(cudaEventDestroy(a));
     CHECK_CUDA(cudaEventDestroy(b));
-    (void)sets; (void)budget_ms;
+    (void)sets;
+    (void)budget_ms;
     return t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
   }
   int counter = 0;
@@ -141,8 +142,10 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
   }
   // Rows checked: all of a small tensor, else 96 spread over it (first and last included).
   std::vector<int64_t> check_rows;
-  if (n <= (int64_t(1) << 22)) for (int64_t r = 0; r < rows; ++r) check_rows.push_back(r);
-  else for (int64_t i = 0; i < 96; ++i) check_rows.push_back(i * (rows - 1) / 95);
+  if (n <= (int64_t(1) << 22))
+    for (int64_t r = 0; r < rows; ++r) check_rows.push_back(r);
+  else
+    for (int64_t i = 0; i < 96; ++i) check_rows.push_back(i * (rows - 1) / 95);
   check_rows.erase(std::unique(check_rows.begin(), check_rows.end()), check_rows.end());
   std::map<bool, std::vector<double>> ref;
   for (bool log : {false, true}) {
@@ -166,12 +169,20 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
 
   auto args_for = [&](int set, bool log) {
     SoftmaxArgs a;
-    a.rows = rows; a.cols = cols; a.x = xs[set]; a.ldx = cols; a.y = ys[set]; a.ldy = cols; a.dtype = t; a.log = log;
+    a.rows = rows;
+    a.cols = cols;
+    a.x = xs[set];
+    a.ldx = cols;
+    a.y = ys[set];
+    a.ldy = cols;
+    a.dtype = t;
+    a.log = log;
     return a;
   };
   const double moved = 2.0 * bytes;  // read + written
-  const double copy_ms = time_calls([&](int s) { CHECK_CUDA(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice, ctx.stream)); },
-                                    sets, ctx.stream);
+  const double copy_ms =
+      time_calls([&](int s) { CHECK_CUDA(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice, ctx.stream)); },
+                 sets, ctx.stream);
   const double copy_tbps = moved / copy_ms / 1e9;
   std::printf("\n== %lld x %lld %s: %d buffer sets, copy %.4f ms = %.3f TB/s\n", (long long)rows, (long long)cols,
               dname(t), sets, copy_ms, copy_tbps);
@@ -192,7 +203,9 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
       cudaGetLastError();
     }
     if (!why.empty()) {
-      if (v.config == "policy") std::printf("  %-10s %-12s %s: declines: %s\n", v.rung.c_str(), v.config.c_str(), log ? "log" : "   ", why.c_str());
+      if (v.config == "policy")
+        std::printf("  %-10s %-12s %s: declines: %s\n", v.rung.c_str(), v.config.c_str(), log ? "log" : "   ",
+                    why.c_str());
       if (why.rfind("error", 0) == 0) ++g_failures;
       return;
     }
@@ -236,15 +249,17 @@ void perf_shape(const CudaContext& ctx, int64_t rows, int64_t cols, DType t, uin
         const int64_t threads = std::stoll(v.config.substr(0, x));
         const int64_t packs = std::stoll(v.config.substr(x + 1));
         int64_t cluster = 1;
-        if (const auto c = v.config.find("/c"); c != std::string::npos) cluster = std::max<int64_t>(1, std::stoll(v.config.substr(c + 2)));
+        if (const auto c = v.config.find("/c"); c != std::string::npos)
+          cluster = std::max<int64_t>(1, std::stoll(v.config.substr(c + 2)));
         if (threads * packs * cluster > 4 * (cols / vec) && threads * packs > cols / vec) continue;
       }
       measure(v, false);
     }
   }
   // The copy again, at the end: the spread of two measurements of the same thing.
-  const double copy_end_ms = time_calls([&](int s) { CHECK_CUDA(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice, ctx.stream)); },
-                                        sets, ctx.stream);
+  const double copy_end_ms =
+      time_calls([&](int s) { CHECK_CUDA(cudaMemcpyAsync(ys[s], xs[s], bytes, cudaMemcpyDeviceToDevice, ctx.stream)); },
+                 sets, ctx.stream);
   std::printf("  copy again %.4f ms = %.3f TB/s (first %.4f ms)\n", copy_end_ms, moved / copy_end_ms / 1e9, copy_ms);
   // What auto would pick.
   SoftmaxArgs a = args_for(0, false);
@@ -267,7 +282,10 @@ void print_summary(const char* prefix, bool only_last) {
     if (r.rung == "copy") last_copy = &r;
   for (const auto& c : g_perf) {
     if (c.rung != "copy" || (only_last && &c != last_copy)) continue;
-    const PerfRow* best = nullptr; const PerfRow* cfg = nullptr; const PerfRow* dnn = nullptr; std::string pick;
+    const PerfRow* best = nullptr;
+    const PerfRow* cfg = nullptr;
+    const PerfRow* dnn = nullptr;
+    std::string pick;
     for (const auto& r : g_perf) {
       if (r.rows != c.rows || r.cols != c.cols || r.dtype != c.dtype || r.log) continue;
       if (r.rung == "auto") pick = r.config;
@@ -278,14 +296,16 @@ void print_summary(const char* prefix, bool only_last) {
     }
     double auto_tbps = 0;
     for (const auto& r : g_perf)
-      if (r.rows == c.rows && r.cols == c.cols && r.dtype == c.dtype && !r.log && r.rung == pick && r.config == "policy") auto_tbps = r.tbps;
+      if (r.rows == c.rows && r.cols == c.cols && r.dtype == c.dtype && !r.log && r.rung == pick &&
+          r.config == "policy")
+        auto_tbps = r.tbps;
     char shape[32];
     std::snprintf(shape, sizeof shape, "%lldx%lld", (long long)c.rows, (long long)c.cols);
-    std::printf("%s%-14s %-5s %6.3f | %-10s %6.3f %6.1f %7.1f %8.1e | %-10s %6.3f | %6.3f | %s %s %.3f (%.1f%%)\n", prefix, shape,
-                c.dtype.c_str(), c.tbps, best ? best->rung.c_str() : "-", best ? best->tbps : 0,
+    std::printf("%s%-14s %-5s %6.3f | %-10s %6.3f %6.1f %7.1f %8.1e | %-10s %6.3f | %6.3f | %s %s %.3f (%.1f%%)\n",
+                prefix, shape, c.dtype.c_str(), c.tbps, best ? best->rung.c_str() : "-", best ? best->tbps : 0,
                 best ? best->pct_copy : 0, best ? best->pct_cudnn : 0, best ? best->err : 0, pick.c_str(), auto_tbps,
-                dnn ? dnn->tbps : 0, cfg ? cfg->rung.c_str() : "-", cfg ? cfg->config.c_str() : "-", cfg ? cfg->tbps : 0,
-                cfg ? cfg->pct_copy : 0);
+                dnn ? dnn->tbps : 0, cfg ? cfg->rung.c_str() : "-", cfg ? cfg->config.c_str() : "-",
+                cfg ? cfg->tbps : 0, cfg ? cfg->pct_copy : 0);
   }
 }
 
@@ -305,16 +325,26 @@ int main(int argc, char** argv) {
   uint64_t seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--tests") tests = true;
-    else if (a == "--perf") perf = true;
-    else if (a == "--big") big = true;
-    else if (a == "--no-sweep") sweep = false;
-    else if (a == "--flush") g_flush = true;
-    else if (a == "--flush-repeats" && i + 1 < argc) g_flush_repeats = std::stoi(argv[++i]);
-    else if (a == "--out" && i + 1 < argc) out_dir = argv[++i];
-    else if (a == "--seed" && i + 1 < argc) seed = std::stoull(argv[++i]);
-    else if (a == "--shapes" && i + 1 < argc) only_shapes = "," + std::string(argv[++i]) + ",";
-    else if (a == "--rung" && i + 1 < argc) g_only_rung = argv[++i];
+    if (a == "--tests")
+      tests = true;
+    else if (a == "--perf")
+      perf = true;
+    else if (a == "--big")
+      big = true;
+    else if (a == "--no-sweep")
+      sweep = false;
+    else if (a == "--flush")
+      g_flush = true;
+    else if (a == "--flush-repeats" && i + 1 < argc)
+      g_flush_repeats = std::stoi(argv[++i]);
+    else if (a == "--out" && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::stoull(argv[++i]);
+    else if (a == "--shapes" && i + 1 < argc)
+      only_shapes = "," + std::string(argv[++i]) + ",";
+    else if (a == "--rung" && i + 1 < argc)
+      g_only_rung = argv[++i];
     else if (a == "--configs" && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t b = 0, e; b <= list.size(); b = e + 1) {
@@ -329,11 +359,18 @@ int main(int argc, char** argv) {
   const CudaContext ctx = make_context();
   const auto t_start = std::chrono::steady_clock::now();
   auto stamp = [&](const char* what) {
-    std::printf("[%6.1f s] %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(), what);
+    std::printf("[%6.1f s] %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(),
+                what);
     std::fflush(stdout);
   };
-  if (tests) { stamp("tests"); g_failures += run_tests(ctx, seed, g_only_rung); }
-  if (big) { stamp("big tests"); g_failures += run_big_tests(ctx, seed, g_only_rung); }
+  if (tests) {
+    stamp("tests");
+    g_failures += run_tests(ctx, seed, g_only_rung);
+  }
+  if (big) {
+    stamp("big tests");
+    g_failures += run_big_tests(ctx, seed, g_only_rung);
+  }
   if (perf) {
     stamp("perf");
     const int64_t shapes[][2] = {{4096, 4096}, {16384, 1024}, {65536, 128}, {1024, 32768}, {64, 262144}, {32768, 8192}};

@@ -22,11 +22,16 @@ constexpr int64_t kGuard = 64;  // elements of guard before and after each buffe
 enum class Layout { Contiguous, Padded, OddStride, Unaligned, InPlace };
 const char* layout_name(Layout l) {
   switch (l) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Padded: return "padded";
-    case Layout::OddStride: return "odd-stride";
-    case Layout::Unaligned: return "unaligned";
-    default: return "in-place";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Padded:
+      return "padded";
+    case Layout::OddStride:
+      return "odd-stride";
+    case Layout::Unaligned:
+      return "unaligned";
+    default:
+      return "in-place";
   }
 }
 
@@ -109,23 +114,32 @@ int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_run
         std::vector<float> x = make_values(rows * cols, seed + static_cast<uint64_t>(rows * 131 + cols), t);
         const bool special = rows >= 7;
         if (special) {
-          for (int64_t j = 0; j < cols; ++j) x[j] = -INFINITY;                   // row 0: all -inf -> NaN
-          x[1 * cols + cols / 2] = NAN;                                           // row 1: a NaN -> NaN
-          for (int64_t j = 0; j < cols; j += 2) x[2 * cols + j] = -INFINITY;     // row 2: half -inf
-          x[3 * cols] = INFINITY;                                                 // row 3: +inf -> NaN
+          for (int64_t j = 0; j < cols; ++j) x[j] = -INFINITY;                // row 0: all -inf -> NaN
+          x[1 * cols + cols / 2] = NAN;                                       // row 1: a NaN -> NaN
+          for (int64_t j = 0; j < cols; j += 2) x[2 * cols + j] = -INFINITY;  // row 2: half -inf
+          x[3 * cols] = INFINITY;                                             // row 3: +inf -> NaN
         }
         std::map<bool, std::vector<double>> ref;
         for (bool log : {false, true}) {
           ref[log].resize(static_cast<size_t>(rows * cols));
           for (int64_t r = 0; r < rows; ++r) reference_row(x.data() + r * cols, cols, log, ref[log].data() + r * cols);
         }
-        for (Layout layout : {Layout::Contiguous, Layout::Padded, Layout::OddStride, Layout::Unaligned, Layout::InPlace}) {
+        for (Layout layout :
+             {Layout::Contiguous, Layout::Padded, Layout::OddStride, Layout::Unaligned, Layout::InPlace}) {
           const int64_t round8 = (cols + 7) / 8 * 8;
           int64_t ldx = cols, ldy = cols, offset = 0;
-          if (layout == Layout::Padded) { ldx = round8 + 8; ldy = round8 + 16; }
-          if (layout == Layout::OddStride) { ldx = cols + 3; ldy = cols + 5; }
+          if (layout == Layout::Padded) {
+            ldx = round8 + 8;
+            ldy = round8 + 16;
+          }
+          if (layout == Layout::OddStride) {
+            ldx = cols + 3;
+            ldy = cols + 5;
+          }
           if (layout == Layout::Unaligned) offset = 1;
-          if (layout == Layout::InPlace) { ldx = ldy = round8 + 8; }
+          if (layout == Layout::InPlace) {
+            ldx = ldy = round8 + 8;
+          }
           const int64_t x_elems = 2 * kGuard + 1 + rows * ldx, y_elems = 2 * kGuard + 1 + rows * ldy;
           // Host image of x: guards and row gaps poisoned (0xff bytes), rows encoded.
           std::vector<char> x_image(static_cast<size_t>(x_elems) * es, static_cast<char>(0xff));
@@ -143,7 +157,10 @@ int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_run
               CHECK_CUDA(cudaMemcpyAsync(xbuf, x_image.data(), x_image.size(), cudaMemcpyHostToDevice, ctx.stream));
               CHECK_CUDA(cudaMemsetAsync(ybuf, 0xff, static_cast<size_t>(y_elems) * es, ctx.stream));
               SoftmaxArgs a;
-              a.rows = rows; a.cols = cols; a.dtype = t; a.log = log;
+              a.rows = rows;
+              a.cols = cols;
+              a.dtype = t;
+              a.log = log;
               a.x = static_cast<char*>(xbuf) + (kGuard + offset) * es;
               a.ldx = ldx;
               a.y = in_place ? const_cast<void*>(a.x) : static_cast<char*>(ybuf) + (kGuard + offset) * es;
@@ -155,8 +172,13 @@ int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_run
               std::snprintf(where, sizeof where, "%s %s %lldx%lld %s%s", key.c_str(), dname(t), (long long)rows,
                             (long long)cols, layout_name(layout), log ? " log" : "");
               if (!why.empty()) {
-                if (device_error) { fail(std::string(where) + ": " + why); ++tally[key].failed; }
-                else { ++tally[key].declined; tally[key].reasons.insert(why.substr(0, 110)); }
+                if (device_error) {
+                  fail(std::string(where) + ": " + why);
+                  ++tally[key].failed;
+                } else {
+                  ++tally[key].declined;
+                  tally[key].reasons.insert(why.substr(0, 110));
+                }
                 continue;
               }
               const void* out_buf = in_place ? xbuf : ybuf;
@@ -205,13 +227,18 @@ int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_run
       for (int which = 0; which < 2; ++which) {
         CHECK_CUDA(cudaMemsetAsync(buf, 0xff, 4096, ctx.stream));
         SoftmaxArgs a;
-        a.rows = which ? 5 : 0; a.cols = which ? 0 : 5; a.x = buf; a.y = buf; a.ldx = a.ldy = 5;
+        a.rows = which ? 5 : 0;
+        a.cols = which ? 0 : 5;
+        a.x = buf;
+        a.y = buf;
+        a.ldx = a.ldy = 5;
         bool device_error = false;
         const std::string why = run_variant(v, a, ctx, device_error);
         std::vector<unsigned char> h(4096);
         CHECK_CUDA(cudaMemcpy(h.data(), buf, 4096, cudaMemcpyDeviceToHost));
         const bool untouched = std::all_of(h.begin(), h.end(), [](unsigned char c) { return c == 0xff; });
-        if (device_error || !untouched) fail(v.rung + "/" + v.config + " empty call: " + (why.empty() ? "buffer written" : why));
+        if (device_error || !untouched)
+          fail(v.rung + "/" + v.config + " empty call: " + (why.empty() ? "buffer written" : why));
       }
     CHECK_CUDA(cudaFree(buf));
   }
@@ -227,9 +254,15 @@ int run_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_run
 /// Tensors of more than 2^31 elements (f16): rows past element 2^31 must be right.
 int run_big_tests(const CudaContext& ctx, uint64_t seed, const std::string& only_rung) {
   int failures = 0;
-  struct Case { int64_t rows, cols, chunk_rows; std::vector<int64_t> check; };
+  struct Case {
+    int64_t rows, cols, chunk_rows;
+    std::vector<int64_t> check;
+  };
   const Case cases[] = {
-      {(int64_t(1) << 22) + 1, 512, 65536, {0, 1, 65535, 65536, int64_t(1) << 21, (int64_t(1) << 22) - 1, int64_t(1) << 22}},
+      {(int64_t(1) << 22) + 1,
+       512,
+       65536,
+       {0, 1, 65535, 65536, int64_t(1) << 21, (int64_t(1) << 22) - 1, int64_t(1) << 22}},
       {8193, 262144, 64, {0, 63, 64, 8191, 8192}},
   };
   const DType t = DType::F16;
@@ -258,21 +291,28 @@ int run_big_tests(const CudaContext& ctx, uint64_t seed, const std::string& only
       if (v.config[0] == 'g' && c.cols < 65536) continue;
       CHECK_CUDA(cudaMemsetAsync(y, 0xff, bytes, ctx.stream));
       SoftmaxArgs a;
-      a.rows = c.rows; a.cols = c.cols; a.x = x; a.y = y; a.ldx = a.ldy = c.cols; a.dtype = t;
+      a.rows = c.rows;
+      a.cols = c.cols;
+      a.x = x;
+      a.y = y;
+      a.ldx = a.ldy = c.cols;
+      a.dtype = t;
       bool device_error = false;
       const auto t0 = std::chrono::steady_clock::now();
       const std::string why = run_variant(v, a, ctx, device_error);
       const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       const std::string key = v.rung + (v.config == "policy" ? "" : "/" + v.config);
       if (!why.empty()) {
-        std::printf("  big %lldx%lld %-16s %s\n", (long long)c.rows, (long long)c.cols, key.c_str(), why.substr(0, 120).c_str());
+        std::printf("  big %lldx%lld %-16s %s\n", (long long)c.rows, (long long)c.cols, key.c_str(),
+                    why.substr(0, 120).c_str());
         if (device_error) ++failures;
         continue;
       }
       double worst = 0;
       for (int64_t r : c.check) {
         std::vector<char> row(static_cast<size_t>(c.cols) * 2);
-        CHECK_CUDA(cudaMemcpy(row.data(), static_cast<char*>(y) + static_cast<size_t>(r * c.cols) * 2, row.size(), cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(row.data(), static_cast<char*>(y) + static_cast<size_t>(r * c.cols) * 2, row.size(),
+                              cudaMemcpyDeviceToHost));
         std::vector<double> ref(static_cast<size_t>(c.cols));
         reference_row(chunk.data() + (r % c.chunk_rows) * c.cols, c.cols, false, ref.data());
         std::vector<float> out(static_cast<size_t>(c.cols));
@@ -282,8 +322,8 @@ int run_big_tests(const CudaContext& ctx, uint64_t seed, const std::string& only
       }
       const bool ok = worst >= 0 && worst <= bound(t);
       if (!ok) ++failures;
-      std::printf("  big %lldx%lld %-16s %8.1f ms  err %.2e %s\n", (long long)c.rows, (long long)c.cols, key.c_str(), ms,
-                  worst, ok ? "ok" : "FAIL");
+      std::printf("  big %lldx%lld %-16s %8.1f ms  err %.2e %s\n", (long long)c.rows, (long long)c.cols, key.c_str(),
+                  ms, worst, ok ? "ok" : "FAIL");
     }
     CHECK_CUDA(cudaFree(x));
     CHECK_CUDA(cudaFree(y));

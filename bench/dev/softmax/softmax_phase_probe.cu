@@ -1,8 +1,8 @@
 // Timeline probe for split_row's one-wave cluster kernel on 64x262144 (issue #5):
 // where does the time go between the copy's floor and the kernel's?
 //
-//   cmake -S . -B build -DGPUKERN_BUILD_DEV=ON -DGPUKERN_CUDA_ARCHS=90a && cmake --build build --target softmax_phase_probe
-//   build/bin/softmax_phase_probe [reps]    # on the GPU machine
+//   cmake -S . -B build -DGPUKERN_BUILD_DEV=ON -DGPUKERN_CUDA_ARCHS=90a && cmake --build build --target
+//   softmax_phase_probe build/bin/softmax_phase_probe [reps]    # on the GPU machine
 //
 // Every kernel is timed the way gpukern-bench times it (a 512 MiB memset before each
 // call, events around the one call, the median), next to cudaMemcpyAsync of the same
@@ -76,7 +76,7 @@ static void do_flush(void* flush, size_t bytes, int value, cudaStream_t s) {
   if (mode && std::string(mode) == "none") return;
   if (mode && std::string(mode) == "read") {
     read_flush_kernel<<<132 * 8, 256, 0, s>>>(static_cast<const uint4*>(flush), int64_t(bytes / 16),
-                                               static_cast<unsigned*>(flush));
+                                              static_cast<unsigned*>(flush));
     return;
   }
   CHECK_CUDA(cudaMemsetAsync(flush, value, bytes, s));
@@ -109,7 +109,8 @@ static void launch_cluster(const void* kernel, void** args, int blocks, int thre
 template <class K>
 static void prepare(K kernel, size_t smem, bool nonportable) {
   CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  CHECK_CUDA(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   if (nonportable) CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
 }
 
@@ -135,7 +136,8 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
   cudaStream_t stream;
   CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<Probe> probes;
-  probes.push_back({"copy", 0, [=](cudaStream_t s) { CHECK_CUDA(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); }});
+  probes.push_back(
+      {"copy", 0, [=](cudaStream_t s) { CHECK_CUDA(cudaMemcpyAsync(y, x, bytes, cudaMemcpyDeviceToDevice, s)); }});
   probes.push_back({"stream", 0, [=](cudaStream_t s) {
                       stream_copy<<<sms * 8, 256, 0, s>>>(static_cast<const uint4*>(x), static_cast<uint4*>(y), vecs);
                     }});
@@ -445,15 +447,20 @@ static void run_dtype(const char* dtype, int reps, int sms, size_t optin) {
       auto q = [&](double f) { return v[std::min(v.size() - 1, size_t(f * (v.size() - 1) + 0.5))]; };
       char label[16];
       const char* step_names[4] = {"landed", "reduced", "merged", "stored"};
-      if (pt < 4) std::snprintf(label, sizeof(label), "%s", names[pt]);
+      if (pt < 4)
+        std::snprintf(label, sizeof(label), "%s", names[pt]);
       else if (p.kind == 3 && pt >= 4 && pt <= 8) {
-        const char* tw[5] = {"A landed", "A merged", "A stored", "B landed", "B merged"};  // overlap: "A stored" = A's pieces issued
+        const char* tw[5] = {"A landed", "A merged", "A stored", "B landed",
+                             "B merged"};  // overlap: "A stored" = A's pieces issued
         std::snprintf(label, sizeof(label), "%s", tw[pt - 4]);
       } else if (pt == 30 && p.kind == 2) {
-        std::printf("  %-9s %8.0f %8.0f %8.0f %8.0f %8.0f\n", "passes", double(tr[0 * kPoints + 30]), 0.0, 0.0, 0.0, 0.0);
+        std::printf("  %-9s %8.0f %8.0f %8.0f %8.0f %8.0f\n", "passes", double(tr[0 * kPoints + 30]), 0.0, 0.0, 0.0,
+                    0.0);
         continue;
-      } else if (p.kind == 1) std::snprintf(label, sizeof(label), "s%d %s", (pt - 4) / 4, step_names[(pt - 4) % 4]);
-      else std::snprintf(label, sizeof(label), "k%d %s", (pt - 4) / 2, (pt - 4) % 2 ? "got" : "wait");
+      } else if (p.kind == 1)
+        std::snprintf(label, sizeof(label), "s%d %s", (pt - 4) / 4, step_names[(pt - 4) % 4]);
+      else
+        std::snprintf(label, sizeof(label), "k%d %s", (pt - 4) / 2, (pt - 4) % 2 ? "got" : "wait");
       std::printf("  %-9s %8.2f %8.2f %8.2f %8.2f %8.2f\n", label, q(0), q(0.1), q(0.5), q(0.9), q(1));
     }
   }

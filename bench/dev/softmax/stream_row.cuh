@@ -72,10 +72,10 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 }
 /// Bulk copy global -> this CTA's shared memory, completing `bytes` on `bar`.
 __device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(smem_u32(bar))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar))
+      : "memory");
 }
 // ---- end of the private copies ----
 
@@ -86,17 +86,16 @@ __device__ __forceinline__ uint32_t map_rank(const void* local, uint32_t rank) {
 #endif
 
 template <class T, int V, int kThreads>
-__global__ void __launch_bounds__(kThreads, 1)
-    split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs, int stages) {
+__global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T> a, int64_t chunk_vecs, int stages) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "bulk copies move whole 16-byte packs");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   extern __shared__ uint4 smem_raw[];
   Pack<T, V>* const ring = reinterpret_cast<Pack<T, V>*>(smem_raw);  // [stages][chunk_vecs]
-  __shared__ uint64_t full[kMaxStreamStages];                         // a stage's chunk has landed
-  __shared__ uint64_t exchanged[2];                                   // every CTA's pair has landed, by row parity
-  __shared__ alignas(8) RowStats pairs[2][kMaxCluster];               // the pairs, by row parity and rank
+  __shared__ uint64_t full[kMaxStreamStages];                        // a stage's chunk has landed
+  __shared__ uint64_t exchanged[2];                                  // every CTA's pair has landed, by row parity
+  __shared__ alignas(8) RowStats pairs[2][kMaxCluster];              // the pairs, by row parity and rank
   __shared__ RowStats scratch[2][kThreads / gpu::kWarpSize];
   const unsigned rank = cluster.block_rank();
   const unsigned cluster_size = cluster.num_blocks();
@@ -152,7 +151,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // Exchange: lane r of warp 0 pushes this CTA's pair into CTA r's slot [parity][rank].
     if (threadIdx.x == 0) mbar_arrive_expect_tx(&exchanged[parity], cluster_size * uint32_t(sizeof(RowStats)));
     if (threadIdx.x < cluster_size)
-      arch::st_async_v2(map_rank(&pairs[parity][rank], threadIdx.x), cta.max, cta.sum, map_rank(&exchanged[parity], threadIdx.x));
+      arch::st_async_v2(map_rank(&pairs[parity][rank], threadIdx.x), cta.max, cta.sum,
+                        map_rank(&exchanged[parity], threadIdx.x));
     mbar_wait(&exchanged[parity], static_cast<uint32_t>((it >> 1) & 1));
     // Every thread merges the pairs in rank order: identical results in every CTA.
     RowStats stats = empty_stats();

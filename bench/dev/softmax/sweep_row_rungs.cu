@@ -52,9 +52,9 @@ std::string warp_row_name(const WarpRowConfig& c) {
 /// The policy's register layouts (05_block_row.cu) and those of equal capacity it
 /// never reaches (the first listed of a capacity wins).
 constexpr BlockRowConfig kBlockRow[] = {
-    {.threads = 64, .packs = 1},  {.threads = 64, .packs = 2},  {.threads = 64, .packs = 4},
-    {.threads = 128, .packs = 4}, {.threads = 256, .packs = 4}, {.threads = 128, .packs = 8},
-    {.threads = 512, .packs = 4}, {.threads = 256, .packs = 8}, {.threads = 512, .packs = 8},
+    {.threads = 64, .packs = 1},   {.threads = 64, .packs = 2},   {.threads = 64, .packs = 4},
+    {.threads = 128, .packs = 4},  {.threads = 256, .packs = 4},  {.threads = 128, .packs = 8},
+    {.threads = 512, .packs = 4},  {.threads = 256, .packs = 8},  {.threads = 512, .packs = 8},
     {.threads = 1024, .packs = 4}, {.threads = 1024, .packs = 8},
 };
 constexpr int kNumBlockRow = static_cast<int>(sizeof(kBlockRow) / sizeof(kBlockRow[0]));
@@ -111,7 +111,8 @@ void add_row_rung_candidates(std::vector<Variant>& out) {
     out.push_back({"block_row",
                    std::to_string(c.threads) + "x" + std::to_string(c.packs) + "+s" + std::to_string(c.min_blocks),
                    [i](const SoftmaxArgs& a, const CudaContext& ctx) {
-                     if (!sm::block_row_hybrid_holds(kBlockRowHybrid[i], a, ctx)) return std::string("row does not fit");
+                     if (!sm::block_row_hybrid_holds(kBlockRowHybrid[i], a, ctx))
+                       return std::string("row does not fit");
                      if (a.rows == 0 || a.cols == 0) return std::string();
                      sm::with_storage_type(a.dtype, [&](auto tag) {
                        using T = decltype(tag);

@@ -19,8 +19,7 @@ void naive(const core::GemmArgs& g) {
   for (int64_t i = 0; i < g.m; ++i) {
     for (int64_t j = 0; j < g.n; ++j) {
       float acc = 0.0f;
-      for (int64_t p = 0; p < g.k; ++p)
-        acc += to_float(a[i * a_row + p * a_col]) * to_float(b[p * b_row + j * b_col]);
+      for (int64_t p = 0; p < g.k; ++p) acc += to_float(a[i * a_row + p * a_col]) * to_float(b[p * b_row + j * b_col]);
       C& out = c[i * g.ldc + j];
       // beta == 0 must not read C: it may hold NaN.
       const float prior = g.beta == 0.0f ? 0.0f : g.beta * to_float(out);

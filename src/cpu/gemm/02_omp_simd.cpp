@@ -48,15 +48,17 @@ void split(int64_t count, int64_t parts, int64_t index, int64_t* begin, int64_t*
 template <class Done>
 void wait_yielding(Done done) {
   for (int spin = 0; !done(); ++spin) {
-    if (spin < 4096) _mm_pause();
-    else std::this_thread::yield();
+    if (spin < 4096)
+      _mm_pause();
+    else
+      std::this_thread::yield();
   }
 }
 
 }  // namespace
 
-GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n,
-                             int64_t k, bool f32_c, int threads) {
+GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n, int64_t k,
+                             bool f32_c, int threads) {
   GemmBlocking b;
   m = std::max<int64_t>(m, 1);  // empty products are handled before blocking matters
   n = std::max<int64_t>(n, 1);
@@ -95,7 +97,8 @@ WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, in
     const int64_t tasks = kTasksPerThread * threads;
     w.row_parts = std::clamp<int64_t>(threads, 1, max_parts);
     w.column_chunks = std::clamp<int64_t>(core::ceil_div<int64_t>(tasks, w.row_parts), w.column_chunks, max_chunks);
-    w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(tasks, w.column_chunks), w.row_parts, std::max(w.row_parts, max_parts));
+    w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(tasks, w.column_chunks), w.row_parts,
+                                      std::max(w.row_parts, max_parts));
     // Still fewer tasks than threads (a tiny C): the thinnest parts there are.
     if (w.column_chunks * w.row_parts < threads) {
       w.row_parts = std::clamp<int64_t>(core::ceil_div<int64_t>(threads, w.column_chunks), 1, m_panels);
@@ -107,9 +110,12 @@ WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int mr, int nr, in
 
 const GemmKernel& gemm_kernel_for(Isa isa) {
   switch (isa) {
-    case Isa::Avx512: return gemm_kernel_avx512();
-    case Isa::Avx2: return gemm_kernel_avx2();
-    default: return gemm_kernel_scalar();
+    case Isa::Avx512:
+      return gemm_kernel_avx512();
+    case Isa::Avx2:
+      return gemm_kernel_avx2();
+    default:
+      return gemm_kernel_scalar();
   }
 }
 
@@ -195,8 +201,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
             const int mr_here = static_cast<int>(std::min<int64_t>(mr, mcur - q * mr));
             for (int64_t jr = 0; jr < ncur; jr += nr) {
               const int nr_here = static_cast<int>(std::min<int64_t>(nr, ncur - jr));
-              kernel.micro(kcur, a_panel, b_block + jr * kcur, c_panel(q) + jr, ldc, g.alpha, beta, mr_here,
-                           nr_here);
+              kernel.micro(kcur, a_panel, b_block + jr * kcur, c_panel(q) + jr, ldc, g.alpha, beta, mr_here, nr_here);
             }
           }
         }
@@ -222,8 +227,8 @@ void gemm::omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx) {
   // Below ~1 MFLOP a second thread costs more to wake than it saves.
   const double flops = 2.0 * static_cast<double>(args.m) * args.n * args.k;
   const int threads = flops < 1e6 ? 1 : ctx.threads;
-  const GemmBlocking blocking = choose_blocking(ctx.features->caches, kernel, args.m, args.n, args.k,
-                                                args.c_type == core::DType::F32, threads);
+  const GemmBlocking blocking =
+      choose_blocking(ctx.features->caches, kernel, args.m, args.n, args.k, args.c_type == core::DType::F32, threads);
   gemm_blocked(args, kernel, blocking, threads);
 }
 

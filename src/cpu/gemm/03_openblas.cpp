@@ -31,8 +31,7 @@ std::vector<float> to_f32(const void* src, int64_t rows, int64_t cols, int64_t l
 }
 
 template <class T>
-void from_f32(const std::vector<float>& src, void* dst, int64_t rows, int64_t cols, int64_t ld,
-              int threads) {
+void from_f32(const std::vector<float>& src, void* dst, int64_t rows, int64_t cols, int64_t ld, int threads) {
   T* d = static_cast<T*>(dst);
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t i = 0; i < rows; ++i)
@@ -59,8 +58,8 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
       std::lock_guard<std::mutex> lock(ob.mutex);
       set_threads(ob, ctx.threads);
       ob.sbgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, static_cast<const std::uint16_t*>(g.a),
-                static_cast<int>(g.lda), static_cast<const std::uint16_t*>(g.b),
-                static_cast<int>(g.ldb), beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
+                static_cast<int>(g.lda), static_cast<const std::uint16_t*>(g.b), static_cast<int>(g.ldb), beta,
+                static_cast<float*>(g.c), static_cast<int>(g.ldc));
       return;
     }
   }
@@ -74,12 +73,12 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
   } else {
     // beta == 0 must not read C, so the f32 copy of C is only made when beta != 0.
     std::vector<float> c = beta != 0.0f ? to_f32<C>(g.c, g.m, g.n, g.ldc, ctx.threads)
-                                          : std::vector<float>(static_cast<std::size_t>(g.m * g.n));
+                                        : std::vector<float>(static_cast<std::size_t>(g.m * g.n));
     {
       std::lock_guard<std::mutex> lock(ob.mutex);
       set_threads(ob, ctx.threads);
-      ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols),
-               b.data(), static_cast<int>(b_cols), beta, c.data(), n);
+      ob.sgemm(kCblasRowMajor, ta, tb, m, n, k, g.alpha, a.data(), static_cast<int>(a_cols), b.data(),
+               static_cast<int>(b_cols), beta, c.data(), n);
     }
     from_f32<C>(c, g.c, g.m, g.n, g.ldc, ctx.threads);
   }
@@ -90,8 +89,7 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
 core::Verdict gemm::openblas_supports(const core::GemmArgs& g, const CpuContext&) {
   const OpenBlas& ob = openblas();
   if (!ob.loaded) return {core::Decline::LibraryMissing, ob.unavailable};
-  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) ||
-      !fits_int(g.ldb) || !fits_int(g.ldc))
+  if (!fits_int(g.m) || !fits_int(g.n) || !fits_int(g.k) || !fits_int(g.lda) || !fits_int(g.ldb) || !fits_int(g.ldc))
     return {core::Decline::ShapeLimit, "a size or leading dimension exceeds INT_MAX (CBLAS takes int)"};
   return {};
 }
@@ -107,11 +105,10 @@ void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
     // allow_tf32 is a permission, not a request: f32 runs as exact f32.
     std::lock_guard<std::mutex> lock(ob.mutex);
     set_threads(ob, ctx.threads);
-    ob.sgemm(kCblasRowMajor, g.trans_a ? kCblasTrans : kCblasNoTrans,
-             g.trans_b ? kCblasTrans : kCblasNoTrans, static_cast<int>(g.m), static_cast<int>(g.n),
-             static_cast<int>(g.k), g.alpha, static_cast<const float*>(g.a), static_cast<int>(g.lda),
-             static_cast<const float*>(g.b), static_cast<int>(g.ldb), beta,
-             static_cast<float*>(g.c), static_cast<int>(g.ldc));
+    ob.sgemm(kCblasRowMajor, g.trans_a ? kCblasTrans : kCblasNoTrans, g.trans_b ? kCblasTrans : kCblasNoTrans,
+             static_cast<int>(g.m), static_cast<int>(g.n), static_cast<int>(g.k), g.alpha,
+             static_cast<const float*>(g.a), static_cast<int>(g.lda), static_cast<const float*>(g.b),
+             static_cast<int>(g.ldb), beta, static_cast<float*>(g.c), static_cast<int>(g.ldc));
     return;
   }
   with_gemm_types(g, [&](auto ab, auto c) { run_converted<decltype(ab), decltype(c)>(g, ctx, ob); });

@@ -26,10 +26,10 @@ struct GemmBlocking {
 /// larger blocks win; the B block need not fit L2, the per-tile costs of switching A
 /// panels and of passes over C matter more).
 struct CacheBudget {
-  static constexpr double kL1 = 0.60;       // one MR x kc panel of A
-  static constexpr double kL3 = 0.125;      // each thread's kc x nc block of B
+  static constexpr double kL1 = 0.60;   // one MR x kc panel of A
+  static constexpr double kL3 = 0.125;  // each thread's kc x nc block of B
   static constexpr int64_t kMinKc = 64, kMaxKc = 1024;
-  static constexpr int64_t kMinNc = 256;    // narrower chunks switch A panels too often
+  static constexpr int64_t kMinNc = 256;  // narrower chunks switch A panels too often
   /// Packed op(A) held at once (f32), at most this many bytes...
   static constexpr int64_t kMaxPackedABytes = 64 << 20;
   /// ...and f16/bf16 C is accumulated in an f32 mc x nc buffer per thread of at most this.
@@ -39,8 +39,8 @@ static_assert(CacheBudget::kL1 < 1.0 && CacheBudget::kL3 < 1.0, "budgets are fra
 static_assert(CacheBudget::kMinKc % 16 == 0 && CacheBudget::kMaxKc % 16 == 0,
               "kc bounds are multiples of 16 (the transposing packers work on 16 depth steps)");
 
-GK_CPU_TESTED GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m,
-                                           int64_t n, int64_t k, bool f32_c, int threads);
+GK_CPU_TESTED GemmBlocking choose_blocking(const CacheSizes& caches, const GemmKernel& kernel, int64_t m, int64_t n,
+                                           int64_t k, bool f32_c, int threads);
 
 /// The tasks of one packed A block: column chunks x row parts, taken dynamically by the
 /// threads. Column chunks: enough that none is wider than nc, at least one per thread
@@ -55,8 +55,8 @@ GK_CPU_TESTED WorkSplit choose_split(int64_t m_rows, int64_t n, int64_t nc, int 
 
 /// The `omp_simd` algorithm with an explicit kernel and blocking (the rung picks both from
 /// the context; tests pass their own).
-GK_CPU_TESTED void gemm_blocked(const core::GemmArgs& args, const GemmKernel& kernel,
-                                const GemmBlocking& blocking, int threads);
+GK_CPU_TESTED void gemm_blocked(const core::GemmArgs& args, const GemmKernel& kernel, const GemmBlocking& blocking,
+                                int threads);
 
 /// The kernel of a path.
 GK_CPU_TESTED const GemmKernel& gemm_kernel_for(Isa isa);

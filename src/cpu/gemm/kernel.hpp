@@ -37,10 +37,10 @@ struct GemmKernel {
   void (*pack_a)(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst);
   /// Packs op(B) depth [p0, p0 + kc) x columns [j0, j0 + cols).
   void (*pack_b)(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst);
-  void (*micro)(int64_t kc, const float* a_panel, const float* b_panel, float* c, int64_t ldc,
-                float alpha, float beta, int mr, int nr);
-  void (*store_c)(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows,
-                  int64_t cols, float beta);
+  void (*micro)(int64_t kc, const float* a_panel, const float* b_panel, float* c, int64_t ldc, float alpha, float beta,
+                int mr, int nr);
+  void (*store_c)(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows, int64_t cols,
+                  float beta);
 };
 
 /// The kernels of each path. Only call one the CPU supports (see cpu_features.hpp).

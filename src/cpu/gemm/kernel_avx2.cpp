@@ -50,8 +50,7 @@ __m256i first_lanes(int64_t count) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(count > 8 ? 8 : count)), index);
 }
 
-void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
-           int mr, int nr) {
+void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int mr, int nr) {
   __m256 acc0[kMr], acc1[kMr];  // (MR, 8) + (MR, 8) columns
 #pragma GCC unroll 6
   for (int i = 0; i < kMr; ++i) acc0[i] = acc1[i] = _mm256_setzero_ps();
@@ -108,17 +107,19 @@ void store_c_typed(const float* s, int64_t lds, T* c, int64_t ldc, int64_t rows,
     }
 }
 
-void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows,
-             int64_t cols, float beta) {
-  if (c_type == core::DType::F16) store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
-  else store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
+void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows, int64_t cols,
+             float beta) {
+  if (c_type == core::DType::F16)
+    store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
+  else
+    store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
 }
 
 }  // namespace
 
 const GemmKernel& gemm_kernel_avx2() {
-  static constexpr GemmKernel kernel = {"avx2 6x16", kMr, kNr, pack_generic::pack_a<Cvt, kMr>,
-                                        pack_generic::pack_b<Cvt, kNr>, micro, store_c};
+  static constexpr GemmKernel kernel = {
+      "avx2 6x16", kMr, kNr, pack_generic::pack_a<Cvt, kMr>, pack_generic::pack_b<Cvt, kNr>, micro, store_c};
   return kernel;
 }
 

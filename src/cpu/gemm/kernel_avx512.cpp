@@ -29,9 +29,9 @@ using avx512::store16;
 /// tiles that fit the registers: 8x48 and 6x64 were 3-6% slower, 24x16 7%; 12x32 and
 /// 28x16 made GCC 12 spill accumulators.
 struct Avx512Tile {
-  static constexpr int kLanes = 16;         // floats per zmm
-  static constexpr int kMr = 14;            // rows: broadcasts of packed A
-  static constexpr int kNrVectors = 2;      // columns: vectors of packed B
+  static constexpr int kLanes = 16;     // floats per zmm
+  static constexpr int kMr = 14;        // rows: broadcasts of packed A
+  static constexpr int kNrVectors = 2;  // columns: vectors of packed B
   static constexpr int kNr = kNrVectors * kLanes;
   static constexpr int kRegisters = 32;
 };
@@ -48,7 +48,8 @@ constexpr int kPrefetchBytesB = 1024;
 
 /// Transposes 16 vectors (row r = 16 consecutive depth values of source line r) and
 /// stores column p (the 16 lines' values at depth p) to dst + p * dst_stride, for p < count.
-__attribute__((always_inline)) inline void transpose16_store(__m512 r[16], int64_t count, float* dst, int64_t dst_stride, __mmask16 store_mask) {
+__attribute__((always_inline)) inline void transpose16_store(__m512 r[16], int64_t count, float* dst,
+                                                             int64_t dst_stride, __mmask16 store_mask) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {  // interleave 32-bit elements of row pairs
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -146,25 +147,30 @@ void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64
     for (int part = 0; part < kNv; ++part) {
       const int64_t lines = c - part * 16;
       const int n = static_cast<int>(lines < 0 ? 0 : lines > 16 ? 16 : lines);
-      pack_transposed(base + (j0 + first + part * 16) * b.ld + p0, b.ld, n, kc, dst + part * 16, kNr,
-                      first_lanes(16));
+      pack_transposed(base + (j0 + first + part * 16) * b.ld + p0, b.ld, n, kc, dst + part * 16, kNr, first_lanes(16));
     }
   }
 }
 
 void pack_a(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst) {
   switch (a.type) {
-    case core::DType::F16: return pack_a_typed<Half>(a, i0, rows, p0, kc, dst);
-    case core::DType::BF16: return pack_a_typed<BFloat16>(a, i0, rows, p0, kc, dst);
-    default: return pack_a_typed<float>(a, i0, rows, p0, kc, dst);
+    case core::DType::F16:
+      return pack_a_typed<Half>(a, i0, rows, p0, kc, dst);
+    case core::DType::BF16:
+      return pack_a_typed<BFloat16>(a, i0, rows, p0, kc, dst);
+    default:
+      return pack_a_typed<float>(a, i0, rows, p0, kc, dst);
   }
 }
 
 void pack_b(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
   switch (b.type) {
-    case core::DType::F16: return pack_b_typed<Half>(b, p0, kc, j0, cols, dst);
-    case core::DType::BF16: return pack_b_typed<BFloat16>(b, p0, kc, j0, cols, dst);
-    default: return pack_b_typed<float>(b, p0, kc, j0, cols, dst);
+    case core::DType::F16:
+      return pack_b_typed<Half>(b, p0, kc, j0, cols, dst);
+    case core::DType::BF16:
+      return pack_b_typed<BFloat16>(b, p0, kc, j0, cols, dst);
+    default:
+      return pack_b_typed<float>(b, p0, kc, j0, cols, dst);
   }
 }
 
@@ -183,15 +189,14 @@ __attribute__((always_inline)) inline void depth_step(const float*& a, const flo
   b += kNr;
 }
 
-void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
-           int mr, int nr) {
+void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int mr, int nr) {
   __m512 acc[kNv][kMr];  // (MR, NR) as NV column vectors per row
 #pragma GCC unroll 32
   for (int i = 0; i < kMr; ++i)
     for (int v = 0; v < kNv; ++v) acc[v][i] = _mm512_setzero_ps();
-  // The C tile (rows ldc apart: no hardware prefetcher guesses them) is needed after the
-  // depth loop: bring it to L2 now, and into L1 during the last MR steps, late enough
-  // that the stream of B through L1 does not evict it again.
+      // The C tile (rows ldc apart: no hardware prefetcher guesses them) is needed after the
+      // depth loop: bring it to L2 now, and into L1 during the last MR steps, late enough
+      // that the stream of B through L1 does not evict it again.
 #pragma GCC unroll 32
   for (int i = 0; i < kMr; ++i)
     for (int v = 0; v < kNv; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + 16 * v), _MM_HINT_T1);
@@ -247,10 +252,12 @@ void store_c_typed(const float* s, int64_t lds, T* c, int64_t ldc, int64_t rows,
   }
 }
 
-void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows,
-             int64_t cols, float beta) {
-  if (c_type == core::DType::F16) store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
-  else store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
+void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows, int64_t cols,
+             float beta) {
+  if (c_type == core::DType::F16)
+    store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
+  else
+    store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
 }
 
 }  // namespace

@@ -25,8 +25,7 @@ struct Cvt {
   static float of(BFloat16 h) { return to_float(h); }
 };
 
-void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta,
-           int mr, int nr) {
+void micro(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, float alpha, float beta, int mr, int nr) {
   float acc[kMr][kNr] = {};  // (MR, NR)
   for (int64_t p = 0; p < kc; ++p, a += kMr, b += kNr)
     for (int i = 0; i < kMr; ++i)
@@ -47,17 +46,19 @@ void store_c_typed(const float* s, int64_t lds, T* c, int64_t ldc, int64_t rows,
     }
 }
 
-void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows,
-             int64_t cols, float beta) {
-  if (c_type == core::DType::F16) store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
-  else store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
+void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_type, int64_t rows, int64_t cols,
+             float beta) {
+  if (c_type == core::DType::F16)
+    store_c_typed(s, lds, static_cast<Half*>(c), ldc, rows, cols, beta);
+  else
+    store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
 }
 
 }  // namespace
 
 const GemmKernel& gemm_kernel_scalar() {
-  static constexpr GemmKernel kernel = {"scalar 6x8", kMr, kNr, pack_generic::pack_a<Cvt, kMr>,
-                                        pack_generic::pack_b<Cvt, kNr>, micro, store_c};
+  static constexpr GemmKernel kernel = {
+      "scalar 6x8", kMr, kNr, pack_generic::pack_a<Cvt, kMr>, pack_generic::pack_b<Cvt, kNr>, micro, store_c};
   return kernel;
 }
 

@@ -66,18 +66,24 @@ void pack_b_typed(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64
 template <class Cvt, int MR>
 void pack_a(const PackSource& a, int64_t i0, int64_t rows, int64_t p0, int64_t kc, float* dst) {
   switch (a.type) {
-    case core::DType::F16: return pack_a_typed<Cvt, MR, Half>(a, i0, rows, p0, kc, dst);
-    case core::DType::BF16: return pack_a_typed<Cvt, MR, BFloat16>(a, i0, rows, p0, kc, dst);
-    default: return pack_a_typed<Cvt, MR, float>(a, i0, rows, p0, kc, dst);
+    case core::DType::F16:
+      return pack_a_typed<Cvt, MR, Half>(a, i0, rows, p0, kc, dst);
+    case core::DType::BF16:
+      return pack_a_typed<Cvt, MR, BFloat16>(a, i0, rows, p0, kc, dst);
+    default:
+      return pack_a_typed<Cvt, MR, float>(a, i0, rows, p0, kc, dst);
   }
 }
 
 template <class Cvt, int NR>
 void pack_b(const PackSource& b, int64_t p0, int64_t kc, int64_t j0, int64_t cols, float* dst) {
   switch (b.type) {
-    case core::DType::F16: return pack_b_typed<Cvt, NR, Half>(b, p0, kc, j0, cols, dst);
-    case core::DType::BF16: return pack_b_typed<Cvt, NR, BFloat16>(b, p0, kc, j0, cols, dst);
-    default: return pack_b_typed<Cvt, NR, float>(b, p0, kc, j0, cols, dst);
+    case core::DType::F16:
+      return pack_b_typed<Cvt, NR, Half>(b, p0, kc, j0, cols, dst);
+    case core::DType::BF16:
+      return pack_b_typed<Cvt, NR, BFloat16>(b, p0, kc, j0, cols, dst);
+    default:
+      return pack_b_typed<Cvt, NR, float>(b, p0, kc, j0, cols, dst);
   }
 }
 

@@ -15,9 +15,7 @@ namespace {
 
 /// 8 consecutive stored elements as f32 (full vectors only; tails go through a buffer).
 inline __m256 load8(const float* src) { return _mm256_loadu_ps(src); }
-inline __m256 load8(const Half* src) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
-}
+inline __m256 load8(const Half* src) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src))); }
 inline __m256 load8(const BFloat16* src) {
   const __m256i wide = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
   return _mm256_castsi256_ps(_mm256_slli_epi32(wide, 16));
@@ -28,8 +26,7 @@ inline __m128i to_half(__m256 v) { return _mm256_cvtps_ph(v, _MM_FROUND_TO_NEARE
 inline __m128i to_bfloat16(__m256 v) {
   const __m256i u = _mm256_castps_si256(v);
   const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i rounded =
-      _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
   const __m256i quiet_nan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
   const __m256i nan = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q));
   const __m256i bits = _mm256_blendv_epi8(rounded, quiet_nan, nan);  // 32-bit lanes, values < 2^16
@@ -40,23 +37,19 @@ inline __m128i to_bfloat16(__m256 v) {
 
 inline void store8(float* dst, __m256 v) { _mm256_storeu_ps(dst, v); }
 inline void store8(Half* dst, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), to_half(v)); }
-inline void store8(BFloat16* dst, __m256 v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), to_bfloat16(v));
-}
+inline void store8(BFloat16* dst, __m256 v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), to_bfloat16(v)); }
 
 /// Non-temporal store of 8 elements; dst aligned to 8 * sizeof(T) bytes.
 inline void stream8(float* dst, __m256 v) { _mm256_stream_ps(dst, v); }
 inline void stream8(Half* dst, __m256 v) { _mm_stream_si128(reinterpret_cast<__m128i*>(dst), to_half(v)); }
-inline void stream8(BFloat16* dst, __m256 v) {
-  _mm_stream_si128(reinterpret_cast<__m128i*>(dst), to_bfloat16(v));
-}
+inline void stream8(BFloat16* dst, __m256 v) { _mm_stream_si128(reinterpret_cast<__m128i*>(dst), to_bfloat16(v)); }
 
 /// exp(x) for x <= 0, -inf (-> 0) and NaN (-> NaN): the range reduction and polynomial of
 /// avx512::exp; 2^n is built in the exponent field, which holds normal numbers only, so
 /// results below FLT_MIN (x < -87.34) are flushed to 0 (at most 1.2e-38 lost, next to a
 /// softmax sum >= 1).
 inline __m256 exp(__m256 x) {
-  constexpr float kMinNormalInput = -87.3365447f;  // ln(FLT_MIN)
+  constexpr float kMinNormalInput = -87.3365447f;                                     // ln(FLT_MIN)
   const __m256 tiny = _mm256_cmp_ps(x, _mm256_set1_ps(kMinNormalInput), _CMP_LT_OQ);  // false for NaN
   // maxps returns its second operand when either is NaN, so NaN passes through.
   x = _mm256_max_ps(_mm256_set1_ps(kMinNormalInput), x);

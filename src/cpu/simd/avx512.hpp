@@ -23,9 +23,7 @@ inline __mmask16 first_lanes(int64_t count) {
 
 // ---- up to 16 consecutive stored elements as f32; masked-off lanes read nothing and are 0 ----
 inline __m512 load16(const float* src, __mmask16 mask) { return _mm512_maskz_loadu_ps(mask, src); }
-inline __m512 load16(const Half* src, __mmask16 mask) {
-  return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, src));
-}
+inline __m512 load16(const Half* src, __mmask16 mask) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask, src)); }
 inline __m512 load16(const BFloat16* src, __mmask16 mask) {
   // bf16 is the high half of a float: widen and shift.
   const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(mask, src));
@@ -37,8 +35,7 @@ inline __m256i to_half(__m512 v) { return _mm512_cvtps_ph(v, _MM_FROUND_TO_NEARE
 inline __m256i to_bfloat16(__m512 v) {
   const __m512i u = _mm512_castps_si512(v);
   const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  const __m512i rounded =
-      _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
   // NaN must stay NaN: rounding could carry a NaN's payload into infinity.
   const __m512i quiet_nan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
   const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
@@ -47,16 +44,12 @@ inline __m256i to_bfloat16(__m512 v) {
 
 inline void store16(float* dst, __m512 v, __mmask16 mask) { _mm512_mask_storeu_ps(dst, mask, v); }
 inline void store16(Half* dst, __m512 v, __mmask16 mask) { _mm256_mask_storeu_epi16(dst, mask, to_half(v)); }
-inline void store16(BFloat16* dst, __m512 v, __mmask16 mask) {
-  _mm256_mask_storeu_epi16(dst, mask, to_bfloat16(v));
-}
+inline void store16(BFloat16* dst, __m512 v, __mmask16 mask) { _mm256_mask_storeu_epi16(dst, mask, to_bfloat16(v)); }
 
 /// Non-temporal store of 16 elements; dst aligned to 16 * sizeof(T) bytes.
 inline void stream16(float* dst, __m512 v) { _mm512_stream_ps(dst, v); }
 inline void stream16(Half* dst, __m512 v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), to_half(v)); }
-inline void stream16(BFloat16* dst, __m512 v) {
-  _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), to_bfloat16(v));
-}
+inline void stream16(BFloat16* dst, __m512 v) { _mm256_stream_si256(reinterpret_cast<__m256i*>(dst), to_bfloat16(v)); }
 
 /// exp(x) for x <= 0, -inf (-> 0) and NaN (-> NaN): Cody-Waite range reduction
 /// x = n ln2 + r, |r| <= ln2 / 2, Cephes' degree-6 polynomial for exp(r) (max relative

@@ -27,9 +27,12 @@ thread_local ScratchBuffer tls_scratch_rows;
 
 const SoftmaxKernel& softmax_kernel_for(Isa isa) {
   switch (isa) {
-    case Isa::Avx512: return softmax_kernel_avx512();
-    case Isa::Avx2: return softmax_kernel_avx2();
-    default: return softmax_kernel_scalar();
+    case Isa::Avx512:
+      return softmax_kernel_avx512();
+    case Isa::Avx2:
+      return softmax_kernel_avx2();
+    default:
+      return softmax_kernel_scalar();
   }
 }
 

@@ -87,7 +87,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     if (_mm256_movemask_ps(nan) != 0) return fill_nan(y, n);  // NaN anywhere: the whole row NaN
     const float block_max = reduce_max(_mm256_max_ps(max0, max1));
     if (block_max == -INFINITY) continue;  // all -inf so far: exp(-inf) adds nothing
-    if (block_max > max) {  // rescale what was summed against the old maximum
+    if (block_max > max) {                 // rescale what was summed against the old maximum
       sum *= ::expf(max - block_max);
       max = block_max;
     }
@@ -137,9 +137,12 @@ void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool st
 
 void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* /*scratch: recomputes*/) {
   switch (s.dtype) {
-    case core::DType::F16: return rows_typed<Half>(s, first, last, stream);
-    case core::DType::BF16: return rows_typed<BFloat16>(s, first, last, stream);
-    default: return rows_typed<float>(s, first, last, stream);
+    case core::DType::F16:
+      return rows_typed<Half>(s, first, last, stream);
+    case core::DType::BF16:
+      return rows_typed<BFloat16>(s, first, last, stream);
+    default:
+      return rows_typed<float>(s, first, last, stream);
   }
 }
 

@@ -284,9 +284,12 @@ void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool st
 
 void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* scratch) {
   switch (s.dtype) {
-    case core::DType::F16: return rows_typed<Half>(s, first, last, stream, scratch);
-    case core::DType::BF16: return rows_typed<BFloat16>(s, first, last, stream, scratch);
-    default: return rows_typed<float>(s, first, last, stream, scratch);
+    case core::DType::F16:
+      return rows_typed<Half>(s, first, last, stream, scratch);
+    case core::DType::BF16:
+      return rows_typed<BFloat16>(s, first, last, stream, scratch);
+    default:
+      return rows_typed<float>(s, first, last, stream, scratch);
   }
 }
 

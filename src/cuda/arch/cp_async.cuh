@@ -16,9 +16,7 @@ namespace gpukern::cuda::arch {
 __device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int src_bytes) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes) : "memory");
 #else
   *smem = src_bytes > 0 ? *gmem : 0.0f;
 #endif
@@ -29,9 +27,7 @@ __device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int s
 __device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int src_bytes) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem),
-               "r"(src_bytes)
-               : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes) : "memory");
 #else
   for (int i = 0; i < 4; ++i) smem[i] = 4 * i < src_bytes ? gmem[i] : 0.0f;
 #endif

@@ -17,9 +17,12 @@ namespace {
 
 cudaDataType_t cuda_type(core::DType t) {
   switch (t) {
-    case core::DType::F16: return CUDA_R_16F;
-    case core::DType::BF16: return CUDA_R_16BF;
-    default: return CUDA_R_32F;
+    case core::DType::F16:
+      return CUDA_R_16F;
+    case core::DType::BF16:
+      return CUDA_R_16BF;
+    default:
+      return CUDA_R_32F;
   }
 }
 
@@ -45,10 +48,10 @@ void cublas_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const auto ld = [](int64_t v) { return v < 1 ? int64_t(1) : v; };
   with_cublas(ctx, [&](cublasHandle_t handle) {
     // 64-bit sizes: dimensions and leading dimensions beyond 2^31 - 1 are valid calls too.
-    const cublasStatus_t s = cublasGemmEx_64(handle, op_b, op_a, args.n, args.m, args.k, &alpha, args.b,
-                                             cuda_type(args.ab_type), ld(args.ldb), args.a, cuda_type(args.ab_type),
-                                             ld(args.lda), &beta, args.c, cuda_type(args.c_type), ld(args.ldc),
-                                             compute_type(args), CUBLAS_GEMM_DEFAULT);
+    const cublasStatus_t s =
+        cublasGemmEx_64(handle, op_b, op_a, args.n, args.m, args.k, &alpha, args.b, cuda_type(args.ab_type),
+                        ld(args.ldb), args.a, cuda_type(args.ab_type), ld(args.lda), &beta, args.c,
+                        cuda_type(args.c_type), ld(args.ldc), compute_type(args), CUBLAS_GEMM_DEFAULT);
     if (s != CUBLAS_STATUS_SUCCESS)
       throw core::Error(s == CUBLAS_STATUS_NOT_SUPPORTED ? core::Status::Unsupported : core::Status::DeviceError,
                         std::string("cublasGemmEx failed: ") + cublasGetStatusString(s));

@@ -84,8 +84,7 @@ __device__ __forceinline__ void store_c(const SgemmProblem& p, int row, int col,
 /// Four consecutive outputs of one row starting at (row, col). `vector_ok` says C and
 /// ldc allow a 16-byte access here and all four columns are inside C; otherwise the
 /// columns are written one by one, each predicated on col < n.
-__device__ __forceinline__ void store_c4(const SgemmProblem& p, int row, int col, float4 acc,
-                                         bool vector_ok) {
+__device__ __forceinline__ void store_c4(const SgemmProblem& p, int row, int col, float4 acc, bool vector_ok) {
   if (row >= p.m) return;
   float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
   if (vector_ok && col + 3 < p.n) {
@@ -112,11 +111,10 @@ __device__ __forceinline__ void store_c4(const SgemmProblem& p, int row, int col
 /// so the global reads coalesce; `store(mn, kk, value)` places the element (the caller
 /// picks the shared layout).
 template <int kTileMN, int kTileK, int kThreads, bool kKContiguous, class Store>
-__device__ __forceinline__ void load_tile_scalar(const float* x, int64_t ld, int mn0, int k0,
-                                                 int mn_size, int k_size, Store store) {
+__device__ __forceinline__ void load_tile_scalar(const float* x, int64_t ld, int mn0, int k0, int mn_size, int k_size,
+                                                 Store store) {
   constexpr int kElements = kTileMN * kTileK;
-  static_assert(kElements % kThreads == 0,
-                "every thread must copy the same number of elements of a tile");
+  static_assert(kElements % kThreads == 0, "every thread must copy the same number of elements of a tile");
 #pragma unroll
   for (int i = 0; i < kElements / kThreads; ++i) {
     const int idx = static_cast<int>(threadIdx.x) + i * kThreads;
@@ -135,9 +133,8 @@ __device__ __forceinline__ void load_tile_scalar(const float* x, int64_t ld, int
 /// K-contiguous operands are transposed on the way (four scalar shared stores);
 /// MN-contiguous ones keep their order (one 16-byte shared store).
 template <int kTileMN, int kTileK, int kThreads, bool kKContiguous>
-__device__ __forceinline__ void load_tile_vec4_kmajor(const float* x, int64_t ld, int mn0, int k0,
-                                                      int mn_size, int k_size, float* smem,
-                                                      int smem_ld) {
+__device__ __forceinline__ void load_tile_vec4_kmajor(const float* x, int64_t ld, int mn0, int k0, int mn_size,
+                                                      int k_size, float* smem, int smem_ld) {
   constexpr int kContig = kKContiguous ? kTileK : kTileMN;  // extent along contiguous storage
   constexpr int kOther = kKContiguous ? kTileMN : kTileK;
   static_assert(kContig % 4 == 0, "16-byte loads need the contiguous tile extent to be a multiple of 4");
@@ -181,18 +178,23 @@ __device__ __forceinline__ void load_tile_vec4_kmajor(const float* x, int64_t ld
 template <class F>
 void dispatch_layout(bool trans_a, bool trans_b, F&& f) {
   if (trans_a) {
-    if (trans_b) f(std::true_type{}, std::true_type{});
-    else f(std::true_type{}, std::false_type{});
+    if (trans_b)
+      f(std::true_type{}, std::true_type{});
+    else
+      f(std::true_type{}, std::false_type{});
   } else {
-    if (trans_b) f(std::false_type{}, std::true_type{});
-    else f(std::false_type{}, std::false_type{});
+    if (trans_b)
+      f(std::false_type{}, std::true_type{});
+    else
+      f(std::false_type{}, std::false_type{});
   }
 }
 
 /// The SIMT kernels index with int: dimensions must fit.
 inline core::Verdict check_int_dims(const core::GemmArgs& args) {
   constexpr int64_t kMax = std::numeric_limits<int>::max();
-  if (args.m > kMax || args.n > kMax || args.k > kMax) return {core::Decline::ShapeLimit, "a dimension exceeds 2^31 - 1"};
+  if (args.m > kMax || args.n > kMax || args.k > kMax)
+    return {core::Decline::ShapeLimit, "a dimension exceeds 2^31 - 1"};
   return {};
 }
 
@@ -216,9 +218,8 @@ core::Verdict check_block_tile_grid(const core::GemmArgs& args) {
 template <class Tile, class KernelFor, class... Extra>
 void launch_block_tiles(const SgemmProblem& p, const CudaContext& ctx, KernelFor kernel_for, Extra... extra) {
   const dim3 grid(ceil_div(p.n, Tile::kBlockN), ceil_div(p.m, Tile::kBlockM));
-  dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    kernel_for(ta, tb)<<<grid, Tile::kThreads, 0, ctx.stream>>>(p, extra...);
-  });
+  dispatch_layout(p.trans_a, p.trans_b,
+                  [&](auto ta, auto tb) { kernel_for(ta, tb)<<<grid, Tile::kThreads, 0, ctx.stream>>>(p, extra...); });
   GK_LAUNCH_CHECK();
 }
 
@@ -235,6 +236,5 @@ inline core::Verdict check_vec4_operands(const core::GemmArgs& args) {
 
 /// 16-byte stores of C are used when this holds (otherwise the epilogue writes scalars).
 inline bool c_vector_ok(const SgemmProblem& p) { return aligned16(p.c) && p.ldc % 4 == 0; }
-
 
 }  // namespace gpukern::cuda::gemm

@@ -32,8 +32,8 @@ struct TcProblem {
   int64_t ldb = 0;
   void* c = nullptr;
   int64_t ldc = 0;
-  bool c_f32 = false;    // C stored as f32 (else in the input type)
-  bool c_pairs = false;  // two adjacent C elements may be moved as one aligned access
+  bool c_f32 = false;            // C stored as f32 (else in the input type)
+  bool c_pairs = false;          // two adjacent C elements may be moved as one aligned access
   int tiles_m = 0, tiles_n = 0;  // block tiles over C, set by the launcher
   int k_tiles = 0;               // K blocks per tile, set by the launcher
 };
@@ -69,13 +69,13 @@ inline core::Verdict tc_shape_reason(const core::GemmArgs& args) {
 }
 
 /// "" when `ptr` and every row start (`ld` elements apart) are `bytes`-aligned.
-inline core::Verdict row_alignment_reason(const char* operand, const void* ptr, int64_t ld,
-                                          std::size_t elem_bytes, std::size_t bytes) {
+inline core::Verdict row_alignment_reason(const char* operand, const void* ptr, int64_t ld, std::size_t elem_bytes,
+                                          std::size_t bytes) {
   if (reinterpret_cast<uintptr_t>(ptr) % bytes != 0)
     return {core::Decline::Misaligned, std::string(operand) + " not " + std::to_string(bytes) + "-byte aligned"};
   if ((ld * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
-    return {core::Decline::Misaligned, std::string("ld") + operand + " * element size not a multiple of " +
-                                           std::to_string(bytes) + " bytes"};
+    return {core::Decline::Misaligned,
+            std::string("ld") + operand + " * element size not a multiple of " + std::to_string(bytes) + " bytes"};
   return {};
 }
 
@@ -131,8 +131,7 @@ __device__ __forceinline__ void store_one(OutT* dst, float acc, float alpha, flo
 /// holds. Out-of-range elements are skipped; an aligned in-range pair is moved as one
 /// 8-byte (f32) or 4-byte (16-bit) access.
 template <class InT>
-__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0,
-                                             float v1) {
+__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0, float v1) {
   if (row >= p.m || col >= p.n) return;
   const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
   const bool both = col + 1 < p.n;

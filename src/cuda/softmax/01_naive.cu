@@ -44,7 +44,6 @@ __global__ void __launch_bounds__(kThreads) naive_kernel(RowArgs<T> a) {
 
 }  // namespace
 
-
 void naive_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const int64_t blocks = std::min(ceil_div<int64_t>(args.rows, kThreads), kMaxGridBlocks);
   with_storage_type(args.dtype, [&](auto tag) {

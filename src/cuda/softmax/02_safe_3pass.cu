@@ -62,7 +62,6 @@ __global__ void __launch_bounds__(kThreads) safe_3pass_kernel(RowArgs<T> a) {
 
 }  // namespace
 
-
 void safe_3pass_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   with_storage_and_width(args, [&](auto tag, auto width) {
     launch_block_per_row(safe_3pass_kernel<decltype(tag), decltype(width)::value>, kThreads, args, ctx);

@@ -65,7 +65,6 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
 
 }  // namespace
 
-
 void online_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   with_storage_and_width(args, [&](auto tag, auto width) {
     launch_block_per_row(online_kernel<decltype(tag), decltype(width)::value>, kThreads, args, ctx);

@@ -29,10 +29,16 @@ namespace {
 /// SM), it needs 48-56 registers (9-10 blocks) and does half the serial exp and shuffle
 /// work a lane, which single calls after a cache flush measured faster on the H100.
 constexpr WarpRowConfig kPolicyConfigs[] = {
-    {.lanes = 1, .packs = 1},  {.lanes = 2, .packs = 1},  {.lanes = 4, .packs = 1},
-    {.lanes = 4, .packs = 2},  {.lanes = 8, .packs = 2, .float_exps = true},
-    {.lanes = 8, .packs = 4},  {.lanes = 16, .packs = 4}, {.lanes = 32, .packs = 4},
-    {.lanes = 32, .packs = 8}, {.lanes = 32, .packs = 16},
+    {.lanes = 1, .packs = 1},
+    {.lanes = 2, .packs = 1},
+    {.lanes = 4, .packs = 1},
+    {.lanes = 4, .packs = 2},
+    {.lanes = 8, .packs = 2, .float_exps = true},
+    {.lanes = 8, .packs = 4},
+    {.lanes = 16, .packs = 4},
+    {.lanes = 32, .packs = 4},
+    {.lanes = 32, .packs = 8},
+    {.lanes = 32, .packs = 16},
 };
 constexpr int kNumPolicyConfigs = static_cast<int>(sizeof(kPolicyConfigs) / sizeof(kPolicyConfigs[0]));
 
@@ -63,19 +69,21 @@ int64_t warp_row_max_cols(const core::SoftmaxArgs& args) { return kMaxVectors * 
 
 core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   if (args.cols <= warp_row_max_cols(args)) return {};
-  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols) + " elements exceeds warp_row's register capacity of " +
-         std::to_string(warp_row_max_cols(args)) + (vector_path_ok(args) ? "" : " on the scalar path") +
-         " (use block_row)"};
+  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols) +
+                                         " elements exceeds warp_row's register capacity of " +
+                                         std::to_string(warp_row_max_cols(args)) +
+                                         (vector_path_ok(args) ? "" : " on the scalar path") + " (use block_row)"};
 }
 
 void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const int index = pick_config(args);
   if (index < 0)
-    throw core::Error(core::Status::InternalError, "warp_row ran a call it declines: " + warp_row_supports(args, ctx).text());
+    throw core::Error(core::Status::InternalError,
+                      "warp_row ran a call it declines: " + warp_row_supports(args, ctx).text());
   with_storage_and_width(args, [&](auto tag, auto width) {
     with_index<kNumPolicyConfigs>(index, [&](auto i) {
       launch_warp_row<decltype(tag), decltype(width)::value, kTableEntry<kPolicyConfigs, decltype(i)::value>>(args,
-                                                                                                           ctx);
+                                                                                                              ctx);
     });
   });
 }

@@ -29,8 +29,8 @@ namespace {
 /// policy takes the first that holds the row. 4 packs a thread (64 bytes in flight) up
 /// to 1024-thread-wide rows, 8 packs beyond.
 constexpr BlockRowConfig kPolicyConfigs[] = {
-    {.threads = 64, .packs = 1},  {.threads = 64, .packs = 2},  {.threads = 64, .packs = 4},
-    {.threads = 128, .packs = 4}, {.threads = 256, .packs = 4}, {.threads = 512, .packs = 4},
+    {.threads = 64, .packs = 1},  {.threads = 64, .packs = 2},   {.threads = 64, .packs = 4},
+    {.threads = 128, .packs = 4}, {.threads = 256, .packs = 4},  {.threads = 512, .packs = 4},
     {.threads = 512, .packs = 8}, {.threads = 1024, .packs = 8},
 };
 constexpr int kNumPolicyConfigs = static_cast<int>(sizeof(kPolicyConfigs) / sizeof(kPolicyConfigs[0]));
@@ -80,15 +80,17 @@ Pick pick_config(const core::SoftmaxArgs& args, const CudaContext& ctx) {
 
 core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   if (pick_config(args, ctx).path != Path::None) return {};
-  return {core::Decline::ShapeLimit, "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
-         " bytes exceeds block_row's registers and the shared-memory opt-in limit of " +
-         std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)"};
+  return {core::Decline::ShapeLimit,
+          "row of " + std::to_string(args.cols * static_cast<int64_t>(core::dtype_size(args.dtype))) +
+              " bytes exceeds block_row's registers and the shared-memory opt-in limit of " +
+              std::to_string(ctx.smem_per_block_optin) + " bytes (use split_row)"};
 }
 
 void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const Pick pick = pick_config(args, ctx);
   if (pick.path == Path::None)
-    throw core::Error(core::Status::InternalError, "block_row ran a call it declines: " + block_row_supports(args, ctx).text());
+    throw core::Error(core::Status::InternalError,
+                      "block_row ran a call it declines: " + block_row_supports(args, ctx).text());
   with_storage_and_width(args, [&](auto tag, auto width) {
     using T = decltype(tag);
     constexpr int V = decltype(width)::value;
@@ -98,10 +100,17 @@ void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
           launch_block_row<T, V, kTableEntry<kPolicyConfigs, decltype(i)::value>>(args, ctx);
         });
         break;
-      case Path::SharedMemory: launch_block_row_smem<T, V>(args, ctx); break;
-      case Path::HybridFourRows: launch_block_row_hybrid<T, V, kHybridFourRows>(args, ctx); break;
-      case Path::HybridTwoRows: launch_block_row_hybrid<T, V, kHybridTwoRows>(args, ctx); break;
-      case Path::None: break;
+      case Path::SharedMemory:
+        launch_block_row_smem<T, V>(args, ctx);
+        break;
+      case Path::HybridFourRows:
+        launch_block_row_hybrid<T, V, kHybridFourRows>(args, ctx);
+        break;
+      case Path::HybridTwoRows:
+        launch_block_row_hybrid<T, V, kHybridTwoRows>(args, ctx);
+        break;
+      case Path::None:
+        break;
     }
   });
 }

@@ -138,7 +138,8 @@ void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& c
     GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
 #if defined(GPUKERN_CUDA)
     // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
-    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    GK_GPU_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
 #endif
     const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
     kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);

@@ -87,8 +87,10 @@ inline int64_t hybrid_capacity(const CudaContext& ctx, HybridConfig c) {
 /// faster there.
 template <bool kStream>
 __device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
-  if constexpr (kStream) arch::cp_async_16_stream(smem, gmem);
-  else arch::cp_async_16(smem, gmem);
+  if constexpr (kStream)
+    arch::cp_async_16_stream(smem, gmem);
+  else
+    arch::cp_async_16(smem, gmem);
 }
 
 template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
@@ -136,8 +138,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       const bool keep_smem = kIsF32 && keep_exp && kDepth == 0;
       if constexpr (kDepth == 0) {
         // The shared-memory part first: its copies fly while the register loads issue.
-        for (int j = threadIdx.x; j < smem_vecs; j += kThreads)
-          copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
+        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
         arch::cp_async_commit();
         frag.load(x, threadIdx.x, kThreads, reg_count);
         mine_regs = frag.stats(keep_exp);

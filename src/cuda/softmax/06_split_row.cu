@@ -61,12 +61,18 @@ bool is_hybrid(SplitLayout l) {
 /// Vectors a CTA of layout `l` holds (0 for Blocks).
 int64_t layout_capacity(SplitLayout l, const CudaContext& ctx) {
   switch (l) {
-    case SplitLayout::Registers512x8: return kRegisters512x8.capacity();
-    case SplitLayout::Registers512x16: return kRegisters512x16.capacity();
-    case SplitLayout::HybridF32: return hybrid_capacity(ctx, kHybridF32);
-    case SplitLayout::Hybrid16: return hybrid_capacity(ctx, kHybrid16);
-    case SplitLayout::Hybrid16OneSm: return hybrid_capacity(ctx, kHybrid16OneSm);
-    case SplitLayout::Blocks: break;
+    case SplitLayout::Registers512x8:
+      return kRegisters512x8.capacity();
+    case SplitLayout::Registers512x16:
+      return kRegisters512x16.capacity();
+    case SplitLayout::HybridF32:
+      return hybrid_capacity(ctx, kHybridF32);
+    case SplitLayout::Hybrid16:
+      return hybrid_capacity(ctx, kHybrid16);
+    case SplitLayout::Hybrid16OneSm:
+      return hybrid_capacity(ctx, kHybrid16OneSm);
+    case SplitLayout::Blocks:
+      break;
   }
   return 0;
 }
@@ -102,22 +108,27 @@ bool launch_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, SplitPla
                   : launch_register_cluster<T, 1, kRegisters512x16>(args, ctx, plan.cluster_size);
         return;
       case SplitLayout::HybridF32:
-        if constexpr (std::is_same_v<T, float>) ran = launch_hybrid_cluster<T, kV, kHybridF32>(args, ctx, plan.cluster_size);
+        if constexpr (std::is_same_v<T, float>)
+          ran = launch_hybrid_cluster<T, kV, kHybridF32>(args, ctx, plan.cluster_size);
         return;
       case SplitLayout::Hybrid16:
-        if constexpr (!std::is_same_v<T, float>) ran = launch_hybrid_cluster<T, kV, kHybrid16>(args, ctx, plan.cluster_size);
+        if constexpr (!std::is_same_v<T, float>)
+          ran = launch_hybrid_cluster<T, kV, kHybrid16>(args, ctx, plan.cluster_size);
         return;
       case SplitLayout::Hybrid16OneSm:
         if constexpr (!std::is_same_v<T, float>)
           ran = launch_hybrid_cluster<T, kV, kHybrid16OneSm>(args, ctx, plan.cluster_size);
         return;
-      case SplitLayout::Blocks: break;
+      case SplitLayout::Blocks:
+        break;
     }
 #else
     (void)plan;  // no clusters on HIP: every plan is the split across blocks
 #endif
-    if (vec) launch_split_blocks<T, kV>(args, ctx);
-    else launch_split_blocks<T, 1>(args, ctx);
+    if (vec)
+      launch_split_blocks<T, kV>(args, ctx);
+    else
+      launch_split_blocks<T, 1>(args, ctx);
   });
   return ran;
 }
@@ -127,12 +138,23 @@ bool launch_plan(const core::SoftmaxArgs& args, const CudaContext& ctx, SplitPla
 std::string to_string(SplitPlan plan) {
   const char* name = "blocks";
   switch (plan.layout) {
-    case SplitLayout::Blocks: return name;
-    case SplitLayout::Registers512x8: name = "registers512x8"; break;
-    case SplitLayout::Registers512x16: name = "registers512x16"; break;
-    case SplitLayout::HybridF32: name = "hybrid-f32"; break;
-    case SplitLayout::Hybrid16: name = "hybrid16"; break;
-    case SplitLayout::Hybrid16OneSm: name = "hybrid16-1sm"; break;
+    case SplitLayout::Blocks:
+      return name;
+    case SplitLayout::Registers512x8:
+      name = "registers512x8";
+      break;
+    case SplitLayout::Registers512x16:
+      name = "registers512x16";
+      break;
+    case SplitLayout::HybridF32:
+      name = "hybrid-f32";
+      break;
+    case SplitLayout::Hybrid16:
+      name = "hybrid16";
+      break;
+    case SplitLayout::Hybrid16OneSm:
+      name = "hybrid16-1sm";
+      break;
   }
   return std::string(name) + "/c" + std::to_string(plan.cluster_size);
 }
@@ -173,7 +195,8 @@ std::string split_row_run_plan(const core::SoftmaxArgs& args, const CudaContext&
     if (min_cluster_holding(args, layout_capacity(plan.layout, ctx)) > size)
       return "a row does not fit " + std::to_string(size) + " CTAs of " + to_string(plan);
   }
-  if (!launch_plan(args, ctx, plan)) return "no cluster of " + std::to_string(plan.cluster_size) + " fits on the device";
+  if (!launch_plan(args, ctx, plan))
+    return "no cluster of " + std::to_string(plan.cluster_size) + " fits on the device";
   return {};
 }
 

@@ -26,7 +26,8 @@ constexpr int64_t kSplitBlockChunkVecs = 8 * kSplitBlockThreads;
 constexpr int64_t kSplitMaxGridY = 65535;
 
 template <class T, int V>
-__global__ void __launch_bounds__(kSplitBlockThreads) split_stats_kernel(RowArgs<T> a, int64_t chunk_vecs, RowStats* partial) {
+__global__ void __launch_bounds__(kSplitBlockThreads)
+    split_stats_kernel(RowArgs<T> a, int64_t chunk_vecs, RowStats* partial) {
   __shared__ RowStats scratch[2][kSplitBlockThreads / gpu::kWarpSize];
   const int64_t num_vec = a.cols / V;
   const int64_t begin = int64_t(blockIdx.x) * chunk_vecs;
@@ -57,7 +58,8 @@ __global__ void __launch_bounds__(kSplitBlockThreads) split_stats_kernel(RowArgs
 }
 
 template <class T, int V>
-__global__ void __launch_bounds__(kSplitBlockThreads) split_write_kernel(RowArgs<T> a, int64_t chunk_vecs, const RowStats* partial) {
+__global__ void __launch_bounds__(kSplitBlockThreads)
+    split_write_kernel(RowArgs<T> a, int64_t chunk_vecs, const RowStats* partial) {
   const int64_t num_vec = a.cols / V;
   const int64_t begin = int64_t(blockIdx.x) * chunk_vecs;
   const int64_t end = begin + chunk_vecs < num_vec ? begin + chunk_vecs : num_vec;
@@ -83,8 +85,9 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   const int64_t splits = ceil_div(num_vec, kSplitBlockChunkVecs);
   const int64_t grid_y = std::min(args.rows, kSplitMaxGridY);
   if (splits > kMaxGridBlocks)
-    throw core::Error(core::Status::InternalError, "split_row: row of " + std::to_string(args.cols) + " elements needs more than " +
-                                                     std::to_string(kMaxGridBlocks) + " blocks");
+    throw core::Error(core::Status::InternalError, "split_row: row of " + std::to_string(args.cols) +
+                                                       " elements needs more than " + std::to_string(kMaxGridBlocks) +
+                                                       " blocks");
   // One (max, sum) pair per row and chunk, in stream-ordered memory: freed after the
   // second kernel without a host synchronization.
   RowStats* partial = nullptr;
@@ -94,7 +97,8 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   const RowArgs<T> a = typed_args<T>(args);
   split_stats_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
   const gpu::error_t first = gpu::last_launch_error();
-  if (first == gpu::kSuccess) split_write_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+  if (first == gpu::kSuccess)
+    split_write_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
   const gpu::error_t second = gpu::last_launch_error();
   GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));
   GK_GPU_CHECK(first);

@@ -141,7 +141,8 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   const int64_t smem_vecs = std::max<int64_t>(0, chunk_vecs - int64_t(c.threads) * c.packs);
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+  GK_GPU_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
   const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
   ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
   if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, bytes)) return false;

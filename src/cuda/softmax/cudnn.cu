@@ -26,14 +26,14 @@ namespace {
 using cudnnHandle_t = struct cudnnContext*;
 using cudnnTensorDescriptor_t = struct cudnnTensorStruct*;
 using cudnnStatus_t = int;
-constexpr cudnnStatus_t kCudnnSuccess = 0;             // CUDNN_STATUS_SUCCESS
-constexpr cudnnStatus_t kCudnnNotSupported = 3000;     // CUDNN_STATUS_NOT_SUPPORTED (3000-3999)
-constexpr int kCudnnDataFloat = 0;                     // CUDNN_DATA_FLOAT
-constexpr int kCudnnDataHalf = 2;                      // CUDNN_DATA_HALF
-constexpr int kCudnnDataBfloat16 = 9;                  // CUDNN_DATA_BFLOAT16
-constexpr int kCudnnSoftmaxAccurate = 1;               // CUDNN_SOFTMAX_ACCURATE
-constexpr int kCudnnSoftmaxLog = 2;                    // CUDNN_SOFTMAX_LOG
-constexpr int kCudnnModeChannel = 1;                   // CUDNN_SOFTMAX_MODE_CHANNEL
+constexpr cudnnStatus_t kCudnnSuccess = 0;          // CUDNN_STATUS_SUCCESS
+constexpr cudnnStatus_t kCudnnNotSupported = 3000;  // CUDNN_STATUS_NOT_SUPPORTED (3000-3999)
+constexpr int kCudnnDataFloat = 0;                  // CUDNN_DATA_FLOAT
+constexpr int kCudnnDataHalf = 2;                   // CUDNN_DATA_HALF
+constexpr int kCudnnDataBfloat16 = 9;               // CUDNN_DATA_BFLOAT16
+constexpr int kCudnnSoftmaxAccurate = 1;            // CUDNN_SOFTMAX_ACCURATE
+constexpr int kCudnnSoftmaxLog = 2;                 // CUDNN_SOFTMAX_LOG
+constexpr int kCudnnModeChannel = 1;                // CUDNN_SOFTMAX_MODE_CHANNEL
 constexpr size_t kCudnnMajor = 9;
 
 /// The resolved entry points, or why cuDNN cannot be used.
@@ -114,8 +114,8 @@ const CudnnLibrary& cudnn_library() {
 
 void check_cudnn(const CudnnLibrary& lib, cudnnStatus_t status, const char* what) {
   if (status == kCudnnSuccess) return;
-  const core::Status kind = status / 1000 * 1000 == kCudnnNotSupported ? core::Status::Unsupported
-                                                                      : core::Status::DeviceError;
+  const core::Status kind =
+      status / 1000 * 1000 == kCudnnNotSupported ? core::Status::Unsupported : core::Status::DeviceError;
   throw core::Error(kind, std::string(what) + " failed: " + lib.get_error_string(status));
 }
 
@@ -162,7 +162,9 @@ HandlePool& handle_pool() {
 /// A tensor descriptor for the duration of one call.
 class TensorDesc {
  public:
-  explicit TensorDesc(const CudnnLibrary& lib) : lib_(lib) { check_cudnn(lib, lib.create_tensor(&desc_), "cudnnCreateTensorDescriptor"); }
+  explicit TensorDesc(const CudnnLibrary& lib) : lib_(lib) {
+    check_cudnn(lib, lib.create_tensor(&desc_), "cudnnCreateTensorDescriptor");
+  }
   ~TensorDesc() { lib_.destroy_tensor(desc_); }
   TensorDesc(const TensorDesc&) = delete;
   TensorDesc& operator=(const TensorDesc&) = delete;
@@ -175,9 +177,12 @@ class TensorDesc {
 
 int cudnn_data_type(core::DType t) {
   switch (t) {
-    case core::DType::F16: return kCudnnDataHalf;
-    case core::DType::BF16: return kCudnnDataBfloat16;
-    default: return kCudnnDataFloat;
+    case core::DType::F16:
+      return kCudnnDataHalf;
+    case core::DType::BF16:
+      return kCudnnDataBfloat16;
+    default:
+      return kCudnnDataFloat;
   }
 }
 
@@ -190,7 +195,8 @@ core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) 
   const int64_t span_x = args.rows > 0 ? (args.rows - 1) * args.ldx + args.cols : 0;
   const int64_t span_y = args.rows > 0 ? (args.rows - 1) * args.ldy + args.cols : 0;
   if (std::max(span_x, span_y) > INT_MAX)
-    return {core::Decline::ShapeLimit, "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)"};
+    return {core::Decline::ShapeLimit,
+            "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)"};
   return {};
 }
 

@@ -7,9 +7,20 @@ namespace gpukern::cuda {
 const SoftmaxLadder& softmax_ladder() {
   using namespace softmax;
   static const SoftmaxLadder table = {
-      kNaiveRow, kSafe3PassRow, kOnlineRow, kWarpRowRow, kBlockRowRow, kSplitRowRow,
-      {"cudnn", "cuDNN cudnnSoftmaxForward (vendor reference, loaded at run time)", kAll, {}, core::RungKind::Reference,
-       cudnn_supports, cudnn_run, core::kNeverAuto},
+      kNaiveRow,
+      kSafe3PassRow,
+      kOnlineRow,
+      kWarpRowRow,
+      kBlockRowRow,
+      kSplitRowRow,
+      {"cudnn",
+       "cuDNN cudnnSoftmaxForward (vendor reference, loaded at run time)",
+       kAll,
+       {},
+       core::RungKind::Reference,
+       cudnn_supports,
+       cudnn_run,
+       core::kNeverAuto},
   };
   return table;
 }

@@ -30,22 +30,39 @@ inline constexpr core::RungKind kLadder = core::RungKind::Ladder;
 // memory) unless the rows are few and long, then split_row, which takes every call
 // short of rows of billions of elements on its split across blocks.
 inline constexpr SoftmaxRung kNaiveRow = {
-    "naive", "one thread per row, three passes (max, sum, output), scalar loads", kAll, {}, kLadder, nullptr,
+    "naive",   "one thread per row, three passes (max, sum, output), scalar loads",
+    kAll,      {},
+    kLadder,   nullptr,
     naive_run, core::kNeverAuto};
 inline constexpr SoftmaxRung kSafe3PassRow = {
-    "safe_3pass", "one block per row, three coalesced passes, block reductions", kAll, {}, kLadder, nullptr,
+    "safe_3pass",   "one block per row, three coalesced passes, block reductions",
+    kAll,           {},
+    kLadder,        nullptr,
     safe_3pass_run, core::kNeverAuto};
 inline constexpr SoftmaxRung kOnlineRow = {
-    "online", "one block per row, two passes: running max with rescaled sum, then output", kAll, {}, kLadder,
-    nullptr, online_run, core::kNeverAuto};
+    "online",   "one block per row, two passes: running max with rescaled sum, then output",
+    kAll,       {},
+    kLadder,    nullptr,
+    online_run, core::kNeverAuto};
 inline constexpr SoftmaxRung kWarpRowRow = {
-    "warp_row", "lanes of one warp per row, row in registers (one read), shuffle reductions", kAll, {}, kLadder,
-    warp_row_supports, warp_row_run, 0, short_rows};
-inline constexpr SoftmaxRung kBlockRowRow = {
-    "block_row", "one block per row, row in registers or shared memory (one read)", kAll, {}, kLadder,
-    block_row_supports, block_row_run, 1, not_few_long_rows};
+    "warp_row",   "lanes of one warp per row, row in registers (one read), shuffle reductions",
+    kAll,         {},
+    kLadder,      warp_row_supports,
+    warp_row_run, 0,
+    short_rows};
+inline constexpr SoftmaxRung kBlockRowRow = {"block_row",
+                                             "one block per row, row in registers or shared memory (one read)",
+                                             kAll,
+                                             {},
+                                             kLadder,
+                                             block_row_supports,
+                                             block_row_run,
+                                             1,
+                                             not_few_long_rows};
 inline constexpr SoftmaxRung kSplitRowRow = {
-    "split_row", "long rows split across a thread-block cluster (DSMEM merge) or across blocks", kAll, {}, kLadder,
-    split_row_supports, split_row_run, 2};
+    "split_row",   "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
+    kAll,          {},
+    kLadder,       split_row_supports,
+    split_row_run, 2};
 
 }  // namespace gpukern::cuda::softmax

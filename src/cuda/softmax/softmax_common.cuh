@@ -77,8 +77,10 @@ void with_storage_and_width(const core::SoftmaxArgs& a, Fn&& fn) {
   const bool vec = vector_path_ok(a);
   with_storage_type(a.dtype, [&](auto tag) {
     using T = decltype(tag);
-    if (vec) fn(tag, std::integral_constant<int, kVectorElems<T>>{});
-    else fn(tag, std::integral_constant<int, 1>{});
+    if (vec)
+      fn(tag, std::integral_constant<int, kVectorElems<T>>{});
+    else
+      fn(tag, std::integral_constant<int, 1>{});
   });
 }
 
@@ -258,8 +260,10 @@ __device__ __forceinline__ Pack<T, V> load_pack(const T* p) {
   if constexpr (sizeof(r) == 16) {
     uint4 u;
 #if defined(GPUKERN_CUDA)
-    if constexpr (kCache == Cache::Streaming) u = __ldcs(reinterpret_cast<const uint4*>(p));
-    else u = *reinterpret_cast<const uint4*>(p);
+    if constexpr (kCache == Cache::Streaming)
+      u = __ldcs(reinterpret_cast<const uint4*>(p));
+    else
+      u = *reinterpret_cast<const uint4*>(p);
 #else
     u = *reinterpret_cast<const uint4*>(p);
 #endif
@@ -277,8 +281,10 @@ __device__ __forceinline__ void store_pack(T* p, const Pack<T, V>& r) {
     uint4 u;
     memcpy(&u, &r, sizeof(r));
 #if defined(GPUKERN_CUDA)
-    if constexpr (kCache == Cache::Streaming) __stcs(reinterpret_cast<uint4*>(p), u);
-    else *reinterpret_cast<uint4*>(p) = u;
+    if constexpr (kCache == Cache::Streaming)
+      __stcs(reinterpret_cast<uint4*>(p), u);
+    else
+      *reinterpret_cast<uint4*>(p) = u;
 #else
     *reinterpret_cast<uint4*>(p) = u;
 #endif
@@ -476,13 +482,18 @@ struct RowFragment {
 
  private:
   __device__ __forceinline__ void set_exp(int k, int i, float e) {
-    if constexpr (kIsF32) pack[k].v[i] = e;
-    else if constexpr (kSeparateExps) exps[k][i] = e;
+    if constexpr (kIsF32)
+      pack[k].v[i] = e;
+    else if constexpr (kSeparateExps)
+      exps[k][i] = e;
   }
   __device__ __forceinline__ float kept_exp(int k, int i) const {
-    if constexpr (kIsF32) return pack[k].v[i];
-    else if constexpr (kSeparateExps) return exps[k][i];
-    else return 0.0f;
+    if constexpr (kIsF32)
+      return pack[k].v[i];
+    else if constexpr (kSeparateExps)
+      return exps[k][i];
+    else
+      return 0.0f;
   }
 };
 

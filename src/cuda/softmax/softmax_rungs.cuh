@@ -11,15 +11,15 @@
 
 namespace gpukern::cuda::softmax {
 
-void naive_run(const core::SoftmaxArgs& args, const CudaContext& ctx);       // 01_naive.cu
-void safe_3pass_run(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 02_safe_3pass.cu
-void online_run(const core::SoftmaxArgs& args, const CudaContext& ctx);      // 03_online.cu
+void naive_run(const core::SoftmaxArgs& args, const CudaContext& ctx);                   // 01_naive.cu
+void safe_3pass_run(const core::SoftmaxArgs& args, const CudaContext& ctx);              // 02_safe_3pass.cu
+void online_run(const core::SoftmaxArgs& args, const CudaContext& ctx);                  // 03_online.cu
 core::Verdict warp_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 04_warp_row.cu
 void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
 core::Verdict block_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 05_block_row.cu
 void block_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
 core::Verdict split_row_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);
-void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);  // 06_split_row.cu
+void split_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx);            // 06_split_row.cu
 core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext& ctx);  // cudnn.cu (the reference)
 void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx);
 

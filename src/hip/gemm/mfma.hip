@@ -66,10 +66,10 @@ struct MfmaConfig {
   static constexpr int kMfmaMN = 32, kMfmaK = 8;  // v_mfma_f32_32x32x8: 32x32 of C, 8 of K
   static constexpr int kWaveTileM = kBlockM / kWavesM, kWaveTileN = kBlockN / kWavesN;
   static constexpr int kTilesM = kWaveTileM / kMfmaMN, kTilesN = kWaveTileN / kMfmaMN;
-  static constexpr int kPad = 4;                  // elements added to every LDS row
-  static constexpr int kLdsLd = kBlockK + kPad;   // LDS row: 20 elements, 40 bytes
-  static constexpr int kGroup = 8;                // elements per 16-byte global load
-  static constexpr int kGroupM = 8;               // tile rows per L2 raster group
+  static constexpr int kPad = 4;                 // elements added to every LDS row
+  static constexpr int kLdsLd = kBlockK + kPad;  // LDS row: 20 elements, 40 bytes
+  static constexpr int kGroup = 8;               // elements per 16-byte global load
+  static constexpr int kGroupM = 8;              // tile rows per L2 raster group
   static_assert(kWaveTileM % kMfmaMN == 0 && kWaveTileN % kMfmaMN == 0,
                 "a wavefront's tile must be a whole number of 32x32 accumulators");
   static_assert(kBlockK % kMfmaK == 0, "the K step must be a whole number of MFMA K steps");
@@ -90,11 +90,11 @@ template <class T>
 __device__ __forceinline__ Float16 mfma_32x32x8(Bits4 a, Bits4 b, Float16 acc) {
 #if defined(GK_HIP_MFMA_TARGET)
   if constexpr (std::is_same_v<T, gpu::bf16_t>) {
-    return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(Short4, a), __builtin_bit_cast(Short4, b),
-                                                     acc, 0, 0, 0);
+    return __builtin_amdgcn_mfma_f32_32x32x8bf16_1k(__builtin_bit_cast(Short4, a), __builtin_bit_cast(Short4, b), acc,
+                                                    0, 0, 0);
   } else {
-    return __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(Half4, a), __builtin_bit_cast(Half4, b), acc, 0,
-                                                0, 0);
+    return __builtin_amdgcn_mfma_f32_32x32x8f16(__builtin_bit_cast(Half4, a), __builtin_bit_cast(Half4, b), acc, 0, 0,
+                                                0);
   }
 #else
   (void)a;
@@ -171,8 +171,10 @@ template <class T>
 __device__ __forceinline__ void store_c(const TcProblem& p, int row, int col, float acc) {
   if (row >= p.m || col >= p.n) return;
   const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
-  if (p.c_f32) cuda::gemm::store_one(static_cast<float*>(p.c) + offset, acc, p.alpha, p.beta);
-  else cuda::gemm::store_one(static_cast<T*>(p.c) + offset, acc, p.alpha, p.beta);
+  if (p.c_f32)
+    cuda::gemm::store_one(static_cast<float*>(p.c) + offset, acc, p.alpha, p.beta);
+  else
+    cuda::gemm::store_one(static_cast<T*>(p.c) + offset, acc, p.alpha, p.beta);
 }
 
 template <class T, bool kAKContiguous, bool kBKContiguous>
@@ -189,8 +191,8 @@ __global__ void __launch_bounds__(MfmaConfig::kThreads) mfma_kernel(TcProblem p,
   const int wave = static_cast<int>(threadIdx.x) / Cfg::kWave, lane = static_cast<int>(threadIdx.x) % Cfg::kWave;
   const int wave_m0 = (wave / Cfg::kWavesN) * Cfg::kWaveTileM;  // this wavefront's 64x64 of the block tile
   const int wave_n0 = (wave % Cfg::kWavesN) * Cfg::kWaveTileN;
-  const int lane_row = lane % 32;       // row of A / column of B this lane feeds
-  const int lane_k = (lane / 32) * 4;   // its first K index within an MFMA step
+  const int lane_row = lane % 32;      // row of A / column of B this lane feeds
+  const int lane_k = (lane / 32) * 4;  // its first K index within an MFMA step
 
   const auto* a = static_cast<const uint16_t*>(p.a);
   const auto* b = static_cast<const uint16_t*>(p.b);

@@ -79,7 +79,6 @@ extern "C" __attribute__((visibility("default"))) const gpukern::core::ModuleApi
   if (behaviour() == "entry_throws_int") throw 1;
   static const std::string name = own_name();
   static const gpukern::core::ModuleApi api = {gpukern::core::kModuleAbiVersion, name.c_str(),
-                                               "fake module for the registry tests", device_count,
-                                               create};
+                                               "fake module for the registry tests", device_count, create};
   return &api;
 }

@@ -14,8 +14,10 @@
 namespace {
 
 void print_status(const std::string& step, gk_status status) {
-  if (status == GK_SUCCESS) std::printf("%s: Success", step.c_str());
-  else std::printf("%s: %s: %s", step.c_str(), gk_status_name(status), gk_last_error());
+  if (status == GK_SUCCESS)
+    std::printf("%s: Success", step.c_str());
+  else
+    std::printf("%s: %s: %s", step.c_str(), gk_status_name(status), gk_last_error());
 }
 
 }  // namespace
@@ -41,8 +43,8 @@ int main(int argc, char** argv) {
       for (int b = 0; b < count; ++b) {
         gk_backend_info info{};
         gk_get_backend_info(b, &info);
-        std::printf("backend %s available=%d devices=%d reason=%s\n", info.name, info.available,
-                    info.device_count, info.reason);
+        std::printf("backend %s available=%d devices=%d reason=%s\n", info.name, info.available, info.device_count,
+                    info.reason);
       }
     } else if (step == "set" && i + 2 < argc) {
       const char* name = argv[++i];

@@ -18,11 +18,10 @@
 namespace gpukern::test::cuda_gemm {
 namespace {
 
-#define CUDA_OK(call)                                                                       \
-  do {                                                                                      \
-    const cudaError_t e_ = (call);                                                          \
-    if (e_ != cudaSuccess)                                                                  \
-      throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_));         \
+#define CUDA_OK(call)                                                                                    \
+  do {                                                                                                   \
+    const cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_)); \
   } while (0)
 
 __device__ uint32_t hash32(uint64_t x) {
@@ -106,15 +105,19 @@ __global__ void compare(const void* c, const void* c0, const double* ref, int64_
 template <class F>
 void with_types(DType ab, DType c, F&& f) {
   gpu::with_storage_type(ab, [&](auto in) {
-    if (c == DType::F32) f(in, float{});
-    else f(in, in);
+    if (c == DType::F32)
+      f(in, float{});
+    else
+      f(in, in);
   });
 }
 
 template <class T>
 void fill_nan(void* p, int64_t count, cudaStream_t s) {
-  if constexpr (sizeof(T) == 2) fill_bits<uint16_t><<<256, 256, 0, s>>>(static_cast<uint16_t*>(p), count, 0x7E01);
-  else fill_bits<uint32_t><<<256, 256, 0, s>>>(static_cast<uint32_t*>(p), count, 0x7FC00001u);
+  if constexpr (sizeof(T) == 2)
+    fill_bits<uint16_t><<<256, 256, 0, s>>>(static_cast<uint16_t*>(p), count, 0x7E01);
+  else
+    fill_bits<uint32_t><<<256, 256, 0, s>>>(static_cast<uint32_t*>(p), count, 0x7FC00001u);
 }
 
 gk_dtype public_type(DType t) { return static_cast<gk_dtype>(static_cast<int>(t)); }
@@ -255,7 +258,8 @@ const CudaContext* device_context(cudaStream_t stream, std::string* why_not) {
       reason = "no CUDA device: cannot read the properties of device 0";
     } else {
       ctx.device = 0;
-      ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0, "sm_" + std::to_string(prop.major * 10 + prop.minor)};
+      ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0,
+                  "sm_" + std::to_string(prop.major * 10 + prop.minor)};
       ctx.sm_count = prop.multiProcessorCount;
       ctx.warp_size = prop.warpSize;
       ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
@@ -330,8 +334,7 @@ bool check_result(Problem& problem, const std::string& label) {
 
 }  // namespace
 
-bool run_and_check(Problem& problem, const std::string& label,
-                   const std::function<void(const core::GemmArgs&)>& run) {
+bool run_and_check(Problem& problem, const std::string& label, const std::function<void(const core::GemmArgs&)>& run) {
   problem.reset_c();
   try {
     run(problem.args());

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-namespace gpukern::cuda::gemm {}  // (the code under test)
+namespace gpukern::cuda::gemm {}  // namespace gpukern::cuda::gemm
 
 namespace gpukern::test::cuda_gemm {
 
@@ -57,9 +57,9 @@ double error_bound(const Case& c);
 
 /// What a result looked like against the reference.
 struct Outcome {
-  double error = 0;                // ||C - ref||_F / ||ref||_F (absolute when ref is 0)
-  int64_t nonfinite = 0;           // NaN/inf outputs
-  int64_t guard_changed = 0;       // cells outside C that changed
+  double error = 0;           // ||C - ref||_F / ||ref||_F (absolute when ref is 0)
+  int64_t nonfinite = 0;      // NaN/inf outputs
+  int64_t guard_changed = 0;  // cells outside C that changed
   bool passes(double bound) const { return nonfinite == 0 && guard_changed == 0 && error <= bound; }
   std::string describe() const;
 };

@@ -45,9 +45,9 @@ Case make_case(int64_t m, int64_t n, int64_t k, int layout, int ld_mode, float a
 /// the benchmark sizes. With `all_types`, the small ones in tf32, f16 and bf16 too (C in
 /// the input type and in f32).
 std::vector<Case> ladder_cases(bool all_types) {
-  const int64_t shapes[][3] = {{1, 1, 1},     {7, 7, 7},       {33, 1, 127},  {1, 33, 7},
-                               {127, 129, 65}, {128, 128, 128}, {257, 127, 300}, {33, 17, 0},
-                               {1000, 1000, 1000}, {130, 260, 1001}, {4, 8, 12}, {132, 260, 36}};
+  const int64_t shapes[][3] = {{1, 1, 1},          {7, 7, 7},        {33, 1, 127},    {1, 33, 7},
+                               {127, 129, 65},     {128, 128, 128},  {257, 127, 300}, {33, 17, 0},
+                               {1000, 1000, 1000}, {130, 260, 1001}, {4, 8, 12},      {132, 260, 36}};
   std::vector<Case> cases;
   int index = 0;
   for (const auto& s : shapes)

@@ -58,9 +58,8 @@ TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnce) {
   struct Plan {
     int tiles_m, tiles_n, k_blocks, ctas, helper_blocks;
   };
-  const Plan plans[] = {{32, 16, 64, 132, 0},  {64, 32, 128, 132, 40}, {1, 144, 32, 132, 16},
-                        {3, 5, 7, 4, 1},       {3, 5, 7, 4, 6},        {2, 3, 9, 5, 100},
-                        {7, 1, 2, 3, 1},       {1, 1, 5, 8, 2}};
+  const Plan plans[] = {{32, 16, 64, 132, 0}, {64, 32, 128, 132, 40}, {1, 144, 32, 132, 16}, {3, 5, 7, 4, 1},
+                        {3, 5, 7, 4, 6},      {2, 3, 9, 5, 100},      {7, 1, 2, 3, 1},       {1, 1, 5, 8, 2}};
   for (const Plan& p : plans) {
     gemm::WgmmaSchedule s = make_schedule(p.tiles_m, p.tiles_n, p.k_blocks);
     // The split as split_tail sets it (without its workspace, which counting needs not).

@@ -59,11 +59,16 @@ const cuda::CudaContext* device_context(std::string* why_not) {
 
 const char* layout_name(Layout layout) {
   switch (layout) {
-    case Layout::Contiguous: return "contiguous";
-    case Layout::Padded: return "padded";
-    case Layout::OddStride: return "odd-stride";
-    case Layout::Misaligned: return "misaligned";
-    case Layout::InPlace: return "in-place";
+    case Layout::Contiguous:
+      return "contiguous";
+    case Layout::Padded:
+      return "padded";
+    case Layout::OddStride:
+      return "odd-stride";
+    case Layout::Misaligned:
+      return "misaligned";
+    case Layout::InPlace:
+      return "in-place";
   }
   return "?";
 }
@@ -87,11 +92,20 @@ Problem::Problem(const Case& c, const cuda::CudaContext& ctx, uint64_t seed) : c
   const gk_dtype type = static_cast<gk_dtype>(c.dtype);
   int64_t ldx = c.cols, ldy = c.cols, guard = kGuard;
   switch (c.layout) {
-    case Layout::Contiguous: break;
-    case Layout::Padded: ldx = round_up8(c.cols) + 8, ldy = round_up8(c.cols) + 16; break;
-    case Layout::OddStride: ldx = c.cols + 3, ldy = c.cols + 5; break;
-    case Layout::Misaligned: guard = kGuard + 1; break;
-    case Layout::InPlace: ldx = ldy = round_up8(c.cols) + 8; break;
+    case Layout::Contiguous:
+      break;
+    case Layout::Padded:
+      ldx = round_up8(c.cols) + 8, ldy = round_up8(c.cols) + 16;
+      break;
+    case Layout::OddStride:
+      ldx = c.cols + 3, ldy = c.cols + 5;
+      break;
+    case Layout::Misaligned:
+      guard = kGuard + 1;
+      break;
+    case Layout::InPlace:
+      ldx = ldy = round_up8(c.cols) + 8;
+      break;
   }
   wx_ = make_window(c.rows, c.cols, ldx, guard);
   wy_ = make_window(c.rows, c.cols, ldy, guard);
@@ -100,10 +114,10 @@ Problem::Problem(const Case& c, const cuda::CudaContext& ctx, uint64_t seed) : c
   fill_window(x_, wx_, Pattern::Padding, [&](int64_t, int64_t) { return rng.uniform(-8, 8); });
   if (c.rows >= 4) {  // PyTorch's special values (softmax_common.cuh)
     const double inf = std::numeric_limits<double>::infinity();
-    for (int64_t j = 0; j < c.cols; ++j) x_.set(wx_.index(0, j), -inf);        // all -inf: NaN row
+    for (int64_t j = 0; j < c.cols; ++j) x_.set(wx_.index(0, j), -inf);          // all -inf: NaN row
     x_.set(wx_.index(1, c.cols / 2), std::numeric_limits<double>::quiet_NaN());  // a NaN: NaN row
-    for (int64_t j = 0; j < c.cols; j += 2) x_.set(wx_.index(2, j), -inf);     // half -inf
-    x_.set(wx_.index(3, 0), inf);                                               // +inf: NaN row
+    for (int64_t j = 0; j < c.cols; j += 2) x_.set(wx_.index(2, j), -inf);       // half -inf
+    x_.set(wx_.index(3, 0), inf);                                                // +inf: NaN row
   }
   reference_ = reference_softmax(MatrixView{&x_, wx_}, c.log);
   y_ = HostArray(type, wy_.total);
@@ -132,9 +146,7 @@ Problem::~Problem() {
   cudaFree(y_dev_);
 }
 
-double Problem::bound() const {
-  return error_bound(core::dtype_name(case_.dtype), static_cast<gk_dtype>(case_.dtype));
-}
+double Problem::bound() const { return error_bound(core::dtype_name(case_.dtype), static_cast<gk_dtype>(case_.dtype)); }
 
 void Problem::reset() {
   // Stream-ordered: the rungs run on ctx.stream, which does not wait for the legacy stream.

@@ -25,11 +25,10 @@ const cuda::CudaContext* device_context(std::string* why_not);
 
 /// Skips the test (GTEST_SKIP, with the reason) when there is no CUDA device; else
 /// declares `ctx`, the device's context.
-#define GK_CUDA_CONTEXT_OR_SKIP(ctx)                                                    \
-  std::string ctx##_why_not_;                                                            \
-  const ::gpukern::cuda::CudaContext* ctx##_ptr_ =                                      \
-      ::gpukern::test::cuda_softmax::device_context(&ctx##_why_not_);                   \
-  if (!ctx##_ptr_) GTEST_SKIP() << "no CUDA device: " << ctx##_why_not_;                \
+#define GK_CUDA_CONTEXT_OR_SKIP(ctx)                                                                               \
+  std::string ctx##_why_not_;                                                                                      \
+  const ::gpukern::cuda::CudaContext* ctx##_ptr_ = ::gpukern::test::cuda_softmax::device_context(&ctx##_why_not_); \
+  if (!ctx##_ptr_) GTEST_SKIP() << "no CUDA device: " << ctx##_why_not_;                                           \
   const ::gpukern::cuda::CudaContext& ctx = *ctx##_ptr_
 
 /// How x and y sit in memory. Contiguous and Padded keep the 16-byte path where the row
@@ -48,9 +47,9 @@ struct Case {
 
 /// What a result looked like against the reference.
 struct Outcome {
-  Comparison comparison;     // error and special-value mismatches
-  int64_t unwritten = 0;     // output cells still holding the poison
-  std::string outside;       // "" or the cells outside the output that changed
+  Comparison comparison;  // error and special-value mismatches
+  int64_t unwritten = 0;  // output cells still holding the poison
+  std::string outside;    // "" or the cells outside the output that changed
   bool passes(double bound) const { return comparison.passes(bound) && unwritten == 0 && outside.empty(); }
   std::string describe() const;
 };

@@ -82,8 +82,8 @@ TEST(SplitRowPolicy, WithoutClustersEveryCallSplitsAcrossBlocks) {
 // ---- every plan, forced on the device ----
 
 struct PlanCase {
-  const char* name;   // the test name
-  bool policy;        // split_row_run (the policy) instead of a forced plan
+  const char* name;  // the test name
+  bool policy;       // split_row_run (the policy) instead of a forced plan
   SplitPlan plan;
 };
 
@@ -120,9 +120,12 @@ TEST_P(ForcedPlan, MatchesTheReference) {
   if (needs_clusters && !ctx.cluster_launch) {
     // The plan must say why it cannot run, and not run.
     Problem p({dtype, 7, 33, Layout::Contiguous, false}, ctx, Random().seed());
-    const std::string r = run_and_check(p, [&](const core::SoftmaxArgs& a, const CudaContext& c) {
-      return cuda::softmax::split_row_run_plan(a, c, pc.plan);
-    }, ctx);
+    const std::string r = run_and_check(
+        p,
+        [&](const core::SoftmaxArgs& a, const CudaContext& c) {
+          return cuda::softmax::split_row_run_plan(a, c, pc.plan);
+        },
+        ctx);
     EXPECT_TRUE(declined(r)) << r;
     GTEST_SKIP() << "no thread-block clusters before sm_90 (" << ctx.arch.name << "): " << r;
   }

@@ -11,11 +11,11 @@ namespace gpukern::cuda::gemm::sm90 {
 /// shared-memory traffic and non-FMA instructions per FMA drop by a third. 3 stages of
 /// K = 16 (75 KB); one block of 8 warps per SM, which the cp.async pipeline keeps busy.
 struct DoubleBufferLarge {
-  static constexpr int kWarpsM = 4, kWarpsN = 2;    // warps per block
+  static constexpr int kWarpsM = 4, kWarpsN = 2;     // warps per block
   static constexpr int kThreadM = 8, kThreadN = 16;  // outputs per thread
   static constexpr int kBlockK = 16;                 // K per stage
   static constexpr int kStages = 3;
-  static constexpr int kMinBlocksPerSm = 1;          // __launch_bounds__: 225 registers per thread
+  static constexpr int kMinBlocksPerSm = 1;           // __launch_bounds__: 225 registers per thread
   static constexpr int kArchLo = 900, kArchHi = 999;  // __CUDA_ARCH__ passes that compile it
 };
 
@@ -58,10 +58,10 @@ struct MmaMultistageWide {
 /// its registers to the two consumers, which hold 128 accumulators per thread.
 struct WgmmaTma {
   static constexpr int kStages = 4;
-  static constexpr int kClusterM = 2;                          // CTAs per cluster along M
+  static constexpr int kClusterM = 2;                            // CTAs per cluster along M
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // setmaxnreg per warpgroup
-  static constexpr int kGroupM = 16;                           // tile rows per L2 raster group
-  static constexpr int kEpiBoxes = 2;                          // C staging boxes per consumer
+  static constexpr int kGroupM = 16;                             // tile rows per L2 raster group
+  static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer
 };
 
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel): no cluster, otherwise as

@@ -60,8 +60,7 @@ void smem_tiled_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
   const dim3 grid(ceil_div(p.n, SmemTiledConfig::kTile), ceil_div(p.m, SmemTiledConfig::kTile));
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
-    smem_tiled_kernel<decltype(ta)::value, decltype(tb)::value>
-        <<<grid, SmemTiledConfig::kThreads, 0, ctx.stream>>>(p);
+    smem_tiled_kernel<decltype(ta)::value, decltype(tb)::value><<<grid, SmemTiledConfig::kThreads, 0, ctx.stream>>>(p);
   });
   GK_LAUNCH_CHECK();
 }

@@ -65,9 +65,8 @@ core::Verdict blocktile_1d_supports(const core::GemmArgs& args, const CudaContex
 
 void blocktile_1d_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  launch_block_tiles<Blocktile1dConfig>(p, ctx, [](auto ta, auto tb) {
-    return blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value>;
-  });
+  launch_block_tiles<Blocktile1dConfig>(
+      p, ctx, [](auto ta, auto tb) { return blocktile_1d_kernel<decltype(ta)::value, decltype(tb)::value>; });
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -16,8 +16,7 @@ struct Blocktile2dConfig {
   static constexpr int kBlockM = 128, kBlockN = 128, kBlockK = 8;
   static constexpr int kThreadM = 8, kThreadN = 8;
   static constexpr int kThreads = (kBlockM / kThreadM) * (kBlockN / kThreadN);
-  static_assert(kBlockM % kThreadM == 0 && kBlockN % kThreadN == 0,
-                "the per-thread tile must divide the block tile");
+  static_assert(kBlockM % kThreadM == 0 && kBlockN % kThreadN == 0, "the per-thread tile must divide the block tile");
   static_assert(kThreads <= 1024, "a thread block holds at most 1024 threads");
 };
 
@@ -73,9 +72,8 @@ core::Verdict blocktile_2d_supports(const core::GemmArgs& args, const CudaContex
 
 void blocktile_2d_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  launch_block_tiles<Blocktile2dConfig>(p, ctx, [](auto ta, auto tb) {
-    return blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value>;
-  });
+  launch_block_tiles<Blocktile2dConfig>(
+      p, ctx, [](auto ta, auto tb) { return blocktile_2d_kernel<decltype(ta)::value, decltype(tb)::value>; });
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -30,6 +30,8 @@ core::Verdict vectorized_supports(const core::GemmArgs& args, const CudaContext&
   return register_tile_supports<VectorizedConfig>(args);
 }
 
-void vectorized_run(const core::GemmArgs& args, const CudaContext& ctx) { launch_register_tile<VectorizedConfig>(args, ctx); }
+void vectorized_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  launch_register_tile<VectorizedConfig>(args, ctx);
+}
 
 }  // namespace gpukern::cuda::gemm

@@ -24,6 +24,8 @@ core::Verdict rect_tile_supports(const core::GemmArgs& args, const CudaContext&)
   return register_tile_supports<RectTileConfig>(args);
 }
 
-void rect_tile_run(const core::GemmArgs& args, const CudaContext& ctx) { launch_register_tile<RectTileConfig>(args, ctx); }
+void rect_tile_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  launch_register_tile<RectTileConfig>(args, ctx);
+}
 
 }  // namespace gpukern::cuda::gemm

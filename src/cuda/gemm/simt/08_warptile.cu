@@ -41,10 +41,10 @@ __global__ void __launch_bounds__(WarptileConfig::Tiling<kWarp>::kThreads) warpt
   float acc[T::kThreadM][T::kThreadN] = {};
   float a_reg[T::kThreadM], b_reg[T::kThreadN];
   for (int k0 = 0; k0 < p.k; k0 += kBlockK) {
-    load_tile_vec4_kmajor<T::kBlockM, kBlockK, T::kThreads, a_is_k_contiguous<kTransA>>(p.a, p.lda, row0, k0, p.m,
-                                                                                          p.k, a_tile, kLdA);
-    load_tile_vec4_kmajor<T::kBlockN, kBlockK, T::kThreads, b_is_k_contiguous<kTransB>>(p.b, p.ldb, col0, k0, p.n,
-                                                                                          p.k, b_tile, kLdB);
+    load_tile_vec4_kmajor<T::kBlockM, kBlockK, T::kThreads, a_is_k_contiguous<kTransA>>(p.a, p.lda, row0, k0, p.m, p.k,
+                                                                                        a_tile, kLdA);
+    load_tile_vec4_kmajor<T::kBlockN, kBlockK, T::kThreads, b_is_k_contiguous<kTransB>>(p.b, p.ldb, col0, k0, p.n, p.k,
+                                                                                        b_tile, kLdB);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBlockK; ++kk) {

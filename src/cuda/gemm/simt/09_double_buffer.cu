@@ -49,8 +49,10 @@ bool with_arch_configs(int cuda_arch, F&& f) {
     f(Row{});
     return true;
   }
-  if constexpr (sizeof...(Rows) > 0) return with_arch_configs<F, Rows...>(cuda_arch, static_cast<F&&>(f));
-  else return false;
+  if constexpr (sizeof...(Rows) > 0)
+    return with_arch_configs<F, Rows...>(cuda_arch, static_cast<F&&>(f));
+  else
+    return false;
 }
 
 /// The table the rung dispatches through, one row per architecture.
@@ -59,8 +61,8 @@ bool with_double_buffer_configs(int cuda_arch, F&& f) {
   return with_arch_configs<F, ArchConfigPair<sm90::DoubleBufferLarge, sm90::DoubleBufferSmall>,
                            ArchConfigPair<sm80::DoubleBufferLarge, sm80::DoubleBufferSmall>,
                            ArchConfigPair<sm86::DoubleBufferLarge, sm86::DoubleBufferSmall>,
-                           ArchConfigPair<sm120::DoubleBufferLarge, sm120::DoubleBufferSmall>>(
-      cuda_arch, static_cast<F&&>(f));
+                           ArchConfigPair<sm120::DoubleBufferLarge, sm120::DoubleBufferSmall>>(cuda_arch,
+                                                                                               static_cast<F&&>(f));
 }
 
 }  // namespace
@@ -70,7 +72,8 @@ core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaConte
   core::Verdict why;
   const bool known = with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Small = typename decltype(row)::Small;
-    const int64_t blocks = ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
+    const int64_t blocks =
+        ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
     if (blocks > std::numeric_limits<int>::max())
       why = {core::Decline::ShapeLimit, "the problem needs more thread blocks than one launch allows"};
   });
@@ -83,8 +86,7 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
     using Small = typename decltype(row)::Small;
-    const int64_t large_blocks =
-        int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
+    const int64_t large_blocks = int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
     // Large tiles unless they would leave more than a tenth of the SMs idle (2048^3:
     // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not).
     if (large_blocks * 10 >= int64_t(ctx.sm_count) * 9)

@@ -24,7 +24,7 @@ struct PipelineConfig {
   static constexpr int kBlockK = Tile::kBlockK;
   static constexpr int kStages = Tile::kStages;
   static constexpr int kMinBlocksPerSm = Tile::kMinBlocksPerSm;
-  static constexpr int kPad = 4;    // floats per shared row: 16-byte aligned rows, spread transposing stores
+  static constexpr int kPad = 4;     // floats per shared row: 16-byte aligned rows, spread transposing stores
   static constexpr int kGroupM = 8;  // block swizzle: tile rows walked together (L2 reuse of B panels)
   static constexpr int kSmemBytes =
       kStages * kBlockK * ((Tiling::kBlockM + kPad) + (Tiling::kBlockN + kPad)) * static_cast<int>(sizeof(float));
@@ -51,7 +51,7 @@ struct PipelineConfig {
 template <int kTileMN, int kTileK, int kThreads, bool kKContiguous, bool kVec>
 struct OperandPipe {
   static constexpr bool kWide = !kKContiguous && kVec;
-  static constexpr int kWidth = kWide ? 4 : 1;                   // floats per copy
+  static constexpr int kWidth = kWide ? 4 : 1;                     // floats per copy
   static constexpr int kContig = kKContiguous ? kTileK : kTileMN;  // extent along contiguous storage
   static constexpr int kOther = kKContiguous ? kTileMN : kTileK;
   static constexpr int kLanesContig = kContig / kWidth;
@@ -64,13 +64,13 @@ struct OperandPipe {
 
   // Everything that does not change from one K tile to the next is computed once, so
   // issuing a tile costs a pointer add, a predicate and the copy per element group.
-  const float* src;        // this thread's copy 0 of the next tile to issue
-  int64_t copy_stride;     // elements between this thread's successive copies
-  int64_t tile_stride;     // elements from one K tile to the next
-  int dst_offset;          // shared offset of copy 0 inside a stage
-  int k_offset;            // K index of copy 0 relative to the tile's k0
-  uint32_t mn_valid;       // K-contiguous: bit i = copy i's row/column is inside the operand
-  int mn_bytes;            // MN-contiguous: bytes of this thread's group inside the operand
+  const float* src;     // this thread's copy 0 of the next tile to issue
+  int64_t copy_stride;  // elements between this thread's successive copies
+  int64_t tile_stride;  // elements from one K tile to the next
+  int dst_offset;       // shared offset of copy 0 inside a stage
+  int k_offset;         // K index of copy 0 relative to the tile's k0
+  uint32_t mn_valid;    // K-contiguous: bit i = copy i's row/column is inside the operand
+  int mn_bytes;         // MN-contiguous: bytes of this thread's group inside the operand
 
   __device__ __forceinline__ OperandPipe(const float* x, int64_t ld, int mn0, int mn_size, int smem_ld) {
     const int c_off = (static_cast<int>(threadIdx.x) % kLanesContig) * kWidth;
@@ -110,8 +110,10 @@ struct OperandPipe {
         gpu::cp_async_4(dst + i * kOtherStep, s, ok ? 4 : 0);
       } else {
         const bool k_ok = k0 + k_offset + i * kOtherStep < k_size;
-        if constexpr (kWide) gpu::cp_async_16(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
-        else gpu::cp_async_4(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
+        if constexpr (kWide)
+          gpu::cp_async_16(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
+        else
+          gpu::cp_async_4(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
       }
       s += copy_stride;
     }
@@ -166,7 +168,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     const int r_base = T::row_base(), c_base = T::col_base();
     float acc[T::kThreadM][T::kThreadN] = {};
     float a_frag[2][T::kThreadM], b_frag[2][T::kThreadN];
-    auto load_frags = [&](float (&a)[T::kThreadM], float (&b)[T::kThreadN], int stage, int kk) {
+    auto load_frags = [&](float(&a)[T::kThreadM], float(&b)[T::kThreadN], int stage, int kk) {
       const float* a_s = a_stages + stage * kStageA + kk * kLdA + r_base;
       const float* b_s = b_stages + stage * kStageB + kk * kLdB + c_base;
 #pragma unroll
@@ -261,9 +263,12 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
                                           &double_buffer_kernel<Cfg, kTa, kTb, false>>;
     using Vector = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, true>),
                                           &double_buffer_kernel<Cfg, kTa, kTb, true>>;
-    if constexpr (!kTa && kTb) launch(Scalar{});
-    else if (vec) launch(Vector{});
-    else launch(Scalar{});
+    if constexpr (!kTa && kTb)
+      launch(Scalar{});
+    else if (vec)
+      launch(Vector{});
+    else
+      launch(Scalar{});
   });
   GK_LAUNCH_CHECK();
 }

@@ -32,14 +32,13 @@ struct WmmaConfig {
   static constexpr int kWarpTileM = kBlockM / kWarpsM, kWarpTileN = kBlockN / kWarpsN;
   static constexpr int kFragsM = kWarpTileM / kFrag, kFragsN = kWarpTileN / kFrag;
   static constexpr int kThreads = kWarpsM * kWarpsN * 32;
-  static constexpr int kPad = 8;          // elements (16 bytes) added to every shared row
-  static constexpr int kChunk = 8;        // elements per 16-byte global load
-  static constexpr int kGroupM = 8;       // tile rows per L2 raster group
+  static constexpr int kPad = 8;     // elements (16 bytes) added to every shared row
+  static constexpr int kChunk = 8;   // elements per 16-byte global load
+  static constexpr int kGroupM = 8;  // tile rows per L2 raster group
   static_assert(kWarpTileM % kFrag == 0 && kWarpTileN % kFrag == 0,
                 "a warp tile must be a whole number of 16x16 fragments");
   static_assert(kBlockK % kFrag == 0, "the K step must be a whole number of fragments");
-  static_assert((kBlockM * kBlockK) % (kChunk * kThreads) == 0 &&
-                    (kBlockN * kBlockK) % (kChunk * kThreads) == 0,
+  static_assert((kBlockM * kBlockK) % (kChunk * kThreads) == 0 && (kBlockN * kBlockK) % (kChunk * kThreads) == 0,
                 "every thread must copy the same number of 16-byte chunks per tile");
   static_assert(kPad % 8 == 0, "WMMA needs ldm to be a multiple of 16 bytes");
 };
@@ -62,8 +61,7 @@ struct TileLoader {
   static_assert(C % WmmaConfig::kChunk == 0, "tile rows must be whole 16-byte chunks");
   uint4 regs[kChunks];
 
-  __device__ void load(const T* src, int64_t ld, int rows, int cols, int row0, int col0,
-                       bool vec_ok) {
+  __device__ void load(const T* src, int64_t ld, int rows, int cols, int row0, int col0, bool vec_ok) {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       const int idx = static_cast<int>(threadIdx.x) + i * WmmaConfig::kThreads;
@@ -86,15 +84,13 @@ struct TileLoader {
 #pragma unroll
     for (int i = 0; i < kChunks; ++i) {
       const int idx = static_cast<int>(threadIdx.x) + i * WmmaConfig::kThreads;
-      *reinterpret_cast<uint4*>(&tile.data[idx / kChunksPerRow][(idx % kChunksPerRow) * WmmaConfig::kChunk]) =
-          regs[i];
+      *reinterpret_cast<uint4*>(&tile.data[idx / kChunksPerRow][(idx % kChunksPerRow) * WmmaConfig::kChunk]) = regs[i];
     }
   }
 };
 
 template <class T, bool kAKMajor, bool kBKMajor>
-__global__ void __launch_bounds__(WmmaConfig::kThreads)
-    wmma_kernel(TcProblem p, bool a_vec_ok, bool b_vec_ok) {
+__global__ void __launch_bounds__(WmmaConfig::kThreads) wmma_kernel(TcProblem p, bool a_vec_ok, bool b_vec_ok) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   using namespace nvcuda;
   using Cfg = WmmaConfig;
@@ -122,10 +118,14 @@ __global__ void __launch_bounds__(WmmaConfig::kThreads)
   TileLoader<T, kBRows, kBCols> b_loader;
   // (row0, col0, rows, cols) of each operand's storage for the K step at k0.
   auto load_step = [&](int k0) {
-    if constexpr (kAKMajor) a_loader.load(a, p.lda, p.m, p.k, m0, k0, a_vec_ok);
-    else a_loader.load(a, p.lda, p.k, p.m, k0, m0, a_vec_ok);
-    if constexpr (kBKMajor) b_loader.load(b, p.ldb, p.n, p.k, n0, k0, b_vec_ok);
-    else b_loader.load(b, p.ldb, p.k, p.n, k0, n0, b_vec_ok);
+    if constexpr (kAKMajor)
+      a_loader.load(a, p.lda, p.m, p.k, m0, k0, a_vec_ok);
+    else
+      a_loader.load(a, p.lda, p.k, p.m, k0, m0, a_vec_ok);
+    if constexpr (kBKMajor)
+      b_loader.load(b, p.ldb, p.n, p.k, n0, k0, b_vec_ok);
+    else
+      b_loader.load(b, p.ldb, p.k, p.n, k0, n0, b_vec_ok);
   };
 
   using ALayout = std::conditional_t<kAKMajor, wmma::row_major, wmma::col_major>;
@@ -190,7 +190,8 @@ template <class T, bool kAKMajor, bool kBKMajor>
 void launch_wmma(TcProblem p, bool a_vec_ok, bool b_vec_ok, const CudaContext& ctx) {
   p.tiles_m = ceil_div(p.m, WmmaConfig::kBlockM);
   p.tiles_n = ceil_div(p.n, WmmaConfig::kBlockN);
-  wmma_kernel<T, kAKMajor, kBKMajor><<<p.tiles_m * p.tiles_n, WmmaConfig::kThreads, 0, ctx.stream>>>(p, a_vec_ok, b_vec_ok);
+  wmma_kernel<T, kAKMajor, kBKMajor>
+      <<<p.tiles_m * p.tiles_n, WmmaConfig::kThreads, 0, ctx.stream>>>(p, a_vec_ok, b_vec_ok);
   GK_LAUNCH_CHECK();
 }
 
@@ -200,10 +201,14 @@ void launch_wmma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool a_vec_ok = row_alignment_reason("A", args.a, args.lda, 2, 16).accepted();
   const bool b_vec_ok = row_alignment_reason("B", args.b, args.ldb, 2, 16).accepted();
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
-  if (ak && bk) launch_wmma<T, true, true>(p, a_vec_ok, b_vec_ok, ctx);
-  else if (ak) launch_wmma<T, true, false>(p, a_vec_ok, b_vec_ok, ctx);
-  else if (bk) launch_wmma<T, false, true>(p, a_vec_ok, b_vec_ok, ctx);
-  else launch_wmma<T, false, false>(p, a_vec_ok, b_vec_ok, ctx);
+  if (ak && bk)
+    launch_wmma<T, true, true>(p, a_vec_ok, b_vec_ok, ctx);
+  else if (ak)
+    launch_wmma<T, true, false>(p, a_vec_ok, b_vec_ok, ctx);
+  else if (bk)
+    launch_wmma<T, false, true>(p, a_vec_ok, b_vec_ok, ctx);
+  else
+    launch_wmma<T, false, false>(p, a_vec_ok, b_vec_ok, ctx);
 }
 
 }  // namespace
@@ -216,8 +221,10 @@ core::Verdict wmma_supports(const core::GemmArgs& args, const CudaContext&) {
 
 void wmma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  if (args.ab_type == core::DType::F16) launch_wmma_typed<gpu::half_t>(args, ctx);
-  else launch_wmma_typed<gpu::bf16_t>(args, ctx);
+  if (args.ab_type == core::DType::F16)
+    launch_wmma_typed<gpu::half_t>(args, ctx);
+  else
+    launch_wmma_typed<gpu::bf16_t>(args, ctx);
 }
 
 }  // namespace gpukern::cuda::gemm

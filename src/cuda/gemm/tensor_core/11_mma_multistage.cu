@@ -67,7 +67,7 @@ void launch_mma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
 }
 
 std::size_t mma_smem_needed(int arch) {
-  return arch == 90 ? std::max(MmaConfigSm90::kSmemBytes, MmaConfigSm90Wide::kSmemBytes)
+  return arch == 90   ? std::max(MmaConfigSm90::kSmemBytes, MmaConfigSm90Wide::kSmemBytes)
          : arch == 80 ? MmaConfigSm80::kSmemBytes
                       : MmaConfigOther::kSmemBytes;
 }
@@ -78,7 +78,8 @@ core::Verdict mma_multistage_supports(const core::GemmArgs& args, const CudaCont
   if (args.type() == core::GemmType::F32) return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
   const std::size_t elem = core::dtype_size(args.ab_type);
-  for (auto v : {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
+  for (auto v :
+       {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
     if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
   if (ctx.smem_per_block_optin < mma_smem_needed(ctx.arch.cc))
     return {core::Decline::Resource,

@@ -51,8 +51,8 @@ __device__ __forceinline__ uint32_t swizzle(int row, int row_bytes, int chunk) {
 /// matrix copy 0 source bytes (all zeros); a chunk straddling the edge copies the part
 /// inside.
 template <class Cfg, class T, int kRows, int kRowBytes>
-__device__ __forceinline__ void copy_tile(uint32_t dst, const T* src, int64_t ld, int row0, int col0,
-                                          int rows, int cols) {
+__device__ __forceinline__ void copy_tile(uint32_t dst, const T* src, int64_t ld, int row0, int col0, int rows,
+                                          int cols) {
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(T));
   constexpr int kChunksPerRow = kRowBytes / 16;
   constexpr int kRounds = kRows * kChunksPerRow / Cfg::kThreads;
@@ -158,10 +158,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
         b_copy.copy(b_stage(s), kt, p.ldb);
       } else if constexpr (kChecked) {
         const int k0 = kt * kBK;
-        if constexpr (kAKMajor) copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, m0, k0, p.m, p.k);
-        else copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, k0, m0, p.k, p.m);
-        if constexpr (kBKMajor) copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, n0, k0, p.n, p.k);
-        else copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, k0, n0, p.k, p.n);
+        if constexpr (kAKMajor)
+          copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, m0, k0, p.m, p.k);
+        else
+          copy_tile<Cfg, T, kARows, kARowBytes>(a_stage(s), a, p.lda, k0, m0, p.k, p.m);
+        if constexpr (kBKMajor)
+          copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, n0, k0, p.n, p.k);
+        else
+          copy_tile<Cfg, T, kBRows, kBRowBytes>(b_stage(s), b, p.ldb, k0, n0, p.k, p.n);
       }
     };
 
@@ -239,7 +243,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
       ++load_kt;
     };
     auto epilogue = [&]() {
-      // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
+    // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
 #pragma unroll
       for (int i = 0; i < Cfg::kMmaTilesM; ++i)
 #pragma unroll
@@ -316,7 +320,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
               float4* dst = reinterpret_cast<float4*>(static_cast<float*>(p.c) + offset);
               if (p.beta != 0.0f) {
                 const float4 old = *dst;
-                o[0] += p.beta * old.x; o[1] += p.beta * old.y; o[2] += p.beta * old.z; o[3] += p.beta * old.w;
+                o[0] += p.beta * old.x;
+                o[1] += p.beta * old.y;
+                o[2] += p.beta * old.z;
+                o[3] += p.beta * old.w;
               }
               *dst = make_float4(o[0], o[1], o[2], o[3]);
             } else {
@@ -325,7 +332,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
               if (p.beta != 0.0f) {
                 const uint2 old = *dst;
                 const float2 lo = unpack_pair<Out16>(old.x), hi = unpack_pair<Out16>(old.y);
-                o[0] += p.beta * lo.x; o[1] += p.beta * lo.y; o[2] += p.beta * hi.x; o[3] += p.beta * hi.y;
+                o[0] += p.beta * lo.x;
+                o[1] += p.beta * lo.y;
+                o[2] += p.beta * hi.x;
+                o[3] += p.beta * hi.y;
               }
               *dst = make_uint2(pack_pair<Out16>(o[0], o[1]), pack_pair<Out16>(o[2], o[3]));
             }
@@ -355,10 +365,14 @@ void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
 template <class Cfg, class T, bool kChecked = true>
 void launch_mma_layout(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
-  if (ak && bk) launch_mma<Cfg, T, true, true, kChecked>(args, ctx);
-  else if (ak) launch_mma<Cfg, T, true, false, kChecked>(args, ctx);
-  else if (bk) launch_mma<Cfg, T, false, true, kChecked>(args, ctx);
-  else launch_mma<Cfg, T, false, false, kChecked>(args, ctx);
+  if (ak && bk)
+    launch_mma<Cfg, T, true, true, kChecked>(args, ctx);
+  else if (ak)
+    launch_mma<Cfg, T, true, false, kChecked>(args, ctx);
+  else if (bk)
+    launch_mma<Cfg, T, false, true, kChecked>(args, ctx);
+  else
+    launch_mma<Cfg, T, false, false, kChecked>(args, ctx);
 }
 
 /// True when Cfg's block tiles and K blocks cover the problem exactly (no bounds checks needed).

@@ -81,8 +81,10 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   if (tc_trivial_call(args, ctx)) return;
-  if (args.type() == core::GemmType::TF32 && !b_is_k_major(args)) launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx);
-  else launch_wgmma<TmaConfig>(args, ctx);
+  if (args.type() == core::GemmType::TF32 && !b_is_k_major(args))
+    launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx);
+  else
+    launch_wgmma<TmaConfig>(args, ctx);
 }
 
 }  // namespace gpukern::cuda::gemm

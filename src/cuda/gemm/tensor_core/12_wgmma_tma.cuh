@@ -63,8 +63,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
-  if constexpr (kCluster > 1) cluster::sync();  // peers arrive on and write to our barriers
-  else __syncthreads();
+  if constexpr (kCluster > 1)
+    cluster::sync();  // peers arrive on and write to our barriers
+  else
+    __syncthreads();
 
   auto tile_origin = [&](int t, int& m0, int& n0) {
     const TileCoord c =
@@ -81,23 +83,24 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       arch::prefetch_tensor_map(&map_b);
       produce_stages(sm, sched, cluster_id, clusters, tile_origin,
                      [&](int stage, uint32_t full, int m0, int n0, int kb) {
-        const int k0 = kb * kBK;
+                       const int k0 = kb * kBK;
 #pragma unroll
-        for (int i = 0; i < Cfg::kABoxes; ++i) {
-          const int mn = m0 + i * Cfg::kBoxRows;
-          arch::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0);
-        }
+                       for (int i = 0; i < Cfg::kABoxes; ++i) {
+                         const int mn = m0 + i * Cfg::kBoxRows;
+                         arch::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
+                                           kAKMajor ? mn : k0);
+                       }
 #pragma unroll
-        for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
-          const int mn = n0 + i * Cfg::kBoxRows;
-          const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
-          if constexpr (kCluster > 1)
-            arch::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
-                                        static_cast<uint16_t>((1u << kCluster) - 1));
-          else
-            arch::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
-        }
-      });
+                       for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
+                         const int mn = n0 + i * Cfg::kBoxRows;
+                         const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
+                         if constexpr (kCluster > 1)
+                           arch::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
+                                                       static_cast<uint16_t>((1u << kCluster) - 1));
+                         else
+                           arch::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
+                       }
+                     });
     }
   } else {
     // ---------------- consumers ----------------
@@ -172,9 +175,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
-  constexpr int kBK = 32;             // K per stage: one 128-byte row of A
+  constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = 256, kTileN = 128;
-  constexpr int kBBoxBytes = 4096;    // 32 K rows x 128 bytes
+  constexpr int kBBoxBytes = 4096;  // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
@@ -266,9 +269,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             arch::keep_registers(frag[1][kk]);
           }
         },
-        [&](int m0, int n0) {
-          store_tf32_nn_tile<Cfg, OutT, kTileM>(p, map_c, sm, consumer, q, col, acc, m0, n0);
-        });
+        [&](int m0, int n0) { store_tf32_nn_tile<Cfg, OutT, kTileM>(p, map_c, sm, consumer, q, col, acc, m0, n0); });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
     }
@@ -290,8 +291,10 @@ struct WgmmaTmaPolicy {
   template <class Cfg>
   static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
     s.serpentine = 3;
-    if constexpr (Cfg::kClusterM == 1) return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
-    else return nullptr;
+    if constexpr (Cfg::kClusterM == 1)
+      return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
+    else
+      return nullptr;
   }
 };
 /// wgmma_tf32_nn_kernel: every round forwards in K, the cost model's K split.
@@ -309,10 +312,11 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
   if constexpr (Cfg::kClusterM == 1) {
     return ctx.sm_count;
   } else {
-    const int clusters = cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
-      const ClusterLaunch one(Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kClusterM);
-      return cudaOccupancyMaxActiveClusters(n, kernel, &one.config);
-    });
+    const int clusters =
+        cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
+          const ClusterLaunch one(Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kClusterM);
+          return cudaOccupancyMaxActiveClusters(n, kernel, &one.config);
+        });
     return clusters > 0 ? clusters : ctx.sm_count / Cfg::kClusterM;
   }
 }
@@ -382,10 +386,14 @@ void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx) {
     if constexpr (sizeof(T) == 4) {
       launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
     } else {
-      if (ak && bk) launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
-      else if (ak) launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx);
-      else if (bk) launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx);
-      else launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx);
+      if (ak && bk)
+        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
+      else if (ak)
+        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx);
+      else if (bk)
+        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx);
+      else
+        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx);
     }
   });
 }

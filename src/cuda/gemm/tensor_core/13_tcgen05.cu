@@ -62,18 +62,18 @@ struct Tcgen05Config {
   static constexpr int kGroupM = Tile::kGroupM;
   static constexpr int kElem = static_cast<int>(sizeof(T));
   static constexpr int kRowBytes = 128;
-  static constexpr int kBK = kRowBytes / kElem;           // K per stage
-  static constexpr int kInstrK = 32 / kElem;              // K per tcgen05.mma: 16 (f16/bf16) or 8 (tf32)
-  static constexpr int kKSteps = kBK / kInstrK;           // MMAs per stage: 4
-  static constexpr int kMnBoxElems = kRowBytes / kElem;   // M/N elements per MN-major box
-  static constexpr int kMnBoxBytes = kBK * kRowBytes;     // one MN-major box
-  static constexpr int kABytes = kBlockM * kRowBytes;     // 16 KB either majorness
-  static constexpr int kBBytes = kBlockN * kRowBytes;     // 32 KB
+  static constexpr int kBK = kRowBytes / kElem;          // K per stage
+  static constexpr int kInstrK = 32 / kElem;             // K per tcgen05.mma: 16 (f16/bf16) or 8 (tf32)
+  static constexpr int kKSteps = kBK / kInstrK;          // MMAs per stage: 4
+  static constexpr int kMnBoxElems = kRowBytes / kElem;  // M/N elements per MN-major box
+  static constexpr int kMnBoxBytes = kBK * kRowBytes;    // one MN-major box
+  static constexpr int kABytes = kBlockM * kRowBytes;    // 16 KB either majorness
+  static constexpr int kBBytes = kBlockN * kRowBytes;    // 32 KB
   static constexpr int kStageBytes = kABytes + kBBytes;
-  static constexpr int kAccCols = kBlockN;                // f32 accumulator: one TMEM column per C column
+  static constexpr int kAccCols = kBlockN;  // f32 accumulator: one TMEM column per C column
   static constexpr int kAccBuffers = 2;
   static constexpr uint32_t kTmemCols = kAccCols * kAccBuffers;
-  static constexpr int kEpiWarps = 4, kEpiRows = 32;     // one TMEM lane quarter per epilogue warp
+  static constexpr int kEpiWarps = 4, kEpiRows = 32;  // one TMEM lane quarter per epilogue warp
   static constexpr int kThreads = (2 + kEpiWarps) * 32;
   static constexpr int kEpiBoxBytes = kEpiRows * kRowBytes;  // a 32-row x 128-byte C staging box
   static constexpr int kEpiSlots = 2;                        // staging boxes per epilogue warp
@@ -133,9 +133,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto a_tile = [&](int s) { return base + s * Cfg::kStageBytes; };
   auto b_tile = [&](int s) { return base + s * Cfg::kStageBytes + Cfg::kABytes; };
   const uint32_t epi_base = base + Cfg::kStages * Cfg::kStageBytes;
-  const uint32_t full_bar = epi_base + Cfg::kEpiBytes;             // kStages x 8 bytes
-  const uint32_t empty_bar = full_bar + 8 * Cfg::kStages;          // kStages x 8 bytes
-  const uint32_t tmem_full_bar = empty_bar + 8 * Cfg::kStages;     // kAccBuffers x 8 bytes
+  const uint32_t full_bar = epi_base + Cfg::kEpiBytes;          // kStages x 8 bytes
+  const uint32_t empty_bar = full_bar + 8 * Cfg::kStages;       // kStages x 8 bytes
+  const uint32_t tmem_full_bar = empty_bar + 8 * Cfg::kStages;  // kAccBuffers x 8 bytes
   const uint32_t tmem_empty_bar = tmem_full_bar + 8 * Cfg::kAccBuffers;
   const uint32_t tmem_slot = tmem_empty_bar + 8 * Cfg::kAccBuffers;  // tcgen05.alloc writes the address here
   const uint8_t* tmem_slot_ptr = smem_raw + (tmem_slot - arch::smem_addr(smem_raw));
@@ -201,7 +201,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             for (int i = 0; i < Cfg::kBlockN / Cfg::kMnBoxElems; ++i)
               arch::tma_load_2d(b_tile(stage) + i * Cfg::kMnBoxBytes, &map_b, full, n0 + i * Cfg::kMnBoxElems, k0);
           }
-          if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
+          if (++stage == Cfg::kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
         }
       }
     }
@@ -225,11 +228,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const uint64_t desc_a = arch::make_tcgen05_sw128_desc(a_tile(stage) + kk * kAStep, kALbo, kSbo);
             const uint64_t desc_b = arch::make_tcgen05_sw128_desc(b_tile(stage) + kk * kBStep, kBLbo, kSbo);
             const uint32_t accumulate = (kb > 0 || kk > 0) ? 1u : 0u;
-            if constexpr (sizeof(T) == 2) arch::tcgen05_mma_f16(d_tmem, desc_a, desc_b, kIdesc, accumulate);
-            else arch::tcgen05_mma_tf32(d_tmem, desc_a, desc_b, kIdesc, accumulate);
+            if constexpr (sizeof(T) == 2)
+              arch::tcgen05_mma_f16(d_tmem, desc_a, desc_b, kIdesc, accumulate);
+            else
+              arch::tcgen05_mma_tf32(d_tmem, desc_a, desc_b, kIdesc, accumulate);
           }
           arch::tcgen05_commit(empty_bar + 8 * stage);  // frees the stage once these MMAs have read it
-          if (++stage == Cfg::kStages) { stage = 0; phase ^= 1; }
+          if (++stage == Cfg::kStages) {
+            stage = 0;
+            phase ^= 1;
+          }
         }
         arch::tcgen05_commit(tmem_full_bar + 8 * buf);  // the tile's accumulator is complete
       }
@@ -385,10 +393,14 @@ void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
 template <class T>
 void launch_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
-  if (ak && bk) launch_layout<T, true, true>(args, ctx);
-  else if (ak) launch_layout<T, true, false>(args, ctx);
-  else if (bk) launch_layout<T, false, true>(args, ctx);
-  else launch_layout<T, false, false>(args, ctx);
+  if (ak && bk)
+    launch_layout<T, true, true>(args, ctx);
+  else if (ak)
+    launch_layout<T, true, false>(args, ctx);
+  else if (bk)
+    launch_layout<T, false, true>(args, ctx);
+  else
+    launch_layout<T, false, false>(args, ctx);
 }
 
 /// Whether this module holds sm_100a machine code for the kernels (elsewhere the body
@@ -413,8 +425,8 @@ core::Verdict tcgen05_supports(const core::GemmArgs& args, const CudaContext& ct
       return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   }
 #if defined(GPUKERN_TCGEN05_SM100A)
-  const int smem = args.ab_type == core::DType::F32 ? TcgenConfig<float>::kSmemBytes
-                                                    : TcgenConfig<gpu::bf16_t>::kSmemBytes;
+  const int smem =
+      args.ab_type == core::DType::F32 ? TcgenConfig<float>::kSmemBytes : TcgenConfig<gpu::bf16_t>::kSmemBytes;
   return tma_rung_reason(ctx, smem, built_for_sm100a(), "sm_100a");
 #else
   return "module not built for sm_100a (needs CUDA 12.8 or later)";

@@ -21,8 +21,8 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld,
-                              int rows, int cols, int box_rows) {
+CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
+                              int cols, int box_rows) {
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem_bytes};
   const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
@@ -73,13 +73,12 @@ __global__ void repack_rows_kernel(const Word* src, int64_t ld, Word* dst, int64
 }
 
 template <class Word>
-void launch_repack(const void* src, int64_t ld, void* dst, int64_t dst_ld, int rows, int cols,
-                   const CudaContext& ctx) {
+void launch_repack(const void* src, int64_t ld, void* dst, int64_t dst_ld, int rows, int cols, const CudaContext& ctx) {
   constexpr int kPerChunk = 16 / static_cast<int>(sizeof(Word));
   const int64_t chunks = rows * dst_ld / kPerChunk;
   const int blocks = static_cast<int>(std::min<int64_t>(ceil_div<int64_t>(chunks, 256), 8 * ctx.sm_count));
-  repack_rows_kernel<Word><<<blocks, 256, 0, ctx.stream>>>(static_cast<const Word*>(src), ld,
-                                                           static_cast<Word*>(dst), dst_ld, rows, cols);
+  repack_rows_kernel<Word>
+      <<<blocks, 256, 0, ctx.stream>>>(static_cast<const Word*>(src), ld, static_cast<Word*>(dst), dst_ld, rows, cols);
   GK_LAUNCH_CHECK();
 }
 
@@ -91,8 +90,10 @@ void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, st
   const int64_t per_chunk = 16 / static_cast<int64_t>(elem_bytes);
   const int64_t dst_ld = ceil_div<int64_t>(cols, per_chunk) * per_chunk;
   void* dst = workspace_alloc(static_cast<std::size_t>(rows) * dst_ld * elem_bytes, ctx);
-  if (elem_bytes == 2) launch_repack<uint16_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
-  else launch_repack<uint32_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
+  if (elem_bytes == 2)
+    launch_repack<uint16_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
+  else
+    launch_repack<uint32_t>(ptr, ld, dst, dst_ld, rows, cols, ctx);
   ptr = dst;
   ld = dst_ld;
   return dst;

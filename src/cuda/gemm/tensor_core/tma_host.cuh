@@ -28,8 +28,8 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 /// means zeros); stores skip them. A TFLOAT32 type the driver rejects is retried as
 /// FLOAT32 (same bits; the tensor cores then truncate to tf32). Throws DeviceError when
 /// the driver cannot encode it.
-CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld,
-                              int rows, int cols, int box_rows);
+CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
+                              int cols, int box_rows);
 
 /// The tensor map of a matrix of T (bf16, f16, or f32 described as tf32 for loads
 /// unless `plain_f32`); see encode_tensor_map.

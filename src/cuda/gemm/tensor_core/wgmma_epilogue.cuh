@@ -42,9 +42,9 @@ __device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Stor
 /// tile at (m0, n0). `OutT` = void: stores from the registers; otherwise (beta == 0,
 /// TMA-addressable C of type OutT) through the consumer's staging boxes and `map_c`.
 template <class Cfg, class T, class OutT>
-__device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const CUtensorMap& map_c,
-                                                 const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 const float (&acc)[128], int m0, int n0) {
+__device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const CUtensorMap& map_c, const WgmmaSmem<Cfg>& sm,
+                                                 int consumer, int warp_in_group, int lane, const float (&acc)[128],
+                                                 int m0, int n0) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0..31) of its consumer's 64x256 slice.
   if constexpr (std::is_void_v<OutT>) {
@@ -89,8 +89,10 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const CUten
               }
             };
             // alpha = 1 (the common call) skips 128 multiplies a thread a tile.
-            if (p.alpha != 1.0f) write(std::true_type{});
-            else write(std::false_type{});
+            if (p.alpha != 1.0f)
+              write(std::true_type{});
+            else
+              write(std::false_type{});
           } else {
             const int r_lo = warp_in_group * 16 + lane / 4;
 #pragma unroll

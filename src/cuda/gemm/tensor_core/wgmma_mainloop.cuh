@@ -98,8 +98,8 @@ struct StageRing {
 /// their K blocks, waits until every reader has released the stage, announces its bytes
 /// and lets `load(stage, full_barrier, m0, n0, kb)` issue the TMA copies.
 template <class Cfg, class Origin, class Load>
-__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta,
-                                               int ctas, Origin origin, Load load) {
+__device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
+                                               Origin origin, Load load) {
   StageRing<Cfg::kStages> ring;
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {

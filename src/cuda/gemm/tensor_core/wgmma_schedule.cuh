@@ -122,8 +122,7 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, in
 /// sum runs `epilogue(m0, n0)` for the tile at `origin(tile)`.
 template <class Origin, class Mainloop, class Epilogue>
 __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int consumer,
-                                              float (&acc)[128], Origin origin, Mainloop mainloop,
-                                              Epilogue epilogue) {
+                                              float (&acc)[128], Origin origin, Mainloop mainloop, Epilogue epilogue) {
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     mainloop(u);
