@@ -305,11 +305,3 @@ __device__ __forceinline__ void forget_value(uint32_t& word) {
 }
 
 }  // namespace gpukern::gpu
-
-// ---- PTX primitives, one family per file in cuda/arch/ ----
-// Included here so that code using their former gpu:: names (cp_async_16,
-// l2_evict_first_policy, named_barrier_sync ...) keeps compiling; new code includes the
-// family's header and calls arch:: directly.
-#include "cuda/arch/barrier.cuh"
-#include "cuda/arch/cache_policy.cuh"
-#include "cuda/arch/cp_async.cuh"

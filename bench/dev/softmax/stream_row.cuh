@@ -16,6 +16,7 @@
 #pragma once
 
 #include "cuda/arch/cluster.cuh"
+#include "cuda/arch/mbarrier.cuh"
 #include "cuda/softmax/06_split_row_cluster.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 
@@ -111,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T
     for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
     mbar_init(&exchanged[0], 1);
     mbar_init(&exchanged[1], 1);
-    arch::fence_mbarrier_init_cluster();
+    arch::fence_barrier_init();
   }
   cluster.sync();  // every CTA's barriers initialized before any CTA pushes into them
 

@@ -22,9 +22,4 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
 
 }  // namespace gpukern::cuda::arch
 
-namespace gpukern::gpu {
-// The names these primitives had in portable.cuh, for code not yet calling arch:: directly.
-using cuda::arch::named_barrier_arrive;
-using cuda::arch::named_barrier_sync;
-}  // namespace gpukern::gpu
 #endif

@@ -31,8 +31,3 @@ __device__ __forceinline__ uint64_t l2_evict_last_policy() {
 }
 
 }  // namespace gpukern::cuda::arch
-
-namespace gpukern::gpu {
-// The name this primitive had in portable.cuh, for code not yet calling arch:: directly.
-using cuda::arch::l2_evict_first_policy;
-}  // namespace gpukern::gpu

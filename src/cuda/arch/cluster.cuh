@@ -57,11 +57,5 @@ __device__ __forceinline__ void st_async_v2(uint32_t remote, float a, float b, u
                : "memory");
 }
 
-/// Makes this thread's mbarrier initializations visible to the other CTAs of the cluster
-/// (and to the async proxy) before any of them arrives on, or copies into, them.
-__device__ __forceinline__ void fence_mbarrier_init_cluster() {
-  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-}
-
 }  // namespace gpukern::cuda::arch
 #endif

@@ -74,12 +74,3 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 }  // namespace gpukern::cuda::arch
-
-namespace gpukern::gpu {
-// The names these primitives had in portable.cuh, for code not yet calling arch:: directly.
-using cuda::arch::cp_async_16;
-using cuda::arch::cp_async_16_stream;
-using cuda::arch::cp_async_4;
-using cuda::arch::cp_async_commit;
-using cuda::arch::cp_async_wait;
-}  // namespace gpukern::gpu

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cuda/context.cuh"
+#include "cuda/arch/fast_math.cuh"
 #include "cuda/portable.cuh"
 
 #include <algorithm>
@@ -132,15 +133,7 @@ __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a 
 
 /// 2^v with the hardware approximation (relative error ~2^-22, far below the f32 bound
 /// of 1e-5): one MUFU.EX2 instead of the ~10-instruction accurate exp2f. 2^-inf = 0.
-__device__ __forceinline__ float fast_exp2(float v) {
-#if defined(GPUKERN_HIP)
-  return exp2f(v);
-#else
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(v));
-  return r;
-#endif
-}
+__device__ __forceinline__ float fast_exp2(float v) { return arch::ex2_approx(v); }
 
 /// Statistics of part of a row: its max and the sum of exp(x - max) over it.
 /// sum == 0 exactly when max == -inf (the part holds only -inf, or nothing).

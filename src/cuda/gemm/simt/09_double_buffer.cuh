@@ -5,6 +5,7 @@
 #pragma once
 
 #include "cuda/gemm/gemm_common.cuh"
+#include "cuda/arch/cp_async.cuh"
 #include "cuda/gemm/simt/warp_tiling.cuh"
 
 #include <atomic>
@@ -107,13 +108,13 @@ struct OperandPipe {
     for (int i = 0; i < kCopies; ++i) {
       if constexpr (kKContiguous) {
         const bool ok = ((mn_valid >> i) & 1u) && k0 + k_offset < k_size;
-        gpu::cp_async_4(dst + i * kOtherStep, s, ok ? 4 : 0);
+        arch::cp_async_4(dst + i * kOtherStep, s, ok ? 4 : 0);
       } else {
         const bool k_ok = k0 + k_offset + i * kOtherStep < k_size;
         if constexpr (kWide)
-          gpu::cp_async_16(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
+          arch::cp_async_16(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
         else
-          gpu::cp_async_4(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
+          arch::cp_async_4(dst + i * kOtherStep * kSmemLd, s, k_ok ? mn_bytes : 0);
       }
       s += copy_stride;
     }
@@ -162,7 +163,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
         a_pipe.template issue<kLdA>(a_stages + s * kStageA, s * kBlockK, p.k);
         b_pipe.template issue<kLdB>(b_stages + s * kStageB, s * kBlockK, p.k);
       }
-      gpu::cp_async_commit();  // empty groups keep the wait count uniform
+      arch::cp_async_commit();  // empty groups keep the wait count uniform
     }
 
     const int r_base = T::row_base(), c_base = T::col_base();
@@ -180,7 +181,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     };
 
     // Tile 0 has landed once at most kStages - 2 younger groups are pending.
-    gpu::cp_async_wait<kStages - 2>();
+    arch::cp_async_wait<kStages - 2>();
     __syncthreads();
     load_frags(a_frag[0], b_frag[0], 0, 0);
 
@@ -193,7 +194,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
         a_pipe.template issue<kLdA>(a_stages + write_stage * kStageA, next * kBlockK, p.k);
         b_pipe.template issue<kLdB>(b_stages + write_stage * kStageB, next * kBlockK, p.k);
       }
-      gpu::cp_async_commit();
+      arch::cp_async_commit();
 
 #pragma unroll
       for (int kk = 0; kk < kBlockK; ++kk) {
@@ -204,7 +205,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
         // before anyone reads on, and the first shared loads of the next tile overlap
         // this tile's last 64 FMAs instead of stalling after the barrier.
         if (kk == kBlockK - 1) {
-          gpu::cp_async_wait<kStages - 2>();
+          arch::cp_async_wait<kStages - 2>();
           __syncthreads();
           read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
           load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, 0);
@@ -217,7 +218,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
           for (int j = 0; j < T::kThreadN; ++j) acc[i][j] += a_frag[kk % 2][i] * b_frag[kk % 2][j];
       }
     }
-    gpu::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
+    arch::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
 
 #pragma unroll
     for (int i = 0; i < T::kThreadM; ++i) {

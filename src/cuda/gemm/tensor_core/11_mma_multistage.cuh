@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cuda/arch/mma_sm80.cuh"
+#include "cuda/arch/cp_async.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 
@@ -65,8 +66,8 @@ __device__ __forceinline__ void copy_tile(uint32_t dst, const T* src, int64_t ld
     const int valid = row < rows ? max(0, min(kPerChunk, cols - col)) : 0;
     const T* g = valid > 0 ? src + static_cast<int64_t>(row) * ld + col : src;
     // (cp_async_16 moves bytes: its float pointers are only portable.cuh's signature.)
-    gpu::cp_async_16(static_cast<float*>(arch::smem_ptr(dst + swizzle(r, kRowBytes, chunk))),
-                     reinterpret_cast<const float*>(g), valid * static_cast<int>(sizeof(T)));
+    arch::cp_async_16(static_cast<float*>(arch::smem_ptr(dst + swizzle(r, kRowBytes, chunk))),
+                      reinterpret_cast<const float*>(g), valid * static_cast<int>(sizeof(T)));
   }
 }
 
@@ -107,7 +108,7 @@ struct InteriorCopy {
         const int tid = static_cast<int>(threadIdx.x);
         d = swizzle(tid / kChunksPerRow + i * kRowStep, kRowBytes, tid % kChunksPerRow);
       }
-      gpu::cp_async_16(arch::smem_ptr(dst + d), g);
+      arch::cp_async_16(arch::smem_ptr(dst + d), g);
       g += round_bytes;
     }
   }
@@ -239,7 +240,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
     int load_kt = 0;  // the next K block to load
     auto produce = [&](int s) {
       if (load_kt < k_tiles) load_stage(s, load_kt);
-      gpu::cp_async_commit();
+      arch::cp_async_commit();
       ++load_kt;
     };
     auto epilogue = [&]() {
@@ -257,7 +258,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
     // the group count, and so the wait arithmetic, uniform).
 #pragma unroll
     for (int s = 0; s < Cfg::kStages - 1; ++s) produce(s);
-    gpu::cp_async_wait<Cfg::kStages - 2>();
+    arch::cp_async_wait<Cfg::kStages - 2>();
     __syncthreads();
 
     int read_stage = 0, write_stage = Cfg::kStages - 1;
@@ -268,7 +269,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
         if (kk == kKSteps - 1) {
           // The next K block must have landed, and every warp must be done with this
           // one before its stage is refilled (next iteration, kk == 0).
-          gpu::cp_async_wait<Cfg::kStages - 2>();
+          arch::cp_async_wait<Cfg::kStages - 2>();
           __syncthreads();
           read_stage = read_stage + 1 == Cfg::kStages ? 0 : read_stage + 1;
         }
@@ -283,7 +284,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
           for (int j = 0; j < Cfg::kMmaTilesN; ++j) arch::mma_16x8<T>(acc[i][j], a_frag[kk & 1][i], b_frag[kk & 1][j]);
       }
     }
-    gpu::cp_async_wait<0>();
+    arch::cp_async_wait<0>();
     if constexpr (!kChecked) {
       // Whole tiles: stage the f32 accumulators in the (now idle) pipeline memory and
       // write each C row with full-width coalesced accesses (8 or 16 bytes a lane)

@@ -11,7 +11,7 @@
 #include "cuda/arch/mbarrier.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/arch/wgmma_sm90.cuh"
-#include "cuda/cluster.cuh"
+#include "cuda/arch/cluster.cuh"
 #include "cuda/gemm/tensor_core/tma_host.cuh"
 #include "cuda/gemm/tensor_core/wgmma_epilogue.cuh"
 #include "cuda/gemm/tensor_core/wgmma_mainloop.cuh"
@@ -57,14 +57,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp_in_group = (static_cast<int>(threadIdx.x) / 32) % 4;
-  const uint32_t rank = kCluster > 1 ? cluster::rank() : 0;
+  const uint32_t rank = kCluster > 1 ? arch::cluster_rank() : 0;
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1)
-    cluster::sync();  // peers arrive on and write to our barriers
+    arch::cluster_sync();  // peers arrive on and write to our barriers
   else
     __syncthreads();
 
@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
     }
   }
-  if constexpr (kCluster > 1) cluster::sync();  // no CTA leaves while a peer may still signal it
+  if constexpr (kCluster > 1) arch::cluster_sync();  // no CTA leaves while a peer may still signal it
 #endif
 }
 

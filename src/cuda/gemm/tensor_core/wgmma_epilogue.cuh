@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/barrier.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/gemm/tensor_core/wgmma_mainloop.cuh"
 
@@ -27,10 +28,10 @@ __device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Stor
 #pragma unroll
   for (int round = 0; round < kRounds; ++round) {
     if (leader) arch::bulk_wait_group_read<0>();
-    gpu::named_barrier_sync(1 + consumer, 128);
+    arch::named_barrier_sync(1 + consumer, 128);
     write(round);
     arch::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
-    gpu::named_barrier_sync(1 + consumer, 128);
+    arch::named_barrier_sync(1 + consumer, 128);
     if (leader) {
       store(round);
       arch::bulk_commit_group();

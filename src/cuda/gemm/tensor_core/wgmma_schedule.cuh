@@ -5,24 +5,15 @@
 #pragma once
 
 #include "cuda/gemm/tensor_core_common.cuh"
+#include "cuda/arch/barrier.cuh"
 #include "cuda/workspace.cuh"
+
+#include "cuda/arch/memory_order.cuh"
 
 #include <algorithm>
 #include <cstdint>
 
 namespace gpukern::cuda::gemm {
-
-// ---- GPU-scope acquire load / release store of a flag word shared between CTAs (the
-// memory-order family of cuda/arch; they join it there).
-__device__ __forceinline__ uint64_t ld_acquire_gpu(const uint64_t* p) {
-  uint64_t v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release_gpu(uint64_t* p, uint64_t v) {
-  asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(p), "l"(v) : "memory");
-}
-// ----
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
 /// visited in L2 raster order, and K blocks per tile.
@@ -88,23 +79,23 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, in
   uint64_t* ready = claim + 1;
   float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * (32 * 128);
   if (tid == 0) *second = atomicExch(reinterpret_cast<unsigned long long*>(claim), s.epoch) == s.epoch;
-  gpu::named_barrier_sync(1 + consumer, 128);
+  arch::named_barrier_sync(1 + consumer, 128);
   if (!*second) {
     // First: park the partial sums (each warp writes 512 contiguous bytes a store).
 #pragma unroll
     for (int i = 0; i < 32; ++i)
       __stcg(part + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
-    gpu::named_barrier_sync(1 + consumer, 128);
+    arch::named_barrier_sync(1 + consumer, 128);
     if (tid == 0) {
       __threadfence();
-      st_release_gpu(ready, s.epoch);
+      arch::st_release_gpu(ready, s.epoch);
     }
     return false;
   }
   // Second: the first one claimed before us and is storing; wait for it, add.
   if (tid == 0)
-    while (ld_acquire_gpu(ready) != s.epoch) __nanosleep(64);
-  gpu::named_barrier_sync(1 + consumer, 128);
+    while (arch::ld_acquire_gpu(ready) != s.epoch) __nanosleep(64);
+  arch::named_barrier_sync(1 + consumer, 128);
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     const float4 v = __ldcg(part + i * 128 + tid);
