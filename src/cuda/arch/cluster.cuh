@@ -1,8 +1,8 @@
 // Thread-block cluster primitives (NVIDIA sm_90 and later): this CTA's rank and the
 // cluster's size, the cluster-wide barrier, distributed shared memory (the
 // shared::cluster address of a variable in another CTA, loads from it, and st.async
-// stores into it that complete on the receiver's mbarrier), and the fence that makes
-// mbarrier initialization visible to the cluster. Call only from device code compiled
+// stores into it that complete on the receiver's mbarrier; the fence that makes mbarrier
+// initialization visible to the cluster is in mbarrier.cuh). Call only from device code compiled
 // for sm_90 or later; declared for CUDA only (HIP has no clusters).
 #pragma once
 
