@@ -51,18 +51,10 @@ class CudaTimer final : public core::Timer {
 class CudaBackend final : public core::Backend {
  public:
   explicit CudaBackend(int device) {
-    ctx_.device = device;
     GK_GPU_CHECK(gpu::set_device(device));
     desc_ = vendor::describe_device(device);
-    ctx_.arch = desc_.arch;
-    ctx_.libraries = &libraries_;
-    ctx_.sm_count = desc_.compute_units;
-    ctx_.warp_size = desc_.warp_size;
-    ctx_.smem_per_block_optin = desc_.smem_per_block_optin;
-    ctx_.l2_bytes = desc_.l2_bytes;
-    ctx_.cluster_launch = desc_.cluster_launch;
     GK_GPU_CHECK(gpu::stream_create_non_blocking(&own_stream_));
-    ctx_.stream = own_stream_;
+    ctx_ = make_context(device, desc_, own_stream_, &libraries_);
   }
 
   ~CudaBackend() override {

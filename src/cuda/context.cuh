@@ -65,6 +65,24 @@ std::string no_device_reason(gpu::error_t e);
 DeviceDescription describe_device(int index);
 }  // namespace vendor
 
+/// The context of device `device` as `d` describes it, launching on `stream`, with the
+/// device's library handles (nullptr where no rung that needs them runs: tests and
+/// development drivers that launch kernels directly).
+inline CudaContext make_context(int device, const DeviceDescription& d, gpu::stream_t stream,
+                                LibraryHandles* libraries = nullptr) {
+  CudaContext ctx;
+  ctx.stream = stream;
+  ctx.device = device;
+  ctx.arch = d.arch;
+  ctx.sm_count = d.compute_units;
+  ctx.warp_size = d.warp_size;
+  ctx.smem_per_block_optin = d.smem_per_block_optin;
+  ctx.l2_bytes = d.l2_bytes;
+  ctx.cluster_launch = d.cluster_launch;
+  ctx.libraries = libraries;
+  return ctx;
+}
+
 /// An occupancy answer (CTAs or clusters that fit at once), asked once per `key` and
 /// kept: for a given device, kernel and launch shape it never changes. `query(int*)`
 /// makes the occupancy call and returns its error; a failed query counts as 0 (its

@@ -163,20 +163,12 @@ __global__ void fill_random(T* p, int64_t count, uint64_t seed) {
     p[i] = gpu::from_float<T>(static_cast<float>(hash32(seed * 0x9E3779B97F4A7C15ULL + i) >> 8) / 8388608.0f - 1.0f);
 }
 CudaContext make_context() {
-  CudaContext ctx;
   int dev = 0;
   CHECK(cudaGetDevice(&dev));
-  cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, dev));
-  ctx.device = dev;
-  ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0,
-              "sm_" + std::to_string(prop.major * 10 + prop.minor)};
-  ctx.sm_count = prop.multiProcessorCount;
-  ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
-  ctx.l2_bytes = prop.l2CacheSize;
-  ctx.cluster_launch = prop.major >= 9;
+  const DeviceDescription d = vendor::describe_device(dev);
+  CudaContext ctx = cuda::make_context(dev, d, nullptr);
   CHECK(cudaStreamCreate(&ctx.stream));
-  std::printf("device: %s, sm_%d, %d SMs, smem optin %zu, L2 %zu\n", prop.name, ctx.arch.cc, ctx.sm_count,
+  std::printf("device: %s, sm_%d, %d SMs, smem optin %zu, L2 %zu\n", d.name.c_str(), ctx.arch.cc, ctx.sm_count,
               ctx.smem_per_block_optin, ctx.l2_bytes);
   return ctx;
 }

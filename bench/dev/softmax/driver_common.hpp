@@ -36,14 +36,7 @@ using gpukern::cuda::CudaContext;
 inline CudaContext make_context() {
   CHECK_CUDA(cudaSetDevice(0));
   const gpukern::cuda::DeviceDescription d = gpukern::cuda::vendor::describe_device(0);
-  CudaContext ctx;
-  ctx.device = 0;
-  ctx.arch = d.arch;
-  ctx.sm_count = d.compute_units;
-  ctx.warp_size = d.warp_size;
-  ctx.smem_per_block_optin = d.smem_per_block_optin;
-  ctx.l2_bytes = d.l2_bytes;
-  ctx.cluster_launch = d.cluster_launch;
+  CudaContext ctx = gpukern::cuda::make_context(0, d, nullptr);
   CHECK_CUDA(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking));
   int mem_clock = 0;
   cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, 0);

@@ -251,20 +251,14 @@ const CudaContext* device_context(cudaStream_t stream, std::string* why_not) {
   std::lock_guard<std::mutex> lock(mutex);
   if (!done) {
     done = true;
-    cudaDeviceProp prop{};
     if (!cuda_device_present(&reason)) {
       // no device: `reason` says why
-    } else if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) {
-      reason = "no CUDA device: cannot read the properties of device 0";
     } else {
-      ctx.device = 0;
-      ctx.arch = {core::Vendor::Nvidia, prop.major * 10 + prop.minor, 0,
-                  "sm_" + std::to_string(prop.major * 10 + prop.minor)};
-      ctx.sm_count = prop.multiProcessorCount;
-      ctx.warp_size = prop.warpSize;
-      ctx.smem_per_block_optin = prop.sharedMemPerBlockOptin;
-      ctx.l2_bytes = prop.l2CacheSize;
-      ctx.cluster_launch = prop.major >= 9;
+      try {
+        ctx = cuda::make_context(0, cuda::vendor::describe_device(0), nullptr);
+      } catch (const std::exception& e) {
+        reason = std::string("no CUDA device: cannot describe device 0: ") + e.what();
+      }
     }
   }
   if (!reason.empty()) {

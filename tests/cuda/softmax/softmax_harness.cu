@@ -40,13 +40,7 @@ const cuda::CudaContext* device_context(std::string* why_not) {
     try {
       check_cuda(cudaSetDevice(0), "cudaSetDevice");
       const cuda::DeviceDescription d = cuda::vendor::describe_device(0);
-      ctx.device = 0;
-      ctx.arch = d.arch;
-      ctx.sm_count = d.compute_units;
-      ctx.warp_size = d.warp_size;
-      ctx.smem_per_block_optin = d.smem_per_block_optin;
-      ctx.l2_bytes = d.l2_bytes;
-      ctx.cluster_launch = d.cluster_launch;
+      ctx = cuda::make_context(0, d, nullptr);
       check_cuda(cudaStreamCreateWithFlags(&ctx.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
       ok = true;
     } catch (const std::exception& e) {
