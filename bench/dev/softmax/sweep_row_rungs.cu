@@ -4,28 +4,30 @@
 #include "cuda/softmax/04_warp_row.cuh"
 #include "cuda/softmax/05_block_row.cuh"
 
+#include <array>
+#include <cstddef>
+
 namespace softmax_dev {
 namespace {
+
+/// The entries of `a` then those of `b`, as one constexpr table.
+template <class T, std::size_t N, std::size_t M>
+constexpr std::array<T, N + M> joined(const T (&a)[N], const T (&b)[M]) {
+  std::array<T, N + M> out{};
+  for (std::size_t i = 0; i < N; ++i) out[i] = a[i];
+  for (std::size_t i = 0; i < M; ++i) out[N + i] = b[i];
+  return out;
+}
 
 namespace sm = gpukern::cuda::softmax;
 using sm::BlockRowConfig;
 using sm::HybridConfig;
 using sm::WarpRowConfig;
 
-/// The policy's layouts (04_warp_row.cu) and the others measured against them: f32
-/// exps at other shapes, and layouts for single cold calls (several rows a group, a
-/// grid of N blocks an SM, pipelined rows, plain loads and stores).
-constexpr WarpRowConfig kWarpRow[] = {
-    {.lanes = 1, .packs = 1},
-    {.lanes = 2, .packs = 1},
-    {.lanes = 4, .packs = 1},
-    {.lanes = 4, .packs = 2},
-    {.lanes = 8, .packs = 2, .float_exps = true},
-    {.lanes = 8, .packs = 4},
-    {.lanes = 16, .packs = 4},
-    {.lanes = 32, .packs = 4},
-    {.lanes = 32, .packs = 8},
-    {.lanes = 32, .packs = 16},
+/// The policy's layouts (04_warp_row.cuh: sm::kWarpRowPolicy) and the others measured
+/// against them: f32 exps at other shapes, and layouts for single cold calls (several
+/// rows a group, a grid of N blocks an SM, pipelined rows, plain loads and stores).
+constexpr WarpRowConfig kWarpRowOthers[] = {
     {.lanes = 4, .packs = 4},
     {.lanes = 8, .packs = 4, .float_exps = true},
     {.lanes = 32, .packs = 4, .float_exps = true},
@@ -41,7 +43,9 @@ constexpr WarpRowConfig kWarpRow[] = {
     {.lanes = 2, .packs = 8},
     {.lanes = 8, .packs = 2, .float_exps = true, .rows = 2},
 };
-constexpr int kNumWarpRow = static_cast<int>(sizeof(kWarpRow) / sizeof(kWarpRow[0]));
+
+constexpr auto kWarpRow = joined(sm::kWarpRowPolicy, kWarpRowOthers);
+constexpr int kNumWarpRow = static_cast<int>(kWarpRow.size());
 
 std::string warp_row_name(const WarpRowConfig& c) {
   return std::to_string(c.lanes) + "x" + std::to_string(c.packs) + (c.float_exps ? "/fexp" : "") +

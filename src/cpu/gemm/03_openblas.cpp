@@ -47,7 +47,7 @@ void set_threads(const OpenBlas& ob, int threads) {
 
 template <class AB, class C>
 void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBlas& ob) {
-  const float beta = core::unsigned_zero(g.beta);  // see gemm_openblas
+  const float beta = g.beta;  // validated: a zero beta is +0.0
   const int ta = g.trans_a ? kCblasTrans : kCblasNoTrans, tb = g.trans_b ? kCblasTrans : kCblasNoTrans;
   const int64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const int64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
@@ -98,9 +98,9 @@ void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
   // OpenBLAS itself handles k == 0, but do it here so every rung agrees bit for bit.
   if (g.k == 0) return scale_c(g);
   const OpenBlas& ob = openblas();
-  // beta == 0 must not read C whatever its sign; a zero beta goes to OpenBLAS as +0.0 so
-  // that a kernel testing its bits (as cuBLAS does) cannot take -0.0 for "read C".
-  const float beta = core::unsigned_zero(g.beta);
+  // beta == 0 must not read C: validation stores a zero beta as +0.0, so a kernel that
+  // tests its bits (as cuBLAS does) cannot take -0.0 for "read C".
+  const float beta = g.beta;
   if (g.ab_type == core::DType::F32 && g.c_type == core::DType::F32) {
     // allow_tf32 is a permission, not a request: f32 runs as exact f32.
     std::lock_guard<std::mutex> lock(ob.mutex);

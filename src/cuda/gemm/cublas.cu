@@ -40,10 +40,9 @@ core::Verdict cublas_supports(const core::GemmArgs&, const CudaContext&) {
 void cublas_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const cublasOperation_t op_a = args.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = args.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
-  // cuBLAS tests beta's bits: with beta = -0.0 it reads C (NaN in C then gives NaN), though
-  // beta == 0 must never read C. Pass any zero as +0.0 (the core already stores it so; this
-  // keeps the rung right for callers that build GemmArgs themselves).
-  const float alpha = args.alpha, beta = core::unsigned_zero(args.beta);
+  // cuBLAS tests beta's bits (with -0.0 it reads C); validation stores any zero beta as
+  // +0.0, so beta == 0 never reads C here either.
+  const float alpha = args.alpha, beta = args.beta;
   // With k == 0 the operands are never read, but cuBLAS still wants ld >= 1.
   const auto ld = [](int64_t v) { return v < 1 ? int64_t(1) : v; };
   with_cublas(ctx, [&](cublasHandle_t handle) {

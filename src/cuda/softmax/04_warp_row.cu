@@ -21,32 +21,13 @@
 namespace gpukern::cuda::softmax {
 namespace {
 
-/// The policy's layouts, ordered by capacity (lanes x packs vectors); the policy takes
-/// the first that holds the row. Up to 32 vectors a row prefers 4 packs a lane over more
-/// lanes: 64 bytes in flight a thread instead of 16. Rows of 9-16 vectors (16-bit
-/// 65536x128) take 8 x 2 with the 16-bit exps kept in f32: against 4 x 4 with them
-/// (which keeps 64 bytes in flight a thread but needs 72-80 registers, 6-7 blocks an
-/// SM), it needs 48-56 registers (9-10 blocks) and does half the serial exp and shuffle
-/// work a lane, which single calls after a cache flush measured faster on the H100.
-constexpr WarpRowConfig kPolicyConfigs[] = {
-    {.lanes = 1, .packs = 1},
-    {.lanes = 2, .packs = 1},
-    {.lanes = 4, .packs = 1},
-    {.lanes = 4, .packs = 2},
-    {.lanes = 8, .packs = 2, .float_exps = true},
-    {.lanes = 8, .packs = 4},
-    {.lanes = 16, .packs = 4},
-    {.lanes = 32, .packs = 4},
-    {.lanes = 32, .packs = 8},
-    {.lanes = 32, .packs = 16},
-};
-constexpr int kNumPolicyConfigs = static_cast<int>(sizeof(kPolicyConfigs) / sizeof(kPolicyConfigs[0]));
+constexpr int kNumPolicyConfigs = static_cast<int>(sizeof(kWarpRowPolicy) / sizeof(kWarpRowPolicy[0]));
 
 constexpr bool policy_configs_valid() {
   for (int i = 0; i < kNumPolicyConfigs; ++i) {
-    const WarpRowConfig c = kPolicyConfigs[i];
+    const WarpRowConfig c = kWarpRowPolicy[i];
     if (!c.valid() || c.vector_only()) return false;  // the policy serves the scalar path too
-    if (i > 0 && c.capacity() < kPolicyConfigs[i - 1].capacity()) return false;
+    if (i > 0 && c.capacity() < kWarpRowPolicy[i - 1].capacity()) return false;
   }
   return true;
 }
@@ -54,12 +35,12 @@ static_assert(policy_configs_valid(),
               "warp_row policy layouts: valid (WarpRowConfig::valid), none 16-byte-only (the policy serves the "
               "scalar path too), ascending capacity");
 
-constexpr int64_t kMaxVectors = kPolicyConfigs[kNumPolicyConfigs - 1].capacity();
+constexpr int64_t kMaxVectors = kWarpRowPolicy[kNumPolicyConfigs - 1].capacity();
 
 /// The policy: the smallest layout that holds the row; -1 when none does.
 int pick_config(const core::SoftmaxArgs& args) {
   for (int i = 0; i < kNumPolicyConfigs; ++i)
-    if (warp_row_holds(kPolicyConfigs[i], args)) return i;
+    if (warp_row_holds(kWarpRowPolicy[i], args)) return i;
   return -1;
 }
 
@@ -82,7 +63,7 @@ void warp_row_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
                       "warp_row ran a call it declines: " + warp_row_supports(args, ctx).text());
   with_storage_and_width(args, [&](auto tag, auto width) {
     with_index<kNumPolicyConfigs>(index, [&](auto i) {
-      launch_warp_row<decltype(tag), decltype(width)::value, kTableEntry<kPolicyConfigs, decltype(i)::value>>(args,
+      launch_warp_row<decltype(tag), decltype(width)::value, kTableEntry<kWarpRowPolicy, decltype(i)::value>>(args,
                                                                                                               ctx);
     });
   });

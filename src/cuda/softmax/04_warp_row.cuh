@@ -134,4 +134,24 @@ void launch_warp_row(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   }
 }
 
+/// The policy's layouts, ordered by capacity (lanes x packs vectors); the policy takes
+/// the first that holds the row. Up to 32 vectors a row prefers 4 packs a lane over more
+/// lanes: 64 bytes in flight a thread instead of 16. Rows of 9-16 vectors (16-bit
+/// 65536x128) take 8 x 2 with the 16-bit exps kept in f32: against 4 x 4 with them
+/// (which keeps 64 bytes in flight a thread but needs 72-80 registers, 6-7 blocks an
+/// SM), it needs 48-56 registers (9-10 blocks) and does half the serial exp and shuffle
+/// work a lane, which single calls after a cache flush measured faster on the H100.
+inline constexpr WarpRowConfig kWarpRowPolicy[] = {
+    {.lanes = 1, .packs = 1},
+    {.lanes = 2, .packs = 1},
+    {.lanes = 4, .packs = 1},
+    {.lanes = 4, .packs = 2},
+    {.lanes = 8, .packs = 2, .float_exps = true},
+    {.lanes = 8, .packs = 4},
+    {.lanes = 16, .packs = 4},
+    {.lanes = 32, .packs = 4},
+    {.lanes = 32, .packs = 8},
+    {.lanes = 32, .packs = 16},
+};
+
 }  // namespace gpukern::cuda::softmax
