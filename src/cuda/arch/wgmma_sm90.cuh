@@ -1,7 +1,7 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
-// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256: k16 for f16/bf16, k8
-// for tf32 with A from shared memory or registers) with its fence / commit / wait, and
-// setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
+// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256 and m64n128: k16 for
+// f16/bf16, k8 for tf32; m64n256 tf32 also with A from registers) with its fence /
+// commit / wait, and setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
 // instruction. NVIDIA only: call from device code compiled for sm_90a
 // (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
@@ -76,6 +76,23 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), \
       "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
 
+/// The accumulator registers of one m64n128 wgmma: 64 f32 per thread.
+#define GK_WGMMA_N128_D_REGS                                                         \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "           \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+
+#define GK_WGMMA_N128_D_OPERANDS                                                                              \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+
 /// D(64x256, f32) (+)= A(64x16) * B(16x256), 16-bit inputs read from shared memory.
 /// `kTransA`/`kTransB` = 1 when that operand is MN-major in shared memory.
 /// `accumulate` = 0 overwrites D (the first K step of a tile).
@@ -123,6 +140,50 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
+/// D(64x128, f32) (+)= A(64x16) * B(16x128), 16-bit inputs read from shared memory; as
+/// wgmma_m64n256k16 with half the accumulators (the 128-wide tile configurations).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GK_WGMMA_N128_D_REGS
+        "},"
+        " %64, %65, p, 1, 1, %67, %68;\n"
+        "}\n"
+        : GK_WGMMA_N128_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GK_WGMMA_N128_D_REGS
+        "},"
+        " %64, %65, p, 1, 1, %67, %68;\n"
+        "}\n"
+        : GK_WGMMA_N128_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  }
+}
+
+/// D(64x128, f32) (+)= A(64x8) * B(8x128), tf32 inputs (f32 storage), both K-major.
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" GK_WGMMA_N128_D_REGS
+      "},"
+      " %64, %65, p, 1, 1;\n"
+      "}\n"
+      : GK_WGMMA_N128_D_OPERANDS
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 /// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32: A from registers (4 per thread, the
 /// m16n8k8 tf32 A-fragment layout per warp over the warpgroup's 4 x 16 rows), B K-major
 /// from shared memory. The A registers must stay unchanged until the wgmma completes.
@@ -147,5 +208,7 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
 
 #undef GK_WGMMA_N256_D_REGS
 #undef GK_WGMMA_N256_D_OPERANDS
+#undef GK_WGMMA_N128_D_REGS
+#undef GK_WGMMA_N128_D_OPERANDS
 
 }  // namespace gpukern::cuda::arch

@@ -8,7 +8,12 @@
 //    bounds-checked kernel on tile-divisible shapes too, and on sm_90 the wide kernel
 //    without bounds checks;
 //  * wgmma_tma's tf32 NN kernel with the K split of the last round of tiles, as the
-//    rung's cost model plans it and forced to either extreme.
+//    rung's cost model plans it and forced to either extreme;
+//  * wgmma_tma's tile configurations (128x256c2, 128x128, 64x128, the tf32 NN kernel)
+//    forced, unsplit and with every tile split in K ranges (2, 3, 4, 16 ways: helpers
+//    with several ranges each), over the issue's odd shape classes (T = 1, 7, 64, 130,
+//    1000; K tails; N not a multiple of 128), f16/bf16/tf32, every transpose the rung
+//    takes, alpha/beta, both epilogues.
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh).
 #include "gemm_harness.cuh"
 
@@ -21,6 +26,8 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cstdio>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -132,7 +139,7 @@ template <int kHelperBlocks>
 struct ForcedSplit {
   template <class Cfg>
   static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
-    return gemm::split_tail(s, ctas, kHelperBlocks, ctx);
+    return gemm::split_tail(s, ctas, kHelperBlocks, gemm::split_slots<Cfg>(), ctx);
   }
 };
 
@@ -163,6 +170,50 @@ TEST_F(WgmmaTmaSplitTail, Tf32NNLastRoundSplitAlongK) {
       gemm::launch_wgmma_tf32_nn<Cfg, ForcedSplit<1 << 20>>(args, *ctx);
     });
   }
+}
+
+// ---- wgmma_tma: every configuration and K split forced
+
+class WgmmaTmaConfigs : public OnStream {};
+
+TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
+  // "tf32nn ..." runs tf32 calls with N-contiguous B; on other calls the tile given runs
+  // (the C^T kernel takes every tf32 NN call whatever the tile, with the given split).
+  const char* configs[] = {"128x256c2",       "128x256c2 splitk3", "128x128",        "128x128 splitk2",
+                           "128x128 splitk4", "128x128 splitk16",  "64x128",         "64x128 splitk3",
+                           "64x128 splitk16", "tf32nn splitk2",    "tf32nn splitk16"};
+  // T x N x K: the issue's row counts; N off the 128 grid; K tails (not a multiple of
+  // the 64 / 32-element K block) and K long enough for 16 ranges of several blocks.
+  const int64_t shapes[][3] = {{1, 136, 1100}, {7, 520, 1000}, {64, 250, 4100}, {130, 384, 300}, {1000, 1000, 1000}};
+  const struct {
+    DType ab;
+    bool tf32;
+  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
+  uint64_t seed = 400;
+  int runs = 0;
+  for (const char* name : configs) {
+    gemm::WgmmaChoice choice;
+    ASSERT_TRUE(gemm::parse_wgmma_config(name, &choice)) << name;
+    for (const auto& t : types)
+      for (int layout = 0; layout < 4; ++layout) {
+        if (t.tf32 && (layout & 1)) continue;  // tf32 needs A not transposed
+        for (size_t i = 0; i < std::size(shapes); ++i) {
+          const auto& s = shapes[i];
+          // Variants in turn over shapes and layouts: each configuration meets both
+          // epilogues, C in f32 and in the input type, packed and padded rows.
+          Case c = edge_case(s[0], s[1], s[2], layout, t.ab, t.tf32, static_cast<int>((i + layout) % 5));
+          Problem problem(c, stream_, ++seed);
+          ++runs;
+          run_and_check(problem, std::string("wgmma_tma forced ") + name,
+                        [&](const core::GemmArgs& args) { gemm::wgmma_tma_run_with(args, *ctx, choice); });
+        }
+      }
+  }
+  std::printf("[ wgmma configs ] %d forced runs\n", runs);
 }
 
 }  // namespace

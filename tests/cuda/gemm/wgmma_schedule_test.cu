@@ -1,9 +1,15 @@
 // The persistent schedule of the wgmma_tma kernels (src/cuda/gemm/tensor_core/
-// wgmma_schedule.cuh): the cost model of the K split of the last, partial round of
-// tiles (host, runs anywhere) and, on the device, that the work units of all CTAs cover
-// every K block of every tile exactly once, split or not.
+// wgmma_schedule.cuh) and the rung's choice of configuration (12_wgmma_tma.cu):
+//  * on the host (runs anywhere): the cost model of the K split of the last, partial
+//    round of tiles; the split plans (tail, every tile in `ways` ranges); that the work
+//    units of all CTAs cover every K block of every tile exactly once, with no empty
+//    range and exactly `ways` arrivals per split tile (what the fixup's tickets count);
+//    the choice table on the issue's shapes and the GPUKERN_WGMMA_CONFIG names;
+//  * on the device: the same coverage enumerated by device code.
 #include "gemm_harness.cuh"
 
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
 #include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
 
 #include <gtest/gtest.h>
@@ -35,13 +41,164 @@ TEST(WgmmaSchedule, TailSplitCostModel) {
 }
 
 TEST(WgmmaSchedule, NoSplitLeavesTheScheduleAlone) {
-  cuda::CudaContext unused;  // split_tail allocates only when it splits
+  cuda::CudaContext unused;  // the split workspace is allocated only when a plan splits
   gemm::WgmmaSchedule s = make_schedule(32, 16, 64);
-  EXPECT_EQ(gemm::split_tail(s, 132, 0, unused), nullptr);
+  EXPECT_EQ(gemm::split_tail(s, 132, 0, {}, unused), nullptr);
   EXPECT_EQ(s.split_first, s.total);
   s = make_schedule(24, 11, 128);
-  EXPECT_EQ(gemm::split_tail(s, 132, 10, unused), nullptr);  // whole rounds: nothing to split
+  EXPECT_EQ(gemm::split_tail(s, 132, 10, {}, unused), nullptr);  // whole rounds: nothing to split
   EXPECT_EQ(s.split_first, s.total);
+  // Every tile in K ranges: not with one way, not with as many tiles as CTAs, not with
+  // one K block.
+  s = make_schedule(1, 32, 64);
+  EXPECT_EQ(gemm::split_all(s, 132, 1, {}, unused), nullptr);
+  s = make_schedule(12, 11, 64);
+  EXPECT_EQ(gemm::split_all(s, 132, 4, {}, unused), nullptr);
+  s = make_schedule(1, 32, 1);
+  EXPECT_EQ(gemm::split_all(s, 132, 4, {}, unused), nullptr);
+  EXPECT_EQ(s.split_first, s.total);
+  EXPECT_EQ(s.ways, 1);
+}
+
+TEST(WgmmaSchedule, SplitAllPlan) {
+  // 128 x 4096 x 4096 in 128x128 tiles: 32 tiles of 64 K blocks, 4 ways: ranges of 16.
+  gemm::WgmmaSchedule s = make_schedule(1, 32, 64);
+  ASSERT_TRUE(gemm::plan_split_all(s, 132, 4));
+  EXPECT_EQ(s.split_first, 0);
+  EXPECT_EQ(s.split_kb, 16);
+  EXPECT_EQ(s.ways, 4);
+  // More ways than K blocks: one K block a range.
+  s = make_schedule(2, 2, 3);
+  ASSERT_TRUE(gemm::plan_split_all(s, 132, 16));
+  EXPECT_EQ(s.ways, 3);
+  EXPECT_EQ(s.split_kb, 1);
+}
+
+/// What the units of `ctas` CTAs do with schedule `s`: the K blocks covered more or
+/// less than once, empty units, and split tiles whose arrival count is not `ways`.
+struct Coverage {
+  int wrong_blocks = 0, empty_units = 0, wrong_arrivals = 0, units = 0;
+};
+Coverage cover(const gemm::WgmmaSchedule& s, int ctas) {
+  std::vector<int> hits(static_cast<size_t>(s.total) * s.k_blocks, 0), arrivals(s.total, 0);
+  Coverage c;
+  for (int cta = 0; cta < ctas; ++cta) {
+    gemm::WorkUnit u;
+    for (int i = 0; gemm::work_unit(s, cta, ctas, i, u); ++i) {
+      ++c.units;
+      c.empty_units += u.kb_end <= u.kb_begin;
+      for (int kb = u.kb_begin; kb < u.kb_end; ++kb) ++hits[static_cast<size_t>(u.tile) * s.k_blocks + kb];
+      if (u.split) {
+        ++arrivals[u.tile];
+        if (u.slot != u.tile - s.split_first) ++c.wrong_arrivals;  // the workspace slot is the tile's
+      }
+    }
+  }
+  for (int h : hits) c.wrong_blocks += h != 1;
+  for (int t = s.split_first; t < s.total; ++t) c.wrong_arrivals += arrivals[t] != s.ways;
+  return c;
+}
+
+struct Plan {
+  int tiles_m, tiles_n, k_blocks, ctas;
+  int helper_blocks;  // > 0: the tail split with this helper share
+  int ways;           // >= 2: every tile split (when tiles < ctas)
+};
+
+/// The schedule of `p` as the launcher plans it (without the workspace).
+gemm::WgmmaSchedule planned(const Plan& p) {
+  gemm::WgmmaSchedule s = make_schedule(p.tiles_m, p.tiles_n, p.k_blocks);
+  if (p.ways >= 2 && gemm::plan_split_all(s, p.ctas, p.ways)) return s;
+  if (p.helper_blocks > 0) gemm::plan_tail_split(s, p.ctas, p.helper_blocks);
+  return s;
+}
+
+/// The launch's CTA count for a plan (plan_launch in 12_wgmma_tma.cuh).
+int launch_ctas(const gemm::WgmmaSchedule& s, int resident) {
+  return s.split_first == 0 && s.ways > 1 ? std::min(resident, s.total * s.ways) : std::min(resident, s.total);
+}
+
+const Plan kPlans[] = {
+    {32, 16, 64, 132, 0, 0}, {64, 32, 128, 132, 40, 0}, {1, 144, 32, 132, 16, 0}, {3, 5, 7, 4, 1, 0},
+    {3, 5, 7, 4, 6, 0},      {2, 3, 9, 5, 100, 0},      {7, 1, 2, 3, 1, 0},       {1, 1, 5, 8, 2, 0},
+    {1, 32, 64, 132, 0, 4},  {1, 32, 172, 132, 0, 4},   {8, 8, 16, 132, 0, 2},    {8, 8, 16, 132, 0, 16},
+    {1, 1, 5, 132, 0, 16},   {2, 2, 5, 132, 0, 4},      {1, 3, 7, 4, 0, 3},       {1, 3, 100, 5, 0, 7},
+    {1, 8, 9, 66, 0, 8},     {5, 7, 33, 132, 0, 3},     {1, 1, 1, 132, 0, 4},     {2, 16, 64, 66, 0, 2},
+};
+
+TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheHost) {
+  for (const Plan& p : kPlans) {
+    const gemm::WgmmaSchedule s = planned(p);
+    const int ctas = launch_ctas(s, p.ctas);
+    const Coverage c = cover(s, ctas);
+    EXPECT_EQ(c.wrong_blocks, 0) << p.tiles_m << "x" << p.tiles_n << " tiles of " << p.k_blocks << " K blocks on "
+                                 << ctas << " CTAs, split_first " << s.split_first << ", split_kb " << s.split_kb
+                                 << ", ways " << s.ways;
+    EXPECT_EQ(c.empty_units, 0) << p.tiles_m << "x" << p.tiles_n << " ways " << s.ways;
+    EXPECT_EQ(c.wrong_arrivals, 0) << p.tiles_m << "x" << p.tiles_n << " ways " << s.ways;
+  }
+  // The plans above do split where they mean to (a coverage test of unsplit
+  // schedules only would test little).
+  EXPECT_EQ(planned(kPlans[8]).ways, 4);
+  EXPECT_EQ(planned(kPlans[11]).ways, 16);
+  EXPECT_EQ(planned(kPlans[1]).ways, 2);
+}
+
+TEST(WgmmaSchedule, EveryWayCountCovers) {
+  // 1 .. 16 ways over tile counts and K lengths around the edges (ranges of one block,
+  // helpers with several units when tiles x ways exceeds the CTAs).
+  int splits = 0;
+  for (int ways = 1; ways <= 16; ++ways)
+    for (int tiles : {1, 2, 7, 31, 65, 131})
+      for (int k_blocks : {1, 2, ways, ways + 1, 3 * ways - 1, 172}) {
+        const Plan p{1, tiles, std::max(k_blocks, 1), 132, 0, ways};
+        const gemm::WgmmaSchedule s = planned(p);
+        splits += s.ways > 1;
+        const Coverage c = cover(s, launch_ctas(s, p.ctas));
+        ASSERT_EQ(c.wrong_blocks + c.empty_units + c.wrong_arrivals, 0)
+            << tiles << " tiles of " << k_blocks << " K blocks, " << ways << " ways";
+      }
+  EXPECT_GT(splits, 300);
+}
+
+TEST(WgmmaChoiceTable, IssueShapes) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;  // H100 SXM
+  auto choice = [&](int64_t m, int64_t n, int64_t k, DType ab, bool trans_b = false) {
+    core::GemmArgs args{};
+    args.m = m, args.n = n, args.k = k, args.ab_type = ab, args.c_type = ab, args.trans_b = trans_b;
+    args.allow_tf32 = ab == DType::F32;
+    return gemm::choose_wgmma_config(args, ctx).name();
+  };
+  EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
+  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128");  // 128 tiles: no split
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x128");
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk4");        // 32 tiles of 64 K blocks
+  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");         // 32 tiles of 172 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128 splitk2");        // 64 tiles of 16 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128 splitk2");  // tf32, K-major B
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn splitk4");         // 32 C^T tiles
+  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                      // one K block: nothing to split
+}
+
+TEST(WgmmaChoiceTable, ConfigNames) {
+  gemm::WgmmaChoice c;
+  ASSERT_TRUE(gemm::parse_wgmma_config("128x128 splitk4", &c));
+  EXPECT_EQ(c.tile, gemm::WgmmaTile::Mid);
+  EXPECT_EQ(c.ways, 4);
+  EXPECT_EQ(c.name(), "128x128 splitk4");
+  for (const char* name : {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3"}) {
+    ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
+    EXPECT_EQ(c.name(), name);
+  }
+  ASSERT_TRUE(gemm::parse_wgmma_config("64x128-splitk2", &c));
+  EXPECT_EQ(c.name(), "64x128 splitk2");
+  ASSERT_TRUE(gemm::parse_wgmma_config("128x256c2:splitk1", &c));
+  EXPECT_EQ(c.name(), "128x256c2");
+  for (const char* bad : {"", "128x64", "128x128 split4", "128x128 splitk0", "128x128 splitk17", "128x128 splitk",
+                          "128x128 splitk4x", "128X128"})
+    EXPECT_FALSE(gemm::parse_wgmma_config(bad, &c)) << bad;
 }
 
 /// hits[tile * k_blocks + kb] += 1 for every K block of every unit of every CTA.
@@ -52,34 +209,24 @@ __global__ void count_units(gemm::WgmmaSchedule s, int ctas, int* hits) {
     for (int kb = u.kb_begin; kb < u.kb_end; ++kb) atomicAdd(&hits[u.tile * s.k_blocks + kb], 1);
 }
 
-TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnce) {
+TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheDevice) {
   std::string why_not;
   if (!cuda_device_present(&why_not)) GTEST_SKIP() << why_not << " (the work units are enumerated by device code)";
-  struct Plan {
-    int tiles_m, tiles_n, k_blocks, ctas, helper_blocks;
-  };
-  const Plan plans[] = {{32, 16, 64, 132, 0}, {64, 32, 128, 132, 40}, {1, 144, 32, 132, 16}, {3, 5, 7, 4, 1},
-                        {3, 5, 7, 4, 6},      {2, 3, 9, 5, 100},      {7, 1, 2, 3, 1},       {1, 1, 5, 8, 2}};
-  for (const Plan& p : plans) {
-    gemm::WgmmaSchedule s = make_schedule(p.tiles_m, p.tiles_n, p.k_blocks);
-    // The split as split_tail sets it (without its workspace, which counting needs not).
-    const int tail = s.total % p.ctas;
-    if (p.helper_blocks > 0 && s.total > p.ctas && tail != 0 && s.k_blocks >= 2) {
-      s.split_first = s.total - tail;
-      s.split_kb = s.k_blocks - std::min(p.helper_blocks, s.k_blocks - 1);
-    }
+  for (const Plan& p : kPlans) {
+    const gemm::WgmmaSchedule s = planned(p);
+    const int ctas = launch_ctas(s, p.ctas);
     const size_t cells = static_cast<size_t>(s.total) * s.k_blocks;
     int* hits = nullptr;
     ASSERT_EQ(cudaMalloc(&hits, cells * sizeof(int)), cudaSuccess);
     ASSERT_EQ(cudaMemset(hits, 0, cells * sizeof(int)), cudaSuccess);
-    count_units<<<p.ctas, 1>>>(s, p.ctas, hits);
+    count_units<<<ctas, 1>>>(s, ctas, hits);
     std::vector<int> host(cells);
     ASSERT_EQ(cudaMemcpy(host.data(), hits, cells * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
     cudaFree(hits);
     int wrong = 0;
     for (int h : host) wrong += h != 1;
-    EXPECT_EQ(wrong, 0) << p.tiles_m << "x" << p.tiles_n << " tiles of " << p.k_blocks << " K blocks on " << p.ctas
-                        << " CTAs, split_first " << s.split_first << ", split_kb " << s.split_kb;
+    EXPECT_EQ(wrong, 0) << p.tiles_m << "x" << p.tiles_n << " tiles of " << p.k_blocks << " K blocks on " << ctas
+                        << " CTAs, split_first " << s.split_first << ", split_kb " << s.split_kb << ", ways " << s.ways;
   }
 }
 

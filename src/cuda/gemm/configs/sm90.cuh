@@ -51,12 +51,14 @@ struct MmaMultistageWide {
   static constexpr int kArch = 900;
 };
 
-/// wgmma_tma: 4 stages of 128 x 256 x (128 bytes of K), 2 staging boxes of C per
-/// consumer, clusters of 2 CTAs along M that share the B tile through TMA multicast (a
-/// third less L2 traffic, which under the H100's power cap turns into clock), L2 raster
-/// groups of 16 tile rows. The producer warpgroup issues TMA from one thread and gives
-/// its registers to the two consumers, which hold 128 accumulators per thread.
+/// wgmma_tma, the large tile ("128x256c2"): 4 stages of 128 x 256 x (128 bytes of K), 2
+/// staging boxes of C per consumer, clusters of 2 CTAs along M that share the B tile
+/// through TMA multicast (a third less L2 traffic, which under the H100's power cap
+/// turns into clock), L2 raster groups of 16 tile rows. The producer warpgroup issues
+/// TMA from one thread and gives its registers to the two consumers, which hold 128
+/// accumulators per thread. Level with cuBLAS once its tiles fill the SMs.
 struct WgmmaTma {
+  static constexpr int kBlockM = 128, kBlockN = 256;  // CTA tile (wgmma m64n256 per consumer)
   static constexpr int kStages = 4;
   static constexpr int kClusterM = 2;                            // CTAs per cluster along M
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // setmaxnreg per warpgroup
@@ -64,9 +66,38 @@ struct WgmmaTma {
   static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer
 };
 
-/// wgmma_tma for tf32 with N-contiguous B (its C^T kernel): no cluster, otherwise as
-/// WgmmaTma.
+/// wgmma_tma, the mid-size tile ("128x128"): twice the tiles of WgmmaTma for problems
+/// whose 128 x 256 tiles leave SMs idle (512 x 4096: 64 large tiles, 128 of these on 132
+/// SMs), and the tile whose K is split when even these are fewer than the SMs. Two
+/// consumers of m64n128 (64 accumulators a thread); a stage is 32 KB, so 6 of them keep
+/// as many bytes in flight as the large tile's 4. No cluster: the split works per CTA
+/// and a 128-row problem has a single tile row to cluster.
+struct WgmmaTmaMid {
+  static constexpr int kBlockM = 128, kBlockN = 128;
+  static constexpr int kStages = 6;
+  static constexpr int kClusterM = 1;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kEpiBoxes = 2;
+};
+
+/// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
+/// of at most 64 rows (a 128-row tile would compute twice the rows, and the B tile is
+/// what such calls stream), K split so that tiles x ways fill the SMs. 8 stages of 24 KB
+/// keep 128 KB of B in flight per SM: the call is a stream of the weights.
+struct WgmmaTmaShort {
+  static constexpr int kBlockM = 64, kBlockN = 128;
+  static constexpr int kStages = 8;
+  static constexpr int kClusterM = 1;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kEpiBoxes = 2;
+};
+
+/// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no
+/// cluster, otherwise as WgmmaTma.
 struct WgmmaTf32NN {
+  static constexpr int kBlockM = 128, kBlockN = 256;
   static constexpr int kStages = 4;
   static constexpr int kClusterM = 1;
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;

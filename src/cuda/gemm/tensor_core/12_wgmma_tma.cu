@@ -39,11 +39,31 @@
 // round of tiles is split along K between its CTAs and the idle ones when the cost
 // model says that pays (wgmma_schedule.cuh).
 //
+// Tile configurations by shape (choose_wgmma_config below; the kernel is the same, the
+// tile a field of its configuration): 128x256 with clusters of 2 where those tiles fill
+// the SMs; 128x128 where they would leave SMs idle (512 x 4096 has 64 large tiles for
+// 132 SMs, 128 of these); 64x128 (one consumer warpgroup) for at most 64 rows. When even
+// the smaller tiles are fewer than the SMs, every tile's K is split in `ways` ranges run
+// by different CTAs, the last to finish adding the others' parked partial sums
+// (wgmma_schedule.cuh): 128 x 4096 x 4096 has 32 tiles of 128x128, split 4 ways.
+//
+// GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
+// once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
+// N-contiguous B), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
+// also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
+// kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
+// other calls keep the table's choice. A malformed value fails the call naming the
+// variable. GPUKERN_LOG=debug prints each call's configuration and the reason.
+//
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+
+#include "core/log.hpp"
+
+#include <cstdlib>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -59,7 +79,116 @@ bool built_for_sm90a() {
   return built;
 }
 
+/// The most shared memory a block of any configuration asks for.
+constexpr int kMaxSmemBytes =
+    std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
+              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes});
+
+constexpr struct {
+  WgmmaTile tile;
+  const char* name;
+} kTileNames[] = {{WgmmaTile::Large, "128x256c2"},
+                  {WgmmaTile::Mid, "128x128"},
+                  {WgmmaTile::Short, "64x128"},
+                  {WgmmaTile::Tf32NN, "tf32nn"}};
+
+constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
+// K blocks per range at least: a shorter range spends most of its time filling the
+// pipeline and parking or adding partial sums.
+constexpr int kMinSplitBlocks = 4;
+
+/// K ranges per tile for `tiles` tiles of `k_blocks` K blocks on `sms` SMs: 1 while the
+/// tiles occupy three quarters of the SMs or more (the parked partial sums and the
+/// pipeline restarts would cost more than the idle quarter), else as many as keep
+/// tiles x ways within the SMs, each range at least kMinSplitBlocks long.
+int split_ways(int64_t tiles, int64_t k_blocks, int sms) {
+  if (4 * tiles >= 3 * static_cast<int64_t>(sms)) return 1;
+  const int64_t ways = std::min<int64_t>({sms / std::max<int64_t>(tiles, 1), k_blocks / kMinSplitBlocks, kMaxWays});
+  return static_cast<int>(std::max<int64_t>(ways, 1));
+}
+
+bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
+
+/// The table: shape class -> configuration. The boundaries are measured on the H100
+/// (docs/notes/cuda-gemm.md); the rows are tried in order.
+WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
+  const int64_t m = args.m, n = args.n;
+  const int sms = ctx.sm_count;
+  const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
+  if (is_tf32_nn(args))  // one kernel (256 x 128 tiles of C); split when its tiles are few
+    return {WgmmaTile::Tf32NN,
+            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128),
+                       core::ceil_div<int64_t>(args.k, 32), sms),
+            "tf32 with N-contiguous B: the C^T kernel"};
+  const int64_t large = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 256);
+  if (4 * large >= 3 * static_cast<int64_t>(sms))
+    return {WgmmaTile::Large, 1, "128x256 tiles fill three quarters of the SMs or more"};
+  if (m <= 64)
+    return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+            "at most 64 rows: 64x128 tiles, K split to fill the SMs"};
+  return {WgmmaTile::Mid, split_ways(core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+          "128x256 tiles would leave SMs idle: 128x128 tiles, K split when still fewer than the SMs"};
+}
+
+/// GPUKERN_WGMMA_CONFIG, read once: unset, a choice, or malformed (`raw` kept for the error).
+struct ForcedConfig {
+  bool set = false, valid = false;
+  WgmmaChoice choice;
+  std::string raw;
+};
+const ForcedConfig& forced_config() {
+  static const ForcedConfig forced = [] {
+    ForcedConfig f;
+    const char* value = std::getenv("GPUKERN_WGMMA_CONFIG");
+    if (!value || !*value) return f;
+    f.set = true;
+    f.raw = value;
+    f.valid = parse_wgmma_config(f.raw, &f.choice);
+    f.choice.why = "forced by GPUKERN_WGMMA_CONFIG";
+    return f;
+  }();
+  return forced;
+}
+
 }  // namespace
+
+std::string WgmmaChoice::name() const {
+  std::string text = "?";
+  for (const auto& t : kTileNames)
+    if (t.tile == tile) text = t.name;
+  return ways > 1 ? text + " splitk" + std::to_string(ways) : text;
+}
+
+bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
+  const std::size_t cut = text.find_first_of(" -:/");
+  const std::string tile = text.substr(0, cut);
+  WgmmaChoice c;
+  bool known = false;
+  for (const auto& t : kTileNames)
+    if (tile == t.name) c.tile = t.tile, known = true;
+  if (!known) return false;
+  if (cut != std::string::npos) {
+    const std::string split = text.substr(cut + 1);
+    long long ways = 0;
+    if (split.rfind("splitk", 0) != 0 || !core::parse_whole_number(split.substr(6), kMaxWays, &ways) || ways < 1)
+      return false;
+    c.ways = static_cast<int>(ways);
+  }
+  *choice = c;
+  return true;
+}
+
+WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
+  const ForcedConfig& forced = forced_config();
+  if (forced.set && !forced.valid)
+    throw core::Error(core::Status::InvalidArgument,
+                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
+                          "': expected 128x256c2, 128x128, 64x128 or tf32nn, optionally followed by ' splitkN' "
+                          "(N = 1.." +
+                          std::to_string(kMaxWays) + ")");
+  if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
+  return table_choice(args, ctx);
+}
 
 core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx) {
   if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
@@ -76,15 +205,32 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
     default:
       return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   }
-  return tma_rung_reason(ctx, TmaConfig::kSmemBytes, built_for_sm90a(), "sm_90a");
+  return tma_rung_reason(ctx, kMaxSmemBytes, built_for_sm90a(), "sm_90a");
+}
+
+void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
+  if (tc_trivial_call(args, ctx)) return;
+  if (is_tf32_nn(args)) {
+    launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
+    return;
+  }
+  switch (choice.tile) {
+    case WgmmaTile::Mid:
+      launch_wgmma_mid(args, ctx, choice.ways);
+      break;
+    case WgmmaTile::Short:
+      launch_wgmma_short(args, ctx, choice.ways);
+      break;
+    default:
+      launch_wgmma<TmaConfig>(args, ctx, choice.ways);
+  }
 }
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (tc_trivial_call(args, ctx)) return;
-  if (args.type() == core::GemmType::TF32 && !b_is_k_major(args))
-    launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx);
-  else
-    launch_wgmma<TmaConfig>(args, ctx);
+  const WgmmaChoice choice = choose_wgmma_config(args, ctx);
+  if (core::log_enabled(core::LogLevel::Debug))
+    core::log_line(core::LogLevel::Debug, "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")");
+  wgmma_tma_run_with(args, ctx, choice);
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -1,10 +1,13 @@
 // The kernels of rung 12 `wgmma_tma` (see 12_wgmma_tma.cu for what the rung changes and
 // why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
 // loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
-//  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major;
-//  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T.
-// Kept in a header so a development driver can instantiate other configurations and
-// schedule policies; the rung's configurations are in cuda/gemm/configs/sm90.cuh.
+//  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
+//    tile (128 or 64 rows, 256 or 128 columns) is a field of its configuration;
+//  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
+// and the declarations of the rung's choice of configuration per call (WgmmaChoice,
+// 12_wgmma_tma.cu). Kept in a header so a development driver can instantiate other
+// configurations and schedule policies; the rung's configurations are in
+// cuda/gemm/configs/sm90.cuh.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
@@ -18,6 +21,7 @@
 #include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
 
 #include <algorithm>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -106,9 +110,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // ---------------- consumers ----------------
     arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
     const int consumer = warpgroup - 1;
-    float acc[128];
+    float acc[Cfg::kAcc];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.0f;
     // Lane 0 of each warp hands a finished stage back to every producer that fills it.
     auto release = [&](int s) {
       if (lane != 0) return;
@@ -128,7 +132,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
     const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
     consume_units(
-        sched, cluster_id, clusters, consumer, acc, tile_origin,
+        sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
+        consumer, acc, tile_origin,
         [&](const WorkUnit& u) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
@@ -140,10 +145,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
                   const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-                  if constexpr (sizeof(T) == 2)
+                  if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else
+                  else if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                  else
+                    arch::wgmma_m64n128k8_tf32(acc, desc_a, desc_b, accumulate);
                 }
               },
               [](auto) {}, release);
@@ -235,7 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     StageRing<Cfg::kStages> ring;
     consume_units(
-        sched, first, step, consumer, acc, tile_origin,
+        sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin,
         [&](const WorkUnit& u) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
@@ -282,17 +291,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 // Tensor maps, the TMA-addressability check and the repack workspace: tma_host.cuh.
 
 /// The rung's schedule policies. A policy fills in what make_schedule leaves open for a
-/// launch over `ctas` persistent CTAs (clusters): the serpentine order and the K split
-/// of the last partial round; it returns the split's workspace (free it after the
-/// launch) or null.
-/// wgmma_tma_kernel: serpentine rounds and raster groups; the K split runs without
-/// clusters only.
+/// launch over `ctas` persistent CTAs (clusters) with at least one tile each: the
+/// serpentine order and the K split of the last partial round; it returns the split's
+/// workspace (free it after the launch) or null. (A launch whose tiles are split
+/// `ways` ways, fewer tiles than CTAs, takes split_all instead.)
+/// wgmma_tma_kernel: serpentine rounds and raster groups; the cost model's K split of
+/// the last round without clusters.
 struct WgmmaTmaPolicy {
   template <class Cfg>
   static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
     s.serpentine = 3;
     if constexpr (Cfg::kClusterM == 1)
-      return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
+      return split_tail(s, ctas, tail_split_blocks(s, ctas), split_slots<Cfg>(), ctx);
     else
       return nullptr;
   }
@@ -301,9 +311,23 @@ struct WgmmaTmaPolicy {
 struct WgmmaTf32NNPolicy {
   template <class Cfg>
   static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
-    return split_tail(s, ctas, tail_split_blocks(s, ctas), ctx);
+    return split_tail(s, ctas, tail_split_blocks(s, ctas), split_slots<Cfg>(), ctx);
   }
 };
+
+/// Plans a launch of `sched` on at most `resident` persistent CTAs (clusters): with
+/// `ways` >= 2 and fewer tiles than that, every tile split in `ways` K ranges
+/// (split_all) over min(resident, tiles x ways) CTAs; otherwise one CTA a tile up to
+/// `resident` and the policy's plan. Sets `ctas`; returns the split workspace or null.
+template <class Cfg, class Policy>
+void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const CudaContext& ctx) {
+  if (void* ws = ways >= 2 ? split_all(sched, resident, ways, split_slots<Cfg>(), ctx) : nullptr) {
+    ctas = std::min(resident, sched.total * sched.ways);
+    return ws;
+  }
+  ctas = std::max(1, std::min(resident, sched.total));
+  return Policy::template plan<Cfg>(sched, ctas, ctx);
+}
 
 /// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
 /// fit inside a GPC, so 4-CTA clusters may leave SMs idle). Queried once per config.
@@ -322,9 +346,10 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
 }
 
 /// Launches wgmma_tma_kernel<Cfg> on TMA-addressable operands, as many persistent
-/// clusters as fit on the device at once.
+/// clusters as fit on the device at once, every tile split in `ways` K ranges when
+/// there are fewer tiles than that (plan_launch).
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class OutT>
-void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c) {
+void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c, int ways) {
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   const TcProblem p = make_tc_problem(args);
   WgmmaSchedule sched = make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM),
@@ -336,11 +361,10 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
       kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
-  const int resident = resident_clusters<Cfg>(kernel, ctx);
-  const int clusters = std::max(1, std::min(resident, sched.total));
+  int clusters = 0;
+  void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
   const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
                              Cfg::kClusterM);
-  void* ws = Policy::template plan<Cfg>(sched, clusters, ctx);
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
@@ -348,60 +372,62 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
 /// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
 /// from the registers.
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
-void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
   const bool tma_store = tma_store_ok(args, c_bytes);
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
     launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(
-        args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true));
+        args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true), ways);
   } else if constexpr (sizeof(T) == 2) {
     if (tma_store) {
-      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n));
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n),
+                                                                 ways);
       return;
     }
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
   } else {
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
   }
 }
 
 /// Repacks the operands TMA cannot address, then launches.
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
-void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx) {
+void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
   const TmaRepacked repacked = make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
-  launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx);
+  launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx, ways);
   repacked.release(ctx);
 }
 
 /// Runs a call with wgmma_tma_kernel<Cfg>: f16/bf16 in every transpose, tf32 (f32 data)
-/// with A and B K-major (tf32 with N-contiguous B takes launch_wgmma_tf32_nn).
+/// with A and B K-major (tf32 with N-contiguous B takes launch_wgmma_tf32_nn); `ways`
+/// >= 2 splits every tile along K when tiles are fewer than CTAs.
 template <class Cfg, class Policy = WgmmaTmaPolicy>
-void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx) {
+void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways = 1) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   gpu::with_storage_type(args.ab_type, [&](auto t) {
     using T = decltype(t);
     if constexpr (sizeof(T) == 4) {
-      launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
+      launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
     } else {
       if (ak && bk)
-        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx);
+        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
       else if (ak)
-        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx);
+        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx, ways);
       else if (bk)
-        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx);
+        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx, ways);
       else
-        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx);
+        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx, ways);
     }
   });
 }
 
 /// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>,
-/// repacking the operands TMA cannot address.
+/// repacking the operands TMA cannot address; `ways` as for launch_wgmma.
 template <class Cfg, class Policy = WgmmaTf32NNPolicy>
-void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
+void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
   const TmaRepacked repacked = make_operands_tma_addressable<float, true, false>(args, ctx);
@@ -413,12 +439,51 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx) {
   const CUtensorMap map_c = tma_store ? make_tensor_map<float>(args.c, args.ldc, m, n, true) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
-  void* ws = Policy::template plan<Cfg>(sched, grid, ctx);
+  int grid = 0;
+  void* ws = plan_launch<Cfg, Policy>(sched, ctx.sm_count, ways, grid, ctx);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
   repacked.release(ctx);
 }
+
+// ---------------------------------------------------------------- the choice of configuration
+
+/// The configurations the rung ships (cuda/gemm/configs/sm90.cuh), by tile.
+enum class WgmmaTile : int {
+  Large,   // 128x256, clusters of 2 (sm90::WgmmaTma)
+  Mid,     // 128x128 (sm90::WgmmaTmaMid)
+  Short,   // 64x128 (sm90::WgmmaTmaShort)
+  Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+};
+
+/// Which configuration runs a call, how many K ranges each tile is split in (1: none;
+/// the split applies only when tiles are fewer than CTAs), and the table row's reason.
+struct WgmmaChoice {
+  WgmmaTile tile = WgmmaTile::Large;
+  int ways = 1;
+  const char* why = "";
+  /// "128x256c2", "128x128", "64x128 splitk4", "tf32nn splitk2": what
+  /// GPUKERN_WGMMA_CONFIG accepts.
+  std::string name() const;
+};
+
+/// The rung's choice for a call (the table in 12_wgmma_tma.cu), unless
+/// GPUKERN_WGMMA_CONFIG forces one that applies to it.
+WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx);
+
+/// The choice named `text` ("128x128", "128x128 splitk4"; a space, '-', ':' or '/'
+/// before "splitk"), or false.
+bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
+
+/// Runs a call the rung accepted with `choice`. A choice that cannot run the call
+/// (every tile but Tf32NN for tf32 with N-contiguous B, and Tf32NN for any other call)
+/// takes the call's own kernel with the choice's split.
+void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
+
+/// The Mid and Short tiles' launchers (launch_wgmma with their configurations), each
+/// compiled in its own translation unit (12_wgmma_tma_mid.cu, 12_wgmma_tma_short.cu).
+void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

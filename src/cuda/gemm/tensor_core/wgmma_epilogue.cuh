@@ -39,20 +39,20 @@ __device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Stor
   }
 }
 
-/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64x256 slice of the
-/// tile at (m0, n0). `OutT` = void: stores from the registers; otherwise (beta == 0,
+/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
+/// the tile at (m0, n0). `OutT` = void: stores from the registers; otherwise (beta == 0,
 /// TMA-addressable C of type OutT) through the consumer's staging boxes and `map_c`.
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const CUtensorMap& map_c, const WgmmaSmem<Cfg>& sm,
-                                                 int consumer, int warp_in_group, int lane, const float (&acc)[128],
-                                                 int m0, int n0) {
+                                                 int consumer, int warp_in_group, int lane,
+                                                 const float (&acc)[Cfg::kAcc], int m0, int n0) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
-  // (i = 0..31) of its consumer's 64x256 slice.
+  // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   if constexpr (std::is_void_v<OutT>) {
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < Cfg::kBlockN / 8; ++i) {
       store_c_pair<T>(p, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
       store_c_pair<T>(p, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
     }

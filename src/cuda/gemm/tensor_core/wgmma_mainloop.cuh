@@ -14,16 +14,19 @@
 namespace gpukern::cuda::gemm {
 
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
-/// fields kStages (shared-memory stages), kClusterM (CTAs per cluster along M, which
-/// share B through TMA multicast), kProducerRegs / kConsumerRegs (setmaxnreg per
-/// warpgroup), kGroupM (tile rows per L2 raster group) and kEpiBoxes (C staging boxes
-/// per consumer in the TMA-store epilogue). Every operand tile is a set of 64-row
-/// "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K when K-major, 64
-/// elements of M or N when MN-major): one TMA box, one swizzle pattern, 8 KB.
+/// fields kBlockM x kBlockN (the CTA tile: 128 or 64 rows, one consumer warpgroup per
+/// 64; 256 or 128 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
+/// per cluster along M, which share B through TMA multicast), kProducerRegs /
+/// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group) and
+/// kEpiBoxes (C staging boxes per consumer in the TMA-store epilogue). Every operand
+/// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
+/// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
+/// 8 KB.
 template <class Tile>
 struct WgmmaConfig {
-  static constexpr int kBlockM = 128, kBlockN = 256;
-  static constexpr int kConsumers = 2;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
+  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kAcc = kBlockN / 2;         // f32 accumulators per consumer thread (64 x kBlockN / 128)
   static constexpr int kStages = Tile::kStages;
   static constexpr int kClusterM = Tile::kClusterM;
   static constexpr int kGroupM = Tile::kGroupM;
@@ -42,16 +45,24 @@ struct WgmmaConfig {
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
-  static_assert(kBlockM == 64 * kConsumers, "each consumer warpgroup owns one m64 slice of the tile");
-  static_assert(kBlockN == 256, "the consumers issue m64n256 wgmma: the tile is 256 wide");
+  static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
+  static_assert(kBlockN == 128 || kBlockN == 256, "the consumers issue m64n256 or m64n128 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
   static_assert(kBBoxes % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
+  static_assert(kBlockN % (kEpiBoxes * 32) == 0, "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
   static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
   static_assert(kSmemBytes <= 227 * 1024, "an H100 block gets at most 227 KB of shared memory");
   static_assert(kConsumers * kConsumerRegs * 128 + kProducerRegs * 128 <= 65536,
                 "the warpgroups' registers must fit the SM's 64K register file");
 };
+
+/// The split workspace's shape for configuration `Cfg` (wgmma_schedule.cuh): a key per
+/// CTA of a cluster and consumer warpgroup, each parking its 64 x kBlockN sums.
+template <class Cfg>
+constexpr SplitSlots split_slots() {
+  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kBlockN};
+}
 
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)

@@ -1,7 +1,7 @@
 // The schedule of the persistent wgmma_tma kernels (12_wgmma_tma.cuh): which tiles, and
 // which K blocks of them, each CTA (cluster) computes and in which order; the K split of
-// the last, partial round of tiles and the hand-over of partial sums between the two
-// CTAs of a split tile; and the host side that plans it.
+// the last, partial round of tiles or of every tile when tiles are few, the hand-over of
+// partial sums between the CTAs of a split tile; and the host side that plans it.
 #pragma once
 
 #include "cuda/gemm/tensor_core_common.cuh"
@@ -18,38 +18,46 @@ namespace gpukern::cuda::gemm {
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
 /// visited in L2 raster order, and K blocks per tile.
 ///
-/// The last, partial round (split_first .. total - 1: fewer tiles than CTAs) may be
-/// split along K so that no CTA idles through it: CTA c < tail ("owner") computes K
-/// blocks [0, split_kb) of tile split_first + c, and the idle CTAs ("helpers") take
-/// K blocks [split_kb, k_blocks) of the tail tiles in turn. 512 tiles on 132 SMs
-/// (4096^3) leave 116 tail tiles and 16 helpers. Both halves of a tile keep the
-/// L2-friendly order of the data-parallel rounds (all owners walk K together). Of the
-/// two CTAs of a split tile (per consumer warpgroup), the one that finishes first parks
-/// its partial sums in `partials` and leaves; the second adds them and runs the
-/// epilogue, so neither waits for a CTA that has not arrived (no co-residency needed).
-/// `flags` (claim, ready) per split tile and consumer are tagged with `epoch`, unique
-/// per launch, so the workspace needs no clearing.
+/// Tiles split_first .. total - 1 (the "split tiles", `tail` of them) may be split along
+/// K in `ways` ranges: range 0 is K blocks [0, split_kb), ranges 1 .. ways - 1 share
+/// [split_kb, k_blocks) evenly. Two uses:
+///  * the last, partial round of many tiles (split_tail): CTA c < tail ("owner") computes
+///    range 0 of split tile c after its whole rounds, and the CTAs idle in that round
+///    ("helpers") take the other ranges in turn, so no CTA idles through it. 8192^3 on
+///    132 SMs leaves 68 tail tiles for 64 helpers. The owners keep the L2-friendly order
+///    of the data-parallel rounds (all walk K together);
+///  * fewer tiles than CTAs (split_all): split_first = 0 and every tile is split, so
+///    tiles x ways CTAs share the work instead of `tiles`.
+/// Every CTA (per cluster CTA and consumer warpgroup: one "key") of a split tile takes an
+/// arrival ticket when it finishes its range; all but the last park their f32 partial
+/// sums in `partials` and leave, the last adds them and runs the epilogue, so no CTA
+/// waits for one that has not arrived (no co-residency needed). `flags` (a ticket word
+/// and ways - 1 ready words per key) are tagged with tags from `epoch` on, unique to the
+/// launch, so the workspace needs no clearing.
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
-  int split_first = 0, split_kb = 0;  // split_first == total: no split
+  int split_first = 0, split_kb = 0, ways = 1;  // split_first == total: no split
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
   int serpentine = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
-  uint64_t epoch = 0;
+  uint64_t epoch = 0;  // the first of `ways` launch tags
 };
 
-/// One unit of a CTA's work: K blocks [kb_begin, kb_end) of `tile`; `slot` indexes
-/// the split workspace when the tile is split.
+/// One unit of a CTA's work: K blocks [kb_begin, kb_end) of `tile`; `slot` (the split
+/// tile's index from split_first) indexes the split workspace when the tile is split.
 struct WorkUnit {
   int tile, kb_begin, kb_end, slot;
   bool split;
 };
 
 /// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
-/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tail.
-__device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
+/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tiles:
+/// an owner's range 0, or a helper's ranges (helper h takes helper units h, h + helpers,
+/// ...; unit j is range 1 + j / tail of split tile j % tail). A split needs helpers:
+/// ctas > tail.
+__host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
   const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
   if (i < whole) {
     u = {cta + i * ctas, 0, s.k_blocks, 0, false};
@@ -61,63 +69,90 @@ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int c
     u = {s.split_first + cta, 0, s.split_kb, cta, true};
     return true;
   }
-  const int slot = cta - tail + j * (ctas - tail);
-  if (slot >= tail) return false;
-  u = {s.split_first + slot, s.split_kb, s.k_blocks, slot, true};
+  const int unit = cta - tail + j * (ctas - tail);
+  if (unit >= tail * (s.ways - 1)) return false;
+  const int slot = unit % tail, range = unit / tail;  // range + 1 of the split tile
+  const int rest = s.k_blocks - s.split_kb, shares = s.ways - 1;
+  u = {s.split_first + slot, s.split_kb + range * rest / shares, s.split_kb + (range + 1) * rest / shares, slot, true};
   return true;
 }
 
-/// The end of a split tile for one consumer warpgroup (its 64x256 f32 accumulators,
-/// 128 per thread). Returns whether this warpgroup holds the whole sum and runs the
-/// epilogue; false: it parked its partial sums for the other CTA.
-__device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int slot, int consumer, float (&acc)[128]) {
-  __shared__ int verdict[2];  // per consumer: whether it arrived second
-  volatile int* const second = &verdict[consumer];
+/// This CTA's arrival ticket at a split tile's `claim` word: 0 for the first of the
+/// tile's `ways` CTAs, ways - 1 for the last. The word holds epoch + (arrivals - 1)
+/// during the launch; anything else is another launch's and counts as no arrival.
+__device__ __forceinline__ int claim_ticket(uint64_t* claim, uint64_t epoch, int ways) {
+  auto* word = reinterpret_cast<unsigned long long*>(claim);
+  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);
+  for (;;) {
+    const bool ours = seen - epoch < static_cast<unsigned long long>(ways - 1);
+    const unsigned long long next = ours ? seen + 1 : epoch;
+    const unsigned long long before = atomicCAS(word, seen, next);
+    if (before == seen) return static_cast<int>(next - epoch);
+    seen = before;
+  }
+}
+
+/// The end of a split tile for one consumer warpgroup (its 64 x (2 kAcc) f32
+/// accumulators, kAcc per thread) under split key `key`. Returns whether this warpgroup
+/// arrived last, holds the whole sum and runs the epilogue; false: it parked its
+/// partial sums for the last one.
+template <int kAcc>
+__device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int consumer, float (&acc)[kAcc]) {
+  constexpr int kVecs = kAcc / 4;  // float4 per thread
+  __shared__ int tickets[2];       // per consumer: its arrival ticket
+  volatile int* const ticket = &tickets[consumer];
   const int tid = static_cast<int>(threadIdx.x) % 128;
-  const int key = 2 * slot + consumer;
-  uint64_t* claim = s.flags + 2 * key;
-  uint64_t* ready = claim + 1;
-  float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * (32 * 128);
-  if (tid == 0) *second = atomicExch(reinterpret_cast<unsigned long long*>(claim), s.epoch) == s.epoch;
+  const int parked = s.ways - 1;
+  uint64_t* claim = s.flags + static_cast<size_t>(key) * s.ways;
+  uint64_t* ready = claim + 1;  // one per parked partial sum
+  float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * parked * (kVecs * 128);
+  if (tid == 0) *ticket = claim_ticket(claim, s.epoch, s.ways);
   arch::named_barrier_sync(1 + consumer, 128);
-  if (!*second) {
-    // First: park the partial sums (each warp writes 512 contiguous bytes a store).
+  const int t = *ticket;
+  if (t < parked) {
+    // Park the partial sums in buffer t (each warp writes 512 contiguous bytes a store).
+    float4* mine = part + static_cast<size_t>(t) * (kVecs * 128);
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-      __stcg(part + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
+    for (int i = 0; i < kVecs; ++i)
+      __stcg(mine + i * 128 + tid, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
     arch::named_barrier_sync(1 + consumer, 128);
     if (tid == 0) {
       __threadfence();
-      arch::st_release_gpu(ready, s.epoch);
+      arch::st_release_gpu(ready + t, s.epoch);
     }
     return false;
   }
-  // Second: the first one claimed before us and is storing; wait for it, add.
-  if (tid == 0)
-    while (arch::ld_acquire_gpu(ready) != s.epoch) __nanosleep(64);
+  // Last: every other CTA has arrived and is parking; wait for each buffer, add.
+  if (tid < parked)
+    while (arch::ld_acquire_gpu(ready + tid) != s.epoch) __nanosleep(64);
   arch::named_barrier_sync(1 + consumer, 128);
+  for (int b = 0; b < parked; ++b) {
+    const float4* theirs = part + static_cast<size_t>(b) * (kVecs * 128);
 #pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    const float4 v = __ldcg(part + i * 128 + tid);
-    acc[4 * i] += v.x;
-    acc[4 * i + 1] += v.y;
-    acc[4 * i + 2] += v.z;
-    acc[4 * i + 3] += v.w;
+    for (int i = 0; i < kVecs; ++i) {
+      const float4 v = __ldcg(theirs + i * 128 + tid);
+      acc[4 * i] += v.x;
+      acc[4 * i + 1] += v.y;
+      acc[4 * i + 2] += v.z;
+      acc[4 * i + 3] += v.w;
+    }
   }
   return true;
 }
 
 /// A consumer warpgroup's walk over its CTA's work units, in the producer's order
 /// (work_unit): `mainloop(unit)` accumulates the unit's K blocks into `acc`; a
-/// split tile then goes through split_fixup, and the warpgroup left holding the whole
+/// split tile then goes through split_fixup (key: slot x keys_per_tile + key_in_tile,
+/// one per CTA of the cluster and consumer), and the warpgroup left holding the whole
 /// sum runs `epilogue(m0, n0)` for the tile at `origin(tile)`.
-template <class Origin, class Mainloop, class Epilogue>
-__device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int consumer,
-                                              float (&acc)[128], Origin origin, Mainloop mainloop, Epilogue epilogue) {
+template <int kAcc, class Origin, class Mainloop, class Epilogue>
+__device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int keys_per_tile,
+                                              int key_in_tile, int consumer, float (&acc)[kAcc], Origin origin,
+                                              Mainloop mainloop, Epilogue epilogue) {
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     mainloop(u);
-    if (u.split && !split_fixup(sched, u.slot, consumer, acc)) continue;
+    if (u.split && !split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) continue;
     int m0, n0;
     origin(u.tile, m0, n0);
     epilogue(m0, n0);
@@ -157,24 +192,60 @@ inline int tail_split_blocks(const WgmmaSchedule& s, int ctas) {
   return best > s.k_blocks - 2 ? 0 : x;
 }
 
-/// Splits the last partial round over `ctas` persistent CTAs (WgmmaSchedule): helpers
-/// take `helper_blocks` K blocks (at most all but one) of each tail tile; 0 leaves the
-/// schedule unsplit. A split schedule gets its workspace (partial sums, then the flags;
-/// from the stream-ordered pool) and a launch-unique epoch; returns that workspace for
-/// the caller to free after the launch, or null (no split).
-inline void* split_tail(WgmmaSchedule& s, int ctas, int helper_blocks, const CudaContext& ctx) {
+/// The split workspace's shape per split tile: keys (CTAs of a cluster x consumer
+/// warpgroups) and f32 partial sums per key (a consumer's 64 x kBlockN accumulators).
+struct SplitSlots {
+  int keys_per_tile = 2;
+  int floats_per_key = 64 * 256;
+};
+
+/// Plans the K split of the last partial round over `ctas` persistent CTAs
+/// (WgmmaSchedule): helpers take `helper_blocks` K blocks (at most all but one) of each
+/// tail tile, in two ranges. False (the schedule unchanged): no partial round, a single
+/// K block, or helper_blocks <= 0.
+inline bool plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
   const int tail = s.total % ctas;
-  if (s.total <= ctas || tail == 0 || helper_blocks <= 0 || s.k_blocks < 2) return nullptr;
-  const int x = std::min(helper_blocks, s.k_blocks - 1);
+  if (s.total <= ctas || tail == 0 || helper_blocks <= 0 || s.k_blocks < 2) return false;
   s.split_first = s.total - tail;
-  s.split_kb = s.k_blocks - x;
-  // Per split tile and consumer warpgroup: 64x256 f32 partial sums, and (claim, ready).
-  const std::size_t partial_bytes = static_cast<std::size_t>(tail) * 2 * 64 * 256 * sizeof(float);
-  void* ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(tail) * 2 * 2 * sizeof(uint64_t), ctx);
+  s.split_kb = s.k_blocks - std::min(helper_blocks, s.k_blocks - 1);
+  s.ways = 2;
+  return true;
+}
+
+/// Plans every tile split in `ways` (at most k_blocks) even K ranges, when there are
+/// fewer tiles than the `ctas` persistent CTAs (clusters) the launch may have; the
+/// launch then takes min(ctas, tiles x ways) of them (more than the tiles, as the split
+/// needs). False (the schedule unchanged): ways < 2, or no fewer tiles than CTAs.
+inline bool plan_split_all(WgmmaSchedule& s, int ctas, int ways) {
+  ways = std::min(ways, s.k_blocks);
+  if (ways < 2 || s.total >= ctas) return false;
+  s.split_first = 0;
+  s.split_kb = s.k_blocks / ways;  // range 0 the shortest: the others share the remainder
+  s.ways = ways;
+  return true;
+}
+
+/// The workspace of a schedule a plan_* call split (parked partial sums, then the
+/// flags; from the stream-ordered pool) and its launch-unique tags; free it after the
+/// launch.
+inline void* split_workspace(WgmmaSchedule& s, SplitSlots slots, const CudaContext& ctx) {
+  const std::size_t keys = static_cast<std::size_t>(s.total - s.split_first) * slots.keys_per_tile;
+  const std::size_t partial_bytes = keys * (s.ways - 1) * slots.floats_per_key * sizeof(float);
+  void* ws = workspace_alloc(partial_bytes + keys * s.ways * sizeof(uint64_t), ctx);
   s.partials = static_cast<float*>(ws);
   s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-  s.epoch = launch_tags(1);
+  s.epoch = launch_tags(static_cast<uint64_t>(s.ways));
   return ws;
+}
+
+/// plan_tail_split with its workspace: returns it (free it after the launch) or null.
+inline void* split_tail(WgmmaSchedule& s, int ctas, int helper_blocks, SplitSlots slots, const CudaContext& ctx) {
+  return plan_tail_split(s, ctas, helper_blocks) ? split_workspace(s, slots, ctx) : nullptr;
+}
+
+/// plan_split_all with its workspace: returns it (free it after the launch) or null.
+inline void* split_all(WgmmaSchedule& s, int ctas, int ways, SplitSlots slots, const CudaContext& ctx) {
+  return plan_split_all(s, ctas, ways) ? split_workspace(s, slots, ctx) : nullptr;
 }
 
 }  // namespace gpukern::cuda::gemm
