@@ -91,6 +91,18 @@ template <int kRows>
 struct WgmmaGroup : gemm::sm90::WgmmaTma {
   static constexpr int kGroupM = kRows;
 };
+// Mid-size candidates beside the rung's 128x128 and 64x128 tiles (run with the K split
+// the rung's table picks for the shape): 128x128 in clusters of 2 (B multicast, for
+// 256+ rows), 128x128 with 4 stages, 64x256 (half the B tiles of 64x128 per row).
+struct WgmmaMidCluster2 : gemm::sm90::WgmmaTmaMid {
+  static constexpr int kClusterM = 2;
+};
+struct WgmmaMidStages4 : gemm::sm90::WgmmaTmaMid {
+  static constexpr int kStages = 4;
+};
+struct WgmmaShortWide : gemm::sm90::WgmmaTmaShort {
+  static constexpr int kBlockN = 256, kStages = 5;
+};
 
 /// The rung's policy with another serpentine order (0: every round forwards in K; 1: odd
 /// rounds backwards in K, raster groups forwards).
@@ -116,7 +128,8 @@ struct SplitPolicy {
 };
 
 /// wgmma_tma configurations and policies timed beside the rung in variants and power
-/// modes, on bf16 and f16 NN calls (only those are instantiated).
+/// modes, on bf16 and f16 NN calls (only those are instantiated), each with the K split
+/// the rung's table chooses for the call.
 std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
   using gemm::WgmmaConfig;
   auto with = [&ctx](auto tile, auto policy) {
@@ -127,10 +140,11 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
         std::printf("wgmma variants: bf16/f16 NN calls only\n");
         return;
       }
+      const int ways = gemm::choose_wgmma_config(g, ctx).ways;  // 1 where the rung's table does not split
       if (g.ab_type == DType::F16)
-        gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx);
+        gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx, ways);
       else
-        gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx);
+        gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, false>(g, ctx, ways);
     };
   };
   const gemm::WgmmaTmaPolicy rung{};
@@ -144,7 +158,10 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"g32", with(WgmmaGroup<32>{}, rung)},
           {"c4", with(WgmmaCluster4{}, rung)},
           {"noserp", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<0>{})},
-          {"serp1", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<1>{})}};
+          {"serp1", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<1>{})},
+          {"mid_c2", with(WgmmaMidCluster2{}, rung)},
+          {"mid_s4", with(WgmmaMidStages4{}, rung)},
+          {"short_n256", with(WgmmaShortWide{}, rung)}};
 }
 
 __device__ uint32_t hash32(uint64_t x) {

@@ -33,7 +33,9 @@ namespace gpukern::cuda::gemm {
 /// sums in `partials` and leave, the last adds them and runs the epilogue, so no CTA
 /// waits for one that has not arrived (no co-residency needed). `flags` (a ticket word
 /// and ways - 1 ready words per key) are tagged with tags from `epoch` on, unique to the
-/// launch, so the workspace needs no clearing.
+/// launch, so the workspace needs no clearing. The last CTA adds the parked sums to its
+/// own, so the order of the f32 additions follows the arrivals: a split call's result
+/// may differ in the last bits from one run to the next (within the error bounds).
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int split_first = 0, split_kb = 0, ways = 1;  // split_first == total: no split
