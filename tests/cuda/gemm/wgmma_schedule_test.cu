@@ -180,6 +180,11 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128 splitk2");  // tf32, K-major B
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn splitk4");         // 32 C^T tiles
   EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                      // one K block: nothing to split
+  // A linear layer with many columns (a vocabulary): one tile row never takes the
+  // 2-CTA clusters along M, whose second CTA would have no rows.
+  EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");
+  EXPECT_EQ(choice(128, 128256, 4096, DType::BF16), "128x128");
+  EXPECT_EQ(choice(256, 128256, 4096, DType::BF16), "128x256c2");
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {

@@ -42,7 +42,8 @@
 // Tile configurations by shape (choose_wgmma_config below; the kernel is the same, the
 // tile a field of its configuration): 128x256 with clusters of 2 where those tiles fill
 // the SMs; 128x128 where they would leave SMs idle (512 x 4096 has 64 large tiles for
-// 132 SMs, 128 of these); 64x128 (one consumer warpgroup) for at most 64 rows. When even
+// 132 SMs, 128 of these) or M is one tile row; 64x128 (one consumer warpgroup) for at
+// most 64 rows. When even
 // the smaller tiles are fewer than the SMs, every tile's K is split in `ways` ranges run
 // by different CTAs, the last to finish adding the others' parked partial sums
 // (wgmma_schedule.cuh): 128 x 4096 x 4096 has 32 tiles of 128x128, split 4 ways.
@@ -120,13 +121,17 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
             split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128),
                        core::ceil_div<int64_t>(args.k, 32), sms),
             "tf32 with N-contiguous B: the C^T kernel"};
+  const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128);
+  if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
+    return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+            "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
+  if (m <= 128)  // one tile row: the large tile's 2-CTA cluster would leave its second CTA empty
+    return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
+            "one tile row: 128x128 tiles, K split when fewer than the SMs"};
   const int64_t large = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 256);
   if (4 * large >= 3 * static_cast<int64_t>(sms))
     return {WgmmaTile::Large, 1, "128x256 tiles fill three quarters of the SMs or more"};
-  if (m <= 64)
-    return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128), k_blocks, sms),
-            "at most 64 rows: 64x128 tiles, K split to fill the SMs"};
-  return {WgmmaTile::Mid, split_ways(core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+  return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
           "128x256 tiles would leave SMs idle: 128x128 tiles, K split when still fewer than the SMs"};
 }
 
