@@ -78,14 +78,18 @@ TEST(WgmmaSchedule, SplitAllPlan) {
 /// less than once, empty units, and split tiles whose arrival count is not `ways`.
 struct Coverage {
   int wrong_blocks = 0, empty_units = 0, wrong_arrivals = 0, units = 0;
+  int most_split_units = 0;  // split units of the busiest CTA
 };
 Coverage cover(const gemm::WgmmaSchedule& s, int ctas) {
   std::vector<int> hits(static_cast<size_t>(s.total) * s.k_blocks, 0), arrivals(s.total, 0);
   Coverage c;
   for (int cta = 0; cta < ctas; ++cta) {
     gemm::WorkUnit u;
+    int split_units = 0;
     for (int i = 0; gemm::work_unit(s, cta, ctas, i, u); ++i) {
       ++c.units;
+      split_units += u.split;
+      c.most_split_units = std::max(c.most_split_units, split_units);
       c.empty_units += u.kb_end <= u.kb_begin;
       for (int kb = u.kb_begin; kb < u.kb_end; ++kb) ++hits[static_cast<size_t>(u.tile) * s.k_blocks + kb];
       if (u.split) {
@@ -144,6 +148,23 @@ TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheHost) {
   EXPECT_EQ(planned(kPlans[1]).ways, 2);
 }
 
+TEST(WgmmaSchedule, SplitUnitsSpreadOverAllCtas) {
+  // 128 tiles split in 2 on 132 CTAs: 256 units, at most 2 a CTA. (Units handed to the
+  // CTAs beyond the tiles only would give 4 CTAs 32 units each: the whole call 16
+  // times slower.)
+  for (const Plan& p : {Plan{1, 128, 64, 132, 0, 2}, Plan{8, 16, 16, 132, 0, 8}, Plan{1, 100, 172, 132, 0, 3},
+                        Plan{1, 3, 100, 5, 0, 7}}) {
+    const gemm::WgmmaSchedule s = planned(p);
+    ASSERT_EQ(s.split_first, 0);
+    const int ctas = launch_ctas(s, p.ctas);
+    const int units = s.total * s.ways;
+    const Coverage c = cover(s, ctas);
+    EXPECT_EQ(c.wrong_blocks + c.empty_units + c.wrong_arrivals, 0);
+    EXPECT_EQ(c.most_split_units, (units + ctas - 1) / ctas)
+        << s.total << " tiles in " << s.ways << " ranges on " << ctas << " CTAs";
+  }
+}
+
 TEST(WgmmaSchedule, EveryWayCountCovers) {
   // 1 .. 16 ways over tile counts and K lengths around the edges (ranges of one block,
   // helpers with several units when tiles x ways exceeds the CTAs).
@@ -172,14 +193,17 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   };
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
-  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128");  // 128 tiles: no split
-  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x128");
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk4");        // 32 tiles of 64 K blocks
-  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");         // 32 tiles of 172 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128 splitk2");        // 64 tiles of 16 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128 splitk2");  // tf32, K-major B
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn splitk4");         // 32 C^T tiles
-  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                      // one K block: nothing to split
+  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");           // 64 clusters
+  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x256c2 splitk2");   // 32 clusters of 64 K blocks
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 172 K blocks
+  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");     // 16 clusters: 64 128x128 tiles
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");     // ranges of 32 K blocks
+  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");      // 32 tiles of 172 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");             // 16 K blocks: no split
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");       // tf32, K-major B
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");              // 32 C^T tiles of 32 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");       // 32 C^T tiles of 128 K blocks
+  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                   // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): one tile row never takes the
   // 2-CTA clusters along M, whose second CTA would have no rows.
   EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");

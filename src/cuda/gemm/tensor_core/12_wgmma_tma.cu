@@ -94,32 +94,34 @@ constexpr struct {
                   {WgmmaTile::Tf32NN, "tf32nn"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
-// K blocks per range at least: a shorter range spends most of its time filling the
-// pipeline and parking or adding partial sums.
-constexpr int kMinSplitBlocks = 4;
+// K blocks per range at least: a shorter range spends too much of its time filling the
+// pipeline and parking or adding partial sums. Measured (H100, % of cuBLAS): 128 x 4096
+// x 4096 in 128x128 tiles 78-88 split in 2 (32 blocks a range), 75-84 in 4 (16);
+// 1000^3 70-80 unsplit, 62-66 in 2 (8).
+constexpr int kMinSplitBlocks = 32;
 
-/// K ranges per tile for `tiles` tiles of `k_blocks` K blocks on `sms` SMs: 1 while the
-/// tiles occupy three quarters of the SMs or more (the parked partial sums and the
-/// pipeline restarts would cost more than the idle quarter), else as many as keep
-/// tiles x ways within the SMs, each range at least kMinSplitBlocks long.
-int split_ways(int64_t tiles, int64_t k_blocks, int sms) {
-  if (4 * tiles >= 3 * static_cast<int64_t>(sms)) return 1;
-  const int64_t ways = std::min<int64_t>({sms / std::max<int64_t>(tiles, 1), k_blocks / kMinSplitBlocks, kMaxWays});
+/// K ranges per tile for `tiles` tiles (or clusters) of `k_blocks` K blocks, `slots`
+/// of which run at once: 1 while the tiles fill three quarters of the slots or more
+/// (the parked partial sums and the pipeline restarts would cost more than the idle
+/// quarter), else as many as keep tiles x ways within the slots, each range at least
+/// kMinSplitBlocks long.
+int split_ways(int64_t tiles, int64_t k_blocks, int slots) {
+  if (4 * tiles >= 3 * static_cast<int64_t>(slots)) return 1;
+  const int64_t ways = std::min<int64_t>({slots / std::max<int64_t>(tiles, 1), k_blocks / kMinSplitBlocks, kMaxWays});
   return static_cast<int>(std::max<int64_t>(ways, 1));
 }
 
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
 
-/// The table: shape class -> configuration. The boundaries are measured on the H100
-/// (docs/notes/cuda-gemm.md); the rows are tried in order.
+/// The table: shape class -> configuration, the rows tried in order. Measured on the
+/// H100 (bench/dev/gemm/wgmma_configs.sh: every configuration forced, % of cuBLAS).
 WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t m = args.m, n = args.n;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (is_tf32_nn(args))  // one kernel (256 x 128 tiles of C); split when its tiles are few
     return {WgmmaTile::Tf32NN,
-            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128),
-                       core::ceil_div<int64_t>(args.k, 32), sms),
+            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128), k_blocks, sms),
             "tf32 with N-contiguous B: the C^T kernel"};
   const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128);
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
@@ -128,11 +130,16 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (m <= 128)  // one tile row: the large tile's 2-CTA cluster would leave its second CTA empty
     return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
             "one tile row: 128x128 tiles, K split when fewer than the SMs"};
-  const int64_t large = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 256);
-  if (4 * large >= 3 * static_cast<int64_t>(sms))
-    return {WgmmaTile::Large, 1, "128x256 tiles fill three quarters of the SMs or more"};
+  // 128x256 in clusters of 2 reads the fewest shared-memory bytes per flop (a 128x128
+  // tile reads a fifth more, and runs 4096^3 at two thirds of its speed): it runs
+  // wherever its clusters, K split if need be, fill three quarters of the SMs.
+  const int64_t clusters =
+      core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256);
+  const int large_ways = split_ways(clusters, k_blocks, sms / 2);
+  if (4 * 2 * clusters * large_ways >= 3 * static_cast<int64_t>(sms))
+    return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) fill three quarters of the SMs"};
   return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
-          "128x256 tiles would leave SMs idle: 128x128 tiles, K split when still fewer than the SMs"};
+          "128x256 clusters would leave SMs idle: 128x128 tiles, K split when still fewer than the SMs"};
 }
 
 /// GPUKERN_WGMMA_CONFIG, read once: unset, a choice, or malformed (`raw` kept for the error).

@@ -27,7 +27,8 @@ namespace gpukern::cuda::gemm {
 ///    132 SMs leaves 68 tail tiles for 64 helpers. The owners keep the L2-friendly order
 ///    of the data-parallel rounds (all walk K together);
 ///  * fewer tiles than CTAs (split_all): split_first = 0 and every tile is split, so
-///    tiles x ways CTAs share the work instead of `tiles`.
+///    tiles x ways units share the CTAs instead of `tiles` (in turn, when they are more
+///    units than CTAs).
 /// Every CTA (per cluster CTA and consumer warpgroup: one "key") of a split tile takes an
 /// arrival ticket when it finishes its range; all but the last park their f32 partial
 /// sums in `partials` and leave, the last adds them and runs the epilogue, so no CTA
@@ -55,10 +56,11 @@ struct WorkUnit {
 };
 
 /// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
-/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tiles:
-/// an owner's range 0, or a helper's ranges (helper h takes helper units h, h + helpers,
-/// ...; unit j is range 1 + j / tail of split tile j % tail). A split needs helpers:
-/// ctas > tail.
+/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tiles'
+/// tail x ways units: unit j is range j / tail of split tile j % tail. Every tile split
+/// (split_first == 0): CTA c takes units c, c + ctas, ..., balanced however many there
+/// are. The last round split: an owner takes its tile's range 0 after its whole rounds,
+/// and the helpers (ctas > tail) take the ranges 1 .. ways - 1 in turn.
 __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
   const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
   if (i < whole) {
@@ -66,16 +68,21 @@ __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int c
     return true;
   }
   const int tail = s.total - s.split_first, j = i - whole;
-  if (cta < tail) {
+  int unit;
+  if (s.split_first == 0) {
+    unit = cta + j * ctas;
+  } else if (cta < tail) {
     if (j > 0) return false;
-    u = {s.split_first + cta, 0, s.split_kb, cta, true};
-    return true;
+    unit = cta;
+  } else {
+    unit = cta + j * (ctas - tail);
   }
-  const int unit = cta - tail + j * (ctas - tail);
-  if (unit >= tail * (s.ways - 1)) return false;
-  const int slot = unit % tail, range = unit / tail;  // range + 1 of the split tile
-  const int rest = s.k_blocks - s.split_kb, shares = s.ways - 1;
-  u = {s.split_first + slot, s.split_kb + range * rest / shares, s.split_kb + (range + 1) * rest / shares, slot, true};
+  if (unit >= tail * s.ways) return false;
+  const int slot = unit % tail, range = unit / tail;
+  const int rest = s.k_blocks - s.split_kb, shares = s.ways - 1;  // ranges 1.. share [split_kb, k_blocks)
+  const int kb_begin = range == 0 ? 0 : s.split_kb + (range - 1) * rest / shares;
+  const int kb_end = range == 0 ? s.split_kb : s.split_kb + range * rest / shares;
+  u = {s.split_first + slot, kb_begin, kb_end, slot, true};
   return true;
 }
 
