@@ -66,12 +66,12 @@ struct WgmmaTma {
   static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer
 };
 
-/// wgmma_tma, the mid-size tile ("128x128"): twice the tiles of WgmmaTma for problems
-/// whose 128 x 256 tiles leave SMs idle (512 x 4096: 64 large tiles, 128 of these on 132
-/// SMs), and the tile whose K is split when even these are fewer than the SMs. Two
-/// consumers of m64n128 (64 accumulators a thread); a stage is 32 KB, so 6 of them keep
-/// as many bytes in flight as the large tile's 4. No cluster: the split works per CTA
-/// and a 128-row problem has a single tile row to cluster.
+/// wgmma_tma, the mid-size tile ("128x128"): twice the tiles of WgmmaTma, for problems
+/// whose 128 x 256 clusters leave SMs idle even with a K split (1000^3: 16 clusters, 16
+/// K blocks; 64 of these tiles) or that have a single tile row. Two consumers of
+/// m64n128 (64 accumulators a thread); it reads a fifth more shared memory per flop than
+/// the large tile. A stage is 32 KB, so 6 of them keep as many bytes in flight as the
+/// large tile's 4. No cluster: a one-row problem has no second row to share B with.
 struct WgmmaTmaMid {
   static constexpr int kBlockM = 128, kBlockN = 128;
   static constexpr int kStages = 6;

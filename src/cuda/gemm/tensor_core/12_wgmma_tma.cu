@@ -40,13 +40,14 @@
 // model says that pays (wgmma_schedule.cuh).
 //
 // Tile configurations by shape (choose_wgmma_config below; the kernel is the same, the
-// tile a field of its configuration): 128x256 with clusters of 2 where those tiles fill
-// the SMs; 128x128 where they would leave SMs idle (512 x 4096 has 64 large tiles for
-// 132 SMs, 128 of these) or M is one tile row; 64x128 (one consumer warpgroup) for at
-// most 64 rows. When even
-// the smaller tiles are fewer than the SMs, every tile's K is split in `ways` ranges run
-// by different CTAs, the last to finish adding the others' parked partial sums
-// (wgmma_schedule.cuh): 128 x 4096 x 4096 has 32 tiles of 128x128, split 4 ways.
+// tile a field of its configuration). Few tiles leave SMs idle: 512 x 4096 has 64
+// tiles of 128x256 for 132 SMs. Where tiles are fewer than the SMs, every tile's K is
+// split in `ways` ranges run by different CTAs, the last to finish adding the others'
+// parked partial sums (wgmma_schedule.cuh): 512 x 4096 x 4096 runs 128x256 tiles split
+// in 2 on 128 SMs. The 128x256 tile reads the fewest shared-memory bytes per flop, so
+// it runs wherever its 2-CTA clusters, split if need be, fill the SMs; otherwise
+// 128x128 (1000^3: 64 tiles; one tile row, where the cluster's second CTA would have
+// no rows), and 64x128 (one consumer warpgroup) for at most 64 rows.
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
