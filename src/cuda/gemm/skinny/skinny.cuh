@@ -266,6 +266,17 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
     produce(stage == 0 ? Cfg::kStages - 1 : stage - 1);
     uint32_t xf[Cfg::kNTiles][Cfg::kKSteps][2];
     load_x_frags(x_stage(stage), xf);
+    // Exact f32: the tensor cores' f32 accumulation does not round to nearest, so each K
+    // block's 3xTF32 products are summed apart (12 mma deep) and added to `acc` with a
+    // rounded f32 add, which keeps the error of long K at f32's.
+    float blk[Cfg::kMmaM][Cfg::kNTiles][4];
+    if constexpr (kSplitF32)
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kNTiles; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) blk[i][j][e] = 0.0f;
 #pragma unroll
     for (int kk = 0; kk < Cfg::kKSteps; ++kk) {
       if constexpr (kSplitF32) {
@@ -282,9 +293,9 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
           for (int e = 0; e < 4; ++e) split_tf32(a[e], ab[e], as[e]);
 #pragma unroll
           for (int j = 0; j < Cfg::kNTiles; ++j) {
-            arch::mma_16x8<float>(acc[i][j], as, xb[j]);
-            arch::mma_16x8<float>(acc[i][j], ab, xsm[j]);
-            arch::mma_16x8<float>(acc[i][j], ab, xb[j]);
+            arch::mma_16x8<float>(blk[i][j], as, xb[j]);
+            arch::mma_16x8<float>(blk[i][j], ab, xsm[j]);
+            arch::mma_16x8<float>(blk[i][j], ab, xb[j]);
           }
         }
       } else {
@@ -305,6 +316,13 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
         }
       }
     }
+    if constexpr (kSplitF32)
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+        for (int j = 0; j < Cfg::kNTiles; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[i][j][e] += blk[i][j][e];
     stage = stage + 1 == Cfg::kStages ? 0 : stage + 1;
   }
   arch::cp_async_wait<0>();
