@@ -92,16 +92,21 @@ template <class Cfg, class T, bool kSplitF32, bool kWKMajor, bool kXKMajor>
 void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
   auto kernel = skinny_kernel<Cfg, T, kSplitF32, kWKMajor, kXKMajor>;
   constexpr int kSmem = skinny_smem_bytes<Cfg, T>();
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  // Once per device and kernel: the shared-memory opt-in (a function attribute, kept by
+  // the device) and the blocks per SM it allows.
   const int per_sm =
       cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* count) {
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, kSmem);
+        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+        return e != cudaSuccess ? e : cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, kSmem);
       });
+  if (per_sm < 1)
+    throw core::Error(core::Status::DeviceError, "skinny: no block of " + std::to_string(kSmem) +
+                                                     " bytes of shared memory fits an SM of this device");
   constexpr int kBK = Cfg::kWarpsK * Cfg::kSliceBytes / static_cast<int>(sizeof(T));
   p.n_tiles = ceil_div(p.n, Cfg::kBlockN);
   p.k_blocks = ceil_div(p.k, kBK);
   p.splits = forced_splits > 0 ? std::min(forced_splits, std::max(p.k_blocks, 1))
-                               : skinny_splits(p.n_tiles, p.k_blocks, static_cast<int64_t>(std::max(per_sm, 1)) * ctx.sm_count);
+                               : skinny_splits(p.n_tiles, p.k_blocks, static_cast<int64_t>(per_sm) * ctx.sm_count);
   void* ws = nullptr;
   if (p.splits > 1) {
     const std::size_t partial_bytes =
