@@ -83,10 +83,11 @@ struct Skinny {
 };
 
 /// skinny, 32 < T <= 64: 128 rows of W per block (two m16 tiles a warp), so the X tile each
-/// block reads from L2 per byte of W halves; 3 stages of 32 KB of W and 16 KB of X.
+/// block reads from L2 per byte of W halves; 4 stages of 32 KB of W and 16 KB of X (192 KB:
+/// one block per SM, which needs its 96 KB of W loads in flight to keep up with HBM).
 struct SkinnyWide {
   static constexpr int kWarpsN = 4, kWarpsK = 2, kMmaM = 2;
-  static constexpr int kStages = 3;
+  static constexpr int kStages = 4;
 };
 
 }  // namespace gpukern::cuda::gemm::sm90
