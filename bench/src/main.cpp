@@ -128,14 +128,6 @@ bool write_json(const std::string& path, const nlohmann::json& run) {
   return true;
 }
 
-// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that
-// exact f32 rungs satisfy too.
-bool takes(const VariantInfo& v, BenchType type) {
-  const std::string list = std::string(",") + v.dtypes + ",";
-  auto has = [&](const char* name) { return list.find(std::string(",") + name + ",") != std::string::npos; };
-  return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
-}
-
 // --list-rungs OP: the rungs of the first selected device that run here (and take one of
 // the --dtype types, when given), one a line, for scripts.
 int list_rungs(const Options& options) {
@@ -192,7 +184,7 @@ int run_benchmarks(const Options& options) {
 
   std::size_t steps = 0;
   for (const auto& r : runners)
-    for (const auto& c : r->plan()) steps += r->selected(c.op).size();
+    for (const auto& c : r->plan()) steps += r->selected(c).size();
 
   Progress progress(steps);
   TablePrinter table;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 namespace gpukern::bench {
 
@@ -42,6 +43,22 @@ double timed_call(Timer& timer, CacheFlusher* flusher, const std::function<void(
 }
 
 }  // namespace
+
+uint64_t read_stream(const void* data, std::size_t bytes, int threads) {
+  const auto* bytes_in = static_cast<const unsigned char*>(data);
+  const std::size_t words = bytes / sizeof(uint64_t);
+  uint64_t total = 0;
+  // Whole words (vectorized adds; the buffer is the backend's, 64-byte aligned), then
+  // the tail bytes.
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : total)
+  for (std::size_t i = 0; i < words; ++i) {
+    uint64_t word;
+    std::memcpy(&word, bytes_in + i * sizeof(uint64_t), sizeof word);
+    total += word;
+  }
+  for (std::size_t i = words * sizeof(uint64_t); i < bytes; ++i) total += bytes_in[i];
+  return total;
+}
 
 Timing summarize(std::vector<double> times_ms) {
   Timing t;

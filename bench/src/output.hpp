@@ -43,6 +43,7 @@ class TablePrinter {
 
  private:
   int last_op_ = -1;
+  bool cpu_ = false;  // the CPU's table has a % of read column
 };
 
 /// The JSON object of one run on one device.

@@ -1,6 +1,8 @@
 // Per-device case runner; see runner.hpp.
 #include "runner.hpp"
 
+#include "suite.hpp"
+
 #include <fmt/core.h>
 #include <unistd.h>
 
@@ -28,6 +30,11 @@ uint64_t case_seed(uint64_t seed, const Case& c) {
 bool name_in(const std::string& name, const std::vector<std::string>& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
+
+// --variants fast: per dtype, the rungs auto may pick and this many of the highest rungs
+// of the ladder (the ladder climbs from the slowest: the lower SIMT rungs would take
+// seconds a call on a suite's large shapes and say nothing new).
+constexpr int kFastTopRungs = 3;
 
 // Downloads the checked rows of a row-major output (ld elements per row) into a
 // compact host array (cols elements per row), one copy when every row is checked.
@@ -168,10 +175,24 @@ const std::vector<Rung>& DeviceRunner::ladder(gk_op op) const {
   return op == GK_OP_GEMM ? gemm_ladder_ : softmax_ladder_;
 }
 
-std::vector<Rung> DeviceRunner::selected(gk_op op) const {
+std::vector<Rung> DeviceRunner::selected(const Case& c) const {
+  // The fast set of c's dtype: auto's candidates and the top of the ladder that run here.
+  std::vector<int> fast;
+  if (options_.fast_variants) {
+    int top = 0;
+    const auto& rungs = ladder(c.op);
+    for (auto r = rungs.rbegin(); r != rungs.rend(); ++r) {
+      const VariantInfo& v = r->info;
+      if (!v.runs_here || v.experimental || v.is_reference || !takes(v, c.type)) continue;
+      if (v.auto_position >= 0 || top < kFastTopRungs) fast.push_back(r->index);
+      top += 1;
+    }
+  }
   std::vector<Rung> out;
-  for (const auto& r : ladder(op)) {
-    const bool listed = options_.variants.empty() || name_in(r.info.name, options_.variants);
+  for (const auto& r : ladder(c.op)) {
+    const bool every = options_.variants.empty() && !options_.fast_variants;
+    const bool listed = every || name_in(r.info.name, options_.variants) ||
+                        std::find(fast.begin(), fast.end(), r.index) != fast.end();
     if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
   }
   return out;
@@ -191,6 +212,14 @@ std::vector<std::string> DeviceRunner::unknown_variants() const {
 std::vector<Case> DeviceRunner::plan() const {
   std::vector<Case> cases;
   for (gk_op op : options_.ops) {
+    if (op == GK_OP_GEMM && !options_.suites.empty()) {
+      const auto types = options_.types.empty() ? default_types(op, is_cpu()) : options_.types;
+      for (const auto& suite : options_.suites) {
+        const auto more = suite_cases(suite, options_, types);
+        cases.insert(cases.end(), more.begin(), more.end());
+      }
+      continue;
+    }
     const auto& op_sizes = op == GK_OP_GEMM ? options_.gemm_sizes : options_.softmax_sizes;
     const auto sizes = !op_sizes.empty()         ? op_sizes
                        : !options_.sizes.empty() ? options_.sizes
@@ -207,15 +236,18 @@ std::vector<Case> DeviceRunner::plan() const {
           c.m = size.dims[0];
           c.n = size.dims.size() == 3 ? size.dims[1] : size.dims[0];
           c.k = size.dims.size() == 3 ? size.dims[2] : size.dims[0];
-          c.trans_a = options_.trans_a;
-          c.trans_b = options_.trans_b;
           c.c_f32 = options_.c_f32 && type != BenchType::kF32 && type != BenchType::kTF32;
+          for (const Layout& layout : options_.layouts.empty() ? std::vector<Layout>{Layout{}} : options_.layouts) {
+            c.trans_a = layout.trans_a;
+            c.trans_b = layout.trans_b;
+            cases.push_back(c);
+          }
         } else {
           c.rows = size.dims[0];
           c.cols = size.dims.size() == 2 ? size.dims[1] : size.dims[0];
           c.log_softmax = options_.log_softmax;
+          cases.push_back(c);
         }
-        cases.push_back(c);
       }
     }
   }
@@ -261,6 +293,30 @@ std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& 
   return std::nullopt;
 }
 
+const StreamTimes& DeviceRunner::stream_times(uint64_t bytes, CacheFlusher* flusher) {
+  if (auto found = streams_.find(bytes); found != streams_.end()) return found->second;
+  StreamTimes& times = streams_[bytes];
+  // One buffer of `bytes`: the copy reads its first half and writes the second (traffic
+  // read + write = bytes); the read stream sums all of it with the backend's threads.
+  const std::size_t half = std::max<std::size_t>(1, std::size_t(bytes / 2));
+  try {
+    Buffer scratch = device_.alloc(2 * half);
+    auto* base = static_cast<unsigned char*>(scratch.data());
+    device_.memset(base, 1, 2 * half);  // pages touched before timing
+    times.copy = measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(base + half, base, half); });
+    if (is_cpu()) {
+      const int threads = std::max(1, info_.compute_units);
+      uint64_t sum = 0;
+      times.read =
+          measure(device_, timer_, flusher, options_.timing, [&] { sum += read_stream(base, 2 * half, threads); });
+      read_checksum_ += sum;
+    }
+  } catch (const Error&) {
+    // No room for the streams: the records go without % of copy.
+  }
+  return times;
+}
+
 std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress) {
   const uint64_t seed = case_seed(options_.seed, c);
   const gk_dtype in_type = storage_type(c.type);
@@ -268,6 +324,9 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   // The flush buffer is allocated at the first case, after check_memory has passed.
   if (flush_bytes_ > 0 && !flusher_) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes_);
   CacheFlusher* flusher = flusher_.get();
+  // Baselines of the same bytes, timed the same way in the same run, before the case's
+  // buffers exist (the peak memory is the larger of the two).
+  const StreamTimes streams = stream_times(uint64_t(c.bytes_moved()), flusher);
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
   HostArray a_host, b_host;
@@ -334,20 +393,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   a_host = HostArray{};  // the reference holds what it needs
   b_host = HostArray{};
 
-  // Softmax baseline: a device-to-device copy of the same bytes (read once, written
-  // once, like softmax), timed the same way in the same run.
-  std::optional<Timing> copy_timing;
-  if (c.op == GK_OP_SOFTMAX) {
-    try {
-      copy_timing =
-          measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(out.data(), a.data(), out_bytes); });
-    } catch (const Error&) {
-      copy_timing.reset();
-    }
-  }
-
   std::vector<Record> records;
-  for (const auto& rung : selected(c.op)) {
+  for (const auto& rung : selected(c)) {
     Record r;
     r.test_case = c;
     r.variant = rung.info.name;
@@ -378,11 +425,18 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       }
     }
     if (r.measured) {
+      const double bytes = c.bytes_moved();
       r.rate = c.work() / (r.timing.median_ms * 1e6);
-      if (copy_timing) {
-        r.copy_ms = copy_timing->median_ms;
-        r.copy_gbps = c.work() / (copy_timing->median_ms * 1e6);
-        r.pct_of_copy = 100.0 * copy_timing->median_ms / r.timing.median_ms;
+      r.gbps = bytes / (r.timing.median_ms * 1e6);
+      if (streams.copy) {
+        r.copy_ms = streams.copy->median_ms;
+        r.copy_gbps = bytes / (*r.copy_ms * 1e6);
+        r.pct_of_copy = 100.0 * *r.copy_ms / r.timing.median_ms;
+      }
+      if (streams.read) {
+        r.read_ms = streams.read->median_ms;
+        r.read_gbps = bytes / (*r.read_ms * 1e6);
+        r.pct_of_read = 100.0 * *r.read_ms / r.timing.median_ms;
       }
     }
     records.push_back(r);
@@ -390,6 +444,12 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   }
   finish(records);
   return records;
+}
+
+bool takes(const VariantInfo& v, BenchType type) {
+  const std::string list = std::string(",") + v.dtypes + ",";
+  auto has = [&](const char* name) { return list.find(std::string(",") + name + ",") != std::string::npos; };
+  return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
 }
 
 void DeviceRunner::finish(std::vector<Record>& records) const {
