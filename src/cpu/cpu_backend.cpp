@@ -4,6 +4,7 @@
 
 #include "cpu/cpu_context.hpp"
 #include "cpu/openblas.hpp"
+#include "cpu/parallel_copy.hpp"
 #include "cpu/rungs.hpp"
 
 #include <chrono>
@@ -160,7 +161,9 @@ class CpuBackend final : public core::Backend {
   }
   void free(void* ptr) noexcept override { std::free(ptr); }
   void copy(void* dst, const void* src, std::size_t bytes, core::CopyKind) override {
-    std::memmove(dst, src, bytes);  // memcpy speed, and overlapping ranges stay defined
+    // Every kind is host memory: the backend's threads, streaming stores past the caches;
+    // overlapping ranges stay defined (memmove).
+    parallel_copy(dst, src, bytes, current_context().threads);
   }
   void memset(void* dst, int value, std::size_t bytes) override { std::memset(dst, value, bytes); }
   void synchronize() override {}      // every CPU call has finished when it returns
