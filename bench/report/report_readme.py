@@ -18,7 +18,8 @@ Everything outside the markers is left as it is, byte for byte. Kinds of table:
 Keys: device (the slug of the report's device heading, e.g. amd-epyc-cpu-2-threads),
 op (gemm, softmax, log_softmax); optional dtype, sizes (N, MxNxK or RxC, comma lists:
 the columns or rows, in that order), rungs (ladder only: rows to keep), unit (GFLOP/s,
-TFLOP/s, GB/s, TB/s). Each table ends with the run files it comes from, linked relative
+TFLOP/s, GB/s, TB/s), layout (gemm: NN (default), NT, TN or TT). The llm suite's cells
+(gpukern-bench --suite llm) are never in these tables; gpukern-report's report has them. Each table ends with the run files it comes from, linked relative
 to the README.
 """
 
@@ -30,8 +31,8 @@ from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, group, md_tab
 
 BEGIN = re.compile(r"^<!-- gpukern-report:begin (?P<kind>\S+)(?P<params>(?: +\S+)*) *-->$")
 END = "<!-- gpukern-report:end -->"
-KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit"},
-        "best": {"device", "op", "dtype", "sizes", "unit"}}
+KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit", "layout"},
+        "best": {"device", "op", "dtype", "sizes", "unit", "layout"}}
 REQUIRED = ("device", "op")
 UNITS = {"GFLOP/s": ("gemm", 1.0), "TFLOP/s": ("gemm", 1e-3), "GB/s": ("softmax", 1.0),
          "TB/s": ("softmax", 1e-3)}
@@ -60,6 +61,8 @@ def parse_params(kind, text):
             raise Problem("{} needs {}=".format(kind, key))
     if params["op"] not in OP_ORDER:
         raise Problem("op={} is not one of {}".format(params["op"], ", ".join(OP_ORDER)))
+    if params.get("layout", "NN") not in ("NN", "NT", "TN", "TT"):
+        raise Problem("layout={} is not NN, NT, TN or TT".format(params["layout"]))
     if "unit" in params and (params["unit"] not in UNITS or
                              UNITS[params["unit"]][0] != ("gemm" if params["op"] == "gemm" else "softmax")):
         raise Problem("unit={} does not fit op={}".format(params["unit"], params["op"]))
@@ -90,7 +93,10 @@ def listed(params, key):
 
 def select(entries, params):
     """The entries of the marker's device and op (and dtypes), or a Problem naming what exists."""
-    chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]]
+    # One gemm layout per table (layout=, default NN); the llm suite's cells are not ladder sizes.
+    layout = params.get("layout", "NN")
+    chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]
+              and e.suite != "llm" and (e.op != "gemm" or e.layout == layout)]
     dtypes = listed(params, "dtype") or sorted({e.dtype for e in chosen}, key=lambda d: (DTYPE_ORDER.get(d, 9), d))
     chosen = [e for e in chosen if e.dtype in dtypes]
     if not any(e.measured for e in chosen):
