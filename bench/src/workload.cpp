@@ -205,11 +205,10 @@ std::optional<Footprint> footprint(const Case& c, double reference_budget) {
       !add(f.device_bytes, output, f.device_bytes) || !mul(checked, cols, elements) ||
       !mul(elements, sizeof(double) + out_size, bytes) || !add(f.host_bytes, bytes, f.host_bytes))
     return std::nullopt;
-  // The copy and read streams of the same bytes run first, in a buffer freed before the
-  // inputs are made: the peak is the larger of the two.
+  // The copy and read streams of the same bytes run first, in a buffer freed before A and
+  // C are made (B may be there already: counted as if all were at once).
   const double moved = c.bytes_moved();
-  if (!(moved < 1.8e19)) return std::nullopt;
-  f.device_bytes = std::max(f.device_bytes, uint64_t(moved));
+  if (!(moved < 1.8e19) || !add(f.device_bytes, uint64_t(moved), f.device_bytes)) return std::nullopt;
   return f;
 }
 
@@ -236,11 +235,16 @@ Reference gemm_reference(const Case& c, const float* a, const float* b, const st
     double* out = &ref.values[r * std::size_t(n)];
     auto a_at = [&](int64_t p) { return double(c.trans_a ? a[p * lda + i] : a[i * lda + p]); };
     if (c.trans_b) {
+      // Four partial sums: one chain of dependent adds would bound the dot product by the
+      // add latency (the llm suite's NT cells check up to 16 rows x 128256 x 4096).
       for (int64_t j = j0; j < j1; ++j) {
         const float* b_row = b + j * ldb;
-        double sum = 0;
-        for (int64_t p = 0; p < k; ++p) sum += a_at(p) * double(b_row[p]);
-        out[j] = sum;
+        double sums[4] = {0, 0, 0, 0};
+        int64_t p = 0;
+        for (; p + 4 <= k; p += 4)
+          for (int u = 0; u < 4; ++u) sums[u] += a_at(p + u) * double(b_row[p + u]);
+        for (; p < k; ++p) sums[0] += a_at(p) * double(b_row[p]);
+        out[j] = (sums[0] + sums[1]) + (sums[2] + sums[3]);
       }
     } else {
       for (int64_t p = 0; p < k; ++p) {

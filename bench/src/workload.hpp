@@ -78,12 +78,13 @@ int64_t sampled_row_count(int64_t rows, double cost_per_row, double budget);
 /// gemm multiply-adds; softmax elements, each counted 16 times since the check holds doubles).
 std::vector<int64_t> reference_rows(const Case& c, double budget, uint64_t seed);
 
-/// Memory one case takes at its peak (the same-size copy and read streams, timed before
-/// the inputs are allocated, included), counted before anything is allocated so that a
-/// case too large for the machine is refused with a message instead of failing midway.
+/// Memory one case takes at its peak (the buffer of the same-size copy and read streams
+/// counted as if it coexisted with the inputs), counted before anything is allocated so
+/// that a case too large for the machine is refused with a message instead of failing
+/// midway.
 struct Footprint {
   uint64_t host_bytes = 0;    // random inputs (stored bytes and float values), reference, downloaded rows
-  uint64_t device_bytes = 0;  // inputs and output on the device
+  uint64_t device_bytes = 0;  // inputs, output and the streams' buffer on the device
 };
 /// nullopt when an element or byte count of `c` does not fit in 64 bits.
 std::optional<Footprint> footprint(const Case& c, double reference_budget);
