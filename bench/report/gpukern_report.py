@@ -73,7 +73,7 @@ def best_rows(entries):
             if shape_key is None:
                 continue
             case = [e for e in items if e.measured and e.shape_key == shape_key]
-            ours = [e for e in case if not e.is_reference]
+            ours = [e for e in case if not e.is_reference and e.variant != "auto"]
             vendor = [e for e in case if e.is_reference]
             if not ours:
                 continue

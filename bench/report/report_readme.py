@@ -155,7 +155,7 @@ def ladder_table(entries, params, readme_dir):
     best = {}
     for c in columns:
         ours = [at[(r,) + c] for r in rungs if (r,) + c in at and at[(r,) + c].measured
-                and not at[(r,) + c].is_reference]
+                and not at[(r,) + c].is_reference and r != "auto"]
         if ours:
             best[c] = max(ours, key=lambda e: (e.rate, -e.rung_index)).variant
     rows = []
@@ -190,7 +190,7 @@ def best_table(entries, params, readme_dir):
     chosen, dtypes = select(entries, params)
     unit = table_unit(params, chosen)
     op = params["op"]
-    measured = [e for e in chosen if e.measured and not e.is_reference]
+    measured = [e for e in chosen if e.measured and not e.is_reference and e.variant != "auto"]
     sizes = parse_sizes(op, params["sizes"]) if "sizes" in params else measured_sizes(measured)
     by_case = group(measured, lambda e: (e.dims, e.dtype))
     rows, used = [], []

@@ -156,8 +156,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--softmax-sizes", softmax_size_texts, "shapes for softmax only (N or RxC)")->delimiter(',');
   app.add_option("--variants", variant_texts,
                  "all, fast, or a comma list of rung names (the reference rung is measured too); fast = per "
-                 "dtype the rungs auto may pick and the three highest rungs of the ladder [default: all; "
-                 "fast with --suite]")
+                 "dtype the rungs auto may pick and the three highest rungs of the ladder; auto = also the "
+                 "library's own choice, recorded with the rung it ran [default: all; fast with --suite]")
       ->delimiter(',');
   app.add_option("--suite", options.suites,
                  "gemm workload suites, comma list: llm (T x N x K of a transformer's linear layers, NN and "
@@ -286,6 +286,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       all = true;
     else if (v == "fast")
       options.fast_variants = true;
+    else if (v == "auto")
+      options.with_auto = true;
     else
       options.variants.push_back(v);
   }
@@ -293,6 +295,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     options.variants.clear();
     options.fast_variants = false;
   }
+  // "auto" alone: the library's choice and the reference, no other rung.
+  options.auto_only = options.with_auto && options.variants.empty() && !options.fast_variants && !all;
 
   if (app.count("--flush-mb")) options.flush_mb = flush_mb;
   if (app.count("--naive-max-size")) options.naive_max_size = naive_max;

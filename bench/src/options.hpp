@@ -33,6 +33,8 @@ struct Options {
   std::vector<SizeSpec> softmax_sizes;  // --softmax-sizes (overrides --sizes for softmax)
   std::vector<std::string> variants;    // empty: all rungs (suites: the fast rungs); see fast_variants
   bool fast_variants = false;           // --variants fast, the default of a suite
+  bool with_auto = false;               // --variants auto: also measure the library's own choice
+  bool auto_only = false;               // --variants auto alone: only it and the reference
   bool with_reference = true;           // measure the vendor rung even if not listed
   std::optional<int> threads;           // GPUKERN_NUM_THREADS
   TimingPolicy timing;

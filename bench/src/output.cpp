@@ -147,7 +147,8 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   }
   const std::string layout = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
   for (const auto& r : records) {
-    const std::string name = r.variant + (r.is_reference ? "*" : "");
+    const std::string name =
+        r.variant + (r.is_reference ? "*" : "") + (r.auto_choice.empty() ? "" : ">" + r.auto_choice);
     if (!r.measured) {
       fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.shape_label(), gemm ? layout + " " : "", name,
                  r.failed ? "failed" : "skipped", r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
@@ -242,6 +243,7 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     json j;
     j["op"] = gemm ? "gemm" : "softmax";
     j["variant"] = r.variant;
+    if (r.variant == "auto") j["auto_choice"] = r.auto_choice.empty() ? json(nullptr) : json(r.auto_choice);
     j["rung_index"] = r.rung_index;
     j["is_reference"] = r.is_reference;
     j["dtype"] = type_name(c.type);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -200,10 +201,20 @@ std::vector<Rung> DeviceRunner::selected(const Case& c) const {
   }
   std::vector<Rung> out;
   for (const auto& r : ladder(c.op)) {
-    const bool every = options_.variants.empty() && !options_.fast_variants;
+    const bool every = options_.variants.empty() && !options_.fast_variants && !options_.auto_only;
     const bool listed = every || name_in(r.info.name, options_.variants) ||
                         std::find(fast.begin(), fast.end(), r.index) != fast.end();
     if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
+  }
+  if (options_.with_auto) {
+    // The library's own choice, after the ladder (its record names the rung it ran).
+    Rung automatic{VariantInfo{}, int(ladder(c.op).size())};
+    std::snprintf(automatic.info.name, sizeof automatic.info.name, "auto");
+    std::snprintf(automatic.info.description, sizeof automatic.info.description, "the library's own choice");
+    std::snprintf(automatic.info.dtypes, sizeof automatic.info.dtypes, "f32,tf32,f16,bf16");
+    automatic.info.runs_here = 1;
+    automatic.info.auto_position = -1;
+    out.push_back(automatic);
   }
   return out;
 }
@@ -430,6 +441,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     try {
       device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
       r.timing = measure(device_, timer_, flusher, options_.timing, [&] { call(rung.info.name); });
+      if (r.variant == "auto") r.auto_choice = device_.last_variant(c.op);
       const auto host_out = download_rows(device_, out.data(), out_type, ref, out_ld);
       r.rel_error = relative_error(ref, host_out.data(), out_type, ref.cols);
       r.error_rows_checked = int64_t(ref.rows.size());

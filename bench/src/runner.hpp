@@ -28,6 +28,7 @@ struct Record {
   std::string reason;     // why skipped / failed
   std::string decline;    // the rung's typed reason for a decline ("Misaligned"), "" otherwise
   bool failed = false;    // an error other than a declined case
+  std::string auto_choice;  // variant "auto" (--variants auto): the rung the library ran
 
   Timing timing;
   double rate = 0;        // gemm GFLOP/s, softmax GB/s

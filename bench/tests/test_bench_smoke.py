@@ -158,6 +158,21 @@ def check_suite(args, env, tmp):
         copies.setdefault((x["dtype"], x["m"], x["n"], x["k"]), set()).add(x["copy_ms"])
     check(all(len(v) == 1 for v in copies.values()), "copy timed more than once per byte count")
 
+    # --variants auto: the library's choice (and the reference) only, naming the rung it ran.
+    path = os.path.join(tmp, "auto.json")
+    r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "llm", "--suite-t", "2", "--suite-nk", "24x40",
+                        "--layout", "NT", "--dtype", "f32", "--variants", "auto", "--repeats", "2", "--warmup", "0",
+                        "--min-time", "0", "--flush-mb", "0", "--json", path, "--check"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "--variants auto exited {}: {}".format(r.returncode, r.stderr))
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            variants = {x["variant"]: x for x in json.load(f)["results"]}
+        check(set(variants) == {"auto", "openblas"} or set(variants) == {"auto"},
+              "--variants auto measured {}".format(sorted(variants)))
+        check(variants.get("auto", {}).get("auto_choice") in ("omp_simd", "naive"),
+              "auto's record does not name the rung it ran: {}".format(variants.get("auto")))
+
     for bad, option in ((["--suite", "llm", "--suite-t", "0"], "--suite-t"),
                         (["--suite", "llm", "--suite-nk", "4096"], "--suite-nk"),
                         (["--suite-t", "1"], "--suite-t"),

@@ -10,8 +10,8 @@
 namespace gpukern::cpu {
 namespace {
 
-// Below this a copy stays on the calling thread: starting a team costs more than it saves.
-constexpr std::size_t kParallelMinBytes = std::size_t(256) << 10;
+// Each thread copies at least this much: below it, waking a thread costs more than it saves.
+constexpr std::size_t kMinChunkBytes = std::size_t(1) << 20;
 // Chunk boundaries on cache lines of the destination, so no line is written by two threads.
 constexpr std::size_t kLine = 64;
 
@@ -67,7 +67,7 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, C
   // unaligned ends.
   const std::size_t misalignment = reinterpret_cast<uintptr_t>(out) % kLine;
   const std::size_t lines = (misalignment + bytes + kLine - 1) / kLine;
-  const int team = bytes < kParallelMinBytes ? 1 : static_cast<int>(std::clamp<std::size_t>(lines, 1, std::max(threads, 1)));
+  const int team = static_cast<int>(std::clamp<std::size_t>(bytes / kMinChunkBytes, 1, std::max(threads, 1)));
   const std::size_t lines_per_chunk = (lines + std::size_t(team) - 1) / std::size_t(team);
   auto copy_chunk = [&](int index) {
     const std::size_t begin_line = std::size_t(index) * lines_per_chunk * kLine;
