@@ -176,7 +176,7 @@ int run_benchmarks(const Options& options) {
     for (const auto& c : r->plan())
       if (auto why = r->check_memory(c)) problems.push_back(r->spec() + ": " + *why);
     if (!options.json_path.empty())
-      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size())))
+      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size(), options.suites)))
         problems.push_back(*why);
   }
   for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
@@ -214,7 +214,7 @@ int run_benchmarks(const Options& options) {
     }
     if (!options.json_path.empty()) {
       progress.clear();
-      const auto path = json_file_for(options.json_path, runner->info(), runners.size());
+      const auto path = json_file_for(options.json_path, runner->info(), runners.size(), options.suites);
       if (!write_json(path, run_json(*runner, options, records))) return 2;
     }
   }

@@ -336,14 +336,17 @@ std::string today_utc() {
   return day;
 }
 
-std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count) {
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count,
+                          const std::vector<std::string>& suites) {
   namespace fs = std::filesystem;
   const bool is_dir = (!json_option.empty() && json_option.back() == '/') || fs::is_directory(json_option);
   if (is_dir) {
     std::string name = slug(info.name);
     // A CPU's marketing name can equal another machine's; the backend keeps files apart.
     if (name.find(slug(info.backend)) == std::string::npos && std::string(info.backend) == "cpu") name = "cpu-" + name;
-    return (fs::path(json_option) / (name + "-" + today_utc() + ".json")).string();
+    std::string suffix;
+    for (const auto& suite : suites) suffix += "-" + suite;
+    return (fs::path(json_option) / (name + "-" + today_utc() + suffix + ".json")).string();
   }
   if (device_count <= 1) return json_option;
   fs::path p(json_option);

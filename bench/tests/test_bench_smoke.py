@@ -121,14 +121,18 @@ def main():
 def check_suite(args, env, tmp):
     """--suite llm at small (T, N, K) slices: cells, layouts, bytes, bandwidth and the
     same-run copy and read streams; wrong suite options refused naming the option."""
-    path = os.path.join(tmp, "suite.json")
+    suite_dir = os.path.join(tmp, "suite") + "/"
     cmd = [args.bench, "--backend", "cpu", "--suite", "llm", "--suite-t", "1,3", "--suite-nk", "40x24,17x33",
            "--dtype", "f32,bf16", "--warmup", "1", "--repeats", "3", "--max-time", "0.2", "--flush-mb", "4",
-           "--json", path, "--check"]
+           "--json", suite_dir, "--check"]
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     check(r.returncode == 0, "--suite llm exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
-    if not os.path.exists(path):
+    files = glob.glob(os.path.join(suite_dir, "*.json"))
+    check(len(files) == 1 and re.search(r"-\d{4}-\d{2}-\d{2}-llm\.json$", files[0]) is not None,
+          "a suite run in {} is not <device>-<yyyy-mm-dd>-llm.json: {}".format(suite_dir, files))
+    if len(files) != 1:
         return
+    path = files[0]
     with open(path, encoding="utf-8") as f:
         run = json.load(f)
     results = run.get("results", [])
