@@ -350,8 +350,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   const bool same_weights = c.op == GK_OP_GEMM && weights_.device.data() && weights_.type == in_type &&
                             weights_.count == std::size_t(c.k * c.n) && weights_.seed == weight_seed(options_.seed, c);
   if (!same_weights) weights_ = WeightCache{};
-  // Baselines of the same bytes, timed the same way in the same run, before the case's
-  // buffers exist (the peak memory is the larger of the two).
+  // Baselines of the same bytes, timed the same way in the same run, before A and C are
+  // made (their buffer is freed before).
   const StreamTimes streams = stream_times(uint64_t(c.bytes_moved()), flusher);
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
