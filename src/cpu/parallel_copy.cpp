@@ -67,7 +67,7 @@ bool overlaps(const void* dst, const void* src, std::size_t bytes) {
 }  // namespace
 
 std::size_t streaming_copy_threshold() {
-  return std::max<std::size_t>(std::size_t(4) << 20, cpu_features().caches.l3 / 2);
+  return std::max<std::size_t>(std::size_t(4) << 20, cpu_features().caches.l3 / 4);
 }
 
 void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, CopyStores stores) {

@@ -18,9 +18,10 @@ enum class CopyStores { Auto, Cached, Streaming };
 GK_CPU_TESTED void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads,
                                  CopyStores stores = CopyStores::Auto);
 
-/// Size from which Auto streams: half the last-level cache (at least 4 MiB), where a copy
-/// no longer fits in the caches beside its source and write-allocate would double the
-/// destination's traffic.
+/// Size from which Auto streams: a quarter of the last-level cache, at least 4 MiB (glibc's
+/// default for its own non-temporal memcpy). Beyond it source and destination no longer
+/// fit in the cache the copy shares with everything else, and ordinary stores would read
+/// every destination line before writing it.
 GK_CPU_TESTED std::size_t streaming_copy_threshold();
 
 }  // namespace gpukern::cpu
