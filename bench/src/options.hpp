@@ -38,15 +38,15 @@ struct Options {
   bool with_reference = true;           // measure the vendor rung even if not listed
   std::optional<int> threads;           // GPUKERN_NUM_THREADS
   TimingPolicy timing;
-  std::optional<double> flush_mb;                // cache flush buffer; 0 = no flush (warm caches)
-  std::optional<int64_t> naive_max_size;         // gemm: slow rungs only while cbrt(m*n*k) <= this
-  bool skip_slow = false;                        // never run the slow rungs
-  std::vector<std::string> slow_rungs{"naive"};  // what --naive-max-size and --skip-slow apply to
-  std::vector<Layout> layouts;                   // --layout; empty: NN (suites: their own)
-  std::vector<std::string> suites;               // --suite llm,square (gemm workload suites)
-  std::vector<int64_t> suite_tokens;             // --suite-t: the llm suite's T (m) values; empty: all
+  std::optional<double> flush_mb;                          // cache flush buffer; 0 = no flush (warm caches)
+  std::optional<int64_t> naive_max_size;                   // gemm: slow rungs only while cbrt(m*n*k) <= this
+  bool skip_slow = false;                                  // never run the slow rungs
+  std::vector<std::string> slow_rungs{"naive"};            // what --naive-max-size and --skip-slow apply to
+  std::vector<Layout> layouts;                             // --layout; empty: NN (suites: their own)
+  std::vector<std::string> suites;                         // --suite llm,square (gemm workload suites)
+  std::vector<int64_t> suite_tokens;                       // --suite-t: the llm suite's T (m) values; empty: all
   std::vector<std::pair<int64_t, int64_t>> suite_weights;  // --suite-nk: its (N, K); empty: all
-  bool c_f32 = false;                            // gemm C in f32 for f16/bf16 inputs
+  bool c_f32 = false;                                      // gemm C in f32 for f16/bf16 inputs
   bool log_softmax = false;
   double reference_budget = double(1 << 28);  // multiply-adds (gemm) / elements (softmax) checked
   uint64_t seed = 42;

@@ -137,8 +137,8 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   if (last_op_ != int(c.op)) {
     last_op_ = int(c.op);
     if (gemm)
-      fmt::print("\n{:<6} {:<18} {:<3} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype",
-                 "shape", "op", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
+      fmt::print("\n{:<6} {:<18} {:<3} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
+                 "op", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
                  cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
     else
       fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",

@@ -202,8 +202,8 @@ std::vector<Rung> DeviceRunner::selected(const Case& c) const {
   std::vector<Rung> out;
   for (const auto& r : ladder(c.op)) {
     const bool every = options_.variants.empty() && !options_.fast_variants && !options_.auto_only;
-    const bool listed = every || name_in(r.info.name, options_.variants) ||
-                        std::find(fast.begin(), fast.end(), r.index) != fast.end();
+    const bool listed =
+        every || name_in(r.info.name, options_.variants) || std::find(fast.begin(), fast.end(), r.index) != fast.end();
     if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
   }
   if (options_.with_auto) {

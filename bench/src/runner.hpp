@@ -24,10 +24,10 @@ struct Record {
   std::string variant;
   int rung_index = 0;  // position in the ladder (naive first)
   bool is_reference = false;
-  bool measured = false;  // false: skipped, see reason
-  std::string reason;     // why skipped / failed
-  std::string decline;    // the rung's typed reason for a decline ("Misaligned"), "" otherwise
-  bool failed = false;    // an error other than a declined case
+  bool measured = false;    // false: skipped, see reason
+  std::string reason;       // why skipped / failed
+  std::string decline;      // the rung's typed reason for a decline ("Misaligned"), "" otherwise
+  bool failed = false;      // an error other than a declined case
   std::string auto_choice;  // variant "auto" (--variants auto): the rung the library ran
 
   Timing timing;
@@ -117,7 +117,7 @@ class DeviceRunner {
     Buffer device;
   };
   WeightCache weights_;
-  volatile uint64_t read_checksum_ = 0;      // the read streams' sums, kept
+  volatile uint64_t read_checksum_ = 0;  // the read streams' sums, kept
 };
 
 /// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that

@@ -21,8 +21,8 @@ const std::vector<int64_t>& llm_f32_tokens() {
 }
 
 const std::vector<std::pair<int64_t, int64_t>>& llm_weights() {
-  static const std::vector<std::pair<int64_t, int64_t>> weights{
-      {4096, 4096}, {11008, 4096}, {4096, 11008}, {14336, 4096}, {4096, 14336}, {128256, 4096}};
+  static const std::vector<std::pair<int64_t, int64_t>> weights{{4096, 4096},  {11008, 4096}, {4096, 11008},
+                                                                {14336, 4096}, {4096, 14336}, {128256, 4096}};
   return weights;
 }
 

@@ -15,7 +15,7 @@
 namespace gpukern::cpu {
 namespace {
 
-constexpr std::size_t kGuard = 128;     // bytes checked on each side of the destination
+constexpr std::size_t kGuard = 128;  // bytes checked on each side of the destination
 constexpr unsigned char kPoison = 0xA5;
 
 // A byte pattern with no short period, so a chunk copied from the wrong offset shows.
@@ -50,8 +50,8 @@ void check_copy(std::size_t bytes, std::size_t src_offset, std::size_t dst_offse
 
 TEST(ParallelCopy, OddSizesAndOffsetsCopyExactly) {
   // Sizes around a line, a 16-byte store, one thread's least chunk (1 MiB) and beyond.
-  const std::size_t sizes[] = {0,    1,    15,   16,          17,          63,          64,
-                               65,   127,  4095, 4097,        (1 << 20) - 1, (2 << 20) + 3, (3 << 20) + 17};
+  const std::size_t sizes[] = {
+      0, 1, 15, 16, 17, 63, 64, 65, 127, 4095, 4097, (1 << 20) - 1, (2 << 20) + 3, (3 << 20) + 17};
   for (std::size_t bytes : sizes)
     for (std::size_t src_offset : {0, 1, 7})
       for (std::size_t dst_offset : {0, 3, 16, 63})
