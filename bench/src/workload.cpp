@@ -221,36 +221,43 @@ Reference gemm_reference(const Case& c, const float* a, const float* b, const st
   const int64_t lda = c.trans_a ? c.m : c.k;  // A stored k x m when transposed
   const int64_t ldb = c.trans_b ? c.k : c.n;  // B stored n x k when transposed
   const int64_t n = c.n, k = c.k;
-  // Parallel over (sampled row, block of columns): a few rows (T = 1 in the llm suite)
-  // still spread over every core. B is read along its stored rows: k-outer / j-inner
-  // when untransposed, a dot product per column when transposed (B stored n x k).
+  // Parallel over (group of sampled rows, block of columns): a few rows (T = 1 in the llm
+  // suite) still spread over every core, and each block of B is read once per group of
+  // rows rather than once per row (the llm suite's B reaches half a billion elements).
+  // B is read along its stored rows: k-outer / j-inner when untransposed, a dot product per
+  // column when transposed (B stored n x k).
   constexpr int64_t kColumnBlock = 256;
+  constexpr std::size_t kRowGroup = 16;
   const int64_t blocks = (n + kColumnBlock - 1) / kColumnBlock;
-  const int64_t tasks = int64_t(rows.size()) * blocks;
+  const int64_t groups = int64_t((rows.size() + kRowGroup - 1) / kRowGroup);
+  auto a_at = [&](int64_t i, int64_t p) { return double(c.trans_a ? a[p * lda + i] : a[i * lda + p]); };
 #pragma omp parallel for schedule(dynamic)
-  for (int64_t task = 0; task < tasks; ++task) {
-    const std::size_t r = std::size_t(task / blocks);
+  for (int64_t task = 0; task < groups * blocks; ++task) {
+    const std::size_t r0 = std::size_t(task / blocks) * kRowGroup, r1 = std::min(rows.size(), r0 + kRowGroup);
     const int64_t j0 = (task % blocks) * kColumnBlock, j1 = std::min(n, j0 + kColumnBlock);
-    const int64_t i = rows[r];
-    double* out = &ref.values[r * std::size_t(n)];
-    auto a_at = [&](int64_t p) { return double(c.trans_a ? a[p * lda + i] : a[i * lda + p]); };
     if (c.trans_b) {
       // Four partial sums: one chain of dependent adds would bound the dot product by the
-      // add latency (the llm suite's NT cells check up to 16 rows x 128256 x 4096).
+      // add latency.
       for (int64_t j = j0; j < j1; ++j) {
         const float* b_row = b + j * ldb;
-        double sums[4] = {0, 0, 0, 0};
-        int64_t p = 0;
-        for (; p + 4 <= k; p += 4)
-          for (int u = 0; u < 4; ++u) sums[u] += a_at(p + u) * double(b_row[p + u]);
-        for (; p < k; ++p) sums[0] += a_at(p) * double(b_row[p]);
-        out[j] = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+        for (std::size_t r = r0; r < r1; ++r) {
+          const int64_t i = rows[r];
+          double sums[4] = {0, 0, 0, 0};
+          int64_t p = 0;
+          for (; p + 4 <= k; p += 4)
+            for (int u = 0; u < 4; ++u) sums[u] += a_at(i, p + u) * double(b_row[p + u]);
+          for (; p < k; ++p) sums[0] += a_at(i, p) * double(b_row[p]);
+          ref.values[r * std::size_t(n) + std::size_t(j)] = (sums[0] + sums[1]) + (sums[2] + sums[3]);
+        }
       }
     } else {
       for (int64_t p = 0; p < k; ++p) {
-        const double a_ip = a_at(p);
         const float* b_row = b + p * ldb;
-        for (int64_t j = j0; j < j1; ++j) out[j] += a_ip * double(b_row[j]);
+        for (std::size_t r = r0; r < r1; ++r) {
+          const double a_ip = a_at(rows[r], p);
+          double* out = &ref.values[r * std::size_t(n)];
+          for (int64_t j = j0; j < j1; ++j) out[j] += a_ip * double(b_row[j]);
+        }
       }
     }
   }
