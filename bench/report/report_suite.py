@@ -115,31 +115,41 @@ def llm_chart(plt, save, out_dir, device, table, metric):
     return save(fig, out_dir, name)
 
 
+def vendor_label(table, dtype, layout):
+    """The vendor rung's display name in one (dtype, layout) panel, or "vendor"."""
+    refs = {v.variant for (d, l, _, _), (_, v) in table.items() if (d, l) == (dtype, layout) and v}
+    return vendor_name(sorted(refs)[0]) if len(refs) == 1 else "vendor"
+
+
+def matrix(table, dtype, layout, metric):
+    """(header, rows) of one panel: rows T, columns N x K; cells "pct rung" (metric
+    "vendor": the fastest own rung as % of the vendor's speed) or "own / vendor" (metric
+    "copy": both as % of the same-run copy)."""
+    weights = weights_of(table, dtype, layout)
+    rows = []
+    for t in tokens_of(table, dtype, layout):
+        row = [str(t)]
+        for w in weights:
+            best, ref = table.get((dtype, layout, w, t), (None, None))
+            if metric == "vendor":
+                r = ratio(best, ref)
+                row.append("—" if best is None else "{} {}".format(fmt_pct(None if r is None else 100 * r),
+                                                                   best.variant))
+            else:
+                row.append("{} / {}".format(fmt_pct(best.pct_of_copy if best else None),
+                                            fmt_pct(ref.pct_of_copy if ref else None)))
+        rows.append(row)
+    return ["T"] + ["N×K " + weight_label(w) for w in weights], rows
+
+
 def llm_tables(table):
     lines = []
     for dtype, layout in panels(table):
-        weights = weights_of(table, dtype, layout)
-        tokens = tokens_of(table, dtype, layout)
-        refs = {v.variant for d, l, _, _ in table if (d, l) == (dtype, layout)
-                for _, v in [table[(d, l, w, t)] for w in weights for t in tokens if (d, l, w, t) in table] if v}
-        vendor = vendor_name(sorted(refs)[0]) if len(refs) == 1 else "vendor"
-        speed_rows, copy_rows = [], []
-        for t in tokens:
-            speed, copy = [str(t)], [str(t)]
-            for w in weights:
-                best, ref = table.get((dtype, layout, w, t), (None, None))
-                r = ratio(best, ref)
-                speed.append("—" if best is None else "{} {}".format(fmt_pct(None if r is None else 100 * r),
-                                                                      best.variant))
-                copy.append("{} / {}".format(fmt_pct(best.pct_of_copy if best else None),
-                                             fmt_pct(ref.pct_of_copy if ref else None)))
-            speed_rows.append(speed)
-            copy_rows.append(copy)
-        header = ["T"] + ["N×K " + weight_label(w) for w in weights]
-        lines += ["#### {} {}: fastest own rung, % of {}".format(dtype, layout, vendor), "",
-                  md_table(header, speed_rows), "",
-                  "#### {} {}: % of the same-run copy, own best / {}".format(dtype, layout, vendor), "",
-                  md_table(header, copy_rows), ""]
+        vendor = vendor_label(table, dtype, layout)
+        for metric, title in (("vendor", "fastest own rung, % of " + vendor),
+                              ("copy", "% of the same-run copy, own best / " + vendor)):
+            header, rows = matrix(table, dtype, layout, metric)
+            lines += ["#### {} {}: {}".format(dtype, layout, title), "", md_table(header, rows), ""]
     return lines
 
 

@@ -245,6 +245,34 @@ def check_suite(report, fixtures, tmp):
         check(ok, "missing or invalid PNG {}".format(name))
         check("]({})".format(name) in text, "report.md does not include {}".format(name))
 
+    # README tables of kind llm: rows T, columns N x K, % of the vendor or % of copy.
+    readme = os.path.join(tmp, "SUITE-README.md")
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write("# Suite\n\n<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda dtype=bf16 layout=NT -->\n"
+                "<!-- gpukern-report:end -->\n\n<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda "
+                "dtype=bf16 metric=copy -->\n<!-- gpukern-report:end -->\n")
+    r = run_report(report, [cuda, suite, "--readme", readme])
+    check(r.returncode == 0, "--readme with llm tables failed: {}".format(r.stderr))
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    tables = generated_tables(text)
+    check(len(tables) == 2 and find_row(tables[0], T="512", **{"N×K 4096x4096": "80% wgmma_tma",
+                                                                 "N×K 14336x4096": "125% wgmma_tma"})
+          and find_row(tables[0], T="1", **{"N×K 4096x4096": "90% mma_multistage"}),
+          "llm README table (bf16 NT, % of cuBLAS) wrong: {}".format(tables[:1]))
+    check(len(tables) == 2 and find_row(tables[1], T="1", **{"N×K 4096x4096": "44% / 55%"}),
+          "llm README table (bf16 NN, % of copy) wrong: {}".format(tables[1:]))
+    r = run_report(report, [cuda, suite, "--readme", readme, "--check"])
+    check(r.returncode == 0, "--check after --readme (llm) reports a difference: {}".format(r.stderr))
+    for marker, problem in (("metric=fast", "metric=fast"), ("dtype=f16", "no llm suite cell"),
+                            ("layout=XY", "layout=XY")):
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write("<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda dtype=bf16 {} -->\n"
+                    "<!-- gpukern-report:end -->\n".format(marker).replace("dtype=bf16 dtype=f16", "dtype=f16"))
+        r = run_report(report, [cuda, suite, "--readme", readme])
+        check(r.returncode == 2 and problem in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+              "llm marker {} not refused naming {}: {} {!r}".format(marker, problem, r.returncode, r.stderr))
+
     # Tables only (no matplotlib needed) give the same tables.
     r = run_report(report, [cuda, suite, "--out", os.path.join(tmp, "suite-tables"), "--no-plots"])
     check(r.returncode == 0 and "125% wgmma_tma" in open(os.path.join(tmp, "suite-tables", "report.md"),
