@@ -179,8 +179,26 @@ int run_benchmarks(const Options& options) {
       if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size(), options.suites)))
         problems.push_back(*why);
   }
+  if (options.dry_run) {
+    // One line per case: what it is and the rungs it would measure.
+    for (const auto& r : runners) {
+      std::size_t measurements = 0;
+      const auto cases = r->plan();
+      for (const auto& c : cases) {
+        std::string rungs;
+        for (const auto& rung : r->selected(c)) rungs += (rungs.empty() ? "" : ",") + std::string(rung.info.name);
+        measurements += r->selected(c).size();
+        fmt::print("{} {} {} {}{}{}: {}\n", r->spec(), c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
+                   c.shape_label(),
+                   c.op == GK_OP_GEMM ? std::string(" ") + (c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") : "",
+                   c.suite.empty() ? "" : " " + c.suite, rungs);
+      }
+      fmt::print("{}: {} cases, {} rung measurements\n", r->spec(), cases.size(), measurements);
+    }
+  }
   for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
   if (!problems.empty()) return 2;
+  if (options.dry_run) return 0;
 
   std::size_t steps = 0;
   for (const auto& r : runners)

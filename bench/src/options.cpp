@@ -209,6 +209,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "write results as JSON to FILE, or to DIR/<device>-<yyyy-mm-dd>.json when a directory "
                  "(existing, or ending in '/'); one file per device");
   app.add_flag("--list", options.list, "list backends, devices and rungs (like gpukern-info) and exit");
+  app.add_flag("--dry-run", options.dry_run,
+               "print the cases and the rungs each would measure (and any case too large), then exit");
   app.add_option(
          "--list-rungs", options.list_rungs,
          "print the names of the OP rungs that run on the --backend device (and take a --dtype), one a line, and exit")

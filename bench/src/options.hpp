@@ -52,6 +52,7 @@ struct Options {
   uint64_t seed = 42;
   std::string json_path;  // empty: no JSON
   bool list = false;
+  bool dry_run = false;                 // print the cases and rungs a run would measure, and exit
   std::string list_rungs;               // "gemm" / "softmax": rung names that run here, one a line
   bool check = false;                   // exit 1 when a result exceeds its error bound
   bool quiet = false;                   // no table on stdout

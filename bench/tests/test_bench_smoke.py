@@ -162,6 +162,21 @@ def check_suite(args, env, tmp):
         copies.setdefault((x["dtype"], x["m"], x["n"], x["k"]), set()).add(x["copy_ms"])
     check(all(len(v) == 1 for v in copies.values()), "copy timed more than once per byte count")
 
+    # --dry-run: the full suites' composition, nothing measured.
+    r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "llm,square", "--dtype", "f32,tf32,f16,bf16",
+                        "--dry-run"], capture_output=True, text=True, env=env)
+    lines = r.stdout.splitlines()
+    llm = [x for x in lines if " llm:" in x]
+    square = [x for x in lines if " square:" in x]
+    # llm: 13 T x 6 (N, K) x NN, NT x f16, bf16 + 3 T x 6 x 2 x f32, tf32; square: 13 sizes x 4 dtypes.
+    check(r.returncode == 0 and len(llm) == 13 * 6 * 2 * 2 + 3 * 6 * 2 * 2 and len(square) == 13 * 4
+          and "436 cases" in r.stdout, "--dry-run of both suites: exit {}, {} llm and {} square cases".format(
+              r.returncode, len(llm), len(square)))
+    check(any(x.startswith("cpu gemm bf16 8192x128256x4096 NT llm:") for x in lines),
+          "--dry-run lacks the llm suite's largest NT cell")
+    check(any(x.startswith("cpu gemm tf32 3000x3000x3000 NN square:") for x in lines),
+          "--dry-run lacks the square suite's 3000")
+
     # --variants auto: the library's choice (and the reference) only, naming the rung it ran.
     path = os.path.join(tmp, "auto.json")
     r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "llm", "--suite-t", "2", "--suite-nk", "24x40",
