@@ -47,10 +47,14 @@ double timed_call(Timer& timer, CacheFlusher* flusher, const std::function<void(
 uint64_t read_stream(const void* data, std::size_t bytes, int threads) {
   const auto* bytes_in = static_cast<const unsigned char*>(data);
   const std::size_t words = bytes / sizeof(uint64_t);
+  // At least 1 MiB a thread, as the CPU backend's copy: waking threads for less costs more
+  // than it saves.
+  constexpr std::size_t kMinChunkBytes = std::size_t(1) << 20;
+  const int team = int(std::clamp<std::size_t>(bytes / kMinChunkBytes, 1, std::size_t(std::max(threads, 1))));
   uint64_t total = 0;
   // Whole words (vectorized adds; the buffer is the backend's, 64-byte aligned), then
   // the tail bytes.
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : total)
+#pragma omp parallel for num_threads(team) schedule(static) reduction(+ : total)
   for (std::size_t i = 0; i < words; ++i) {
     uint64_t word;
     std::memcpy(&word, bytes_in + i * sizeof(uint64_t), sizeof word);

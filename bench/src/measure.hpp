@@ -53,9 +53,9 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
                const std::function<void()>& call);
 
 /// The CPU backend's read-only stream: sums `bytes` of host memory as 64-bit words with
-/// `threads` OpenMP threads (the backend's count), so that the machine's read bandwidth
-/// is measured as the rungs see it. Returns the sum, which the caller keeps so that
-/// no load can be optimized away.
+/// up to `threads` OpenMP threads (the backend's count; at least 1 MiB a thread, as the
+/// backend's copy), so that the machine's read bandwidth is measured as the rungs see it. Returns the sum, which the
+/// caller keeps so that no load can be optimized away.
 uint64_t read_stream(const void* data, std::size_t bytes, int threads);
 
 /// Median / quartiles of a sample (sorted copy).

@@ -137,8 +137,8 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   if (last_op_ != int(c.op)) {
     last_op_ = int(c.op);
     if (gemm)
-      fmt::print("\n{:<6} {:<18} {:<3} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
-                 "op", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
+      fmt::print("\n{:<6} {:<18} {:<6} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
+                 "layout", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
                  cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
     else
       fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
@@ -150,8 +150,9 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const std::string name =
         r.variant + (r.is_reference ? "*" : "") + (r.auto_choice.empty() ? "" : ">" + r.auto_choice);
     if (!r.measured) {
-      fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.shape_label(), gemm ? layout + " " : "", name,
-                 r.failed ? "failed" : "skipped", r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
+      fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.shape_label(),
+                 gemm ? fmt::format("{:<6} ", layout) : "", name, r.failed ? "failed" : "skipped",
+                 r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
       continue;
     }
     // Spread: interquartile range / median, the run-to-run noise of this measurement
@@ -160,7 +161,7 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
     const std::string read = cpu_ ? " " + fmt::format("{:>7}", percent(r.pct_of_read)) : "";
     if (gemm)
-      fmt::print("{:<6} {:<18} {:<3} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n",
+      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n",
                  type_name(c.type), c.shape_label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
                  percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
     else
