@@ -23,8 +23,10 @@ using core::kMaskTF32;
 constexpr uint32_t kAllGemmTypes = kMaskF32 | kMaskTF32 | kMaskF16 | kMaskBF16;
 constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
 
-// Ladder order: naive first, reference last. tf32 calls run as exact f32 everywhere.
-// Auto: omp_simd, which takes every call, then naive; the reference is never picked.
+// Ladder order: naive first, references last. tf32 calls run as exact f32 everywhere.
+// Auto: skinny when m or n is at most kSkinnyAutoMaxT (it streams the large operand
+// once, where omp_simd packs it for 14-row tiles), then omp_simd, which takes every call,
+// then naive; the references are never picked.
 const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
   using core::RungKind;
   static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
@@ -35,7 +37,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Ladder,
        nullptr,
        gemm::naive_run,
-       1},
+       2},
       {"omp_simd",
        "packed, cache-blocked, register-blocked micro-kernel (AVX-512 14x32 / AVX2 6x16 / scalar), "
        "OpenMP",
@@ -44,7 +46,17 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Ladder,
        nullptr,
        gemm::omp_simd_run,
-       0},
+       1},
+      {"skinny",
+       "m or n <= 8: streams the large operand once, vectorized along its rows (NN) or depth (NT), "
+       "OpenMP over the long side",
+       kAllGemmTypes,
+       {},
+       RungKind::Ladder,
+       gemm::skinny_supports,
+       gemm::skinny_run,
+       0,
+       gemm::skinny_auto},
       {"openblas",
        "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
        kAllGemmTypes,
@@ -52,6 +64,14 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Reference,
        gemm::openblas_supports,
        gemm::openblas_run,
+       core::kNeverAuto},
+      {"openblas_gemv",
+       "OpenBLAS cblas_sgemv, f32 with m == 1 or n == 1 (loaded at run time)",
+       kMaskF32 | kMaskTF32,
+       {},
+       RungKind::Reference,
+       gemm::openblas_gemv_supports,
+       gemm::openblas_gemv_run,
        core::kNeverAuto},
   };
   return ladder;
@@ -171,7 +191,7 @@ class CpuBackend final : public core::Backend {
     if (op == core::OpKind::Softmax) return softmax_ladder().infos(host_arch());
     auto infos = gemm_ladder().infos(host_arch());
     for (auto& info : infos)
-      if (info.name == "openblas" && !openblas().loaded)
+      if ((info.name == "openblas" || info.name == "openblas_gemv") && !openblas().loaded)
         info.unavailable = {core::Decline::LibraryMissing, openblas().unavailable};
     return infos;
   }
