@@ -208,6 +208,15 @@ class CpuBackend final : public core::Backend {
   bool auto_candidate(const core::SoftmaxArgs& args, int rung) const override {
     return softmax_ladder().auto_candidate(rung, args, current_context());
   }
+  std::vector<core::AutoEntryInfo> auto_table(core::OpKind op) const override {
+    return op == core::OpKind::Gemm ? gemm_ladder().auto_table() : softmax_ladder().auto_table();
+  }
+  core::AutoPick auto_pick(const core::GemmArgs& args) const override {
+    return gemm_ladder().auto_pick(args, host_arch());
+  }
+  core::AutoPick auto_pick(const core::SoftmaxArgs& args) const override {
+    return softmax_ladder().auto_pick(args, host_arch());
+  }
   void gemm(const core::GemmArgs& args, int rung) override { gemm_ladder().run(rung, args, current_context()); }
   void softmax(const core::SoftmaxArgs& args, int rung) override {
     softmax_ladder().run(rung, args, current_context());
