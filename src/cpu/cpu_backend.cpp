@@ -3,6 +3,7 @@
 #include "cpu/cpu_backend.hpp"
 
 #include "cpu/cpu_context.hpp"
+#include "cpu/gemm/skinny.hpp"
 #include "cpu/openblas.hpp"
 #include "cpu/rungs.hpp"
 
@@ -24,12 +25,12 @@ constexpr uint32_t kAllGemmTypes = kMaskF32 | kMaskTF32 | kMaskF16 | kMaskBF16;
 constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
 
 // Ladder order: naive first, references last. tf32 calls run as exact f32 everywhere.
-// Auto: skinny when m or n is at most kSkinnyAutoMaxT (it streams the large operand
-// once, where omp_simd packs it for 14-row tiles), then omp_simd, which takes every call,
-// then naive; the references are never picked.
+// Auto: the measured table first (skinny when m or n is at most kSkinnyAutoMaxT: it
+// streams the large operand once, where omp_simd packs it for 14-row tiles), then
+// omp_simd, which takes every call, then naive; the references are never picked.
 const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
   using core::RungKind;
-  static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
+  static const core::Ladder<core::GemmArgs, CpuContext> ladder = {{
       {"naive",
        "i-j-k triple loop, one thread, f32 accumulation (the baseline)",
        kAllGemmTypes,
@@ -37,7 +38,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Ladder,
        nullptr,
        gemm::naive_run,
-       2},
+       1},
       {"omp_simd",
        "packed, cache-blocked, register-blocked micro-kernel (AVX-512 14x32 / AVX2 6x16 / scalar), "
        "OpenMP",
@@ -46,7 +47,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Ladder,
        nullptr,
        gemm::omp_simd_run,
-       1},
+       0},
       {"skinny",
        "m or n <= 8: streams the large operand once, vectorized along its rows (NN) or depth (NT), "
        "OpenMP over the long side",
@@ -55,8 +56,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        RungKind::Ladder,
        gemm::skinny_supports,
        gemm::skinny_run,
-       0,
-       gemm::skinny_auto},
+       core::kNeverAuto},
       {"openblas",
        "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
        kAllGemmTypes,
@@ -73,7 +73,10 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        gemm::openblas_gemv_supports,
        gemm::openblas_gemv_run,
        core::kNeverAuto},
-  };
+  },
+  {
+      {"skinny (T <= 8)", kAllGemmTypes, {}, {1, kSkinnyAutoMaxT}, {}, {}, "skinny"},
+  }};
   return ladder;
 }
 

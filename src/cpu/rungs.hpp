@@ -17,8 +17,6 @@ core::Verdict openblas_gemv_supports(const core::GemmArgs& args, const CpuContex
 void openblas_gemv_run(const core::GemmArgs& args, const CpuContext& ctx);
 core::Verdict skinny_supports(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/04_skinny.cpp
 void skinny_run(const core::GemmArgs& args, const CpuContext& ctx);
-/// Auto's policy for `skinny`: min(m, n) <= kSkinnyAutoMaxT (gemm/skinny.hpp).
-bool skinny_auto(const core::GemmArgs& args, const CpuContext& ctx);
 }  // namespace gemm
 
 namespace softmax {

@@ -70,7 +70,8 @@ void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& 
   const std::string label = std::string(kernel.name) + " blocks " + std::to_string(blocking.mc) + "/" +
                             std::to_string(blocking.kc) + "/" + std::to_string(blocking.nc) + " threads " +
                             std::to_string(threads);
-  check_gemm(t, [&](const core::GemmArgs& g) { gemm_blocked(g, kernel, blocking, threads); }, label);
+  check_gemm(
+      t, [&](const core::GemmArgs& g) { gemm_blocked(g, kernel, blocking, threads); }, label);
 }
 
 TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {

@@ -33,7 +33,7 @@ inline void check_gemm(const GemmCase& t, const std::function<void(const core::G
   std::mt19937 rng(static_cast<unsigned>(t.m * 1000003 + t.n * 1009 + t.k));
   const int64_t a_rows = t.ta ? t.k : t.m, a_cols = t.ta ? t.m : t.k;
   const int64_t b_rows = t.tb ? t.n : t.k, b_cols = t.tb ? t.k : t.n;
-  const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = t.n + 2;  // strided leading dimensions
+  const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = t.n + 2;               // strided leading dimensions
   Stored a(t.ab, a_rows * lda), b(t.ab, b_rows * ldb), c(t.c, (t.m + 1) * ldc);  // + a guard row
   a.fill_random(rng);
   b.fill_random(rng);
@@ -79,8 +79,8 @@ inline void check_gemm(const GemmCase& t, const std::function<void(const core::G
   for (int64_t i = 0; i <= t.m; ++i)
     for (int64_t j = i < t.m ? t.n : 0; j < ldc; ++j) {
       const std::size_t idx = i * ldc + j;
-      const bool same = t.c == core::DType::F32 ? c.words32[idx] == c_before.words32[idx]
-                                                : c.words16[idx] == c_before.words16[idx];
+      const bool same =
+          t.c == core::DType::F32 ? c.words32[idx] == c_before.words32[idx] : c.words16[idx] == c_before.words16[idx];
       ASSERT_TRUE(same) << where << ": cell outside C written at " << i << "," << j;
     }
 }

@@ -51,8 +51,8 @@ void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count
   for (int t = 0; t < t_count; ++t)
     for (int64_t j = 0; j < ld_acc; ++j) {
       const float got = acc[t * ld_acc + j];
-      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + core::dtype_name(w_type) +
-                                " T " + std::to_string(t_count) + " kc " + std::to_string(kc) + " cols " +
+      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + core::dtype_name(w_type) + " T " +
+                                std::to_string(t_count) + " kc " + std::to_string(kc) + " cols " +
                                 std::to_string(cols) + " at " + std::to_string(t) + "," + std::to_string(j);
       if (j >= cols) {
         ASSERT_EQ(std::memcmp(&got, &before[t * ld_acc + j], 4), 0) << where << ": guard written";
@@ -94,7 +94,8 @@ SkinnyBlocking small_blocks(bool nt) { return nt ? SkinnyBlocking{37, 8} : Skinn
 void check_skinny(const GemmCase& t, const SkinnyKernel& kernel, const SkinnyBlocking& blocking, int threads) {
   const std::string label = std::string(kernel.name) + " kc " + std::to_string(blocking.kc) + " strip " +
                             std::to_string(blocking.strip) + " threads " + std::to_string(threads);
-  check_gemm(t, [&](const core::GemmArgs& g) { gemm_skinny(g, kernel, blocking, threads); }, label);
+  check_gemm(
+      t, [&](const core::GemmArgs& g) { gemm_skinny(g, kernel, blocking, threads); }, label);
 }
 
 /// Whether W is read in the NT form for this case (skinny.hpp).
@@ -130,8 +131,7 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
       for (int64_t t : {1, 8})
         for (bool tb : {false, true}) {
           const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
-          for (int threads : {2, 3})
-            check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
+          for (int threads : {2, 3}) check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
         }
     // n small: W = op(A)^T, C written across its rows.
     const GemmCase c{2001, 7, 1029, false, false, DType::F32, DType::F32, 2.0f, 0.0f};
@@ -194,7 +194,8 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
                                       std::to_string(k);
             ASSERT_GE(b.kc, 1) << where;
             ASSERT_LE(b.kc, k) << where;
-            const int64_t padded = nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
+            const int64_t padded =
+                nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
             EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
             EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
             EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;

@@ -69,8 +69,8 @@ TEST_F(OpenBlasGemv, VectorProductsEveryTranspose) {
   for (const auto& shape : shapes)
     for (int trans = 0; trans < 4; ++trans)
       for (const Scale s : {Scale{1.0f, 0.0f}, Scale{-0.75f, 1.5f}, Scale{2.0f, -0.0f}}) {
-        const GemmCase c{shape[0], shape[1], shape[2], (trans & 1) != 0, (trans & 2) != 0,
-                         DType::F32, DType::F32, s.alpha, s.beta};
+        const GemmCase c{shape[0],   shape[1], shape[2], (trans & 1) != 0, (trans & 2) != 0, DType::F32,
+                         DType::F32, s.alpha,  s.beta};
         check_gemm(
             c, [&](const core::GemmArgs& g) { ASSERT_EQ(run(g), GK_SUCCESS) << gk_last_error(); }, "openblas_gemv");
       }

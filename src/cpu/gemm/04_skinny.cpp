@@ -6,13 +6,14 @@
 //    them read once. This rung streams the weights once, straight from the caller's
 //    layout (skinny.hpp: NN form vectorized along the long side, NT form along the depth);
 //  * the few activation rows (S) are the only packed data: converted to f32 one depth
-//    block at a time into a buffer of at most 32 KB on each thread's stack;
+//    block at a time into a buffer of at most 32 KB per thread;
 //  * threads take strips of the long side (the output columns), so each reads its own
-//    part of the weights, and its T x strip f32 accumulator stays in L1.
+//    part of the weights, and its T x strip f32 accumulator stays in cache.
 // The result is bound by memory bandwidth (2 T flops per weight element read).
 #include "cpu/element.hpp"
 #include "cpu/gemm/skinny.hpp"
 #include "cpu/rungs.hpp"
+#include "cpu/scratch.hpp"
 
 #include <omp.h>
 
@@ -23,12 +24,15 @@ namespace gpukern::cpu {
 namespace {
 
 /// Strips per thread when the long side allows: a thread the OS preempts leaves work
-/// that the others take over.
-constexpr int64_t kStripsPerThread = 4;
+/// that the others take over. More, narrower strips cost bandwidth: each row of W is then
+/// read in shorter pieces, and the prefetchers restart on each.
+constexpr int64_t kStripsPerThread = 2;
 /// Narrowest strip: 64 columns (NN: four cache lines of f32 per row of W) or 8 rows (NT).
 constexpr int64_t kMinStripColumns = 64, kMinStripRows = 8;
 /// Below this many bytes of W a second thread costs more to wake than it saves.
 constexpr int64_t kMinParallelBytes = 256 << 10;
+
+thread_local ScratchBuffer tls_buffers;  // per thread of the team: packed S, accumulator
 
 int64_t round_up(int64_t v, int64_t multiple) { return core::ceil_div(v, multiple) * multiple; }
 int64_t round_down(int64_t v, int64_t multiple) { return v / multiple * multiple; }
@@ -146,19 +150,23 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
   const int64_t kc = blk.kc, strip = blk.strip;
   const int64_t lds = round_up(kc, SkinnyBudget::kPad);  // NT form: padded rows of S
   if (sh.t_count > kSkinnyMaxT || kc < 1 || strip < 1 ||
-      sh.t_count * (sh.nt_form ? lds : kc) > SkinnyBudget::kPackFloats ||
-      sh.t_count * strip > SkinnyBudget::kAccFloats)
+      sh.t_count * (sh.nt_form ? lds : kc) > SkinnyBudget::kPackFloats || sh.t_count * strip > SkinnyBudget::kAccFloats)
     throw core::Error(core::Status::InternalError, "skinny gemm: T " + std::to_string(sh.t_count) + ", kc " +
                                                        std::to_string(kc) + ", strip " + std::to_string(strip) +
                                                        " exceed the per-thread buffers");
   const int64_t strips = core::ceil_div(sh.long_dim, strip);
   const std::size_t elem = core::dtype_size(g.ab_type);
   const int t_count = static_cast<int>(sh.t_count);
+  // Allocated here, outside the parallel region (an allocation failure is then an error,
+  // not a terminate); 64-byte aligned slices.
+  constexpr int64_t kPerThread = SkinnyBudget::kPackFloats + SkinnyBudget::kAccFloats;
+  static_assert(kPerThread % 16 == 0, "each thread's slice starts on a cache line");
+  float* buffers = tls_buffers.get(static_cast<std::size_t>(kPerThread * threads));
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t index = 0; index < strips; ++index) {
-    alignas(64) float packed[SkinnyBudget::kPackFloats];
-    alignas(64) float acc[SkinnyBudget::kAccFloats];
+    float* packed = buffers + omp_get_thread_num() * kPerThread;
+    float* acc = packed + SkinnyBudget::kPackFloats;
     const int64_t j0 = index * strip, cols = std::min(strip, sh.long_dim - j0);
     std::fill(acc, acc + sh.t_count * cols, 0.0f);
     for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
@@ -181,8 +189,6 @@ core::Verdict gemm::skinny_supports(const core::GemmArgs& g, const CpuContext&) 
                                            ": the skinny path needs m or n <= " + std::to_string(kSkinnyMaxT)};
   return {};
 }
-
-bool gemm::skinny_auto(const core::GemmArgs& g, const CpuContext&) { return std::min(g.m, g.n) <= kSkinnyAutoMaxT; }
 
 void gemm::skinny_run(const core::GemmArgs& g, const CpuContext& ctx) {
   if (g.k == 0) return scale_c(g);

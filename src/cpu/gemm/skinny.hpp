@@ -13,9 +13,9 @@
 // product: S = op(B)^T, W = op(A)^T, C'(t, j) = C(j, t).
 //
 // The algorithm (04_skinny.cpp) splits N' into strips taken by the threads; per strip an
-// f32 accumulator of T x strip lives in L1, and the depth is walked in blocks of kc whose
-// slice of S is converted to f32 and packed (a few KB, per thread, on its stack). The
-// per-ISA kernels below add one depth block of one strip into the accumulator.
+// f32 accumulator of T x strip stays in cache, and the depth is walked in blocks of kc
+// whose slice of S is converted to f32 and packed (at most 32 KB per thread). The per-ISA
+// kernels below add one depth block of one strip into the accumulator.
 #pragma once
 
 #include "core/types.hpp"
@@ -27,14 +27,14 @@ namespace gpukern::cpu {
 
 /// Longest short side the skinny path takes (its kernels are instantiated for T = 1..8).
 constexpr int kSkinnyMaxT = 8;
-/// `auto` tries `skinny` first when min(m, n) is at most this (measured: see the rung).
+/// The CPU gemm ladder's auto table sends calls with min(m, n) up to this to `skinny`.
 constexpr int kSkinnyAutoMaxT = 8;
 static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for calls it accepts");
 
-/// Per-thread buffers of the skinny path, in floats (on each thread's stack).
+/// Per-thread buffers of the skinny path, in floats.
 struct SkinnyBudget {
-  static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB)
-  static constexpr int64_t kAccFloats = 4096;   // accumulator: T x strip (16 KB, in L1)
+  static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB, L1/L2)
+  static constexpr int64_t kAccFloats = 16384;  // accumulator: T x strip (64 KB, L2)
   static constexpr int64_t kPad = 16;           // NT form: S rows padded to whole vectors
 };
 

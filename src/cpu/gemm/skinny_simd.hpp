@@ -24,7 +24,16 @@ namespace {
 /// NN form: depth steps (rows of W) per pass over the strip. The accumulator tile is
 /// loaded and stored once per pass, and the pass reads kNnDepthSteps rows of W side by
 /// side: as many sequential streams for the hardware prefetchers.
-constexpr int kNnDepthSteps = 4;
+constexpr int kNnDepthSteps = 8;
+
+/// Software prefetch, as __builtin_prefetch's locality (3: all cache levels, 1: L2 only).
+/// NN form: each tile prefetches the rows of the next pass at its own columns (a pass over
+/// a strip takes far longer than a memory access), into L2. NT form: each tile prefetches
+/// the next tile's rows at the same depth, so every row starts warm. Without them the
+/// hardware prefetchers restart on every new page of W and the kernel reached 60-80% of a
+/// plain read of the same bytes on one core; with them 85-100%.
+constexpr int kNnPrefetchLocality = 1;
+constexpr int kNtPrefetchLocality = 3;
 
 /// NN form: vectors of columns per register tile for T rows, so that the T x V accumulators,
 /// the V vectors of W and one broadcast fit the registers (at most 4: wider tiles only
@@ -60,6 +69,9 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
+    if (!Partial)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + U) * ldw + v * L, 0, kNnPrefetchLocality);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::set1(s[u * T + t]);
@@ -114,6 +126,8 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + R) * ldw + p, 0, kNtPrefetchLocality);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::loadf(s + t * lds + p);
