@@ -7,6 +7,7 @@
 
 #include "cpu_test_util.hpp"
 
+#include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -27,6 +28,45 @@ inline std::string describe(const GemmCase& t) {
          std::to_string(t.alpha) + " beta " + std::to_string(t.beta);
 }
 
+/// A call without transposes, f32, alpha 1, beta 0, on the given storage.
+inline core::GemmArgs gemm_args(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+                                void* c, int64_t ldc) {
+  core::GemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.lda = lda;
+  g.b = b;
+  g.ldb = ldb;
+  g.c = c;
+  g.ldc = ldc;
+  return g;
+}
+
+/// The same call for the public C API, with `variant` forced (nullptr: auto).
+inline gk_gemm_desc gemm_desc(const core::GemmArgs& g, const char* variant) {
+  auto type = [](core::DType t) { return t == core::DType::F32 ? GK_F32 : t == core::DType::F16 ? GK_F16 : GK_BF16; };
+  gk_gemm_desc d{};
+  d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
+  d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
+  d.m = g.m;
+  d.n = g.n;
+  d.k = g.k;
+  d.alpha = g.alpha;
+  d.a = g.a;
+  d.lda = g.lda;
+  d.b = g.b;
+  d.ldb = g.ldb;
+  d.beta = g.beta;
+  d.c = g.c;
+  d.ldc = g.ldc;
+  d.ab_type = type(g.ab_type);
+  d.c_type = type(g.c_type);
+  d.variant = variant;
+  return d;
+}
+
 /// Runs `t` through `run` and checks it; `label` names the entry point in failures.
 inline void check_gemm(const GemmCase& t, const std::function<void(const core::GemmArgs&)>& run,
                        const std::string& label) {
@@ -43,20 +83,11 @@ inline void check_gemm(const GemmCase& t, const std::function<void(const core::G
     c.fill_random(rng);
   const Stored c_before = c;
 
-  core::GemmArgs g;
+  core::GemmArgs g = gemm_args(t.m, t.n, t.k, a.data(), lda, b.data(), ldb, c.data(), ldc);
   g.trans_a = t.ta;
   g.trans_b = t.tb;
-  g.m = t.m;
-  g.n = t.n;
-  g.k = t.k;
   g.alpha = t.alpha;
   g.beta = t.beta;
-  g.a = a.data();
-  g.lda = lda;
-  g.b = b.data();
-  g.ldb = ldb;
-  g.c = c.data();
-  g.ldc = ldc;
   g.ab_type = t.ab;
   g.c_type = t.c;
   run(g);

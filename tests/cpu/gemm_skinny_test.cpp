@@ -6,8 +6,6 @@
 #include "cpu/gemm/skinny.hpp"
 #include "gemm_check.hpp"
 
-#include <gpukern/gpukern.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -160,16 +158,7 @@ TEST(SkinnyGemm, DepthZeroScalesC) {
 TEST(SkinnyGemm, BlockingBeyondTheBuffersIsAnInternalError) {
   const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
   std::vector<float> a(8 * 4096), b(4096 * 4096), c(8 * 4096);
-  core::GemmArgs g;
-  g.m = 8;
-  g.n = 4096;
-  g.k = 4096;
-  g.a = a.data();
-  g.lda = 4096;
-  g.b = b.data();
-  g.ldb = 4096;
-  g.c = c.data();
-  g.ldc = 4096;
+  const core::GemmArgs g = gemm_args(8, 4096, 4096, a.data(), 4096, b.data(), 4096, c.data(), 4096);
   for (SkinnyBlocking blocking : {SkinnyBlocking{4096, 64}, SkinnyBlocking{64, 4096}, SkinnyBlocking{0, 64}}) {
     try {
       gemm_skinny(g, kernel, blocking, 1);
@@ -210,23 +199,11 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
 
 // ---- the rung in the ladder ----
 
+/// A call with B stored n x k (a linear layer's weight), for the public API.
 gk_gemm_desc desc_for(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
-  gk_gemm_desc d{};
-  d.trans_a = GK_NO_TRANS;
-  d.trans_b = GK_TRANS;
-  d.m = m;
-  d.n = n;
-  d.k = k;
-  d.alpha = 1.0f;
-  d.a = a;
-  d.lda = k;
-  d.b = b;
-  d.ldb = k;
-  d.c = c;
-  d.ldc = n;
-  d.ab_type = GK_F32;
-  d.c_type = GK_F32;
-  return d;
+  core::GemmArgs g = gemm_args(m, n, k, a, k, b, k, c, n);
+  g.trans_b = true;
+  return gemm_desc(g, nullptr);
 }
 
 TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {

@@ -4,8 +4,6 @@
 // the reason where OpenBLAS is not installed.
 #include "gemm_check.hpp"
 
-#include <gpukern/gpukern.h>
-
 #include <gtest/gtest.h>
 
 #include <string>
@@ -38,23 +36,7 @@ class OpenBlasGemv : public ::testing::Test {
 
   /// Runs the call with the rung forced; failures are reported with the status and message.
   gk_status run(const core::GemmArgs& g) {
-    gk_gemm_desc d{};
-    d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
-    d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
-    d.m = g.m;
-    d.n = g.n;
-    d.k = g.k;
-    d.alpha = g.alpha;
-    d.a = g.a;
-    d.lda = g.lda;
-    d.b = g.b;
-    d.ldb = g.ldb;
-    d.beta = g.beta;
-    d.c = g.c;
-    d.ldc = g.ldc;
-    d.ab_type = g.ab_type == DType::F32 ? GK_F32 : g.ab_type == DType::F16 ? GK_F16 : GK_BF16;
-    d.c_type = g.c_type == DType::F32 ? GK_F32 : g.c_type == DType::F16 ? GK_F16 : GK_BF16;
-    d.variant = "openblas_gemv";
+    const gk_gemm_desc d = gemm_desc(g, "openblas_gemv");
     return gk_gemm(handle_, &d);
   }
 
@@ -78,16 +60,7 @@ TEST_F(OpenBlasGemv, VectorProductsEveryTranspose) {
 
 TEST_F(OpenBlasGemv, DeclinesWhatIsNotAVectorProduct) {
   std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f), c(64 * 64, 0.0f);
-  core::GemmArgs g;
-  g.m = 2;
-  g.n = 64;
-  g.k = 64;
-  g.a = a.data();
-  g.lda = 64;
-  g.b = b.data();
-  g.ldb = 64;
-  g.c = c.data();
-  g.ldc = 64;
+  core::GemmArgs g = gemm_args(2, 64, 64, a.data(), 64, b.data(), 64, c.data(), 64);
   EXPECT_EQ(run(g), GK_UNSUPPORTED);
   EXPECT_EQ(gk_last_decline(), GK_DECLINE_SHAPE_LIMIT);
   EXPECT_NE(std::string(gk_last_error()).find("m = 2 and n = 64"), std::string::npos) << gk_last_error();
