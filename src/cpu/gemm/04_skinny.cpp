@@ -148,9 +148,10 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
   if (g.k == 0) return scale_c(g);
   const SkinnyShape sh = skinny_shape(g);
   const int64_t kc = blk.kc, strip = blk.strip;
-  const int64_t lds = round_up(kc, SkinnyBudget::kPad);  // NT form: padded rows of S
+  const int64_t lds = skinny_row_stride(kc), ld_acc = skinny_row_stride(strip);
   if (sh.t_count > kSkinnyMaxT || kc < 1 || strip < 1 ||
-      sh.t_count * (sh.nt_form ? lds : kc) > SkinnyBudget::kPackFloats || sh.t_count * strip > SkinnyBudget::kAccFloats)
+      sh.t_count * (sh.nt_form ? round_up(kc, SkinnyBudget::kPad) : kc) > SkinnyBudget::kPackFloats ||
+      sh.t_count * round_up(strip, SkinnyBudget::kPad) > SkinnyBudget::kAccFloats)
     throw core::Error(core::Status::InternalError, "skinny gemm: T " + std::to_string(sh.t_count) + ", kc " +
                                                        std::to_string(kc) + ", strip " + std::to_string(strip) +
                                                        " exceed the per-thread buffers");
@@ -159,27 +160,27 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
   const int t_count = static_cast<int>(sh.t_count);
   // Allocated here, outside the parallel region (an allocation failure is then an error,
   // not a terminate); 64-byte aligned slices.
-  constexpr int64_t kPerThread = SkinnyBudget::kPackFloats + SkinnyBudget::kAccFloats;
+  constexpr int64_t kPerThread = SkinnyBudget::kPackAlloc + SkinnyBudget::kAccAlloc;
   static_assert(kPerThread % 16 == 0, "each thread's slice starts on a cache line");
   float* buffers = tls_buffers.get(static_cast<std::size_t>(kPerThread * threads));
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t index = 0; index < strips; ++index) {
     float* packed = buffers + omp_get_thread_num() * kPerThread;
-    float* acc = packed + SkinnyBudget::kPackFloats;
+    float* acc = packed + SkinnyBudget::kPackAlloc;
     const int64_t j0 = index * strip, cols = std::min(strip, sh.long_dim - j0);
-    std::fill(acc, acc + sh.t_count * cols, 0.0f);
+    for (int64_t t = 0; t < sh.t_count; ++t) std::fill(acc + t * ld_acc, acc + t * ld_acc + cols, 0.0f);
     for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
       const int64_t kcur = std::min(kc, g.k - p0);
       with_element_type(g.ab_type, [&](auto tag) { pack_s<decltype(tag)>(sh, p0, kcur, lds, packed); });
       const char* w = static_cast<const char*>(sh.w);
       if (sh.nt_form)
-        kernel.nt(g.ab_type, t_count, kcur, packed, lds, w + (j0 * sh.ldw + p0) * elem, sh.ldw, cols, acc, cols);
+        kernel.nt(g.ab_type, t_count, kcur, packed, lds, w + (j0 * sh.ldw + p0) * elem, sh.ldw, cols, acc, ld_acc);
       else
-        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, cols);
+        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, ld_acc);
     }
     with_element_type(g.c_type,
-                      [&](auto tag) { store_strip<decltype(tag)>(sh, acc, cols, j0, cols, g.alpha, g.beta); });
+                      [&](auto tag) { store_strip<decltype(tag)>(sh, acc, ld_acc, j0, cols, g.alpha, g.beta); });
   }
 }
 

@@ -31,12 +31,24 @@ constexpr int kSkinnyMaxT = 8;
 constexpr int kSkinnyAutoMaxT = 8;
 static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for calls it accepts");
 
-/// Per-thread buffers of the skinny path, in floats.
+/// Per-thread buffers of the skinny path, in floats: the payload T x kc and T x strip;
+/// each row is rounded up to whole vectors and one cache line (kPad) longer (see
+/// skinny_row_stride), which the allocation adds.
 struct SkinnyBudget {
   static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB, L1/L2)
   static constexpr int64_t kAccFloats = 16384;  // accumulator: T x strip (64 KB, L2)
-  static constexpr int64_t kPad = 16;           // NT form: S rows padded to whole vectors
+  static constexpr int64_t kPad = 16;           // a cache line, the widest vector
+  static constexpr int64_t kPackAlloc = kPackFloats + kSkinnyMaxT * kPad;
+  static constexpr int64_t kAccAlloc = kAccFloats + kSkinnyMaxT * kPad;
 };
+
+/// Row stride of the packed S block (NT form) and of the accumulator for rows of `length`
+/// floats: whole vectors, plus one cache line, so that the T rows fall in different L1
+/// sets (at a multiple of 4 KB, as kc = 1024 or a 2048-wide strip would give, all T rows
+/// and the rows of W compete for one set's ways).
+constexpr int64_t skinny_row_stride(int64_t length) {
+  return (length + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad + SkinnyBudget::kPad;
+}
 
 struct SkinnyKernel {
   const char* name;  // "avx512"
@@ -46,8 +58,8 @@ struct SkinnyKernel {
   void (*nn)(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
              float* acc, int64_t ld_acc);
   /// NT form. acc[t * ld_acc + j] += sum_{p < kc} s[t * lds + p] * w[j * ldw + p] for t < T,
-  /// j < rows. Each row of s is zero beyond kc up to a multiple of kPad (w is read only
-  /// below kc).
+  /// j < rows. Each row of s is zero beyond kc up to the next multiple of kPad (w is read
+  /// only below kc).
   void (*nt)(core::DType w_type, int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw,
              int64_t rows, float* acc, int64_t ld_acc);
 };
