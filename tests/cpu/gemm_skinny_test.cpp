@@ -120,7 +120,7 @@ TEST(SkinnyGemm, EveryTEverySideTransposesTypesSmallBlocks) {
   }
 }
 
-// Large enough that the rung's own choice runs several strips per thread and several
+// Large enough that the rung's own choice runs several strips on several threads, and several
 // depth blocks (T = 8: two depth blocks).
 TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
   for (Isa isa : supported_isas()) {
@@ -159,7 +159,9 @@ TEST(SkinnyGemm, BlockingBeyondTheBuffersIsAnInternalError) {
   const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
   std::vector<float> a(8 * 4096), b(4096 * 4096), c(8 * 4096);
   const core::GemmArgs g = gemm_args(8, 4096, 4096, a.data(), 4096, b.data(), 4096, c.data(), 4096);
-  for (SkinnyBlocking blocking : {SkinnyBlocking{4096, 64}, SkinnyBlocking{64, 4096}, SkinnyBlocking{0, 64}}) {
+  // T = 8: one more depth step or column than the buffers hold, and an empty depth block.
+  const int64_t kc_over = SkinnyBudget::kPackFloats / 8 + 1, strip_over = SkinnyBudget::kAccFloats / 8 + 64;
+  for (SkinnyBlocking blocking : {SkinnyBlocking{kc_over, 64}, SkinnyBlocking{64, strip_over}, SkinnyBlocking{0, 64}}) {
     try {
       gemm_skinny(g, kernel, blocking, 1);
       ADD_FAILURE() << "kc " << blocking.kc << " strip " << blocking.strip << " accepted";
@@ -191,9 +193,9 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
             // Equal depth blocks: the last is at least half of the others.
             const int64_t last = k % b.kc;
             EXPECT_TRUE(last == 0 || last >= b.kc / 2) << where << ": kc " << b.kc;
-            // Every thread has strips when the long side has room for them.
+            // Every thread has a strip (NT form: two) when the long side has room for them.
             const int64_t strips = (long_dim + b.strip - 1) / b.strip;
-            if (long_dim >= 4096) EXPECT_GE(strips, std::min(threads * 2, 8)) << where << ": strip " << b.strip;
+            if (long_dim >= 4096) EXPECT_GE(strips, nt ? 2 * threads : threads) << where << ": strip " << b.strip;
           }
 }
 

@@ -143,6 +143,10 @@ struct Avx2Ops {
   static Vec loadf_partial(const float* p, int count) { return _mm256_maskload_ps(p, first_lanes(count)); }
   static void storef(float* p, Vec v) { _mm256_storeu_ps(p, v); }
   static void storef_partial(float* p, Vec v, int count) { _mm256_maskstore_ps(p, first_lanes(count), v); }
+  static Vec in_register(Vec v) {
+    asm("" : "+x"(v));
+    return v;
+  }
   static float hsum(Vec v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -285,6 +285,10 @@ struct Avx512Ops {
   static Vec loadf_partial(const float* p, int count) { return _mm512_maskz_loadu_ps(first_lanes(count), p); }
   static void storef(float* p, Vec v) { _mm512_storeu_ps(p, v); }
   static void storef_partial(float* p, Vec v, int count) { _mm512_mask_storeu_ps(p, first_lanes(count), v); }
+  static Vec in_register(Vec v) {
+    asm("" : "+v"(v));
+    return v;
+  }
   static float hsum(Vec v) { return _mm512_reduce_add_ps(v); }
 };
 

@@ -88,6 +88,10 @@ struct ScalarOps {
   static void storef_partial(float* p, Vec v, int count) {
     for (int i = 0; i < count; ++i) p[i] = v[i];
   }
+  static Vec in_register(Vec v) {
+    asm("" : "+x"(v));
+    return v;
+  }
   static float hsum(Vec v) { return (v[0] + v[1]) + (v[2] + v[3]); }
 };
 

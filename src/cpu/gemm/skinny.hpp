@@ -36,7 +36,7 @@ static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for cal
 /// skinny_row_stride), which the allocation adds.
 struct SkinnyBudget {
   static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB, L1/L2)
-  static constexpr int64_t kAccFloats = 16384;  // accumulator: T x strip (64 KB, L2)
+  static constexpr int64_t kAccFloats = 65536;  // accumulator: T x strip (256 KB, L2)
   static constexpr int64_t kPad = 16;           // a cache line, the widest vector
   static constexpr int64_t kPackAlloc = kPackFloats + kSkinnyMaxT * kPad;
   static constexpr int64_t kAccAlloc = kAccFloats + kSkinnyMaxT * kPad;
@@ -77,8 +77,8 @@ struct SkinnyBlocking {
 };
 
 /// The blocking for a product with T = t_count, N' = long_dim, depth k on `threads`
-/// threads: strips within the accumulator budget and about kStripsPerThread per thread
-/// (a preempted thread's strips are taken by the others); kc within the pack budget.
+/// threads: strips within the accumulator budget, one per thread (NN form) or two (NT
+/// form) where the long side allows; kc within the pack budget.
 GK_CPU_TESTED SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form,
                                                     int threads);
 
