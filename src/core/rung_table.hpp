@@ -108,9 +108,22 @@ inline uint32_t exact_type_bit(const SoftmaxArgs& a) {
   return a.dtype == DType::F16 ? kMaskF16 : a.dtype == DType::BF16 ? kMaskBF16 : kMaskF32;
 }
 
+/// GEMM layouts as stored (op(A) op(B)): N = as is, T = transposed.
+constexpr uint32_t kLayoutNN = 1, kLayoutNT = 2, kLayoutTN = 4, kLayoutTT = 8;
+inline uint32_t layout_bit(const GemmArgs& a) { return 1u << ((a.trans_a ? 2 : 0) + (a.trans_b ? 1 : 0)); }
+/// " NN,NT" for a layout mask; "" for every layout.
+inline std::string layout_text(uint32_t layouts) {
+  static const char* const kNames[4] = {"NN", "NT", "TN", "TT"};
+  std::string out;
+  for (int i = 0; i < 4; ++i)
+    if (layouts & (1u << i)) out += (out.empty() ? " " : ",") + std::string(kNames[i]);
+  return layouts == 0xF ? std::string() : out;
+}
+
 /// One entry of a ladder's measured auto table (GEMM): calls of this shape class, on the
 /// architectures `arch` names, go to `rung` first; if it declines, auto walks the ranked
-/// order. T is the skinny side min(m, n) (tokens in an LLM layer), wide = max(m, n).
+/// order. T is the skinny side min(m, n) (tokens in an LLM layer), wide = max(m, n);
+/// `layouts` narrows it to some transposes.
 /// `types` are exact (kMaskTF32 is not kMaskF32 here). The entries are derived from
 /// benchmark runs, committed next to the data that justifies them.
 struct GemmClass {
@@ -119,12 +132,14 @@ struct GemmClass {
   ArchSupport arch;
   SizeRange t, wide, k;
   const char* rung;
+  uint32_t layouts = 0;  ///< kLayout* bits (transposes as stored); 0 = every layout
   bool matches(const GemmArgs& a) const {
-    return (types & exact_type_bit(a)) != 0 && t.contains(std::min(a.m, a.n)) && wide.contains(std::max(a.m, a.n)) &&
-           k.contains(a.k);
+    return (types & exact_type_bit(a)) != 0 && (layouts == 0 || (layouts & layout_bit(a)) != 0) &&
+           t.contains(std::min(a.m, a.n)) && wide.contains(std::max(a.m, a.n)) && k.contains(a.k);
   }
-  std::string describe() const {  // "bf16,f16 T 1..16 k >= 2048"
-    return mask_names(types) + range_text("T", t) + range_text("wide", wide) + range_text("k", k);
+  std::string describe() const {  // "bf16,f16 NT T 1..16 k >= 2048"
+    return mask_names(types) + layout_text(layouts) + range_text("T", t) + range_text("wide", wide) +
+           range_text("k", k);
   }
 };
 

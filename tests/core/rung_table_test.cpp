@@ -55,6 +55,7 @@ const FakeLadder& table() {
           {"skinny f32", kMaskF32, {}, {1, 4}, {}, {}, "picky"},  // picky declines: ranked order follows
           {"short k on sm_90", kMaskF32, {90, 90, nullptr, "sm_90"}, {}, {}, {1, 16}, "simple"},
           {"tf32 anywhere", kMaskTF32, {}, {}, {}, {}, "cdna"},  // exact types: f32 calls never match
+          {"f16 NT", kMaskF16, {}, {}, {}, {}, "simple", kLayoutNT},  // B transposed only
       });
   return t;
 }
@@ -171,8 +172,16 @@ TEST(RungTable, MeasuredAutoTablePicksByShapeClassAndArchitecture) {
   GemmArgs tf32 = f32_call(100, 32);
   tf32.allow_tf32 = true;
   EXPECT_EQ(t.auto_pick(tf32, kSm90).entry, 2);
+  GemmArgs half = f32_call(100, 32);
+  half.ab_type = half.c_type = DType::F16;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, -1) << "NN is not in 'f16 NT'";
+  half.trans_b = true;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, 3);
+  half.trans_a = true;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, -1) << "TT is not in 'f16 NT'";
   const auto listed = t.auto_table();
-  ASSERT_EQ(listed.size(), 3u);
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[3].shape, "f16 NT");
   EXPECT_EQ(listed[1].rung, "simple");
   EXPECT_EQ(listed[1].arch, "sm_90");
   EXPECT_EQ(listed[1].shape, "f32 k 1..16");
@@ -199,7 +208,7 @@ TEST(Dispatch, AutoTriesTheTableEntrysRungFirst) {
   EXPECT_EQ(rungs[d.select(skinny, nullptr, "auto")].name, "hopper");
   // A forced name ignores the table.
   EXPECT_EQ(rungs[d.select(f32_call(1000, 8), "hopper", "auto")].name, "hopper");
-  ASSERT_EQ(d.auto_table(OpKind::Gemm).size(), 3u);
+  ASSERT_EQ(d.auto_table(OpKind::Gemm).size(), 4u);
 }
 
 TEST(Dispatch, ForcedRungThatDeclinesIsUnsupportedWithItsReason) {
