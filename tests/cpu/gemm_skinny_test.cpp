@@ -190,6 +190,8 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
             EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
             EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
             EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
+            // NT form: blocks start on whole vectors of W's rows.
+            if (nt && b.kc < k) EXPECT_EQ(b.kc % SkinnyBudget::kPad, 0) << where;
             // Equal depth blocks: the last is at least half of the others.
             const int64_t last = k % b.kc;
             EXPECT_TRUE(last == 0 || last >= b.kc / 2) << where << ": kc " << b.kc;
