@@ -30,14 +30,15 @@ namespace {
 /// side: as many sequential streams for the hardware prefetchers.
 constexpr int kNnDepthSteps = 8;
 
-/// Software prefetch for T >= kPrefetchMinT, as __builtin_prefetch's locality (3: all cache
-/// levels, 1: L2 only). NN form: each tile prefetches the rows of the next pass at its own
-/// columns (a pass over a strip takes far longer than a memory access), into L2. NT form:
-/// each tile prefetches the next tile's rows at the same depth, so every row starts warm.
-/// With T >= 5 the FMAs per byte of W are enough that, without it, the kernel stalls on
-/// each new page of W before the hardware prefetchers catch up (one core: 20-25% more
-/// bandwidth with it at T = 8); with fewer rows the extra load-port work cost 5-12%.
-constexpr int kPrefetchMinT = 5;
+/// Software prefetch from T = kNnPrefetchMinT / kNtPrefetchMinT on, as __builtin_prefetch's
+/// locality (3: all cache levels, 1: L2 only). NN form: each tile prefetches the rows of
+/// the next pass at its own columns (a pass over a strip takes far longer than a memory
+/// access), into L2. NT form: each tile prefetches the next tile's rows at the same depth,
+/// so every row starts warm. With enough FMAs per byte of W the kernel otherwise stalls on
+/// each new page of W before the hardware prefetchers catch up (T = 8, one core: 20-25%
+/// more bandwidth with it; NN at T = 2 and 4 on two cores: up to 15%); with T = 1 (NN) or
+/// T <= 4 (NT) the extra load-port work cost 5-13%.
+constexpr int kNnPrefetchMinT = 2, kNtPrefetchMinT = 5;
 constexpr int kNnPrefetchLocality = 1;
 constexpr int kNtPrefetchLocality = 3;
 
@@ -75,7 +76,7 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
-    if (T >= kPrefetchMinT && !Partial)
+    if (T >= kNnPrefetchMinT && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + U) * ldw + v * L, 0, kNnPrefetchLocality);
 #pragma GCC unroll 8
@@ -132,7 +133,7 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
-    if (T >= kPrefetchMinT)
+    if (T >= kNtPrefetchMinT)
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + R) * ldw + p, 0, kNtPrefetchLocality);
 #pragma GCC unroll 8
