@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds libgpukern and runs gpukern-bench on every backend this machine has, writing
-# bench/results/<device>-<date>.json. Extra arguments go to gpukern-bench.
+# bench/results/<device>-<date>.json. Extra arguments go to gpukern-bench. The gemm
+# workload suites are separate runs of gpukern-bench (bench/README.md "Workload suites"):
+#   build/bin/gpukern-bench --backend cuda --suite llm --json bench/results/   (-> ...-llm.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

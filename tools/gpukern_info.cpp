@@ -33,6 +33,11 @@ void print_ladder(gpukern::Device& dev, gk_op op, const char* title) {
     if (v.auto_position >= 0) tags += " [auto #" + std::to_string(v.auto_position + 1) + "]";
     std::printf("    %-16s   %s%s\n", "", v.description, tags.c_str());
   }
+  const auto table = dev.auto_table(op);
+  if (table.empty()) return;
+  std::printf("  %s auto table (measured; first match picks, else auto's ranked order):\n", title);
+  for (const auto& e : table)
+    std::printf("    %-24s %-44s -> %s%s%s\n", e.label, e.shape, e.variant, e.arch[0] ? "  on " : "", e.arch);
 }
 
 void print_device(const std::string& spec) {

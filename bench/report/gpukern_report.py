@@ -24,6 +24,7 @@ from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, device_label,
                          fmt_error, fmt_pct, fmt_rate, fmt_speedup, group, load_run, md_table,
                          merge, op_title, skipped_notes, slug, vendor_name)
 import report_readme
+import report_suite
 
 LEGEND_ORDER = {"device copy": (-1, "device copy")}  # legend label -> (ladder index, name)
 PROFILE_COLUMNS = [
@@ -72,7 +73,7 @@ def best_rows(entries):
             if shape_key is None:
                 continue
             case = [e for e in items if e.measured and e.shape_key == shape_key]
-            ours = [e for e in case if not e.is_reference]
+            ours = [e for e in case if not e.is_reference and e.variant != "auto"]
             vendor = [e for e in case if e.is_reference]
             if not ours:
                 continue
@@ -287,10 +288,10 @@ def device_section(device, entries, plt, out_dir):
                 speedup = fmt_speedup(e.rate / base if base else None)
                 if base is None and not any(x.variant == "naive" and x.measured for x in items):
                     # The naive rung does not take this dtype at all: compare with naive f32.
-                    base = naive.get((e.device, e.op, "f32", e.shape_key))
+                    base = naive.get((e.device, e.op, "f32", e.shape_key, e.layout))
                     if base:
                         speedup, over_f32 = fmt_speedup(e.rate / base) + " †", True
-                row = [e.variant + (" (reference)" if e.is_reference else ""), e.dtype, e.shape,
+                row = [e.variant + (" (reference)" if e.is_reference else ""), e.dtype, e.shown_shape(),
                        unit.show(e.rate), speedup,
                        fmt_pct(e.pct_of_reference), fmt_pct(e.pct_of_peak)]
                 if op != "gemm":
@@ -379,6 +380,10 @@ def write_report(runs, out_dir, profiles, with_plots):
               "Host load: the 1-minute load average at the start and end of the run; well above the "
               "number of CPUs, other work shared the machine and CPU figures understate it.", ""]
 
+    # The llm suite's cells have their own section (report_suite); the ladder sections and
+    # the best-rung table keep the ladder's sizes and the square suite.
+    suite_entries = entries
+    entries = [e for e in entries if not report_suite.is_llm(e)]
     best = best_rows(entries)
     if best:
         lines += ["## Best rung per operation and dtype", "",
@@ -389,6 +394,7 @@ def write_report(runs, out_dir, profiles, with_plots):
 
     for device, items in sorted(group(entries, lambda e: e.device).items()):
         lines += device_section(device, items, plt, out_dir)
+    lines += report_suite.suite_sections(suite_entries, plt, save, out_dir)
     if profiles:
         lines += profile_section(profiles)
     write_text(os.path.join(out_dir, "report.md"), "\n".join(lines).rstrip("\n") + "\n")

@@ -65,6 +65,7 @@ KINDS = {
     "object": (lambda v: isinstance(v, dict), "an object"),
     "list": (lambda v: isinstance(v, list), "a list"),
     "op": (lambda v: v in ("gemm", "softmax"), "\"gemm\" or \"softmax\""),
+    "layout": (lambda v: v in ("NN", "NT", "TN", "TT"), "NN, NT, TN or TT"),
 }
 # (field, kind, required, null allowed); fields the report does not read are not checked.
 RUN_FIELDS = [("device", "object", True, False), ("results", "list", True, False),
@@ -80,7 +81,8 @@ SETTINGS_FIELDS = [("host_load_start", "number", False, True), ("host_load_end",
                    ("host_cpus", "count", False, True)]
 RECORD_FIELDS = [("op", "op", True, False), ("variant", "name", True, False), ("dtype", "name", True, False),
                  ("rung_index", "count", False, False), ("is_reference", "flag", False, False)]
-SHAPE_FIELDS = {"gemm": [("m", "size", True, False), ("n", "size", True, False), ("k", "size", True, False)],
+SHAPE_FIELDS = {"gemm": [("m", "size", True, False), ("n", "size", True, False), ("k", "size", True, False),
+                         ("layout", "layout", False, False), ("suite", "name", False, True)],
                 "softmax": [("rows", "size", True, False), ("cols", "size", True, False),
                             ("log_softmax", "flag", False, False)]}
 SKIPPED_FIELDS = [("reason", "text", False, False)]
@@ -88,9 +90,10 @@ MEASURED_FIELDS = [("ms", "positive", True, False), ("reference", "name", False,
                    ("pct_of_reference", "number", False, True), ("pct_of_peak", "number", False, True),
                    ("rel_error", "number", False, True), ("error_ok", "flag", False, False),
                    ("error_bound", "number", False, True)]
-RATE_FIELDS = {"gemm": [("gflops", "positive", True, False)],
-               "softmax": [("gbps", "positive", True, False), ("pct_of_copy", "number", False, True),
-                           ("copy_gbps", "positive", False, True)]}
+STREAM_FIELDS = [("pct_of_copy", "number", False, True), ("copy_gbps", "positive", False, True),
+                 ("pct_of_read", "number", False, True), ("read_gbps", "positive", False, True)]
+RATE_FIELDS = {"gemm": [("gflops", "positive", True, False), ("gbps", "positive", False, True)] + STREAM_FIELDS,
+               "softmax": [("gbps", "positive", True, False)] + STREAM_FIELDS}
 
 
 def shown(value):
@@ -182,6 +185,9 @@ class Entry:
         self.shape, self.work, self.shape_key, self.dims = shape_of(record)
         self.rows = record.get("rows")
         self.cols = record.get("cols")
+        # gemm: op(A) op(B) ("NN" in runs that predate the field) and the --suite of the case.
+        self.layout = record.get("layout") or "NN"
+        self.suite = record.get("suite")
         self.measured = measured
         self.reason = record.get("reason", "")
         self.stamp = (run.get("time_utc") or run.get("date") or "", run["_path"])
@@ -202,9 +208,18 @@ class Entry:
         self.pct_of_copy = record.get("pct_of_copy")
         copy_gbps = record.get("copy_gbps")
         self.copy_rate = None if copy_gbps is None else float(copy_gbps)
+        # Bytes moved over time (gemm: A, B and C once; softmax: the rate itself) and the
+        # CPU's read-only stream of the same bytes.
+        gbps = record.get("gbps")
+        self.gbps = None if gbps is None else float(gbps)
+        self.pct_of_read = record.get("pct_of_read")
+
+    def shown_shape(self):
+        """The shape with its layout where it is not NN: "1x4096x4096 NT"."""
+        return self.shape if self.layout == "NN" else "{} {}".format(self.shape, self.layout)
 
     def case_key(self):
-        return (self.device, self.op, self.dtype, self.shape_key)
+        return (self.device, self.op, self.dtype, self.shape_key, self.layout)
 
     def key(self):
         return self.case_key() + (self.variant,)
@@ -229,7 +244,7 @@ def sort_key_of(chosen):
     def key(k):
         e = chosen[k]
         return (e.device, OP_ORDER.get(e.op, 9), e.op, DTYPE_ORDER.get(e.dtype, 9), e.dtype,
-                e.shape_key, e.rung_index, e.variant)
+                e.layout, e.shape_key, e.rung_index, e.variant)
     return key
 
 

@@ -14,11 +14,16 @@ Everything outside the markers is left as it is, byte for byte. Kinds of table:
   under the table with the reason.
 - best: one row per size, one column per dtype; cells "fastest rung, its rate (% of the
   device copy for softmax, % of the vendor reference for gemm)".
+- llm: the llm suite (gpukern-bench --suite llm) of one device, dtype and layout: one row
+  per T, one column per N x K; cells "% of the vendor, fastest own rung" (metric=vendor,
+  the default) or "own best / vendor as % of the same-run copy" (metric=copy). Keys device,
+  dtype (required), layout (default NN), metric.
 
 Keys: device (the slug of the report's device heading, e.g. amd-epyc-cpu-2-threads),
 op (gemm, softmax, log_softmax); optional dtype, sizes (N, MxNxK or RxC, comma lists:
 the columns or rows, in that order), rungs (ladder only: rows to keep), unit (GFLOP/s,
-TFLOP/s, GB/s, TB/s). Each table ends with the run files it comes from, linked relative
+TFLOP/s, GB/s, TB/s), layout (gemm: NN (default), NT, TN or TT). The llm suite's cells
+(gpukern-bench --suite llm) are never in these tables; gpukern-report's report has them. Each table ends with the run files it comes from, linked relative
 to the README.
 """
 
@@ -27,15 +32,17 @@ import re
 
 from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, group, md_table, op_title,
                          shape_label, skipped_notes, slug, vendor_name)
+import report_suite
 
 BEGIN = re.compile(r"^<!-- gpukern-report:begin (?P<kind>\S+)(?P<params>(?: +\S+)*) *-->$")
 END = "<!-- gpukern-report:end -->"
-KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit"},
-        "best": {"device", "op", "dtype", "sizes", "unit"}}
-REQUIRED = ("device", "op")
+KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit", "layout"},
+        "best": {"device", "op", "dtype", "sizes", "unit", "layout"},
+        "llm": {"device", "dtype", "layout", "metric"}}
+REQUIRED = {"ladder": ("device", "op"), "best": ("device", "op"), "llm": ("device", "dtype")}
 UNITS = {"GFLOP/s": ("gemm", 1.0), "TFLOP/s": ("gemm", 1e-3), "GB/s": ("softmax", 1.0),
          "TB/s": ("softmax", 1e-3)}
-KINDS_HELP = "kinds: ladder, best; see report_readme.py"
+KINDS_HELP = "kinds: ladder, best, llm; see report_readme.py"
 
 
 class Problem(Exception):
@@ -55,11 +62,19 @@ def parse_params(kind, text):
         if key not in KEYS[kind]:
             raise Problem("unknown key '{}' for {} (known: {})".format(key, kind, ", ".join(sorted(KEYS[kind]))))
         params[key] = value
-    for key in REQUIRED:
+    for key in REQUIRED[kind]:
         if key not in params:
             raise Problem("{} needs {}=".format(kind, key))
+    if kind == "llm":
+        if params.get("metric", "vendor") not in ("vendor", "copy"):
+            raise Problem("metric={} is not vendor or copy".format(params["metric"]))
+        if params.get("layout", "NN") not in ("NN", "NT", "TN", "TT"):
+            raise Problem("layout={} is not NN, NT, TN or TT".format(params["layout"]))
+        return params
     if params["op"] not in OP_ORDER:
         raise Problem("op={} is not one of {}".format(params["op"], ", ".join(OP_ORDER)))
+    if params.get("layout", "NN") not in ("NN", "NT", "TN", "TT"):
+        raise Problem("layout={} is not NN, NT, TN or TT".format(params["layout"]))
     if "unit" in params and (params["unit"] not in UNITS or
                              UNITS[params["unit"]][0] != ("gemm" if params["op"] == "gemm" else "softmax")):
         raise Problem("unit={} does not fit op={}".format(params["unit"], params["op"]))
@@ -90,7 +105,10 @@ def listed(params, key):
 
 def select(entries, params):
     """The entries of the marker's device and op (and dtypes), or a Problem naming what exists."""
-    chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]]
+    # One gemm layout per table (layout=, default NN); the llm suite's cells are not ladder sizes.
+    layout = params.get("layout", "NN")
+    chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]
+              and e.suite != "llm" and (e.op != "gemm" or e.layout == layout)]
     dtypes = listed(params, "dtype") or sorted({e.dtype for e in chosen}, key=lambda d: (DTYPE_ORDER.get(d, 9), d))
     chosen = [e for e in chosen if e.dtype in dtypes]
     if not any(e.measured for e in chosen):
@@ -149,7 +167,7 @@ def ladder_table(entries, params, readme_dir):
     best = {}
     for c in columns:
         ours = [at[(r,) + c] for r in rungs if (r,) + c in at and at[(r,) + c].measured
-                and not at[(r,) + c].is_reference]
+                and not at[(r,) + c].is_reference and r != "auto"]
         if ours:
             best[c] = max(ours, key=lambda e: (e.rate, -e.rung_index)).variant
     rows = []
@@ -184,7 +202,7 @@ def best_table(entries, params, readme_dir):
     chosen, dtypes = select(entries, params)
     unit = table_unit(params, chosen)
     op = params["op"]
-    measured = [e for e in chosen if e.measured and not e.is_reference]
+    measured = [e for e in chosen if e.measured and not e.is_reference and e.variant != "auto"]
     sizes = parse_sizes(op, params["sizes"]) if "sizes" in params else measured_sizes(measured)
     by_case = group(measured, lambda e: (e.dims, e.dtype))
     rows, used = [], []
@@ -209,7 +227,28 @@ def best_table(entries, params, readme_dir):
             md_table(["size" if op == "gemm" else "shape"] + dtypes, rows), "", sources(used, readme_dir)]
 
 
-TABLES = {"ladder": ladder_table, "best": best_table}
+def llm_table(entries, params, readme_dir):
+    """The llm suite of one device, dtype and layout: rows T, columns N x K (report_suite)."""
+    layout = params.get("layout", "NN")
+    chosen = [e for e in entries if slug(e.device) == params["device"] and report_suite.is_llm(e)
+              and e.dtype == params["dtype"] and e.layout == layout]
+    table = report_suite.cells(chosen)
+    if not table:
+        have = sorted({"{} {} {}".format(slug(e.device), e.dtype, e.layout) for e in entries
+                       if report_suite.is_llm(e) and e.measured})
+        raise Problem("no llm suite cell for device={} dtype={} layout={} in the runs (they hold: {})".format(
+            params["device"], params["dtype"], layout, "; ".join(have) or "none"))
+    metric = params.get("metric", "vendor")
+    vendor = report_suite.vendor_label(table, params["dtype"], layout)
+    header, rows = report_suite.matrix(table, params["dtype"], layout, metric)
+    what = ("the fastest own rung per cell, % of {} in the same run".format(vendor) if metric == "vendor" else
+            "effective bandwidth as % of a same-run device copy of the same bytes, own best / {}".format(vendor))
+    used = [e for pair in table.values() for e in pair if e]
+    return ["{}, GEMM {} {} (llm suite, T × N × K): {}.".format(chosen[0].device, params["dtype"], layout, what),
+            "", md_table(header, rows), "", sources(used, readme_dir)]
+
+
+TABLES = {"ladder": ladder_table, "best": best_table, "llm": llm_table}
 
 
 # ---------------------------------------------------------------- the README

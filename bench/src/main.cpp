@@ -128,14 +128,6 @@ bool write_json(const std::string& path, const nlohmann::json& run) {
   return true;
 }
 
-// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that
-// exact f32 rungs satisfy too.
-bool takes(const VariantInfo& v, BenchType type) {
-  const std::string list = std::string(",") + v.dtypes + ",";
-  auto has = [&](const char* name) { return list.find(std::string(",") + name + ",") != std::string::npos; };
-  return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
-}
-
 // --list-rungs OP: the rungs of the first selected device that run here (and take one of
 // the --dtype types, when given), one a line, for scripts.
 int list_rungs(const Options& options) {
@@ -184,15 +176,33 @@ int run_benchmarks(const Options& options) {
     for (const auto& c : r->plan())
       if (auto why = r->check_memory(c)) problems.push_back(r->spec() + ": " + *why);
     if (!options.json_path.empty())
-      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size())))
+      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size(), options.suites)))
         problems.push_back(*why);
+  }
+  if (options.dry_run) {
+    // One line per case: what it is and the rungs it would measure.
+    for (const auto& r : runners) {
+      std::size_t measurements = 0;
+      const auto cases = r->plan();
+      for (const auto& c : cases) {
+        std::string rungs;
+        for (const auto& rung : r->selected(c)) rungs += (rungs.empty() ? "" : ",") + std::string(rung.info.name);
+        measurements += r->selected(c).size();
+        fmt::print("{} {} {} {}{}{}: {}\n", r->spec(), c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
+                   c.shape_label(),
+                   c.op == GK_OP_GEMM ? std::string(" ") + (c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") : "",
+                   c.suite.empty() ? "" : " " + c.suite, rungs);
+      }
+      fmt::print("{}: {} cases, {} rung measurements\n", r->spec(), cases.size(), measurements);
+    }
   }
   for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
   if (!problems.empty()) return 2;
+  if (options.dry_run) return 0;
 
   std::size_t steps = 0;
   for (const auto& r : runners)
-    for (const auto& c : r->plan()) steps += r->selected(c.op).size();
+    for (const auto& c : r->plan()) steps += r->selected(c).size();
 
   Progress progress(steps);
   TablePrinter table;
@@ -222,7 +232,7 @@ int run_benchmarks(const Options& options) {
     }
     if (!options.json_path.empty()) {
       progress.clear();
-      const auto path = json_file_for(options.json_path, runner->info(), runners.size());
+      const auto path = json_file_for(options.json_path, runner->info(), runners.size(), options.suites);
       if (!write_json(path, run_json(*runner, options, records))) return 2;
     }
   }

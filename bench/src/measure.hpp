@@ -5,6 +5,7 @@
 #include <gpukern/gpukern.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
@@ -50,6 +51,12 @@ class CacheFlusher {
 /// which propagates (the first warm-up call is where a rung declines a case).
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call);
+
+/// The CPU backend's read-only stream: sums `bytes` of host memory as 64-bit words with
+/// up to `threads` OpenMP threads (the backend's count; at least 1 MiB a thread, as the
+/// backend's copy), so that the machine's read bandwidth is measured as the rungs see it. Returns the sum, which the
+/// caller keeps so that no load can be optimized away.
+uint64_t read_stream(const void* data, std::size_t bytes, int threads);
 
 /// Median / quartiles of a sample (sorted copy).
 Timing summarize(std::vector<double> times_ms);

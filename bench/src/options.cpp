@@ -1,9 +1,12 @@
 // Command-line parsing of gpukern-bench with CLI11.
 #include "options.hpp"
 
+#include "suite.hpp"
+
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -71,6 +74,27 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+// A positive whole number of a comma-list option ("--suite-t 1,16"); throws CLI::ValidationError.
+int64_t parse_count(const char* option, const std::string& text) {
+  std::size_t used = 0;
+  long long value = 0;
+  try {
+    value = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || value <= 0)
+    throw CLI::ValidationError(option, "'" + text + "' is not a positive whole number");
+  return value;
+}
+
+// "4096x11008" -> (4096, 11008): a --suite-nk entry.
+std::pair<int64_t, int64_t> parse_weight(const std::string& text) {
+  const std::size_t x = text.find_first_of("xX");
+  if (x == std::string::npos) throw CLI::ValidationError("--suite-nk", "'" + text + "' is not NxK");
+  return {parse_count("--suite-nk", text.substr(0, x)), parse_count("--suite-nk", text.substr(x + 1))};
+}
+
 std::string joined(const std::vector<std::string>& items) {
   std::string out;
   for (const auto& item : items) out += (out.empty() ? "" : ",") + item;
@@ -107,8 +131,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       "against the vendor reference rung measured in the same run, and writes a table and JSON."};
   app.get_formatter()->column_width(34);
 
-  std::string backend_text = "all", op_text = "all", layout = "NN";
+  std::string backend_text = "all", op_text = "all";
   std::vector<std::string> dtype_texts, size_texts, gemm_size_texts, softmax_size_texts, variant_texts;
+  std::vector<std::string> layout_texts, token_texts, weight_texts;
   double flush_mb = -1;
   int64_t naive_max = -1;
   int threads = 0;
@@ -129,7 +154,23 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       ->delimiter(',');
   app.add_option("--gemm-sizes", gemm_size_texts, "sizes for gemm only (N or MxNxK)")->delimiter(',');
   app.add_option("--softmax-sizes", softmax_size_texts, "shapes for softmax only (N or RxC)")->delimiter(',');
-  app.add_option("--variants", variant_texts, "all, or a comma list of rung names (the reference rung is measured too)")
+  app.add_option("--variants", variant_texts,
+                 "all, fast, or a comma list of rung names (the reference rung is measured too); fast = per "
+                 "dtype the rungs auto may pick and the three highest rungs of the ladder; auto = also the "
+                 "library's own choice, recorded with the rung it ran [default: all; fast with --suite]")
+      ->delimiter(',');
+  app.add_option("--suite", options.suites,
+                 "gemm workload suites, comma list: llm (T x N x K of a transformer's linear layers, NN and "
+                 "NT) and/or square (128 to 8192, non-powers of two included); they replace the gemm sizes")
+      ->delimiter(',')
+      ->check(CLI::IsMember(suite_names()));
+  app.add_option("--suite-t", token_texts,
+                 "llm suite: the token counts T (gemm m) to run, comma list [default: 1,2,4,...,2048,8192; "
+                 "f32/tf32 at 1,16,512]; given, every dtype runs at these")
+      ->delimiter(',');
+  app.add_option("--suite-nk", weight_texts,
+                 "llm suite: the weight shapes NxK to run, comma list [default: 4096x4096, 11008x4096, "
+                 "4096x11008, 14336x4096, 4096x14336, 128256x4096]")
       ->delimiter(',');
   app.add_flag("--no-reference", "do not add the vendor reference rung to --variants (for profiling)");
   app.add_option("--threads", threads, "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
@@ -153,9 +194,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--slow-rungs", options.slow_rungs, "rungs that --naive-max-size and --skip-slow apply to")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--layout", layout, "gemm op(A) op(B): NN, NT, TN or TT")
-      ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}))
-      ->capture_default_str();
+  app.add_option("--layout", layout_texts,
+                 "gemm op(A) op(B), comma list of NN, NT, TN, TT [default: NN; the llm suite NN,NT]")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}));
   app.add_flag("--c-f32", options.c_f32, "gemm: C in f32 for f16/bf16 inputs (default: C in the input type)");
   app.add_flag("--log-softmax", options.log_softmax, "softmax: benchmark log-softmax instead");
   app.add_option("--ref-budget", options.reference_budget,
@@ -167,6 +209,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "write results as JSON to FILE, or to DIR/<device>-<yyyy-mm-dd>.json when a directory "
                  "(existing, or ending in '/'); one file per device");
   app.add_flag("--list", options.list, "list backends, devices and rungs (like gpukern-info) and exit");
+  app.add_flag("--dry-run", options.dry_run,
+               "print the cases and the rungs each would measure (and any case too large), then exit");
   app.add_option(
          "--list-rungs", options.list_rungs,
          "print the names of the OP rungs that run on the --backend device (and take a --dtype), one a line, and exit")
@@ -195,6 +239,16 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     if (app.count("--json") && options.json_path.empty())
       throw CLI::ValidationError("--json", "empty file name; give FILE or DIR/");
 
+    for (const auto& t : token_texts) options.suite_tokens.push_back(parse_count("--suite-t", t));
+    for (const auto& w : weight_texts) options.suite_weights.push_back(parse_weight(w));
+    const bool llm = std::find(options.suites.begin(), options.suites.end(), "llm") != options.suites.end();
+    if (!llm && (!token_texts.empty() || !weight_texts.empty()))
+      throw CLI::ValidationError(token_texts.empty() ? "--suite-nk" : "--suite-t", "applies to --suite llm only");
+    if (!options.suites.empty() && !gemm_size_texts.empty())
+      throw CLI::ValidationError("--gemm-sizes", "--suite sets the gemm shapes; give one or the other");
+    if (!options.suites.empty() && op_text == "softmax")
+      throw CLI::ValidationError("--suite", "the suites are gemm shapes; --op softmax runs none of them");
+
     options.backends = split_list(backend_text);
     require_names("--backend", options.backends, backend_text);
     require_names("--variants", variant_texts, joined(variant_texts));
@@ -219,19 +273,40 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
 
   options.with_reference = app.count("--no-reference") == 0;
 
+  // A suite is gemm work: softmax runs with it only when --op asks for it by name.
+  if (!options.suites.empty() && app.count("--op") == 0) op_text = "gemm";
   options.ops.clear();
   if (op_text != "softmax") options.ops.push_back(GK_OP_GEMM);
   if (op_text != "gemm") options.ops.push_back(GK_OP_SOFTMAX);
 
   for (const auto& t : dtype_texts) options.types.push_back(*parse_type(t));
-  options.variants = variant_texts;
-  for (const auto& v : variant_texts)
-    if (v == "all") options.variants.clear();  // "all" anywhere in the list means every rung
+  // "all" anywhere in the list means every rung; "fast" adds the fast set to the names.
+  options.fast_variants = !options.suites.empty() && variant_texts.empty();
+  bool all = false;
+  for (const auto& v : variant_texts) {
+    if (v == "all")
+      all = true;
+    else if (v == "fast")
+      options.fast_variants = true;
+    else if (v == "auto")
+      options.with_auto = true;
+    else
+      options.variants.push_back(v);
+  }
+  if (all) {
+    options.variants.clear();
+    options.fast_variants = false;
+  }
+  // "auto" alone: the library's choice and the reference, no other rung.
+  options.auto_only = options.with_auto && options.variants.empty() && !options.fast_variants && !all;
 
   if (app.count("--flush-mb")) options.flush_mb = flush_mb;
   if (app.count("--naive-max-size")) options.naive_max_size = naive_max;
-  options.trans_a = layout[0] == 'T';
-  options.trans_b = layout[1] == 'T';
+  for (const auto& text : layout_texts) {
+    const Layout layout{text[0] == 'T', text[1] == 'T'};
+    if (std::find(options.layouts.begin(), options.layouts.end(), layout) == options.layouts.end())
+      options.layouts.push_back(layout);
+  }
   return std::nullopt;
 }
 

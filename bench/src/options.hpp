@@ -11,6 +11,12 @@
 
 namespace gpukern::bench {
 
+/// op(A) op(B) of a gemm: --layout NN, NT, TN or TT.
+struct Layout {
+  bool trans_a = false, trans_b = false;
+  bool operator==(const Layout& other) const { return trans_a == other.trans_a && trans_b == other.trans_b; }
+};
+
 /// A --sizes entry: "N" (square gemm N^3, softmax NxN), "MxNxK" (gemm only) or
 /// "RxC" (softmax only).
 struct SizeSpec {
@@ -25,21 +31,28 @@ struct Options {
   std::vector<SizeSpec> sizes;          // --sizes: both ops (entries that fit)
   std::vector<SizeSpec> gemm_sizes;     // --gemm-sizes (overrides --sizes for gemm)
   std::vector<SizeSpec> softmax_sizes;  // --softmax-sizes (overrides --sizes for softmax)
-  std::vector<std::string> variants;    // empty: all rungs
+  std::vector<std::string> variants;    // empty: all rungs (suites: the fast rungs); see fast_variants
+  bool fast_variants = false;           // --variants fast, the default of a suite
+  bool with_auto = false;               // --variants auto: also measure the library's own choice
+  bool auto_only = false;               // --variants auto alone: only it and the reference
   bool with_reference = true;           // measure the vendor rung even if not listed
   std::optional<int> threads;           // GPUKERN_NUM_THREADS
   TimingPolicy timing;
-  std::optional<double> flush_mb;                // cache flush buffer; 0 = no flush (warm caches)
-  std::optional<int64_t> naive_max_size;         // gemm: slow rungs only while cbrt(m*n*k) <= this
-  bool skip_slow = false;                        // never run the slow rungs
-  std::vector<std::string> slow_rungs{"naive"};  // what --naive-max-size and --skip-slow apply to
-  bool trans_a = false, trans_b = false;         // --layout NN|NT|TN|TT
-  bool c_f32 = false;                            // gemm C in f32 for f16/bf16 inputs
+  std::optional<double> flush_mb;                          // cache flush buffer; 0 = no flush (warm caches)
+  std::optional<int64_t> naive_max_size;                   // gemm: slow rungs only while cbrt(m*n*k) <= this
+  bool skip_slow = false;                                  // never run the slow rungs
+  std::vector<std::string> slow_rungs{"naive"};            // what --naive-max-size and --skip-slow apply to
+  std::vector<Layout> layouts;                             // --layout; empty: NN (suites: their own)
+  std::vector<std::string> suites;                         // --suite llm,square (gemm workload suites)
+  std::vector<int64_t> suite_tokens;                       // --suite-t: the llm suite's T (m) values; empty: all
+  std::vector<std::pair<int64_t, int64_t>> suite_weights;  // --suite-nk: its (N, K); empty: all
+  bool c_f32 = false;                                      // gemm C in f32 for f16/bf16 inputs
   bool log_softmax = false;
   double reference_budget = double(1 << 28);  // multiply-adds (gemm) / elements (softmax) checked
   uint64_t seed = 42;
   std::string json_path;  // empty: no JSON
   bool list = false;
+  bool dry_run = false;                 // print the cases and rungs a run would measure, and exit
   std::string list_rungs;               // "gemm" / "softmax": rung names that run here, one a line
   bool check = false;                   // exit 1 when a result exceeds its error bound
   bool quiet = false;                   // no table on stdout

@@ -40,6 +40,9 @@ void put_shape(nlohmann::json& j, const Case& c) {
     j["n"] = c.n;
     j["k"] = c.k;
     j["layout"] = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
+    j["trans_a"] = c.trans_a;
+    j["trans_b"] = c.trans_b;
+    j["suite"] = c.suite.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.suite);
     const gk_dtype out = c.output_storage();
     j["c_dtype"] = out == GK_F32 ? "f32" : out == GK_F16 ? "f16" : "bf16";
   } else {
@@ -124,6 +127,7 @@ void TablePrinter::device_header(const DeviceRunner& runner, const Options& opti
                  ? "slow rungs (" + slow + ") not run"
                  : "gemm rungs " + slow + " only up to " + std::to_string(runner.naive_max_size()) + "^3");
   last_op_ = -1;
+  cpu_ = runner.is_cpu();
 }
 
 void TablePrinter::print_case(const std::vector<Record>& records) {
@@ -133,31 +137,37 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   if (last_op_ != int(c.op)) {
     last_op_ = int(c.op);
     if (gemm)
-      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>10}\n", "dtype", "shape", "gemm rung", "ms",
-                 "IQR", "GFLOP/s", "%ref", "%peak", "rel.err");
+      fmt::print("\n{:<6} {:<18} {:<6} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
+                 "layout", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
+                 cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
     else
-      fmt::print("\n{:<6} {:<16} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>10}\n", "dtype", "shape",
-                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", "rel.err");
+      fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
+                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy",
+                 cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
   }
+  const std::string layout = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
   for (const auto& r : records) {
-    const std::string name = r.variant + (r.is_reference ? "*" : "");
+    const std::string name =
+        r.variant + (r.is_reference ? "*" : "") + (r.auto_choice.empty() ? "" : ">" + r.auto_choice);
     if (!r.measured) {
-      fmt::print("{:<6} {:<16} {:<16} {}{}: {}\n", type_name(c.type), c.shape_label(), name,
-                 r.failed ? "failed" : "skipped", r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
+      fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.shape_label(),
+                 gemm ? fmt::format("{:<6} ", layout) : "", name, r.failed ? "failed" : "skipped",
+                 r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
       continue;
     }
     // Spread: interquartile range / median, the run-to-run noise of this measurement
     // (robust to one preempted run; the JSON keeps min and max too).
     const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
+    const std::string read = cpu_ ? " " + fmt::format("{:>7}", percent(r.pct_of_read)) : "";
     if (gemm)
-      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>10}\n", type_name(c.type), c.shape_label(),
-                 name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference), percent(r.pct_of_peak),
-                 error_text(r));
+      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n",
+                 type_name(c.type), c.shape_label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
+                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
     else
-      fmt::print("{:<6} {:<16} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7} {:>10}\n", type_name(c.type),
+      fmt::print("{:<6} {:<18} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", type_name(c.type),
                  c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
-                 percent(r.pct_of_peak), percent(r.pct_of_copy), error_text(r));
+                 percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
   }
   std::fflush(stdout);
 }
@@ -212,6 +222,14 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
        "CPU); ms = median of the timed calls, ms_min/ms_max/ms_q1/ms_q3 their spread; a memset of "
        "flush_bytes before every timed call evicts the caches (0 = warm caches)"},
+      {"suites", options.suites},
+      {"bandwidth",
+       "bytes = bytes a call moves at the least (gemm: A and B read once, C written once, C read "
+       "too only when beta != 0, which the bench never sets; softmax: x read once, y written "
+       "once); gbps = bytes / ms. copy_ms: a device-to-device copy of bytes/2 bytes (traffic = "
+       "read + write = bytes), and on the CPU read_ms: a read-only sum over bytes with the "
+       "backend's threads; each timed once per distinct byte count per run, flushed like the "
+       "rungs; pct_of_copy = 100 * copy_ms / ms, pct_of_read = 100 * read_ms / ms"},
       {"error_check",
        "rel_error = ||out - ref||_F / ||ref||_F against a double-precision host reference on the "
        "same rounded inputs; when rows x work exceeds reference_budget (gemm multiply-adds; "
@@ -226,6 +244,7 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     json j;
     j["op"] = gemm ? "gemm" : "softmax";
     j["variant"] = r.variant;
+    if (r.variant == "auto") j["auto_choice"] = r.auto_choice.empty() ? json(nullptr) : json(r.auto_choice);
     j["rung_index"] = r.rung_index;
     j["is_reference"] = r.is_reference;
     j["dtype"] = type_name(c.type);
@@ -248,8 +267,10 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     if (gemm) {
       j["gflops"] = r.rate;
       j["peak_gflops"] = r.peak > 0 ? json(r.peak) : json(nullptr);
+      j["bytes"] = c.bytes_moved();
+      j["gbps"] = r.gbps;
     } else {
-      j["bytes"] = c.work();
+      j["bytes"] = c.bytes_moved();
       j["gbps"] = r.rate;
       j["peak_gbps"] = r.peak > 0 ? json(r.peak) : json(nullptr);
     }
@@ -262,11 +283,12 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     j["error_ok"] = r.error_ok;
     j["error_rows_checked"] = r.error_rows_checked;
     j["error_rows_total"] = gemm ? c.m : c.rows;
-    if (!gemm) {
-      j["copy_ms"] = number(r.copy_ms);
-      j["copy_gbps"] = number(r.copy_gbps);
-      j["pct_of_copy"] = number(r.pct_of_copy);
-    }
+    j["copy_ms"] = number(r.copy_ms);
+    j["copy_gbps"] = number(r.copy_gbps);
+    j["pct_of_copy"] = number(r.pct_of_copy);
+    j["read_ms"] = number(r.read_ms);
+    j["read_gbps"] = number(r.read_gbps);
+    j["pct_of_read"] = number(r.pct_of_read);
     j["backend"] = i.backend;
     j["device"] = i.name;
     results.push_back(j);
@@ -315,14 +337,17 @@ std::string today_utc() {
   return day;
 }
 
-std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count) {
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count,
+                          const std::vector<std::string>& suites) {
   namespace fs = std::filesystem;
   const bool is_dir = (!json_option.empty() && json_option.back() == '/') || fs::is_directory(json_option);
   if (is_dir) {
     std::string name = slug(info.name);
     // A CPU's marketing name can equal another machine's; the backend keeps files apart.
     if (name.find(slug(info.backend)) == std::string::npos && std::string(info.backend) == "cpu") name = "cpu-" + name;
-    return (fs::path(json_option) / (name + "-" + today_utc() + ".json")).string();
+    std::string suffix;
+    for (const auto& suite : suites) suffix += "-" + suite;
+    return (fs::path(json_option) / (name + "-" + today_utc() + suffix + ".json")).string();
   }
   if (device_count <= 1) return json_option;
   fs::path p(json_option);

@@ -43,13 +43,17 @@ class TablePrinter {
 
  private:
   int last_op_ = -1;
+  bool cpu_ = false;  // the CPU's table has a % of read column
 };
 
 /// The JSON object of one run on one device.
 nlohmann::json run_json(const DeviceRunner& runner, const Options& options, const std::vector<Record>& records);
 
-/// Where --json writes the run of `runner` (directory mode, or one file per device).
-std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count);
+/// Where --json writes the run of `runner` (directory mode, or one file per device). In
+/// directory mode a suite run's name ends in its suites (<device>-<date>-llm.json), so that
+/// it does not replace the same day's ladder run.
+std::string json_file_for(const std::string& json_option, const DeviceInfo& info, std::size_t device_count,
+                          const std::vector<std::string>& suites);
 
 /// "nvidia-h100-80gb-hbm3": lowercase, runs of other characters as one '-'.
 std::string slug(const std::string& text);

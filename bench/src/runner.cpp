@@ -1,11 +1,14 @@
 // Per-device case runner; see runner.hpp.
 #include "runner.hpp"
 
+#include "suite.hpp"
+
 #include <fmt/core.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -17,17 +20,32 @@ namespace {
 
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 
-// FNV-1a: a stable per-case seed, so a case gets the same inputs in every run.
-uint64_t case_seed(uint64_t seed, const Case& c) {
-  const std::string key = std::to_string(int(c.op)) + type_name(c.type) + c.shape_label();
+// FNV-1a of a text under the run's seed.
+uint64_t fnv1a(uint64_t seed, const std::string& key) {
   uint64_t h = 1469598103934665603ull ^ seed;
   for (unsigned char ch : key) h = (h ^ ch) * 1099511628211ull;
   return h;
 }
 
+// A stable per-case seed, so a case gets the same inputs in every run.
+uint64_t case_seed(uint64_t seed, const Case& c) {
+  return fnv1a(seed, std::to_string(int(c.op)) + type_name(c.type) + c.shape_label());
+}
+
+// The seed of gemm's B: the same weights for every T (and layout) of one (dtype, N, K),
+// so that consecutive cases of the llm suite share them (DeviceRunner::WeightCache).
+uint64_t weight_seed(uint64_t seed, const Case& c) {
+  return fnv1a(seed, std::string("B") + type_name(c.type) + std::to_string(c.n) + "x" + std::to_string(c.k));
+}
+
 bool name_in(const std::string& name, const std::vector<std::string>& names) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
+
+// --variants fast: per dtype, the rungs auto may pick and this many of the highest rungs
+// of the ladder (the ladder climbs from the slowest: the lower SIMT rungs would take
+// seconds a call on a suite's large shapes and say nothing new).
+constexpr int kFastTopRungs = 3;
 
 // Downloads the checked rows of a row-major output (ld elements per row) into a
 // compact host array (cols elements per row), one copy when every row is checked.
@@ -168,11 +186,35 @@ const std::vector<Rung>& DeviceRunner::ladder(gk_op op) const {
   return op == GK_OP_GEMM ? gemm_ladder_ : softmax_ladder_;
 }
 
-std::vector<Rung> DeviceRunner::selected(gk_op op) const {
+std::vector<Rung> DeviceRunner::selected(const Case& c) const {
+  // The fast set of c's dtype: auto's candidates and the top of the ladder that run here.
+  std::vector<int> fast;
+  if (options_.fast_variants) {
+    int top = 0;
+    const auto& rungs = ladder(c.op);
+    for (auto r = rungs.rbegin(); r != rungs.rend(); ++r) {
+      const VariantInfo& v = r->info;
+      if (!v.runs_here || v.experimental || v.is_reference || !takes(v, c.type)) continue;
+      if (v.auto_position >= 0 || top < kFastTopRungs) fast.push_back(r->index);
+      top += 1;
+    }
+  }
   std::vector<Rung> out;
-  for (const auto& r : ladder(op)) {
-    const bool listed = options_.variants.empty() || name_in(r.info.name, options_.variants);
+  for (const auto& r : ladder(c.op)) {
+    const bool every = options_.variants.empty() && !options_.fast_variants && !options_.auto_only;
+    const bool listed =
+        every || name_in(r.info.name, options_.variants) || std::find(fast.begin(), fast.end(), r.index) != fast.end();
     if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
+  }
+  if (options_.with_auto) {
+    // The library's own choice, after the ladder (its record names the rung it ran).
+    Rung automatic{VariantInfo{}, int(ladder(c.op).size())};
+    std::snprintf(automatic.info.name, sizeof automatic.info.name, "auto");
+    std::snprintf(automatic.info.description, sizeof automatic.info.description, "the library's own choice");
+    std::snprintf(automatic.info.dtypes, sizeof automatic.info.dtypes, "f32,tf32,f16,bf16");
+    automatic.info.runs_here = 1;
+    automatic.info.auto_position = -1;
+    out.push_back(automatic);
   }
   return out;
 }
@@ -191,6 +233,14 @@ std::vector<std::string> DeviceRunner::unknown_variants() const {
 std::vector<Case> DeviceRunner::plan() const {
   std::vector<Case> cases;
   for (gk_op op : options_.ops) {
+    if (op == GK_OP_GEMM && !options_.suites.empty()) {
+      const auto types = options_.types.empty() ? default_types(op, is_cpu()) : options_.types;
+      for (const auto& suite : options_.suites) {
+        const auto more = suite_cases(suite, options_, types);
+        cases.insert(cases.end(), more.begin(), more.end());
+      }
+      continue;
+    }
     const auto& op_sizes = op == GK_OP_GEMM ? options_.gemm_sizes : options_.softmax_sizes;
     const auto sizes = !op_sizes.empty()         ? op_sizes
                        : !options_.sizes.empty() ? options_.sizes
@@ -207,15 +257,18 @@ std::vector<Case> DeviceRunner::plan() const {
           c.m = size.dims[0];
           c.n = size.dims.size() == 3 ? size.dims[1] : size.dims[0];
           c.k = size.dims.size() == 3 ? size.dims[2] : size.dims[0];
-          c.trans_a = options_.trans_a;
-          c.trans_b = options_.trans_b;
           c.c_f32 = options_.c_f32 && type != BenchType::kF32 && type != BenchType::kTF32;
+          for (const Layout& layout : options_.layouts.empty() ? std::vector<Layout>{Layout{}} : options_.layouts) {
+            c.trans_a = layout.trans_a;
+            c.trans_b = layout.trans_b;
+            cases.push_back(c);
+          }
         } else {
           c.rows = size.dims[0];
           c.cols = size.dims.size() == 2 ? size.dims[1] : size.dims[0];
           c.log_softmax = options_.log_softmax;
+          cases.push_back(c);
         }
-        cases.push_back(c);
       }
     }
   }
@@ -261,6 +314,30 @@ std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& 
   return std::nullopt;
 }
 
+const StreamTimes& DeviceRunner::stream_times(uint64_t bytes, CacheFlusher* flusher) {
+  if (auto found = streams_.find(bytes); found != streams_.end()) return found->second;
+  StreamTimes& times = streams_[bytes];
+  // One buffer of `bytes`: the copy reads its first half and writes the second (traffic
+  // read + write = bytes); the read stream sums all of it with the backend's threads.
+  const std::size_t half = std::max<std::size_t>(1, std::size_t(bytes / 2));
+  try {
+    Buffer scratch = device_.alloc(2 * half);
+    auto* base = static_cast<unsigned char*>(scratch.data());
+    device_.memset(base, 1, 2 * half);  // pages touched before timing
+    times.copy = measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(base + half, base, half); });
+    if (is_cpu()) {
+      const int threads = std::max(1, info_.compute_units);
+      uint64_t sum = 0;
+      times.read =
+          measure(device_, timer_, flusher, options_.timing, [&] { sum += read_stream(base, 2 * half, threads); });
+      read_checksum_ += sum;
+    }
+  } catch (const Error&) {
+    // No room for the streams: the records go without % of copy.
+  }
+  return times;
+}
+
 std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress) {
   const uint64_t seed = case_seed(options_.seed, c);
   const gk_dtype in_type = storage_type(c.type);
@@ -268,10 +345,18 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   // The flush buffer is allocated at the first case, after check_memory has passed.
   if (flush_bytes_ > 0 && !flusher_) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes_);
   CacheFlusher* flusher = flusher_.get();
+  // gemm's B stays from the previous case when it is the same (the llm suite's weights at
+  // every T); otherwise it goes now, before the streams' buffer is made.
+  const bool same_weights = c.op == GK_OP_GEMM && weights_.device.data() && weights_.type == in_type &&
+                            weights_.count == std::size_t(c.k * c.n) && weights_.seed == weight_seed(options_.seed, c);
+  if (!same_weights) weights_ = WeightCache{};
+  // Baselines of the same bytes, timed the same way in the same run, before A and C are
+  // made (their buffer is freed before).
+  const StreamTimes streams = stream_times(uint64_t(c.bytes_moved()), flusher);
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
-  HostArray a_host, b_host;
-  Buffer a, b, out;
+  HostArray a_host;
+  Buffer a, out;
   Reference ref;
   int64_t out_ld = 0;
   std::size_t out_bytes = 0;
@@ -280,14 +365,20 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   SoftmaxDesc softmax;
   if (c.op == GK_OP_GEMM) {
     a_host = random_array(std::size_t(c.m * c.k), in_type, -1.0f, 1.0f, seed);
-    b_host = random_array(std::size_t(c.k * c.n), in_type, -1.0f, 1.0f, seed + 1);
+    if (!same_weights) {
+      weights_.type = in_type;
+      weights_.count = std::size_t(c.k * c.n);
+      weights_.seed = weight_seed(options_.seed, c);
+      weights_.host = random_array(weights_.count, in_type, -1.0f, 1.0f, weights_.seed);
+      weights_.device = device_.alloc(weights_.host.bytes.size());
+      device_.upload(weights_.device, weights_.host.bytes.data(), weights_.host.bytes.size());
+    }
+    const HostArray& b_host = weights_.host;
     a = device_.alloc(a_host.bytes.size());
-    b = device_.alloc(b_host.bytes.size());
     out_ld = c.n;
     out_bytes = std::size_t(c.m * c.n) * dtype_size(out_type);
     out = device_.alloc(out_bytes);
     device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
-    device_.upload(b, b_host.bytes.data(), b_host.bytes.size());
     ref = gemm_reference(c, a_host.values.data(), b_host.values.data(),
                          reference_rows(c, options_.reference_budget, seed));
 
@@ -298,7 +389,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     gemm.k = c.k;
     gemm.a = a.data();
     gemm.lda = c.trans_a ? c.m : c.k;
-    gemm.b = b.data();
+    gemm.b = weights_.device.data();
     gemm.ldb = c.trans_b ? c.k : c.n;
     gemm.c = out.data();
     gemm.ldc = out_ld;
@@ -331,23 +422,10 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       device_.softmax(softmax);
     };
   }
-  a_host = HostArray{};  // the reference holds what it needs
-  b_host = HostArray{};
-
-  // Softmax baseline: a device-to-device copy of the same bytes (read once, written
-  // once, like softmax), timed the same way in the same run.
-  std::optional<Timing> copy_timing;
-  if (c.op == GK_OP_SOFTMAX) {
-    try {
-      copy_timing =
-          measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(out.data(), a.data(), out_bytes); });
-    } catch (const Error&) {
-      copy_timing.reset();
-    }
-  }
+  a_host = HostArray{};  // the reference holds what it needs (B stays for the next case)
 
   std::vector<Record> records;
-  for (const auto& rung : selected(c.op)) {
+  for (const auto& rung : selected(c)) {
     Record r;
     r.test_case = c;
     r.variant = rung.info.name;
@@ -363,6 +441,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     try {
       device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
       r.timing = measure(device_, timer_, flusher, options_.timing, [&] { call(rung.info.name); });
+      if (r.variant == "auto") r.auto_choice = device_.last_variant(c.op);
       const auto host_out = download_rows(device_, out.data(), out_type, ref, out_ld);
       r.rel_error = relative_error(ref, host_out.data(), out_type, ref.cols);
       r.error_rows_checked = int64_t(ref.rows.size());
@@ -378,11 +457,18 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       }
     }
     if (r.measured) {
+      const double bytes = c.bytes_moved();
       r.rate = c.work() / (r.timing.median_ms * 1e6);
-      if (copy_timing) {
-        r.copy_ms = copy_timing->median_ms;
-        r.copy_gbps = c.work() / (copy_timing->median_ms * 1e6);
-        r.pct_of_copy = 100.0 * copy_timing->median_ms / r.timing.median_ms;
+      r.gbps = bytes / (r.timing.median_ms * 1e6);
+      if (streams.copy) {
+        r.copy_ms = streams.copy->median_ms;
+        r.copy_gbps = bytes / (*r.copy_ms * 1e6);
+        r.pct_of_copy = 100.0 * *r.copy_ms / r.timing.median_ms;
+      }
+      if (streams.read) {
+        r.read_ms = streams.read->median_ms;
+        r.read_gbps = bytes / (*r.read_ms * 1e6);
+        r.pct_of_read = 100.0 * *r.read_ms / r.timing.median_ms;
       }
     }
     records.push_back(r);
@@ -390,6 +476,12 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   }
   finish(records);
   return records;
+}
+
+bool takes(const VariantInfo& v, BenchType type) {
+  const std::string list = std::string(",") + v.dtypes + ",";
+  auto has = [&](const char* name) { return list.find(std::string(",") + name + ",") != std::string::npos; };
+  return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
 }
 
 void DeviceRunner::finish(std::vector<Record>& records) const {

@@ -1,5 +1,6 @@
-// Runs the cases of one device: inputs, reference, every selected rung, the copy
-// baseline for softmax, and the derived figures (% of reference, % of peak, % of copy).
+// Runs the cases of one device: inputs, reference, every selected rung, the copy (and on
+// the CPU the read) stream of the same bytes, and the derived figures (% of reference,
+// % of peak, % of copy, % of read).
 #pragma once
 
 #include "measure.hpp"
@@ -9,6 +10,7 @@
 #include <gpukern/gpukern.hpp>
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,13 +24,15 @@ struct Record {
   std::string variant;
   int rung_index = 0;  // position in the ladder (naive first)
   bool is_reference = false;
-  bool measured = false;  // false: skipped, see reason
-  std::string reason;     // why skipped / failed
-  std::string decline;    // the rung's typed reason for a decline ("Misaligned"), "" otherwise
-  bool failed = false;    // an error other than a declined case
+  bool measured = false;    // false: skipped, see reason
+  std::string reason;       // why skipped / failed
+  std::string decline;      // the rung's typed reason for a decline ("Misaligned"), "" otherwise
+  bool failed = false;      // an error other than a declined case
+  std::string auto_choice;  // variant "auto" (--variants auto): the rung the library ran
 
   Timing timing;
   double rate = 0;        // gemm GFLOP/s, softmax GB/s
+  double gbps = 0;        // effective bandwidth: Case::bytes_moved() / median time
   std::string reference;  // vendor rung of the same run ("" if none ran)
   std::optional<double> reference_ms, pct_of_reference;
   double peak = 0;  // the hardware peak used (GFLOP/s or GB/s); 0 if unknown
@@ -36,7 +40,16 @@ struct Record {
   std::optional<double> rel_error;
   bool error_ok = false;
   int64_t error_rows_checked = 0;
-  std::optional<double> copy_ms, copy_gbps, pct_of_copy;  // softmax
+  // The same-run device-to-device copy whose traffic (read + write) equals bytes_moved,
+  // and on the CPU a read-only stream over bytes_moved: time, GB/s, and % = their time
+  // over the rung's time (the rung's effective bandwidth over theirs).
+  std::optional<double> copy_ms, copy_gbps, pct_of_copy;
+  std::optional<double> read_ms, read_gbps, pct_of_read;
+};
+
+/// The copy and read streams of one byte count (StreamTimes::read on the CPU only).
+struct StreamTimes {
+  std::optional<Timing> copy, read;
 };
 
 /// A ladder rung as the bench sees it.
@@ -61,8 +74,9 @@ class DeviceRunner {
   const std::vector<Rung>& ladder(gk_op op) const;
   /// The cases this device runs with `options` (sizes and dtypes resolved per backend).
   std::vector<Case> plan() const;
-  /// Rungs measured for `op`: --variants (or all) plus the reference.
-  std::vector<Rung> selected(gk_op op) const;
+  /// Rungs measured for case `c`: --variants (or all), the fast set for c's dtype with
+  /// --variants fast (a suite's default), plus the reference.
+  std::vector<Rung> selected(const Case& c) const;
   /// Names in --variants that this device's ladders lack.
   std::vector<std::string> unknown_variants() const;
 
@@ -79,6 +93,8 @@ class DeviceRunner {
 
  private:
   std::optional<std::string> skip_reason(const Case& c, const Rung& rung) const;
+  /// The copy / read streams moving `bytes`, timed at the first case that needs them.
+  const StreamTimes& stream_times(uint64_t bytes, CacheFlusher* flusher);
   void finish(std::vector<Record>& records) const;
 
   std::string spec_;
@@ -90,7 +106,23 @@ class DeviceRunner {
   std::size_t flush_bytes_ = 0;
   std::unique_ptr<CacheFlusher> flusher_;  // allocated at the first case
   int64_t naive_max_size_ = 0;
+  std::map<uint64_t, StreamTimes> streams_;  // by bytes moved
+  /// gemm's B (host values and device copy) of the last case, kept for the next case of
+  /// the same (dtype, N, K): the llm suite's weights reach half a billion elements.
+  struct WeightCache {
+    gk_dtype type = GK_F32;
+    std::size_t count = 0;
+    uint64_t seed = 0;
+    HostArray host;
+    Buffer device;
+  };
+  WeightCache weights_;
+  volatile uint64_t read_checksum_ = 0;  // the read streams' sums, kept
 };
+
+/// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that
+/// exact f32 rungs satisfy too.
+bool takes(const VariantInfo& v, BenchType type);
 
 /// Host memory this process can still take: MemAvailable, lowered to what its cgroup
 /// (container) limit leaves; 0 when unknown.

@@ -31,11 +31,16 @@ struct Case {
   bool trans_a = false, trans_b = false;  // gemm: op(A), op(B)
   bool c_f32 = false;                     // gemm: C stored as f32 instead of the input type
   bool log_softmax = false;               // softmax: log-softmax instead of softmax
+  std::string suite;                      // gemm: the --suite the case belongs to, "" if none
 
   /// "1024x1024x1024" (m x n x k) or "4096x4096" (rows x cols).
   std::string shape_label() const;
   /// gemm: 2*m*n*k flops; softmax: bytes read + written (x once, y once).
   double work() const;
+  /// Bytes a call moves at the least: gemm A and B read once and C written once (C is
+  /// also read when beta != 0; the bench's calls have beta = 0); softmax x read once and
+  /// y written once (= work()).
+  double bytes_moved() const;
   /// Storage type of C (gemm) or y (softmax).
   gk_dtype output_storage() const;
 };
@@ -73,11 +78,13 @@ int64_t sampled_row_count(int64_t rows, double cost_per_row, double budget);
 /// gemm multiply-adds; softmax elements, each counted 16 times since the check holds doubles).
 std::vector<int64_t> reference_rows(const Case& c, double budget, uint64_t seed);
 
-/// Memory one case takes at its peak, counted before anything is allocated so that a
-/// case too large for the machine is refused with a message instead of failing midway.
+/// Memory one case takes at its peak (the buffer of the same-size copy and read streams
+/// counted as if it coexisted with the inputs), counted before anything is allocated so
+/// that a case too large for the machine is refused with a message instead of failing
+/// midway.
 struct Footprint {
   uint64_t host_bytes = 0;    // random inputs (stored bytes and float values), reference, downloaded rows
-  uint64_t device_bytes = 0;  // inputs and output on the device
+  uint64_t device_bytes = 0;  // inputs, output and the streams' buffer on the device
 };
 /// nullopt when an element or byte count of `c` does not fit in 64 bits.
 std::optional<Footprint> footprint(const Case& c, double reference_budget);

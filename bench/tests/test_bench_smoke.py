@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""ctest bench.smoke_cpu: gpukern-bench end to end on the CPU backend at tiny sizes.
+"""ctest bench.smoke_cpu: gpukern-bench end to end on the CPU backend at tiny sizes,
+and --suite llm at tiny (T, N, K) slices.
 
 Checks the exit status, that the JSON follows schema 1 (docs/design.md "Benchmark
 results format"), that the vendor rung is measured with pct_of_reference 100, that a
@@ -108,11 +109,97 @@ def main():
                            capture_output=True, text=True, env=env)
         check(r.returncode != 0 and "no_such_rung" in r.stderr, "an unknown rung was not refused")
 
+        check_suite(args, env, tmp)
+
     for message in FAILURES:
         print("FAIL: " + message)
     if not FAILURES:
         print("gpukern-bench smoke test: all checks passed")
     return 1 if FAILURES else 0
+
+
+def check_suite(args, env, tmp):
+    """--suite llm at small (T, N, K) slices: cells, layouts, bytes, bandwidth and the
+    same-run copy and read streams; wrong suite options refused naming the option."""
+    suite_dir = os.path.join(tmp, "suite") + "/"
+    cmd = [args.bench, "--backend", "cpu", "--suite", "llm", "--suite-t", "1,3", "--suite-nk", "40x24,17x33",
+           "--dtype", "f32,bf16", "--warmup", "1", "--repeats", "3", "--max-time", "0.2", "--flush-mb", "4",
+           "--json", suite_dir, "--check"]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "--suite llm exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
+    files = glob.glob(os.path.join(suite_dir, "*.json"))
+    check(len(files) == 1 and re.search(r"-\d{4}-\d{2}-\d{2}-llm\.json$", files[0]) is not None,
+          "a suite run in {} is not <device>-<yyyy-mm-dd>-llm.json: {}".format(suite_dir, files))
+    if len(files) != 1:
+        return
+    path = files[0]
+    with open(path, encoding="utf-8") as f:
+        run = json.load(f)
+    results = run.get("results", [])
+    check(all(x["op"] == "gemm" for x in results), "a suite run measured softmax without --op")
+    cells = {(x["dtype"], x["layout"], x["m"], x["n"], x["k"]) for x in results}
+    want = {(d, l, t, n, k) for d in ("f32", "bf16") for l in ("NN", "NT") for t in (1, 3)
+            for n, k in ((40, 24), (17, 33))}
+    check(cells == want, "suite cells {} (missing {}, extra {})".format(len(cells), want - cells, cells - want))
+    check(run.get("settings", {}).get("suites") == ["llm"], "settings.suites is not ['llm']")
+    for x in results:
+        size = 4 if x["dtype"] == "f32" else 2
+        nbytes = size * (x["m"] * x["k"] + x["k"] * x["n"] + x["m"] * x["n"])
+        check(x.get("suite") == "llm", "record without suite llm: {}".format(x))
+        check(x.get("trans_a") is False and x.get("trans_b") == (x["layout"] == "NT"), "trans_a/trans_b wrong")
+        check(x.get("bytes") == nbytes, "bytes {} != {} for {}".format(x.get("bytes"), nbytes, x))
+        check(abs(x["gbps"] - nbytes / (x["ms"] * 1e6)) <= 1e-9 * x["gbps"], "gbps is not bytes / ms")
+        for stream in ("copy", "read"):
+            ms, gbps, pct = x.get(stream + "_ms"), x.get(stream + "_gbps"), x.get("pct_of_" + stream)
+            check(ms is not None and ms > 0 and gbps is not None and pct is not None,
+                  "no {} stream on the CPU: {}".format(stream, x))
+            if ms and pct:
+                check(abs(pct - 100.0 * ms / x["ms"]) <= 1e-9 * pct, "pct_of_{} is not {}_ms / ms".format(
+                    stream, stream))
+    # One copy per distinct byte count: f32 NN and NT of a cell share it.
+    copies = {}
+    for x in results:
+        copies.setdefault((x["dtype"], x["m"], x["n"], x["k"]), set()).add(x["copy_ms"])
+    check(all(len(v) == 1 for v in copies.values()), "copy timed more than once per byte count")
+
+    # --dry-run: the full suites' composition, nothing measured.
+    r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "llm,square", "--dtype", "f32,tf32,f16,bf16",
+                        "--dry-run"], capture_output=True, text=True, env=env)
+    lines = r.stdout.splitlines()
+    llm = [x for x in lines if " llm:" in x]
+    square = [x for x in lines if " square:" in x]
+    # llm: 13 T x 6 (N, K) x NN, NT x f16, bf16 + 3 T x 6 x 2 x f32, tf32; square: 13 sizes x 4 dtypes.
+    check(r.returncode == 0 and len(llm) == 13 * 6 * 2 * 2 + 3 * 6 * 2 * 2 and len(square) == 13 * 4
+          and "436 cases" in r.stdout, "--dry-run of both suites: exit {}, {} llm and {} square cases".format(
+              r.returncode, len(llm), len(square)))
+    check(any(x.startswith("cpu gemm bf16 8192x128256x4096 NT llm:") for x in lines),
+          "--dry-run lacks the llm suite's largest NT cell")
+    check(any(x.startswith("cpu gemm tf32 3000x3000x3000 NN square:") for x in lines),
+          "--dry-run lacks the square suite's 3000")
+
+    # --variants auto: the library's choice (and the reference) only, naming the rung it ran.
+    path = os.path.join(tmp, "auto.json")
+    r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "llm", "--suite-t", "2", "--suite-nk", "24x40",
+                        "--layout", "NT", "--dtype", "f32", "--variants", "auto", "--repeats", "2", "--warmup", "0",
+                        "--min-time", "0", "--flush-mb", "0", "--json", path, "--check"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "--variants auto exited {}: {}".format(r.returncode, r.stderr))
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            variants = {x["variant"]: x for x in json.load(f)["results"]}
+        check(set(variants) == {"auto", "openblas"} or set(variants) == {"auto"},
+              "--variants auto measured {}".format(sorted(variants)))
+        check(variants.get("auto", {}).get("auto_choice") in ("omp_simd", "naive"),
+              "auto's record does not name the rung it ran: {}".format(variants.get("auto")))
+
+    for bad, option in ((["--suite", "llm", "--suite-t", "0"], "--suite-t"),
+                        (["--suite", "llm", "--suite-nk", "4096"], "--suite-nk"),
+                        (["--suite-t", "1"], "--suite-t"),
+                        (["--suite", "mlp"], "--suite"),
+                        (["--suite", "llm", "--gemm-sizes", "32"], "--gemm-sizes"),
+                        (["--suite", "square", "--op", "softmax"], "--suite")):
+        r = subprocess.run([args.bench, "--backend", "cpu"] + bad, capture_output=True, text=True, env=env)
+        check(r.returncode == 2 and option in r.stderr, "{}: exit {}, {!r}".format(bad, r.returncode, r.stderr))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,9 @@
 """ctest bench.report: gpukern-report on two fixture runs (a CPU and a CUDA device,
 made up but schema-valid) and a profile CSV; checks the tables it writes (rows,
 numbers, speed-up and % columns), the cross-device table, the PNGs, that the output
-is byte-for-byte deterministic, and that a bad input is refused.
+is byte-for-byte deterministic, and that a bad input is refused. A third fixture
+(suite-fixture.json) holds llm and square suite cells of the CUDA device: the suite
+section's tables and plots.
 
 Exit 77 (ctest SKIP_RETURN_CODE) when matplotlib is missing.
 """
@@ -191,6 +193,93 @@ def check_report(report, fixtures, tmp):
         r.returncode, r.stderr))
 
 
+# ---------------------------------------------------------------- workload suites
+
+def check_suite(report, fixtures, tmp):
+    """The llm and square suites (suite-fixture.json, the same device as cuda-fixture.json):
+    the suite section's tables and plots, and the llm cells kept out of the ladder tables."""
+    cuda = os.path.join(fixtures, "cuda-fixture.json")
+    suite = os.path.join(fixtures, "suite-fixture.json")
+    out = os.path.join(tmp, "suite-report")
+    r = run_report(report, [cuda, suite, "--out", out])
+    check(r.returncode == 0, "gpukern-report on the suite fixture failed ({}): {}".format(r.returncode, r.stderr))
+    report_md = os.path.join(out, "report.md")
+    if not os.path.exists(report_md):
+        check(False, "no report.md for the suite fixture: " + r.stderr)
+        return
+    with open(report_md, encoding="utf-8") as f:
+        text = f.read()
+    tables = parse_markdown(text)
+    gpu = "Fixture GPU 80GB (cuda)"
+    section = gpu + ": workload suites"
+    check(("## " + section) in text, "no suite section for " + gpu)
+
+    # Own best / cuBLAS per (T, N x K): the fastest own rung changes with T; NT differs from NN.
+    nn = (section, "bf16 NN: fastest own rung, % of cuBLAS")
+    expect_row(tables, nn, {"T": "1"}, {"N×K 4096x4096": "80% mma_multistage",
+                                         "N×K 14336x4096": "80% mma_multistage"})
+    expect_row(tables, nn, {"T": "512"}, {"N×K 4096x4096": "80% wgmma_tma", "N×K 14336x4096": "125% wgmma_tma"})
+    expect_row(tables, (section, "bf16 NT: fastest own rung, % of cuBLAS"), {"T": "16"},
+               {"N×K 4096x4096": "90% mma_multistage"})
+    # % of the same-run copy: own best / cuBLAS (copy 2.5 TB/s, cuBLAS 55% of it at T <= 16).
+    expect_row(tables, (section, "bf16 NN: % of the same-run copy, own best / cuBLAS"), {"T": "1"},
+               {"N×K 4096x4096": "44% / 55%"})
+    expect_row(tables, (section, "bf16 NN: % of the same-run copy, own best / cuBLAS"), {"T": "512"},
+               {"N×K 14336x4096": "25% / 20%"})
+    # square: one column per dtype and layout.
+    expect_row(tables, (section, "square suite: fastest own rung, % of the vendor"), {"size": "1000³"},
+               {"bf16 NN": "62% wgmma_tma"})
+
+    # The llm cells stay out of the ladder tables; the square suite's sizes are in them.
+    ladder = tables.get((gpu, "GEMM bf16"), [])
+    check(not any(row.get("size", "").startswith(("1x", "16x", "512x")) for row in ladder),
+          "llm suite cells in the ladder table: {}".format([row.get("size") for row in ladder]))
+    check(find_row(ladder, rung="wgmma_tma", size="1000³") is not None, "square suite size 1000³ not in the ladder")
+
+    for name in ("fixture-gpu-80gb-cuda-llm-vs-vendor.png", "fixture-gpu-80gb-cuda-llm-copy.png"):
+        path = os.path.join(out, name)
+        ok = os.path.exists(path) and os.path.getsize(path) > 1000
+        if ok:
+            with open(path, "rb") as f:
+                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+        check(ok, "missing or invalid PNG {}".format(name))
+        check("]({})".format(name) in text, "report.md does not include {}".format(name))
+
+    # README tables of kind llm: rows T, columns N x K, % of the vendor or % of copy.
+    readme = os.path.join(tmp, "SUITE-README.md")
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write("# Suite\n\n<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda dtype=bf16 layout=NT -->\n"
+                "<!-- gpukern-report:end -->\n\n<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda "
+                "dtype=bf16 metric=copy -->\n<!-- gpukern-report:end -->\n")
+    r = run_report(report, [cuda, suite, "--readme", readme])
+    check(r.returncode == 0, "--readme with llm tables failed: {}".format(r.stderr))
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    tables = generated_tables(text)
+    check(len(tables) == 2 and find_row(tables[0], T="512", **{"N×K 4096x4096": "80% wgmma_tma",
+                                                                 "N×K 14336x4096": "125% wgmma_tma"})
+          and find_row(tables[0], T="1", **{"N×K 4096x4096": "90% mma_multistage"}),
+          "llm README table (bf16 NT, % of cuBLAS) wrong: {}".format(tables[:1]))
+    check(len(tables) == 2 and find_row(tables[1], T="1", **{"N×K 4096x4096": "44% / 55%"}),
+          "llm README table (bf16 NN, % of copy) wrong: {}".format(tables[1:]))
+    r = run_report(report, [cuda, suite, "--readme", readme, "--check"])
+    check(r.returncode == 0, "--check after --readme (llm) reports a difference: {}".format(r.stderr))
+    for marker, problem in (("metric=fast", "metric=fast"), ("dtype=f16", "no llm suite cell"),
+                            ("layout=XY", "layout=XY")):
+        with open(readme, "w", encoding="utf-8") as f:
+            f.write("<!-- gpukern-report:begin llm device=fixture-gpu-80gb-cuda dtype=bf16 {} -->\n"
+                    "<!-- gpukern-report:end -->\n".format(marker).replace("dtype=bf16 dtype=f16", "dtype=f16"))
+        r = run_report(report, [cuda, suite, "--readme", readme])
+        check(r.returncode == 2 and problem in r.stderr and len(r.stderr.strip().splitlines()) == 1,
+              "llm marker {} not refused naming {}: {} {!r}".format(marker, problem, r.returncode, r.stderr))
+
+    # Tables only (no matplotlib needed) give the same tables.
+    r = run_report(report, [cuda, suite, "--out", os.path.join(tmp, "suite-tables"), "--no-plots"])
+    check(r.returncode == 0 and "125% wgmma_tma" in open(os.path.join(tmp, "suite-tables", "report.md"),
+                                                           encoding="utf-8").read(),
+          "--no-plots lost the suite tables: {}".format(r.stderr))
+
+
 # ---------------------------------------------------------------- bad inputs (issue: tracebacks)
 
 def load_report_module(report):
@@ -277,6 +366,10 @@ def check_bad_inputs(report, fixtures, tmp):
     refuse(lambda r: r["results"][0].__setitem__("gflops", "fast"), "'gflops'")
     refuse(lambda r: r["results"][0].__setitem__("pct_of_reference", "71%"), "'pct_of_reference'")
     refuse(lambda r: r["results"].__setitem__(0, "a string"), "results[0]")
+    refuse(lambda r: r["results"][0].__setitem__("layout", "XY"), "'layout'")
+    refuse(lambda r: r["results"][0].__setitem__("suite", 5), "'suite'")
+    refuse(lambda r: r["results"][0].__setitem__("gbps", -1.0), "'gbps'")
+    refuse(lambda r: r["results"][-1].__setitem__("pct_of_read", "fast"), "'pct_of_read'")
 
     # Not JSON at all, and a binary file.
     for name, data in (("truncated.json", b'{"schema": 1, "device": {'), ("binary.json", bytes(range(256)))):
@@ -448,6 +541,7 @@ def main():
         return 77
     with tempfile.TemporaryDirectory(prefix="gpukern-report-test-") as tmp:
         check_report(args.report, args.fixtures, tmp)
+        check_suite(args.report, args.fixtures, tmp)
         check_bad_inputs(args.report, args.fixtures, tmp)
         check_readme(args.report, args.fixtures, tmp)
     return finish()

@@ -211,6 +211,17 @@ GK_API gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc);
 /// The ladder of an operation on this handle, in ladder order.
 GK_API gk_status gk_variant_count(gk_handle handle, gk_op op, int* count);
 GK_API gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_variant_info* info);
+/// One entry of a ladder's measured auto table: `auto` first tries the rung of the entry
+/// a call falls in (the first that matches), then walks its ranked order
+/// (gk_variant_info::auto_position). GPUKERN_LOG=debug names the entry per call.
+typedef struct gk_auto_entry {
+  char label[GK_NAME_LEN];    ///< e.g. "bf16/f16 decode"
+  char shape[GK_TEXT_LEN];    ///< the shape class: "bf16,f16 T 1..16 k >= 1024" (T = min(m, n))
+  char variant[GK_NAME_LEN];  ///< the rung it picks
+  char arch[GK_NAME_LEN];     ///< the architectures it applies on, e.g. "sm_90"; empty if any
+} gk_auto_entry;
+GK_API gk_status gk_auto_entry_count(gk_handle handle, gk_op op, int* count);
+GK_API gk_status gk_get_auto_entry(gk_handle handle, gk_op op, int index, gk_auto_entry* entry);
 /// Rung used by the last gemm/softmax call on this handle (on any thread).
 GK_API gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len);
 /// Which rung `auto` (or the env override) would run for this call, without running it.

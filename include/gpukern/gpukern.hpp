@@ -67,6 +67,7 @@ using Op = gk_op;
 using BackendInfo = gk_backend_info;
 using DeviceInfo = gk_device_info;
 using VariantInfo = gk_variant_info;
+using AutoEntry = gk_auto_entry;
 
 /// gemm description; see gk_gemm_desc. Defaults: no transposes, f32, alpha 1, beta 0, auto,
 /// all sizes 0 and leading dimensions 1 (the least the rule ld >= max(1, row length) allows):
@@ -248,6 +249,14 @@ class Device {
     check(gk_variant_count(handle(), op, &count));
     std::vector<VariantInfo> out(static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) check(gk_get_variant_info(handle(), op, i, &out[static_cast<std::size_t>(i)]));
+    return out;
+  }
+  /// The measured auto table of an operation on this device, in the order auto consults it.
+  std::vector<AutoEntry> auto_table(Op op) const {
+    int count = 0;
+    check(gk_auto_entry_count(handle(), op, &count));
+    std::vector<AutoEntry> out(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) check(gk_get_auto_entry(handle(), op, i, &out[static_cast<std::size_t>(i)]));
     return out;
   }
   /// Rung that ran the last call of `op`.

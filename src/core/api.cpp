@@ -342,6 +342,30 @@ gk_status gk_get_variant_info(gk_handle handle, gk_op op, int index, gk_variant_
   });
 }
 
+gk_status gk_auto_entry_count(gk_handle handle, gk_op op, int* count) {
+  return guarded([&] {
+    const core::LiveHandle h = live(handle);
+    *need(count, "count") = static_cast<int>(h->dispatch->auto_table(op_kind(op)).size());
+  });
+}
+
+gk_status gk_get_auto_entry(gk_handle handle, gk_op op, int index, gk_auto_entry* entry) {
+  return guarded([&] {
+    const core::LiveHandle h = live(handle);
+    need(entry, "entry");
+    const auto& all = h->dispatch->auto_table(op_kind(op));
+    if (index < 0 || index >= static_cast<int>(all.size()))
+      throw invalid("auto table index " + std::to_string(index) + " out of range (" + std::to_string(all.size()) +
+                    " entries)");
+    const auto& e = all[static_cast<std::size_t>(index)];
+    *entry = gk_auto_entry{};
+    copy_text(entry->label, e.label);
+    copy_text(entry->shape, e.shape);
+    copy_text(entry->variant, e.rung);
+    copy_text(entry->arch, e.arch);
+  });
+}
+
 gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t len) {
   return guarded([&] {
     const core::LiveHandle h = live(handle);

@@ -39,6 +39,21 @@ struct RungInfo {
   int auto_position = -1;  // place in auto's order; -1 = never picked by auto
 };
 
+/// An entry of a ladder's measured auto table, as listed to users (gk_auto_entry).
+struct AutoEntryInfo {
+  std::string label;  // "bf16/f16 decode"
+  std::string shape;  // the class: "bf16,f16 T 1..16"
+  std::string rung;   // the rung it sends those calls to
+  std::string arch;   // the architectures it applies on ("" = every one)
+};
+
+/// Which measured auto-table entry a call falls in: the entry's index and its rung's
+/// index; -1 for both when none (auto walks its ranked order).
+struct AutoPick {
+  int rung = -1;
+  int entry = -1;
+};
+
 /// Device description (gk_device_info without the fixed-size strings).
 struct DeviceInfo {
   std::string backend, name, arch, driver_version, runtime_version;
@@ -94,6 +109,11 @@ class Backend {
   /// in RungInfo::auto_position order and takes the first candidate that accepts.
   virtual bool auto_candidate(const GemmArgs& args, int rung) const = 0;
   virtual bool auto_candidate(const SoftmaxArgs& args, int rung) const = 0;
+  /// The measured auto table: auto first tries the rung of the entry a call falls in,
+  /// then walks the ranked order. The table never changes for an opened device.
+  virtual std::vector<AutoEntryInfo> auto_table(OpKind op) const = 0;
+  virtual AutoPick auto_pick(const GemmArgs& args) const = 0;
+  virtual AutoPick auto_pick(const SoftmaxArgs& args) const = 0;
 
   /// Runs an accepted, non-empty call, asynchronously on GPUs.
   virtual void gemm(const GemmArgs& args, int rung) = 0;
@@ -102,7 +122,7 @@ class Backend {
 
 /// Bumped whenever Backend or ModuleApi changes; a module built against another
 /// version is refused with a reason.
-constexpr int kModuleAbiVersion = 2;
+constexpr int kModuleAbiVersion = 3;
 
 /// What a backend module exports (through gpukern_module_api below).
 struct ModuleApi {

@@ -48,7 +48,9 @@ Dispatch::Dispatch(Backend& backend, std::string where)
       gemm_(backend.variants(OpKind::Gemm)),
       softmax_(backend.variants(OpKind::Softmax)),
       gemm_auto_(auto_positions(gemm_)),
-      softmax_auto_(auto_positions(softmax_)) {}
+      softmax_auto_(auto_positions(softmax_)),
+      gemm_table_(backend.auto_table(OpKind::Gemm)),
+      softmax_table_(backend.auto_table(OpKind::Softmax)) {}
 
 template <class Args>
 int Dispatch::select_in(OpKind op, const Args& args, const char* requested, const std::string& env_choice) const {
@@ -78,16 +80,34 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
                   v.reason);
     return index;
   }
+  const bool debug = log_enabled(LogLevel::Debug);
+  const std::string prefix = std::string(op_name(op)) + " " + where_ + " auto: ";
+  // The measured table first: the rung of the entry this call falls in.
+  const AutoPick pick = backend_.auto_pick(args);
+  if (pick.rung >= 0) {
+    const AutoEntryInfo& entry = auto_table(op)[static_cast<std::size_t>(pick.entry)];
+    const Verdict v = backend_.supports(args, pick.rung);
+    if (debug)
+      log_line(LogLevel::Debug,
+               prefix + "table entry '" + entry.label + "' (" + entry.shape + ") picks " + entry.rung + " for " +
+                   shape_text(args) +
+                   (v.accepted() ? std::string() : ", which declines: " + v.text() + "; ranked order"));
+    if (v.accepted()) return pick.rung;
+  }
   std::string declined;
   Decline last = Decline::None;
   for (int i : op == OpKind::Gemm ? gemm_auto_ : softmax_auto_) {
     if (!backend_.auto_candidate(args, i)) continue;
     const Verdict v = backend_.supports(args, i);
-    if (v.accepted()) return i;
     const std::string& n = table[static_cast<std::size_t>(i)].name;
-    if (log_enabled(LogLevel::Debug))
-      log_line(LogLevel::Debug, std::string(op_name(op)) + " " + where_ + " auto: " + n + " declines " +
-                                    shape_text(args) + ": " + v.text());
+    if (v.accepted()) {
+      if (debug)
+        log_line(LogLevel::Debug, prefix + n + " (ranked #" +
+                                      std::to_string(table[static_cast<std::size_t>(i)].auto_position + 1) + ") for " +
+                                      shape_text(args));
+      return i;
+    }
+    if (debug) log_line(LogLevel::Debug, prefix + n + " declines " + shape_text(args) + ": " + v.text());
     declined += (declined.empty() ? "" : "; ") + n + ": " + v.text();
     last = v.reason;
   }

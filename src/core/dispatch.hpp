@@ -28,6 +28,10 @@ class GK_CORE_API Dispatch {
   void run(const SoftmaxArgs& args, int rung) const;
 
   const std::vector<RungInfo>& rungs(OpKind op) const { return op == OpKind::Gemm ? gemm_ : softmax_; }
+  /// The measured auto table (entries in the order auto consults them).
+  const std::vector<AutoEntryInfo>& auto_table(OpKind op) const {
+    return op == OpKind::Gemm ? gemm_table_ : softmax_table_;
+  }
 
  private:
   template <class Args>
@@ -39,6 +43,7 @@ class GK_CORE_API Dispatch {
   std::string where_;
   std::vector<RungInfo> gemm_, softmax_;
   std::vector<int> gemm_auto_, softmax_auto_;  // rung indices in auto's order
+  std::vector<AutoEntryInfo> gemm_table_, softmax_table_;
 };
 
 GK_CORE_API const char* op_name(OpKind op);                // "gemm", "softmax"

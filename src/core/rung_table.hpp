@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <limits>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,6 +77,96 @@ constexpr Rung<Args, Ctx> ranked(Rung<Args, Ctx> row, int rank, bool (*when)(con
   return row;
 }
 
+/// An inclusive size range [lo, hi].
+struct SizeRange {
+  int64_t lo = 0, hi = std::numeric_limits<int64_t>::max();
+  constexpr bool contains(int64_t v) const { return v >= lo && v <= hi; }
+};
+/// " T 1..16", " k >= 2048", " k <= 64"; "" for any size.
+inline std::string range_text(const char* what, const SizeRange& r) {
+  const bool lo = r.lo > 0, hi = r.hi != std::numeric_limits<int64_t>::max();
+  if (lo && hi) return " " + std::string(what) + " " + std::to_string(r.lo) + ".." + std::to_string(r.hi);
+  if (lo) return " " + std::string(what) + " >= " + std::to_string(r.lo);
+  if (hi) return " " + std::string(what) + " <= " + std::to_string(r.hi);
+  return "";
+}
+
+/// The exact type of a call as one kMask bit (tf32 is not f32 here).
+inline uint32_t exact_type_bit(const GemmArgs& a) {
+  switch (a.type()) {
+    case GemmType::F16:
+      return kMaskF16;
+    case GemmType::BF16:
+      return kMaskBF16;
+    case GemmType::TF32:
+      return kMaskTF32;
+    default:
+      return kMaskF32;
+  }
+}
+inline uint32_t exact_type_bit(const SoftmaxArgs& a) {
+  return a.dtype == DType::F16 ? kMaskF16 : a.dtype == DType::BF16 ? kMaskBF16 : kMaskF32;
+}
+
+/// GEMM layouts as stored (op(A) op(B)): N = as is, T = transposed.
+constexpr uint32_t kLayoutNN = 1, kLayoutNT = 2, kLayoutTN = 4, kLayoutTT = 8;
+inline uint32_t layout_bit(const GemmArgs& a) { return 1u << ((a.trans_a ? 2 : 0) + (a.trans_b ? 1 : 0)); }
+/// " NN,NT" for a layout mask; "" for every layout.
+inline std::string layout_text(uint32_t layouts) {
+  static const char* const kNames[4] = {"NN", "NT", "TN", "TT"};
+  std::string out;
+  for (int i = 0; i < 4; ++i)
+    if (layouts & (1u << i)) out += (out.empty() ? " " : ",") + std::string(kNames[i]);
+  return layouts == 0xF ? std::string() : out;
+}
+
+/// One entry of a ladder's measured auto table (GEMM): calls of this shape class, on the
+/// architectures `arch` names, go to `rung` first; if it declines, auto walks the ranked
+/// order. T is the skinny side min(m, n) (tokens in an LLM layer), wide = max(m, n);
+/// `layouts` narrows it to some transposes.
+/// `types` are exact (kMaskTF32 is not kMaskF32 here). The entries are derived from
+/// benchmark runs, committed next to the data that justifies them.
+struct GemmClass {
+  const char* label;
+  uint32_t types;
+  ArchSupport arch;
+  SizeRange t, wide, k;
+  const char* rung;
+  uint32_t layouts = 0;  ///< kLayout* bits (transposes as stored); 0 = every layout
+  bool matches(const GemmArgs& a) const {
+    return (types & exact_type_bit(a)) != 0 && (layouts == 0 || (layouts & layout_bit(a)) != 0) &&
+           t.contains(std::min(a.m, a.n)) && wide.contains(std::max(a.m, a.n)) && k.contains(a.k);
+  }
+  std::string describe() const {  // "bf16,f16 NT T 1..16 k >= 2048"
+    return mask_names(types) + layout_text(layouts) + range_text("T", t) + range_text("wide", wide) +
+           range_text("k", k);
+  }
+};
+
+/// The same for softmax: rows and columns.
+struct SoftmaxClass {
+  const char* label;
+  uint32_t types;
+  ArchSupport arch;
+  SizeRange rows, cols;
+  const char* rung;
+  bool matches(const SoftmaxArgs& a) const {
+    return (types & exact_type_bit(a)) != 0 && rows.contains(a.rows) && cols.contains(a.cols);
+  }
+  std::string describe() const { return mask_names(types) + range_text("rows", rows) + range_text("cols", cols); }
+};
+
+template <class Args>
+struct ShapeClassOf;
+template <>
+struct ShapeClassOf<GemmArgs> {
+  using type = GemmClass;
+};
+template <>
+struct ShapeClassOf<SoftmaxArgs> {
+  using type = SoftmaxClass;
+};
+
 inline uint32_t type_mask(const GemmArgs& a) {
   switch (a.type()) {
     case GemmType::F16:
@@ -100,11 +192,24 @@ class Ladder {
  public:
   using Row = Rung<Args, Ctx>;
 
-  Ladder(std::initializer_list<Row> rows) : rows_(rows) {
+  using Class = typename ShapeClassOf<Args>::type;
+
+  /// `table`: the measured auto table, consulted before the ranked order. Every entry
+  /// must name a row of this ladder that auto may pick (not experimental).
+  Ladder(std::initializer_list<Row> rows, std::initializer_list<Class> table = {}) : rows_(rows), table_(table) {
     for (int i = 0; i < static_cast<int>(rows_.size()); ++i)
       if (rows_[i].auto_rank != kNeverAuto && rows_[i].kind != RungKind::Experimental) auto_order_.push_back(i);
     std::stable_sort(auto_order_.begin(), auto_order_.end(),
                      [this](int a, int b) { return rows_[a].auto_rank < rows_[b].auto_rank; });
+    for (const Class& c : table_) {
+      int index = -1;
+      for (int i = 0; i < size(); ++i)
+        if (std::string(rows_[static_cast<std::size_t>(i)].name) == c.rung) index = i;
+      if (index < 0 || rows_[static_cast<std::size_t>(index)].kind == RungKind::Experimental)
+        throw std::logic_error(std::string("auto table entry '") + c.label + "' names '" + c.rung +
+                               "', which is not a rung auto may pick");
+      table_rungs_.push_back(index);
+    }
   }
 
   int size() const { return static_cast<int>(rows_.size()); }
@@ -148,9 +253,28 @@ class Ladder {
   /// Rung indices in auto's order.
   const std::vector<int>& auto_order() const { return auto_order_; }
 
+  /// The first entry of the measured auto table this call falls in on `arch`.
+  AutoPick auto_pick(const Args& args, const DeviceArch& arch) const {
+    for (int e = 0; e < static_cast<int>(table_.size()); ++e) {
+      const Class& c = table_[static_cast<std::size_t>(e)];
+      if (c.matches(args) && arch_verdict(c.arch, arch).accepted())
+        return {table_rungs_[static_cast<std::size_t>(e)], e};
+    }
+    return {};
+  }
+
+  /// The measured auto table as listed to users.
+  std::vector<AutoEntryInfo> auto_table() const {
+    std::vector<AutoEntryInfo> out;
+    for (const Class& c : table_) out.push_back({c.label, c.describe(), c.rung, c.arch.label});
+    return out;
+  }
+
  private:
   std::vector<Row> rows_;
   std::vector<int> auto_order_;
+  std::vector<Class> table_;
+  std::vector<int> table_rungs_;  // the rung index of each table entry
 };
 
 }  // namespace gpukern::core

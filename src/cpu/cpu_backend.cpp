@@ -3,7 +3,9 @@
 #include "cpu/cpu_backend.hpp"
 
 #include "cpu/cpu_context.hpp"
+#include "cpu/gemm/skinny.hpp"
 #include "cpu/openblas.hpp"
+#include "cpu/parallel_copy.hpp"
 #include "cpu/rungs.hpp"
 
 #include <chrono>
@@ -23,11 +25,13 @@ using core::kMaskTF32;
 constexpr uint32_t kAllGemmTypes = kMaskF32 | kMaskTF32 | kMaskF16 | kMaskBF16;
 constexpr uint32_t kAllSoftmaxTypes = kMaskF32 | kMaskF16 | kMaskBF16;
 
-// Ladder order: naive first, reference last. tf32 calls run as exact f32 everywhere.
-// Auto: omp_simd, which takes every call, then naive; the reference is never picked.
+// Ladder order: naive first, references last. tf32 calls run as exact f32 everywhere.
+// Auto: the measured table first (skinny when m or n is at most kSkinnyAutoMaxT: it
+// streams the large operand once, where omp_simd packs it for 14-row tiles), then
+// omp_simd, which takes every call, then naive; the references are never picked.
 const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
   using core::RungKind;
-  static const core::Ladder<core::GemmArgs, CpuContext> ladder = {
+  static const core::Ladder<core::GemmArgs, CpuContext> ladder = {{
       {"naive",
        "i-j-k triple loop, one thread, f32 accumulation (the baseline)",
        kAllGemmTypes,
@@ -45,6 +49,15 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        nullptr,
        gemm::omp_simd_run,
        0},
+      {"skinny",
+       "m or n <= 8: streams the large operand once, vectorized along its rows (NN) or depth (NT), "
+       "OpenMP over the long side",
+       kAllGemmTypes,
+       {},
+       RungKind::Ladder,
+       gemm::skinny_supports,
+       gemm::skinny_run,
+       core::kNeverAuto},
       {"openblas",
        "OpenBLAS cblas_sgemm (loaded at run time; f16/bf16 converted to f32 first)",
        kAllGemmTypes,
@@ -53,7 +66,18 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
        gemm::openblas_supports,
        gemm::openblas_run,
        core::kNeverAuto},
-  };
+      {"openblas_gemv",
+       "OpenBLAS cblas_sgemv, f32 with m == 1 or n == 1 (loaded at run time)",
+       kMaskF32 | kMaskTF32,
+       {},
+       RungKind::Reference,
+       gemm::openblas_gemv_supports,
+       gemm::openblas_gemv_run,
+       core::kNeverAuto},
+  },
+  {
+      {"skinny (T <= 8)", kAllGemmTypes, {}, {1, kSkinnyAutoMaxT}, {}, {}, "skinny"},
+  }};
   return ladder;
 }
 
@@ -160,7 +184,9 @@ class CpuBackend final : public core::Backend {
   }
   void free(void* ptr) noexcept override { std::free(ptr); }
   void copy(void* dst, const void* src, std::size_t bytes, core::CopyKind) override {
-    std::memmove(dst, src, bytes);  // memcpy speed, and overlapping ranges stay defined
+    // Every kind is host memory: the backend's threads, streaming stores past the caches;
+    // overlapping ranges stay defined (memmove).
+    parallel_copy(dst, src, bytes, current_context().threads);
   }
   void memset(void* dst, int value, std::size_t bytes) override { std::memset(dst, value, bytes); }
   void synchronize() override {}      // every CPU call has finished when it returns
@@ -171,7 +197,7 @@ class CpuBackend final : public core::Backend {
     if (op == core::OpKind::Softmax) return softmax_ladder().infos(host_arch());
     auto infos = gemm_ladder().infos(host_arch());
     for (auto& info : infos)
-      if (info.name == "openblas" && !openblas().loaded)
+      if ((info.name == "openblas" || info.name == "openblas_gemv") && !openblas().loaded)
         info.unavailable = {core::Decline::LibraryMissing, openblas().unavailable};
     return infos;
   }
@@ -187,6 +213,15 @@ class CpuBackend final : public core::Backend {
   }
   bool auto_candidate(const core::SoftmaxArgs& args, int rung) const override {
     return softmax_ladder().auto_candidate(rung, args, current_context());
+  }
+  std::vector<core::AutoEntryInfo> auto_table(core::OpKind op) const override {
+    return op == core::OpKind::Gemm ? gemm_ladder().auto_table() : softmax_ladder().auto_table();
+  }
+  core::AutoPick auto_pick(const core::GemmArgs& args) const override {
+    return gemm_ladder().auto_pick(args, host_arch());
+  }
+  core::AutoPick auto_pick(const core::SoftmaxArgs& args) const override {
+    return softmax_ladder().auto_pick(args, host_arch());
   }
   void gemm(const core::GemmArgs& args, int rung) override { gemm_ladder().run(rung, args, current_context()); }
   void softmax(const core::SoftmaxArgs& args, int rung) override {

@@ -145,6 +145,7 @@ void load(OpenBlas& ob) {
   }
 
   ob.sgemm = symbol<OpenBlas::SgemmFn>(lib, "cblas_sgemm");
+  ob.sgemv = symbol<OpenBlas::SgemvFn>(lib, "cblas_sgemv");
   ob.set_num_threads = symbol<void (*)(int)>(lib, "openblas_set_num_threads");
   auto corename = symbol<char* (*)()>(lib, "openblas_get_corename");
   auto config = symbol<char* (*)()>(lib, "openblas_get_config");

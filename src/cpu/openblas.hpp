@@ -35,6 +35,10 @@ struct OpenBlas {
                             const std::uint16_t* a, int lda, const std::uint16_t* b, int ldb, float beta, float* c,
                             int ldc);
 
+  /// cblas_sgemv: y = alpha * op(A) x + beta * y.
+  using SgemvFn = void (*)(int order, int trans, int m, int n, float alpha, const float* a, int lda, const float* x,
+                           int incx, float beta, float* y, int incy);
+
   bool loaded = false;
   std::string unavailable;    // why not loaded ("libopenblas.so.0: cannot open shared object...")
   std::string library;        // file that was loaded
@@ -45,6 +49,7 @@ struct OpenBlas {
 
   SgemmFn sgemm = nullptr;
   SbgemmFn sbgemm = nullptr;  // null when absent or when it failed the load-time check
+  SgemvFn sgemv = nullptr;    // null when absent (the openblas_gemv rung declines)
   void (*set_num_threads)(int) = nullptr;
 
   /// OpenBLAS calls are serialized (its thread pool is shared process-wide) and the

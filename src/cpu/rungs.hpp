@@ -13,6 +13,10 @@ void naive_run(const core::GemmArgs& args, const CpuContext& ctx);              
 void omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx);                // gemm/02_omp_simd.cpp
 core::Verdict openblas_supports(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/03_openblas.cpp
 void openblas_run(const core::GemmArgs& args, const CpuContext& ctx);
+core::Verdict openblas_gemv_supports(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/03_openblas.cpp
+void openblas_gemv_run(const core::GemmArgs& args, const CpuContext& ctx);
+core::Verdict skinny_supports(const core::GemmArgs& args, const CpuContext& ctx);  // gemm/04_skinny.cpp
+void skinny_run(const core::GemmArgs& args, const CpuContext& ctx);
 }  // namespace gemm
 
 namespace softmax {

@@ -153,6 +153,15 @@ class CudaBackend final : public core::Backend {
   bool auto_candidate(const core::SoftmaxArgs& args, int rung) const override {
     return softmax_ladder().auto_candidate(rung, args, context());
   }
+  std::vector<core::AutoEntryInfo> auto_table(core::OpKind op) const override {
+    return op == core::OpKind::Gemm ? gemm_ladder().auto_table() : softmax_ladder().auto_table();
+  }
+  core::AutoPick auto_pick(const core::GemmArgs& args) const override {
+    return gemm_ladder().auto_pick(args, ctx_.arch);
+  }
+  core::AutoPick auto_pick(const core::SoftmaxArgs& args) const override {
+    return softmax_ladder().auto_pick(args, ctx_.arch);
+  }
 
   void gemm(const core::GemmArgs& args, int rung) override {
     select_device();

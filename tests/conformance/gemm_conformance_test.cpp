@@ -182,6 +182,50 @@ TEST_P(GemmConformance, LeadingDimensions) {
   run_gemm_cases(GetParam(), cases);
 }
 
+// The shape classes of LLM inference at reduced size: T tokens (A = activations, T x K)
+// against a weight matrix B, stored K x N (NN) or N x K (NT, a linear layer's weight);
+// odd T around the n8/m16 and 64-row boundaries, K not a multiple of any K block, N not a
+// multiple of any tile; the transposed orientation (C = W X^T: the short side is n) and
+// TN/TT for a few; one call whose rows are not 16-byte aligned (declined or computed).
+TEST_P(GemmConformance, LlmShapeClasses) {
+  struct WeightShape {
+    int64_t n, k;
+  };
+  const WeightShape weights[] = {{384, 256}, {160, 1100}, {1031, 96}};
+  std::vector<GemmCase> cases;
+  for (int64_t t : {1, 2, 3, 8, 13, 16})  // decode: every class (long K at a few T), NN and NT
+    for (const auto& w : weights)
+      for (bool trans_b : {false, true})
+        if (w.k < 1000 || t % 2 == 1) cases.push_back(transposed(shape(t, w.n, w.k), false, trans_b));
+  cases.push_back(transposed(shape(33, 384, 256), false, true));  // past four n8 tiles
+  cases.push_back(transposed(shape(65, 1031, 96), false, false));  // past 64
+  for (int64_t t : {1, 5}) {
+    cases.push_back(transposed(shape(384, t, 256), false, false));  // C = W X: the short side is n
+    cases.push_back(transposed(shape(1031, t, 96), true, true));
+    cases.push_back(transposed(shape(t, 384, 256), true, false));  // TN, TT
+  }
+  cases.push_back(transposed(shape(3, 160, 1100), true, true));
+  if (on_gpu()) {  // the rest of the classes: too slow for the naive CPU rungs
+    for (int64_t t : {33, 64, 65, 130})
+      for (const auto& w : weights)
+        for (bool trans_b : {false, true}) cases.push_back(transposed(shape(t, w.n, w.k), false, trans_b));
+    cases.push_back(transposed(shape(384, 64, 256), false, false));
+    cases.push_back(transposed(shape(1031, 64, 96), true, true));
+    cases.push_back(transposed(shape(64, 384, 256), true, false));
+    cases.push_back(transposed(shape(64, 160, 1100), true, true));
+  }
+  GemmCase scaled = transposed(shape(13, 1031, 96), false, true);
+  scaled.alpha = -1.5f;
+  scaled.beta = 0.5f;
+  cases.push_back(scaled);
+  GemmCase unaligned = transposed(shape(8, 384, 256), false, true);
+  unaligned.pad_a = 1;  // lda = K + 1: rows of A off every 16-byte boundary
+  unaligned.pad_c = 3;
+  unaligned.beta = 1.0f;
+  cases.push_back(unaligned);
+  run_gemm_cases(GetParam(), cases);
+}
+
 INSTANTIATE_TEST_SUITE_P(Ladders, GemmConformance, ::testing::ValuesIn(gemm_params()), ParamName());
 
 // A forced rung called with a storage type its dtypes string does not list declines.

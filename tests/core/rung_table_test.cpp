@@ -33,22 +33,30 @@ bool cdna_only(int gfx) { return gfx == 0x90a; }
 using FakeLadder = Ladder<GemmArgs, FakeCtx>;
 
 const FakeLadder& table() {
-  static const FakeLadder t = {
-      {"simple", "takes everything f32", kMaskF32 | kMaskTF32, {}, RungKind::Ladder, nullptr, mark_run, 3},
-      {"even", "even k only, first for big m", kMaskF32, {}, RungKind::Ladder, even_k_only, mark_run, 0, big_m},
-      {"hopper",
-       "sm_90 only",
-       kMaskF16 | kMaskF32,
-       {90, 90, nullptr, "sm_90a"},
-       RungKind::Ladder,
-       nullptr,
-       mark_run,
-       1},
-      {"cdna", "gfx90a only", kMaskF32, {0, 0, cdna_only, "CDNA"}, RungKind::Ladder, nullptr, mark_run, kNeverAuto},
-      {"future", "experimental", kMaskF32, {}, RungKind::Experimental, nullptr, mark_run, 0},
-      {"picky", "always misaligned", kMaskF32, {}, RungKind::Ladder, misaligned_always, mark_run, 2},
-      {"liar", "accepts, then declines", kMaskF32, {}, RungKind::Ladder, nullptr, throws_unsupported, kNeverAuto},
-  };
+  static const FakeLadder t(
+      {
+          {"simple", "takes everything f32", kMaskF32 | kMaskTF32, {}, RungKind::Ladder, nullptr, mark_run, 3},
+          {"even", "even k only, first for big m", kMaskF32, {}, RungKind::Ladder, even_k_only, mark_run, 0, big_m},
+          {"hopper",
+           "sm_90 only",
+           kMaskF16 | kMaskF32,
+           {90, 90, nullptr, "sm_90a"},
+           RungKind::Ladder,
+           nullptr,
+           mark_run,
+           1},
+          {"cdna", "gfx90a only", kMaskF32, {0, 0, cdna_only, "CDNA"}, RungKind::Ladder, nullptr, mark_run, kNeverAuto},
+          {"future", "experimental", kMaskF32, {}, RungKind::Experimental, nullptr, mark_run, 0},
+          {"picky", "always misaligned", kMaskF32, {}, RungKind::Ladder, misaligned_always, mark_run, 2},
+          {"liar", "accepts, then declines", kMaskF32, {}, RungKind::Ladder, nullptr, throws_unsupported, kNeverAuto},
+      },
+      // The measured auto table: consulted before the ranked order.
+      {
+          {"skinny f32", kMaskF32, {}, {1, 4}, {}, {}, "picky"},  // picky declines: ranked order follows
+          {"short k on sm_90", kMaskF32, {90, 90, nullptr, "sm_90"}, {}, {}, {1, 16}, "simple"},
+          {"tf32 anywhere", kMaskTF32, {}, {}, {}, {}, "cdna"},  // exact types: f32 calls never match
+          {"f16 NT", kMaskF16, {}, {}, {}, {}, "simple", kLayoutNT},  // B transposed only
+      });
   return t;
 }
 
@@ -122,6 +130,11 @@ class FakeBackend final : public Backend {
   Verdict supports(const SoftmaxArgs&, int) const override { return {}; }
   bool auto_candidate(const GemmArgs& a, int rung) const override { return table().auto_candidate(rung, a, ctx()); }
   bool auto_candidate(const SoftmaxArgs&, int) const override { return false; }
+  std::vector<AutoEntryInfo> auto_table(OpKind op) const override {
+    return op == OpKind::Gemm ? table().auto_table() : std::vector<AutoEntryInfo>{};
+  }
+  AutoPick auto_pick(const GemmArgs& a) const override { return table().auto_pick(a, kSm90); }
+  AutoPick auto_pick(const SoftmaxArgs&) const override { return {}; }
   void gemm(const GemmArgs& a, int rung) override { table().run(rung, a, ctx()); }
   void softmax(const SoftmaxArgs&, int) override {}
 
@@ -137,14 +150,65 @@ TEST(Dispatch, AutoTakesTheFirstCandidateThatAccepts) {
   FakeBackend backend;
   Dispatch d(backend, "fake:0");
   const auto& rungs = d.rungs(OpKind::Gemm);
-  // m >= 1000, even k: "even" is first.
-  EXPECT_EQ(rungs[d.select(f32_call(1000, 8), nullptr, "auto")].name, "even");
+  // m >= 1000, even k (and in no class of the measured table): "even" is first.
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 32), nullptr, "auto")].name, "even");
   // odd k: even declines (ShapeLimit), hopper accepts on sm_90.
-  EXPECT_EQ(rungs[d.select(f32_call(1000, 7), nullptr, "auto")].name, "hopper");
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 33), nullptr, "auto")].name, "hopper");
   // f16: only hopper takes it.
   GemmArgs half = f32_call(8, 8);
   half.ab_type = half.c_type = DType::F16;
   EXPECT_EQ(rungs[d.select(half, nullptr, "auto")].name, "hopper");
+}
+
+TEST(RungTable, MeasuredAutoTablePicksByShapeClassAndArchitecture) {
+  const FakeLadder& t = table();
+  // T = min(m, n) = 2: "skinny f32" -> picky (index 5).
+  EXPECT_EQ(t.auto_pick(f32_call(2, 8), kSm90).rung, 5);
+  EXPECT_EQ(t.auto_pick(f32_call(2, 8), kSm90).entry, 0);
+  // k = 8, T = 8: "short k on sm_90" -> simple, on sm_90 only.
+  EXPECT_EQ(t.auto_pick(f32_call(100, 8), kSm90).rung, 0);
+  EXPECT_EQ(t.auto_pick(f32_call(100, 8), kSm80).rung, -1);
+  EXPECT_EQ(t.auto_pick(f32_call(100, 32), kSm90).entry, -1) << "k 32 is in no class";
+  GemmArgs tf32 = f32_call(100, 32);
+  tf32.allow_tf32 = true;
+  EXPECT_EQ(t.auto_pick(tf32, kSm90).entry, 2);
+  GemmArgs half = f32_call(100, 32);
+  half.ab_type = half.c_type = DType::F16;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, -1) << "NN is not in 'f16 NT'";
+  half.trans_b = true;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, 3);
+  half.trans_a = true;
+  EXPECT_EQ(t.auto_pick(half, kSm90).entry, -1) << "TT is not in 'f16 NT'";
+  const auto listed = t.auto_table();
+  ASSERT_EQ(listed.size(), 4u);
+  EXPECT_EQ(listed[3].shape, "f16 NT");
+  EXPECT_EQ(listed[1].rung, "simple");
+  EXPECT_EQ(listed[1].arch, "sm_90");
+  EXPECT_EQ(listed[1].shape, "f32 k 1..16");
+  EXPECT_EQ(listed[0].shape, "f32 T 1..4");
+}
+
+TEST(RungTable, AutoTableMustNameARungAutoMayPick) {
+  using Row = FakeLadder::Row;
+  const Row simple{"simple", "", kMaskF32, {}, RungKind::Ladder, nullptr, mark_run, 0};
+  const Row future{"future", "", kMaskF32, {}, RungKind::Experimental, nullptr, mark_run, 0};
+  EXPECT_THROW(FakeLadder({simple}, {{"typo", kMaskF32, {}, {}, {}, {}, "simpel"}}), std::logic_error);
+  EXPECT_THROW(FakeLadder({simple, future}, {{"exp", kMaskF32, {}, {}, {}, {}, "future"}}), std::logic_error);
+  EXPECT_NO_THROW(FakeLadder({simple, future}, {{"ok", kMaskF32, {}, {}, {}, {}, "simple"}}));
+}
+
+TEST(Dispatch, AutoTriesTheTableEntrysRungFirst) {
+  FakeBackend backend;
+  Dispatch d(backend, "fake:0");
+  const auto& rungs = d.rungs(OpKind::Gemm);
+  // k = 8 falls in "short k on sm_90": simple, although even and hopper rank before it.
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 8), nullptr, "auto")].name, "simple");
+  // T = 2 falls in "skinny f32" -> picky, which declines: the ranked order gives hopper.
+  GemmArgs skinny = f32_call(2, 32);
+  EXPECT_EQ(rungs[d.select(skinny, nullptr, "auto")].name, "hopper");
+  // A forced name ignores the table.
+  EXPECT_EQ(rungs[d.select(f32_call(1000, 8), "hopper", "auto")].name, "hopper");
+  ASSERT_EQ(d.auto_table(OpKind::Gemm).size(), 4u);
 }
 
 TEST(Dispatch, ForcedRungThatDeclinesIsUnsupportedWithItsReason) {
@@ -199,7 +263,9 @@ TEST(Decline, CApiNamesAndLastDecline) {
       have_openblas = info.runs_here == 1;
       EXPECT_EQ(info.is_reference, 1);
       EXPECT_EQ(info.auto_position, -1) << "auto never picks the reference";
-      if (!info.runs_here) EXPECT_EQ(info.decline, GK_DECLINE_LIBRARY_MISSING);
+      if (!info.runs_here) {
+        EXPECT_EQ(info.decline, GK_DECLINE_LIBRARY_MISSING);
+      }
     }
   }
   float a = 1, b = 1, c = 0;
@@ -221,6 +287,28 @@ TEST(Decline, CApiNamesAndLastDecline) {
   // Any later call clears it.
   EXPECT_EQ(gk_variant_count(h, GK_OP_GEMM, &count), GK_SUCCESS);
   EXPECT_EQ(gk_last_decline(), GK_DECLINE_NONE);
+  gk_close(h);
+}
+
+TEST(AutoTable, CApiListsEntriesAndRejectsBadIndices) {
+  gk_handle h = nullptr;
+  ASSERT_EQ(gk_open("cpu", &h), GK_SUCCESS);
+  for (gk_op op : {GK_OP_GEMM, GK_OP_SOFTMAX}) {
+    int count = -1;
+    ASSERT_EQ(gk_auto_entry_count(h, op, &count), GK_SUCCESS);
+    EXPECT_GE(count, 0);
+    for (int i = 0; i < count; ++i) {
+      gk_auto_entry e{};
+      ASSERT_EQ(gk_get_auto_entry(h, op, i, &e), GK_SUCCESS);
+      EXPECT_NE(e.label[0], '\0');
+      EXPECT_NE(e.variant[0], '\0');
+    }
+    gk_auto_entry e{};
+    EXPECT_EQ(gk_get_auto_entry(h, op, count, &e), GK_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(gk_last_error()).find("auto table index"), std::string::npos) << gk_last_error();
+    EXPECT_EQ(gk_get_auto_entry(h, op, -1, &e), GK_INVALID_ARGUMENT);
+    EXPECT_EQ(gk_get_auto_entry(h, op, 0, nullptr), GK_INVALID_ARGUMENT);
+  }
   gk_close(h);
 }
 

@@ -3,7 +3,7 @@
 // (so that every edge, depth block, A block and thread split is exercised at small
 // sizes) against a double-precision reference, with C poisoned and guarded.
 #include "cpu/gemm/blocking.hpp"
-#include "cpu_test_util.hpp"
+#include "gemm_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,84 +63,16 @@ TEST(GemmMicroKernel, EveryPartialTileEveryPath) {
 
 // ---- the blocked algorithm ----
 
-struct Case {
-  int64_t m, n, k;
-  bool ta, tb;
-  DType ab, c;
-  float alpha, beta;
-};
+using Case = GemmCase;
 
-/// Runs one case through gemm_blocked and checks it against the double reference,
-/// with C poisoned (beta == 0) and guard columns between rows (ldc > n).
+/// Runs one case through gemm_blocked with this kernel, blocking and thread count.
 void check_blocked(const Case& t, const GemmKernel& kernel, const GemmBlocking& blocking, int threads) {
-  std::mt19937 rng(static_cast<unsigned>(t.m * 1000003 + t.n * 1009 + t.k));
-  const int64_t a_rows = t.ta ? t.k : t.m, a_cols = t.ta ? t.m : t.k;
-  const int64_t b_rows = t.tb ? t.n : t.k, b_cols = t.tb ? t.k : t.n;
-  const int64_t lda = a_cols + 3, ldb = b_cols + 5, ldc = t.n + 2;  // strided leading dimensions
-  Stored a(t.ab, a_rows * lda), b(t.ab, b_rows * ldb), c(t.c, t.m * ldc);
-  a.fill_random(rng);
-  b.fill_random(rng);
-  if (t.beta == 0.0f)
-    c.fill_nan();
-  else
-    c.fill_random(rng);
-  Stored c_before = c;
-
-  core::GemmArgs g;
-  g.trans_a = t.ta;
-  g.trans_b = t.tb;
-  g.m = t.m;
-  g.n = t.n;
-  g.k = t.k;
-  g.alpha = t.alpha;
-  g.beta = t.beta;
-  g.a = a.data();
-  g.lda = lda;
-  g.b = b.data();
-  g.ldb = ldb;
-  g.c = c.data();
-  g.ldc = ldc;
-  g.ab_type = t.ab;
-  g.c_type = t.c;
-  gemm_blocked(g, kernel, blocking, threads);
-
-  std::vector<double> ref(t.m * t.n), out(t.m * t.n);
-  for (int64_t i = 0; i < t.m; ++i)
-    for (int64_t j = 0; j < t.n; ++j) {
-      double acc = 0;
-      for (int64_t p = 0; p < t.k; ++p) {
-        const double av = t.ta ? a.get(p * lda + i) : a.get(i * lda + p);
-        const double bv = t.tb ? b.get(j * ldb + p) : b.get(p * ldb + j);
-        acc += av * bv;
-      }
-      ref[i * t.n + j] = t.alpha * acc + (t.beta == 0.0f ? 0.0 : t.beta * double(c_before.get(i * ldc + j)));
-      out[i * t.n + j] = c.get(i * ldc + j);
-    }
-  const std::string where = std::string(kernel.name) + " " + std::to_string(t.m) + "x" + std::to_string(t.n) + "x" +
-                            std::to_string(t.k) + (t.ta ? " T" : " N") + (t.tb ? "T" : "N") + " " +
-                            core::dtype_name(t.ab) + "->" + core::dtype_name(t.c) + " blocks " +
-                            std::to_string(blocking.mc) + "/" + std::to_string(blocking.kc) + "/" +
-                            std::to_string(blocking.nc) + " threads " + std::to_string(threads);
-  const double err = relative_error(ref, out);
-  EXPECT_LE(err, gemm_bound(t.ab, t.c)) << where;
-  // Guard columns between rows of C are untouched.
-  for (int64_t i = 0; i < t.m; ++i)
-    for (int64_t j = t.n; j < ldc; ++j) {
-      const std::size_t idx = i * ldc + j;
-      const bool same =
-          t.c == DType::F32 ? c.words32[idx] == c_before.words32[idx] : c.words16[idx] == c_before.words16[idx];
-      ASSERT_TRUE(same) << where << ": guard column written at " << i << "," << j;
-    }
+  const std::string label = std::string(kernel.name) + " blocks " + std::to_string(blocking.mc) + "/" +
+                            std::to_string(blocking.kc) + "/" + std::to_string(blocking.nc) + " threads " +
+                            std::to_string(threads);
+  check_gemm(
+      t, [&](const core::GemmArgs& g) { gemm_blocked(g, kernel, blocking, threads); }, label);
 }
-
-struct TypePair {
-  DType ab, c;
-};
-constexpr TypePair kTypes[] = {{DType::F32, DType::F32},
-                               {DType::F16, DType::F16},
-                               {DType::F16, DType::F32},
-                               {DType::BF16, DType::BF16},
-                               {DType::BF16, DType::F32}};
 
 TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {
   for (Isa isa : supported_isas()) {
@@ -151,7 +83,7 @@ TEST(GemmBlocked, OddShapesTransposesTypesSmallBlocks) {
         {1, 1, 1}, {7, 5, 3}, {33, 17, 65}, {kernel.mr * 3 + 1, kernel.nr * 2 + 3, 37}, {61, 127, 40}};
     for (const auto& s : shapes)
       for (int trans = 0; trans < 4; ++trans)
-        for (const TypePair& tp : kTypes) {
+        for (const TypePair& tp : kTypePairs) {
           const Case c0{s[0], s[1], s[2], (trans & 1) != 0, (trans & 2) != 0, tp.ab, tp.c, 1.0f, 0.0f};
           Case c1 = c0;
           c1.alpha = -0.75f;

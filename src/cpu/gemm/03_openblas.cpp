@@ -5,11 +5,16 @@
 // and is used for bf16 when present and it passed the load-time check), so they are
 // converted to f32 copies first, in parallel, and the conversion time is part of the
 // measured time: that is what an application without a 16-bit BLAS would pay.
+//
+// Second reference rung, `openblas_gemv`: cblas_sgemv for the products that are a
+// matrix-vector product (m == 1 or n == 1, f32 only), the yardstick of the `skinny` rung
+// next to sgemm (OpenBLAS's sgemm does not switch to its gemv kernels for these shapes).
 #include "cpu/element.hpp"
 #include "cpu/openblas.hpp"
 #include "cpu/rungs.hpp"
 
 #include <climits>
+#include <string>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -84,7 +89,63 @@ void run_converted(const core::GemmArgs& g, const CpuContext& ctx, const OpenBla
   }
 }
 
+/// y (n_y elements, stride incy) = 0, so that sgemv with beta == 0 cannot see the NaN a
+/// caller's C may hold (some OpenBLAS versions scale y by beta, and 0 * NaN is NaN).
+void zero_y(float* y, int64_t n_y, int64_t incy) {
+  for (int64_t i = 0; i < n_y; ++i) y[i * incy] = 0.0f;
+}
+
 }  // namespace
+
+core::Verdict gemm::openblas_gemv_supports(const core::GemmArgs& g, const CpuContext& ctx) {
+  if (core::Verdict v = openblas_supports(g, ctx); !v.accepted()) return v;
+  if (!openblas().sgemv) return {core::Decline::LibraryMissing, openblas().library + " has no cblas_sgemv"};
+  if (g.m != 1 && g.n != 1)
+    return {core::Decline::ShapeLimit, "m = " + std::to_string(g.m) + " and n = " + std::to_string(g.n) +
+                                           ": a matrix-vector product needs m == 1 or n == 1"};
+  return {};
+}
+
+void gemm::openblas_gemv_run(const core::GemmArgs& g, const CpuContext& ctx) {
+  if (g.k == 0) return scale_c(g);
+  const OpenBlas& ob = openblas();
+  const float* a = static_cast<const float*>(g.a);
+  const float* b = static_cast<const float*>(g.b);
+  float* c = static_cast<float*>(g.c);
+  const int k = static_cast<int>(g.k);
+  // The vector x, the matrix and its CBLAS transpose, and y (a row or a column of C).
+  const float* x;
+  const float* matrix;
+  int x_stride, ld, trans, rows, cols;
+  int64_t y_count, y_stride;
+  if (g.m == 1) {
+    // C row = op(A) row (1 x k) times op(B) (k x n): y = op(B)^T x.
+    x = a;
+    x_stride = g.trans_a ? static_cast<int>(g.lda) : 1;
+    matrix = b;
+    ld = static_cast<int>(g.ldb);
+    trans = g.trans_b ? kCblasNoTrans : kCblasTrans;  // B stored n x k, or k x n
+    rows = g.trans_b ? static_cast<int>(g.n) : k;
+    cols = g.trans_b ? k : static_cast<int>(g.n);
+    y_count = g.n;
+    y_stride = 1;
+  } else {
+    // C column = op(A) (m x k) times op(B) column (k x 1): y = op(A) x.
+    x = b;
+    x_stride = g.trans_b ? 1 : static_cast<int>(g.ldb);
+    matrix = a;
+    ld = static_cast<int>(g.lda);
+    trans = g.trans_a ? kCblasTrans : kCblasNoTrans;  // A stored k x m, or m x k
+    rows = g.trans_a ? k : static_cast<int>(g.m);
+    cols = g.trans_a ? static_cast<int>(g.m) : k;
+    y_count = g.m;
+    y_stride = g.ldc;
+  }
+  if (g.beta == 0.0f) zero_y(c, y_count, y_stride);
+  std::lock_guard<std::mutex> lock(ob.mutex);
+  set_threads(ob, ctx.threads);
+  ob.sgemv(kCblasRowMajor, trans, rows, cols, g.alpha, matrix, ld, x, x_stride, g.beta, c, static_cast<int>(y_stride));
+}
 
 core::Verdict gemm::openblas_supports(const core::GemmArgs& g, const CpuContext&) {
   const OpenBlas& ob = openblas();

@@ -5,8 +5,13 @@
 // B, 6 broadcasts of packed A, 12 FMAs. 12 + 2 + 1 = 15 of the 16 ymm registers, and 12
 // independent FMA chains cover 2 FMA ports x 4-5 cycles latency. Packing uses the
 // element loops of pack_generic.hpp (the compiler vectorizes the contiguous cases).
+//
+// Skinny kernels (skinny_simd.hpp) over 8-lane ymm vectors; tails through masked f32
+// loads and stores, and for 16-bit W a zero-filled copy of the tail.
 #include "cpu/gemm/kernel.hpp"
 #include "cpu/gemm/pack_generic.hpp"
+#include "cpu/gemm/skinny_simd.hpp"
+#include "cpu/simd/avx2.hpp"
 #include "cpu/storage_types.hpp"
 
 #include <immintrin.h>
@@ -115,11 +120,51 @@ void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_ty
     store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
 }
 
+/// The vector policy of the skinny kernels (skinny_simd.hpp).
+struct Avx2Ops {
+  using Vec = __m256;
+  static constexpr int kLanes = 8;
+  static constexpr int kRegisters = 16;
+  static Vec zero() { return _mm256_setzero_ps(); }
+  static Vec set1(float v) { return _mm256_set1_ps(v); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }
+  template <class T>
+  static Vec load(const T* p) {
+    return avx2::load8(p);
+  }
+  static Vec load_partial(const float* p, int count) { return _mm256_maskload_ps(p, first_lanes(count)); }
+  template <class T>
+  static Vec load_partial(const T* p, int count) {  // 16-bit: no masked load, copy the tail
+    T tail[kLanes] = {};
+    for (int i = 0; i < count; ++i) tail[i] = p[i];
+    return avx2::load8(tail);
+  }
+  static Vec loadf(const float* p) { return _mm256_loadu_ps(p); }
+  static Vec loadf_partial(const float* p, int count) { return _mm256_maskload_ps(p, first_lanes(count)); }
+  static void storef(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+  static void storef_partial(float* p, Vec v, int count) { _mm256_maskstore_ps(p, first_lanes(count), v); }
+  static Vec in_register(Vec v) {
+    asm("" : "+x"(v));
+    return v;
+  }
+  static float hsum(Vec v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+  }
+};
+
 }  // namespace
 
 const GemmKernel& gemm_kernel_avx2() {
   static constexpr GemmKernel kernel = {
       "avx2 6x16", kMr, kNr, pack_generic::pack_a<Cvt, kMr>, pack_generic::pack_b<Cvt, kNr>, micro, store_c};
+  return kernel;
+}
+
+const SkinnyKernel& skinny_kernel_avx2() {
+  static constexpr SkinnyKernel kernel = {"avx2", Avx2Ops::kLanes, skinny_simd::nn<Avx2Ops>, skinny_simd::nt<Avx2Ops>};
   return kernel;
 }
 

@@ -10,7 +10,11 @@
 // Packing: every layout is vectorized, with 16x16 register transposes where the source is
 // read across the packed order (A not transposed, B transposed), and f16 / bf16 converted
 // to f32 in registers (vcvtph2ps; bf16 is the high half of a float).
+//
+// Skinny kernels (skinny_simd.hpp) over 16-lane zmm vectors, with masked loads and stores
+// for the column and depth tails.
 #include "cpu/gemm/kernel.hpp"
+#include "cpu/gemm/skinny_simd.hpp"
 #include "cpu/simd/avx512.hpp"
 #include "cpu/storage_types.hpp"
 
@@ -260,10 +264,44 @@ void store_c(const float* s, int64_t lds, void* c, int64_t ldc, core::DType c_ty
     store_c_typed(s, lds, static_cast<BFloat16*>(c), ldc, rows, cols, beta);
 }
 
+/// The vector policy of the skinny kernels (skinny_simd.hpp).
+struct Avx512Ops {
+  using Vec = __m512;
+  static constexpr int kLanes = 16;
+  static constexpr int kRegisters = 32;
+  static Vec zero() { return _mm512_setzero_ps(); }
+  static Vec set1(float v) { return _mm512_set1_ps(v); }
+  static Vec fma(Vec a, Vec b, Vec c) { return _mm512_fmadd_ps(a, b, c); }
+  static Vec load(const float* p) { return _mm512_loadu_ps(p); }
+  template <class T>
+  static Vec load(const T* p) {
+    return load16(p, first_lanes(16));
+  }
+  template <class T>
+  static Vec load_partial(const T* p, int count) {
+    return load16(p, first_lanes(count));
+  }
+  static Vec loadf(const float* p) { return _mm512_loadu_ps(p); }
+  static Vec loadf_partial(const float* p, int count) { return _mm512_maskz_loadu_ps(first_lanes(count), p); }
+  static void storef(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+  static void storef_partial(float* p, Vec v, int count) { _mm512_mask_storeu_ps(p, first_lanes(count), v); }
+  static Vec in_register(Vec v) {
+    asm("" : "+v"(v));
+    return v;
+  }
+  static float hsum(Vec v) { return _mm512_reduce_add_ps(v); }
+};
+
 }  // namespace
 
 const GemmKernel& gemm_kernel_avx512() {
   static constexpr GemmKernel kernel = {"avx512", kMr, kNr, pack_a, pack_b, micro, store_c};
+  return kernel;
+}
+
+const SkinnyKernel& skinny_kernel_avx512() {
+  static constexpr SkinnyKernel kernel = {"avx512", Avx512Ops::kLanes, skinny_simd::nn<Avx512Ops>,
+                                          skinny_simd::nt<Avx512Ops>};
   return kernel;
 }
 

@@ -48,6 +48,8 @@ const GemmLadder& gemm_ladder() {
        wmma_supports, wmma_run, core::kNeverAuto},
       {"mma_multistage", "mma.sync + ldmatrix from swizzled shared memory, cp.async multi-stage pipeline",
        kTF32 | kF16 | kBF16, kSm80, RungKind::Ladder, mma_multistage_supports, mma_multistage_run, core::kNeverAuto},
+      {"skinny", "min(m, n) <= 64: weights streamed once, swap-AB mma.sync, split K", kAll, kSm80,
+       RungKind::Ladder, skinny_supports, skinny_run, core::kNeverAuto},
       {"wgmma_tma",
        "Hopper wgmma fed by TMA, warp-specialized persistent kernel",
        kTF32 | kF16 | kBF16,

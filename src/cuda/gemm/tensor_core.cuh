@@ -36,4 +36,15 @@ void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx);
 core::Verdict tcgen05_supports(const core::GemmArgs& args, const CudaContext& ctx);
 void tcgen05_run(const core::GemmArgs& args, const CudaContext& ctx);
 
+/// `skinny`: GEMM with min(m, n) <= kSkinnyMaxT (LLM decode: T tokens against a weight
+/// matrix) that streams the long operand once at the memory-bandwidth limit: swap-AB
+/// mma.sync (the weights as the m16 side), cp.async ring, split K inside and across blocks
+/// (sm_80+). f16, bf16, tf32 and exact f32 (3xTF32), every transpose. Declines calls with
+/// a longer short side (ShapeLimit) and operand rows not 16-byte aligned (Misaligned).
+constexpr int64_t kSkinnyMaxT = 64;
+core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx);
+void skinny_run(const core::GemmArgs& args, const CudaContext& ctx);
+/// True when min(m, n) <= kSkinnyMaxT: the shapes `skinny` is built for (for auto's policy).
+bool skinny_shape(const core::GemmArgs& args);
+
 }  // namespace gpukern::cuda::gemm

@@ -1,0 +1,90 @@
+// The skinny GEMM path (rung `skinny`, 04_skinny.cpp): C = alpha * op(A) op(B) + beta * C
+// when one side of C is at most kSkinnyMaxT long (LLM decode: T tokens x N x K). The
+// product is read as
+//
+//   C'(t, j) = sum_p S(t, p) * W(p, j),   t < T <= kSkinnyMaxT, j < N' (the long side)
+//
+// with S the small operand (T x K: the activations) and W the large one (K x N': the
+// weights), which is streamed from memory exactly once. W is stored in one of two forms:
+//   NN form: W(p, j) = w[p * ldw + j]  (rows of W contiguous: vectorized along j)
+//   NT form: W(p, j) = w[j * ldw + p]  (columns of W contiguous: vectorized along p, one
+//                                        horizontal sum per (t, j) and depth block)
+// m <= kSkinnyMaxT: S = op(A), W = op(B), C' = C. Otherwise (n small) the transposed
+// product: S = op(B)^T, W = op(A)^T, C'(t, j) = C(j, t).
+//
+// The algorithm (04_skinny.cpp) splits N' into strips taken by the threads; per strip an
+// f32 accumulator of T x strip stays in cache, and the depth is walked in blocks of kc
+// whose slice of S is converted to f32 and packed (at most 32 KB per thread). The per-ISA
+// kernels below add one depth block of one strip into the accumulator.
+#pragma once
+
+#include "core/types.hpp"
+#include "cpu/cpu_features.hpp"
+
+#include <cstdint>
+
+namespace gpukern::cpu {
+
+/// Longest short side the skinny path takes (its kernels are instantiated for T = 1..8).
+constexpr int kSkinnyMaxT = 8;
+/// The CPU gemm ladder's auto table sends calls with min(m, n) up to this to `skinny`.
+constexpr int kSkinnyAutoMaxT = 8;
+static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for calls it accepts");
+
+/// Per-thread buffers of the skinny path, in floats: the payload T x kc and T x strip;
+/// each row is rounded up to whole vectors and one cache line (kPad) longer (see
+/// skinny_row_stride), which the allocation adds.
+struct SkinnyBudget {
+  static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB, L1/L2)
+  static constexpr int64_t kAccFloats = 65536;  // accumulator: T x strip (256 KB, L2)
+  static constexpr int64_t kPad = 16;           // a cache line, the widest vector
+  static constexpr int64_t kPackAlloc = kPackFloats + kSkinnyMaxT * kPad;
+  static constexpr int64_t kAccAlloc = kAccFloats + kSkinnyMaxT * kPad;
+};
+
+/// Row stride of the packed S block (NT form) and of the accumulator for rows of `length`
+/// floats: whole vectors, plus one cache line, so that the T rows fall in different L1
+/// sets (at a multiple of 4 KB, as kc = 1024 or a 2048-wide strip would give, all T rows
+/// and the rows of W compete for one set's ways).
+constexpr int64_t skinny_row_stride(int64_t length) {
+  return (length + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad + SkinnyBudget::kPad;
+}
+
+struct SkinnyKernel {
+  const char* name;  // "avx512"
+  int lanes;         // floats per vector
+  /// NN form. acc[t * ld_acc + j] += sum_{p < kc} s[p * T + t] * w[p * ldw + j] for t < T,
+  /// j < cols; w holds `w_type` elements (f32, f16 or bf16).
+  void (*nn)(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
+             float* acc, int64_t ld_acc);
+  /// NT form. acc[t * ld_acc + j] += sum_{p < kc} s[t * lds + p] * w[j * ldw + p] for t < T,
+  /// j < rows. Each row of s is zero beyond kc up to the next multiple of kPad (w is read
+  /// only below kc).
+  void (*nt)(core::DType w_type, int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw,
+             int64_t rows, float* acc, int64_t ld_acc);
+};
+
+/// The kernels of each path. Only call one the CPU supports (see cpu_features.hpp).
+GK_CPU_TESTED const SkinnyKernel& skinny_kernel_avx512();
+GK_CPU_TESTED const SkinnyKernel& skinny_kernel_avx2();
+GK_CPU_TESTED const SkinnyKernel& skinny_kernel_scalar();
+GK_CPU_TESTED const SkinnyKernel& skinny_kernel_for(Isa isa);
+
+/// Depth block and strip width (in N' elements) of one call.
+struct SkinnyBlocking {
+  int64_t kc = 0;
+  int64_t strip = 0;
+};
+
+/// The blocking for a product with T = t_count, N' = long_dim, depth k on `threads`
+/// threads: strips within the accumulator budget, one per thread (NN form) or two (NT
+/// form) where the long side allows; kc within the pack budget.
+GK_CPU_TESTED SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form,
+                                                    int threads);
+
+/// The skinny algorithm with an explicit kernel and blocking (the rung picks both; tests
+/// force small ones). Needs min(m, n) <= kSkinnyMaxT and a blocking within SkinnyBudget.
+GK_CPU_TESTED void gemm_skinny(const core::GemmArgs& args, const SkinnyKernel& kernel, const SkinnyBlocking& blocking,
+                               int threads);
+
+}  // namespace gpukern::cpu

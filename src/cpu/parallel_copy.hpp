@@ -1,0 +1,27 @@
+// The CPU backend's memory copy (gk_memcpy on the CPU): the backend's threads, each
+// copying one contiguous chunk, with non-temporal (streaming) stores for copies larger
+// than the caches, so that a copy runs at the machine's memory bandwidth as the rungs do.
+#pragma once
+
+#include "cpu/cpu_features.hpp"
+
+#include <cstddef>
+
+namespace gpukern::cpu {
+
+/// How the copy stores: Auto picks Streaming from streaming_copy_threshold() bytes on.
+enum class CopyStores { Auto, Cached, Streaming };
+
+/// Copies `bytes` from `src` to `dst` with up to `threads` OpenMP threads. Overlapping
+/// ranges are allowed and copied as memmove does (on one thread: the chunks of a parallel
+/// copy would read what another thread has already overwritten).
+GK_CPU_TESTED void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads,
+                                 CopyStores stores = CopyStores::Auto);
+
+/// Size from which Auto streams: a quarter of the last-level cache, at least 4 MiB (glibc's
+/// default for its own non-temporal memcpy). Beyond it source and destination no longer
+/// fit in the cache the copy shares with everything else, and ordinary stores would read
+/// every destination line before writing it.
+GK_CPU_TESTED std::size_t streaming_copy_threshold();
+
+}  // namespace gpukern::cpu

@@ -1,0 +1,72 @@
+// Rung 14 `skinny`: GEMM with one short side (min(m, n) <= 64: the T tokens of LLM decode
+// and small-batch inference) at the memory-bandwidth limit; f16, bf16 (f32 accumulation),
+// tf32 and exact f32, every transpose, sm_80+.
+//
+// With T <= 64 the work is reading the long operand (the weights, W: N x K) once; the
+// T x K activations (X) are small and stay in L2. The tile rungs (11, 12) spend a 128-row
+// M tile on T rows (up to 99% of the tensor-core work on zeros) and cover N with too few
+// blocks to keep enough bytes in flight. This rung changes the decomposition, not the
+// instructions (mma.sync, ldmatrix and cp.async, as in 11):
+//  * Swap AB: W is the mma's A operand (16 rows of N per m16 fragment: nothing wasted on
+//    the weight side) and X the B operand (n8 tiles of T: 1, 2, 4 or 8 of them; the kernel
+//    is instantiated per count). C(t, n) is written through strides, so a call whose short
+//    side is n (C = op(A) op(B) with op(A) N x K) is the same kernel with C's strides swapped.
+//  * W streams through shared memory in 16-byte cp.async chunks (evict-first in L2), in a
+//    4-stage ring of 256-byte K blocks: 16 KB of W per stage, 2-3 blocks per SM, so ~100 KB
+//    of loads per SM are in flight (what HBM3 needs to run at full rate). Fragments come
+//    from swizzled shared memory with ldmatrix (K-contiguous W: a linear layer's weight,
+//    trans_b) or ldmatrix.trans (N-contiguous W: B stored K x N); tf32 reads 32-bit words.
+//  * Split K twice. Inside a block, two warps share each 16-row W tile, each on its own
+//    128-byte half of every K block; their sums meet once in shared memory at the end. Across
+//    blocks, the K blocks are cut into `splits` ranges (chosen so that the N tiles x ranges
+//    fill the SMs' block slots with the fewest waves): each block parks its f32 sums in a
+//    workspace and the last block of an N tile to arrive (a tagged arrival word, no clearing
+//    pass) adds them in split order and runs the epilogue. Deterministic; nobody waits.
+//  * Exact f32 runs the same pipeline with 3xTF32 (x = big + small, both tf32; big*big +
+//    big*small + small*big with f32 accumulation carries f32 accuracy): three tensor-core
+//    mma per product still leave the kernel memory-bound at T <= 64, where CUDA-core FMAs
+//    at T = 64 would not be.
+// Edges: cp.async with a short source zero-fills, so any N, K and T work (rows of X past T
+// and K past the end are zeros); C is written element by element through its strides
+// (any ldc, any alignment; beta == 0 never reads C). Operands whose rows do not start on
+// 16-byte boundaries are declined (Misaligned).
+#include "cuda/gemm/skinny/skinny_launch.cuh"
+#include "cuda/gemm/tensor_core.cuh"
+
+namespace gpukern::cuda::gemm {
+
+bool skinny_shape(const core::GemmArgs& args) { return std::min(args.m, args.n) <= kSkinnyMaxT; }
+
+core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (!skinny_shape(args))
+    return {core::Decline::ShapeLimit, "min(m, n) > " + std::to_string(kSkinnyMaxT) + " (not a skinny GEMM)"};
+  if (core::Verdict v = tc_shape_reason(args); !v.accepted()) return v;
+  const std::size_t elem = core::dtype_size(args.ab_type);
+  for (auto v :
+       {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
+    if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
+  if (ctx.smem_per_block_optin < skinny_smem_needed(elem))
+    return {core::Decline::Resource,
+            "needs " + std::to_string(skinny_smem_needed(elem) / 1024) + " KB of shared memory per block"};
+  return {};
+}
+
+void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
+  if (tc_trivial_call(args, ctx)) return;
+  SkinnyCall call = make_skinny_call(args);
+  call.forced_splits = forced_splits;
+  switch (args.type()) {
+    case core::GemmType::F16:
+      return skinny_launch_f16(call, ctx);
+    case core::GemmType::BF16:
+      return skinny_launch_bf16(call, ctx);
+    case core::GemmType::TF32:
+      return skinny_launch_tf32(call, ctx);
+    case core::GemmType::F32:
+      return skinny_launch_f32(call, ctx);
+  }
+}
+
+void skinny_run(const core::GemmArgs& args, const CudaContext& ctx) { skinny_run_split(args, ctx, 0); }
+
+}  // namespace gpukern::cuda::gemm

@@ -1,0 +1,171 @@
+// The host side of rung 14 `skinny` shared by its launch units (14_skinny.cu holds the
+// rung's entry points; skinny_f16.cu, skinny_bf16.cu and skinny_f32.cu instantiate the
+// kernels per input type, so the module's units compile in parallel): the mapping of a
+// GEMM call onto SkinnyProblem, the K split, and the launch of one instantiation.
+#pragma once
+
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/skinny/skinny.cuh"
+#include "cuda/workspace.cuh"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <type_traits>
+
+namespace gpukern::cuda::gemm {
+
+/// A GEMM call as the skinny kernel sees it, plus the storage of its two operands.
+struct SkinnyCall {
+  SkinnyProblem problem;
+  bool w_k_major = false, x_k_major = false;
+  int forced_splits = 0;  // K ranges per N tile (clamped to the K blocks); 0: skinny_splits decides
+};
+
+/// The skinny call of a row-major GEMM: the short side (m or n, whichever is smaller) is T.
+inline SkinnyCall make_skinny_call(const core::GemmArgs& args) {
+  SkinnyCall call;
+  SkinnyProblem& p = call.problem;
+  p.k = static_cast<int>(args.k);
+  p.alpha = args.alpha;
+  p.beta = args.beta;
+  p.c = args.c;
+  p.c_f32 = args.c_type == core::DType::F32;
+  if (args.m <= args.n) {
+    // C (T x N) = op(A) (T x K) op(B): X = op(A), W = op(B)^T; C's rows are t.
+    p.t = static_cast<int>(args.m);
+    p.n = static_cast<int>(args.n);
+    p.x = args.a;
+    p.ldx = args.lda;
+    call.x_k_major = !args.trans_a;
+    p.w = args.b;
+    p.ldw = args.ldb;
+    call.w_k_major = args.trans_b;
+    p.c_stride_t = args.ldc;
+    p.c_stride_n = 1;
+  } else {
+    // C (N x T) = op(A) (N x K) op(B) (K x T): W = op(A), X = op(B)^T; C's rows are n.
+    p.t = static_cast<int>(args.n);
+    p.n = static_cast<int>(args.m);
+    p.w = args.a;
+    p.ldw = args.lda;
+    call.w_k_major = !args.trans_a;
+    p.x = args.b;
+    p.ldx = args.ldb;
+    call.x_k_major = args.trans_b;
+    p.c_stride_t = 1;
+    p.c_stride_n = args.ldc;
+  }
+  return call;
+}
+
+/// n8 tiles of T the kernel is instantiated for: 1, 2, 4 or 8.
+inline int skinny_n_tiles(int t) {
+  const int tiles = ceil_div(t, 8);
+  return tiles <= 1 ? 1 : tiles <= 2 ? 2 : tiles <= 4 ? 4 : 8;
+}
+
+/// K ranges per N tile: the split that minimizes (waves of blocks) x (K blocks per block
+/// + kFill), plus one K block's worth for parking and adding the partial sums once split.
+/// kFill is what a block costs beyond its K blocks (filling the pipeline, the epilogue),
+/// which keeps ranges from shrinking to a K block or two.
+inline int skinny_splits(int n_tiles, int k_blocks, int64_t slots) {
+  constexpr int64_t kFill = 2;
+  int best = 1;
+  int64_t best_cost = ceil_div<int64_t>(n_tiles, slots) * (k_blocks + kFill);
+  const int most = static_cast<int>(std::min<int64_t>({k_blocks, 32, std::numeric_limits<int>::max() / n_tiles}));
+  for (int s = 2; s <= most; ++s) {
+    const int64_t waves = ceil_div<int64_t>(static_cast<int64_t>(n_tiles) * s, slots);
+    const int64_t cost = waves * (ceil_div(k_blocks, s) + kFill) + 1;
+    if (cost < best_cost) best = s, best_cost = cost;
+  }
+  return best;
+}
+
+/// The configuration for kNTiles n8 tiles of T.
+template <int kNTiles>
+using SkinnyConfigFor = SkinnyConfig<std::conditional_t<(kNTiles <= 4), sm90::Skinny, sm90::SkinnyWide>, kNTiles>;
+
+/// Launches skinny_kernel<Cfg, T, kSplitF32, ...> for `call`: K split by occupancy, with
+/// its workspace (partial sums, arrival words) from the stream-ordered pool when split.
+template <class Cfg, class T, bool kSplitF32, bool kWKMajor, bool kXKMajor>
+void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
+  auto kernel = skinny_kernel<Cfg, T, kSplitF32, kWKMajor, kXKMajor>;
+  constexpr int kSmem = skinny_smem_bytes<Cfg, T>();
+  // Once per device and kernel: the shared-memory opt-in (a function attribute, kept by
+  // the device) and the blocks per SM it allows.
+  const int per_sm =
+      cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* count) {
+        const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
+        return e != cudaSuccess ? e : cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, kSmem);
+      });
+  if (per_sm < 1)
+    throw core::Error(core::Status::DeviceError, "skinny: no block of " + std::to_string(kSmem) +
+                                                     " bytes of shared memory fits an SM of this device");
+  constexpr int kBK = Cfg::kWarpsK * Cfg::kSliceBytes / static_cast<int>(sizeof(T));
+  p.n_tiles = ceil_div(p.n, Cfg::kBlockN);
+  p.k_blocks = ceil_div(p.k, kBK);
+  p.splits = forced_splits > 0 ? std::min(forced_splits, std::max(p.k_blocks, 1))
+                               : skinny_splits(p.n_tiles, p.k_blocks, static_cast<int64_t>(per_sm) * ctx.sm_count);
+  void* ws = nullptr;
+  if (p.splits > 1) {
+    const std::size_t partial_bytes =
+        static_cast<std::size_t>(p.n_tiles) * p.splits * Cfg::kBlockN * p.t * sizeof(float);
+    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(p.n_tiles) * sizeof(uint64_t), ctx);
+    p.partials = static_cast<float*>(ws);
+    p.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
+    p.epoch = launch_tags(static_cast<uint64_t>(p.splits));
+  }
+  kernel<<<p.n_tiles * p.splits, Cfg::kThreads, kSmem, ctx.stream>>>(p);
+  GK_LAUNCH_CHECK();
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+}
+
+/// Launches the instantiation for the call's T and operand storage.
+template <class T, bool kSplitF32>
+void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
+  auto by_layout = [&](auto nt) {
+    using Cfg = SkinnyConfigFor<decltype(nt)::value>;
+    if (call.w_k_major) {
+      if (call.x_k_major)
+        launch_skinny<Cfg, T, kSplitF32, true, true>(call.problem, call.forced_splits, ctx);
+      else
+        launch_skinny<Cfg, T, kSplitF32, true, false>(call.problem, call.forced_splits, ctx);
+    } else {
+      if (call.x_k_major)
+        launch_skinny<Cfg, T, kSplitF32, false, true>(call.problem, call.forced_splits, ctx);
+      else
+        launch_skinny<Cfg, T, kSplitF32, false, false>(call.problem, call.forced_splits, ctx);
+    }
+  };
+  switch (skinny_n_tiles(call.problem.t)) {
+    case 1:
+      return by_layout(std::integral_constant<int, 1>{});
+    case 2:
+      return by_layout(std::integral_constant<int, 2>{});
+    case 4:
+      return by_layout(std::integral_constant<int, 4>{});
+    default:
+      return by_layout(std::integral_constant<int, 8>{});
+  }
+}
+
+/// Shared memory the largest configuration needs for elements of `elem_bytes`.
+inline std::size_t skinny_smem_needed(std::size_t elem_bytes) {
+  return elem_bytes == 4 ? std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, float>(),
+                                                 skinny_smem_bytes<SkinnyConfigFor<8>, float>())
+                         : std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, gpu::half_t>(),
+                                                 skinny_smem_bytes<SkinnyConfigFor<8>, gpu::half_t>());
+}
+
+/// skinny_run with the K split forced to `forced_splits` ranges per N tile (0: chosen by
+/// occupancy, as skinny_run does); for tests of the split paths.
+void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits);
+
+// One launch unit per input type (skinny_f16.cu, skinny_bf16.cu, skinny_f32.cu).
+void skinny_launch_f16(const SkinnyCall& call, const CudaContext& ctx);
+void skinny_launch_bf16(const SkinnyCall& call, const CudaContext& ctx);
+void skinny_launch_tf32(const SkinnyCall& call, const CudaContext& ctx);
+void skinny_launch_f32(const SkinnyCall& call, const CudaContext& ctx);  // exact: 3xTF32
+
+}  // namespace gpukern::cuda::gemm

@@ -1,0 +1,235 @@
+// The `skinny` GEMM path, for every ISA path this machine supports: its kernels alone at
+// every column, row and depth tail, the algorithm with forced small blocks (many strips
+// and depth blocks on several threads) and with the blocking the rung chooses, against a
+// double-precision reference with C poisoned and guarded; the blocking within its
+// buffers; the shapes it declines; auto's choice of it.
+#include "cpu/gemm/skinny.hpp"
+#include "gemm_check.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+namespace gpukern::cpu::test {
+namespace {
+
+using core::DType;
+
+constexpr DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16};
+
+// ---- kernels alone ----
+
+/// acc (T rows, ld_acc = cols + 3: guard cells after each row) starts random; the kernel
+/// must add exactly the T x cols block of products and touch nothing else.
+void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count, int64_t kc, int64_t cols) {
+  std::mt19937 rng(static_cast<unsigned>(t_count * 7919 + kc * 131 + cols + (nt ? 1 : 0)));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const int64_t lds = (kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad;
+  // Packed S: NN s[p * T + t]; NT s[t * lds + p], zero beyond kc.
+  std::vector<float> s(static_cast<std::size_t>(t_count * lds), 0.0f);
+  auto s_at = [&](int t, int64_t p) -> float& { return nt ? s[t * lds + p] : s[p * t_count + t]; };
+  for (int t = 0; t < t_count; ++t)
+    for (int64_t p = 0; p < kc; ++p) s_at(t, p) = dist(rng);
+  // W: NN kc x cols (ldw = cols + 1), NT cols x kc (ldw = kc + 1).
+  const int64_t ldw = nt ? kc + 1 : cols + 1;
+  Stored w(w_type, static_cast<std::size_t>((nt ? cols : kc) * ldw));
+  w.fill_random(rng);
+  auto w_at = [&](int64_t p, int64_t j) { return double(nt ? w.get(j * ldw + p) : w.get(p * ldw + j)); };
+  const int64_t ld_acc = cols + 3;
+  std::vector<float> acc(static_cast<std::size_t>(t_count * ld_acc));
+  for (auto& v : acc) v = dist(rng);
+  const std::vector<float> before = acc;
+
+  if (nt)
+    kernel.nt(w_type, t_count, kc, s.data(), lds, w.data(), ldw, cols, acc.data(), ld_acc);
+  else
+    kernel.nn(w_type, t_count, kc, s.data(), w.data(), ldw, cols, acc.data(), ld_acc);
+
+  for (int t = 0; t < t_count; ++t)
+    for (int64_t j = 0; j < ld_acc; ++j) {
+      const float got = acc[t * ld_acc + j];
+      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + core::dtype_name(w_type) + " T " +
+                                std::to_string(t_count) + " kc " + std::to_string(kc) + " cols " +
+                                std::to_string(cols) + " at " + std::to_string(t) + "," + std::to_string(j);
+      if (j >= cols) {
+        ASSERT_EQ(std::memcmp(&got, &before[t * ld_acc + j], 4), 0) << where << ": guard written";
+        continue;
+      }
+      double want = before[t * ld_acc + j], scale = std::fabs(want);
+      for (int64_t p = 0; p < kc; ++p) {
+        want += double(s_at(t, p)) * w_at(p, j);
+        scale += std::fabs(double(s_at(t, p)) * w_at(p, j));
+      }
+      ASSERT_NEAR(got, want, 2e-6 * (1 + scale)) << where;
+    }
+}
+
+TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
+  for (Isa isa : supported_isas()) {
+    const SkinnyKernel& kernel = skinny_kernel_for(isa);
+    const int64_t lanes = kernel.lanes;
+    // Columns (NN) / rows (NT): a partial vector, whole vectors, several wide tiles plus
+    // single vectors plus a tail. Depth: below and across the depth step and vector sizes.
+    const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5};
+    const int64_t depths[] = {1, 3, 5, lanes - 1, lanes, lanes + 1, 3 * lanes + 7};
+    for (DType w_type : kWeightTypes)
+      for (int t = 1; t <= kSkinnyMaxT; ++t)
+        for (int64_t cols : widths)
+          for (int64_t kc : depths) {
+            check_kernel(kernel, false, w_type, t, kc, cols);
+            check_kernel(kernel, true, w_type, t, kc, cols);
+          }
+  }
+}
+
+// ---- the algorithm ----
+
+/// Forced small blocks for T rows of S: several depth blocks (the last one shorter, not a
+/// multiple of any vector) and several strips, the last one partial.
+SkinnyBlocking small_blocks(bool nt) { return nt ? SkinnyBlocking{37, 8} : SkinnyBlocking{37, 64}; }
+
+void check_skinny(const GemmCase& t, const SkinnyKernel& kernel, const SkinnyBlocking& blocking, int threads) {
+  const std::string label = std::string(kernel.name) + " kc " + std::to_string(blocking.kc) + " strip " +
+                            std::to_string(blocking.strip) + " threads " + std::to_string(threads);
+  check_gemm(
+      t, [&](const core::GemmArgs& g) { gemm_skinny(g, kernel, blocking, threads); }, label);
+}
+
+/// Whether W is read in the NT form for this case (skinny.hpp).
+bool nt_form(const GemmCase& t) { return t.m <= kSkinnyMaxT && t.m <= t.n ? t.tb : !t.ta; }
+
+TEST(SkinnyGemm, EveryTEverySideTransposesTypesSmallBlocks) {
+  constexpr int64_t kLong = 203, kDepth = 131;  // odd: no multiple of any vector or block
+  for (Isa isa : supported_isas()) {
+    const SkinnyKernel& kernel = skinny_kernel_for(isa);
+    for (int64_t t : {1, 2, 3, 7, 8})
+      for (bool t_is_m : {true, false})
+        for (int trans = 0; trans < 4; ++trans)
+          for (const TypePair& tp : kTypePairs) {
+            const int64_t m = t_is_m ? t : kLong, n = t_is_m ? kLong : t;
+            const GemmCase c0{m, n, kDepth, (trans & 1) != 0, (trans & 2) != 0, tp.ab, tp.c, 1.0f, 0.0f};
+            GemmCase c1 = c0;
+            c1.alpha = -0.75f;
+            c1.beta = 1.5f;
+            check_skinny(c0, kernel, small_blocks(nt_form(c0)), 2);
+            check_skinny(c1, kernel, small_blocks(nt_form(c1)), 3);
+            const SkinnyBlocking chosen = choose_skinny_blocking(t, kLong, kDepth, nt_form(c1), 1);
+            check_skinny(c1, kernel, chosen, 1);
+          }
+  }
+}
+
+// Large enough that the rung's own choice runs several strips on several threads, and several
+// depth blocks (T = 8: two depth blocks).
+TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
+  for (Isa isa : supported_isas()) {
+    const SkinnyKernel& kernel = skinny_kernel_for(isa);
+    for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}})
+      for (int64_t t : {1, 8})
+        for (bool tb : {false, true}) {
+          const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
+          for (int threads : {2, 3}) check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
+        }
+    // n small: W = op(A)^T, C written across its rows.
+    const GemmCase c{2001, 7, 1029, false, false, DType::F32, DType::F32, 2.0f, 0.0f};
+    check_skinny(c, kernel, choose_skinny_blocking(7, c.m, c.k, true, 2), 2);
+  }
+}
+
+// m and n both small: the smaller is T. 9 is past the kernels: the other side is T then.
+TEST(SkinnyGemm, BothSidesSmallAndNine) {
+  const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
+  const int64_t shapes[][2] = {{1, 1}, {8, 8}, {9, 8}, {8, 9}, {3, 2}, {9, 1}, {1, 9}};
+  for (const auto& s : shapes)
+    for (int trans = 0; trans < 4; ++trans) {
+      const GemmCase c{s[0], s[1], 77, (trans & 1) != 0, (trans & 2) != 0, DType::F32, DType::F32, -1.0f, 0.25f};
+      const int64_t t = std::min(s[0], s[1]), long_dim = std::max(s[0], s[1]);
+      check_skinny(c, kernel, choose_skinny_blocking(t, long_dim, c.k, nt_form(c), 2), 2);
+    }
+}
+
+TEST(SkinnyGemm, DepthZeroScalesC) {
+  const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
+  check_skinny(GemmCase{5, 90, 0, false, false, DType::F32, DType::F32, 1.0f, 0.0f}, kernel, {16, 64}, 2);
+  check_skinny(GemmCase{90, 3, 0, true, true, DType::BF16, DType::F32, 1.0f, -2.0f}, kernel, {16, 64}, 2);
+}
+
+TEST(SkinnyGemm, BlockingBeyondTheBuffersIsAnInternalError) {
+  const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
+  std::vector<float> a(8 * 4096), b(4096 * 4096), c(8 * 4096);
+  const core::GemmArgs g = gemm_args(8, 4096, 4096, a.data(), 4096, b.data(), 4096, c.data(), 4096);
+  // T = 8: one more depth step or column than the buffers hold, and an empty depth block.
+  const int64_t kc_over = SkinnyBudget::kPackFloats / 8 + 1, strip_over = SkinnyBudget::kAccFloats / 8 + 64;
+  for (SkinnyBlocking blocking : {SkinnyBlocking{kc_over, 64}, SkinnyBlocking{64, strip_over}, SkinnyBlocking{0, 64}}) {
+    try {
+      gemm_skinny(g, kernel, blocking, 1);
+      ADD_FAILURE() << "kc " << blocking.kc << " strip " << blocking.strip << " accepted";
+    } catch (const core::Error& e) {
+      EXPECT_EQ(e.status(), core::Status::InternalError);
+    }
+  }
+}
+
+// ---- the choices ----
+
+TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
+  for (int t = 1; t <= kSkinnyMaxT; ++t)
+    for (bool nt : {false, true})
+      for (int threads : {1, 2, 8})
+        for (int64_t long_dim : {1, 100, 4096, 11008, 128256})
+          for (int64_t k : {1, 17, 4096, 11008, 14336}) {
+            const SkinnyBlocking b = choose_skinny_blocking(t, long_dim, k, nt, threads);
+            const std::string where = "T " + std::to_string(t) + (nt ? " NT" : " NN") + " threads " +
+                                      std::to_string(threads) + " N' " + std::to_string(long_dim) + " K " +
+                                      std::to_string(k);
+            ASSERT_GE(b.kc, 1) << where;
+            ASSERT_LE(b.kc, k) << where;
+            const int64_t padded =
+                nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
+            EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
+            EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
+            EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
+            // NT form: blocks start on whole vectors of W's rows.
+            if (nt && b.kc < k) EXPECT_EQ(b.kc % SkinnyBudget::kPad, 0) << where;
+            // Equal depth blocks: the last is at least half of the others.
+            const int64_t last = k % b.kc;
+            EXPECT_TRUE(last == 0 || last >= b.kc / 2) << where << ": kc " << b.kc;
+            // Every thread has a strip (NT form: two) when the long side has room for them.
+            const int64_t strips = (long_dim + b.strip - 1) / b.strip;
+            if (long_dim >= 4096) EXPECT_GE(strips, nt ? 2 * threads : threads) << where << ": strip " << b.strip;
+          }
+}
+
+// ---- the rung in the ladder ----
+
+/// A call with B stored n x k (a linear layer's weight), for the public API.
+gk_gemm_desc desc_for(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
+  core::GemmArgs g = gemm_args(m, n, k, a, k, b, k, c, n);
+  g.trans_b = true;
+  return gemm_desc(g, nullptr);
+}
+
+TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {
+  gk_handle h = nullptr;
+  ASSERT_EQ(gk_open("cpu", &h), GK_SUCCESS) << gk_last_error();
+  std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f), c(64 * 64);
+  char name[64];
+  const int64_t shapes[][2] = {{1, 64}, {8, 64}, {64, 8}, {9, 64}, {64, 9}, {64, 64}};
+  for (const auto& s : shapes) {
+    const gk_gemm_desc d = desc_for(s[0], s[1], 64, a.data(), b.data(), c.data());
+    ASSERT_EQ(gk_gemm_select(h, &d, name, sizeof name), GK_SUCCESS) << gk_last_error();
+    const bool skinny = std::min(s[0], s[1]) <= kSkinnyAutoMaxT;
+    EXPECT_EQ(std::string(name), skinny ? "skinny" : "omp_simd") << s[0] << "x" << s[1];
+  }
+  // Forced on a shape it does not take: declined with the typed reason, naming m and n.
+  gk_gemm_desc d = desc_for(9, 64, 64, a.data(), b.data(), c.data());
+  d.variant = "skinny";
+  EXPECT_EQ(gk_gemm(h, &d), GK_UNSUPPORTED);
+  EXPECT_EQ(gk_last_decline(), GK_DECLINE_SHAPE_LIMIT);
+  EXPECT_NE(std::string(gk_last_error()).find("m = 9 and n = 64"), std::string::npos) << gk_last_error();
+  gk_close(h);
+}
+
+}  // namespace
+}  // namespace gpukern::cpu::test

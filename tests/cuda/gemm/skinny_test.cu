@@ -1,0 +1,147 @@
+// The skinny GEMM rung (src/cuda/gemm/skinny) on the device:
+//  * forced through the public API over its kernel's edge cases: T on both sides of every
+//    n8-tile count (1, 2, 4, 8 tiles) up to 64, in both orientations (short side m or n);
+//    N not a multiple of the 64/128-row block; K not a multiple of the 256-byte K block;
+//    the four transposes; f16 / bf16 / tf32 / exact f32 with C in the input type or f32;
+//    alpha/beta; padded and packed rows (packed odd rows are declined: Misaligned);
+//  * the K split forced: one range per N tile (no workspace), two, an odd count, and one
+//    K block per range, each launched several times in a row (the arrival words left by
+//    one launch must not confuse the next, which reuses the pooled workspace);
+//  * its declines: min(m, n) > 64 and rows off 16-byte boundaries.
+// Each result is checked against a double reference on random inputs (gemm_harness.cuh),
+// with guard cells around C.
+#include "gemm_harness.cuh"
+
+#include "cuda/gemm/skinny/skinny_launch.cuh"
+#include "cuda/gemm/tensor_core.cuh"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace gpukern::test::cuda_gemm {
+namespace {
+
+/// Elements that pad a row of `cols` to a multiple of 8 plus 8 (16-byte rows for every dtype).
+int64_t padded_row(int64_t cols) { return (cols + 7) / 8 * 8 + 8 - cols; }
+
+struct TypeCase {
+  DType ab;
+  bool tf32;
+};
+constexpr TypeCase kTypes[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}, {DType::F32, false}};
+
+/// The case `t` tokens x `n` x `k` (short side m, or n when `short_n`) in `layout`, with
+/// `variant` 0 = C in the input type, padded rows; 1 = C in f32, alpha/beta, padded rows;
+/// 2 = packed rows (declined unless every row happens to be 16-byte aligned).
+Case skinny_case(int64_t t, int64_t n, int64_t k, bool short_n, int layout, const TypeCase& type, int variant) {
+  Case c = short_n ? Case::shape(n, t, k, layout) : Case::shape(t, n, k, layout);
+  c.ab = type.ab;
+  c.tf32 = type.tf32;
+  c.c = variant == 1 ? DType::F32 : type.ab;
+  if (variant == 1) c.alpha = -0.75f, c.beta = 1.25f;
+  if (variant != 2) {
+    c.pad_a = padded_row(c.trans_a ? c.m : c.k);
+    c.pad_b = padded_row(c.trans_b ? c.k : c.n);
+    c.pad_c = 5;
+  }
+  return c;
+}
+
+class SkinnyRung : public OnStream {};
+
+TEST_F(SkinnyRung, EdgeCases) {
+  std::string why_not;
+  if (!rung_runs_here("skinny", &why_not)) GTEST_SKIP() << why_not;
+  struct Shape {
+    int64_t t, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},      {1, 64, 256},  {2, 65, 257},  {3, 130, 300},  {8, 200, 1000},
+                          {9, 64, 520},   {16, 333, 77}, {17, 96, 2050}, {31, 1000, 64}, {33, 129, 511},
+                          {48, 257, 129}, {63, 64, 768}, {64, 500, 4099}};
+  std::vector<Case> cases;
+  for (const auto& type : kTypes)
+    for (int layout = 0; layout < 4; ++layout)
+      for (const auto& s : shapes)
+        for (bool short_n : {false, true})
+          for (int variant = 0; variant < 3; ++variant) {
+            if (variant == 2 && (layout % 2 == 1 || short_n)) continue;  // a few packed rows suffice
+            cases.push_back(skinny_case(s.t, s.n, s.k, short_n, layout, type, variant));
+          }
+  check_rung_cases("skinny", cases, stream_);
+}
+
+TEST_F(SkinnyRung, DeclinesWhatItCannotRun) {
+  std::string why_not;
+  if (!rung_runs_here("skinny", &why_not)) GTEST_SKIP() << why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  Case wide = skinny_case(65, 100, 64, false, 0, kTypes[0], 0);  // min(m, n) = 65
+  Problem wide_problem(wide, stream_, 1);
+  const core::Verdict v = gemm::skinny_supports(wide_problem.args(), *ctx);
+  EXPECT_EQ(v.reason, core::Decline::ShapeLimit) << v.text();
+  EXPECT_FALSE(gemm::skinny_shape(wide_problem.args()));
+
+  Case odd = skinny_case(8, 100, 64, false, 0, kTypes[1], 0);
+  odd.pad_a = 1;  // lda = 65 bf16: row 1 of A starts 2 bytes past a 16-byte boundary
+  Problem odd_problem(odd, stream_, 2);
+  const core::Verdict m = gemm::skinny_supports(odd_problem.args(), *ctx);
+  EXPECT_EQ(m.reason, core::Decline::Misaligned) << m.text();
+  EXPECT_NE(m.detail.find("ldA"), std::string::npos) << m.detail;
+
+  Case shifted = skinny_case(8, 100, 64, true, 1, kTypes[0], 0);
+  shifted.offset_a = 1;  // A one element into its buffer
+  Problem shifted_problem(shifted, stream_, 3);
+  const core::Verdict a = gemm::skinny_supports(shifted_problem.args(), *ctx);
+  EXPECT_EQ(a.reason, core::Decline::Misaligned) << a.text();
+}
+
+class SkinnySplits : public OnStream {};
+
+TEST_F(SkinnySplits, ForcedSplitsAgreeWithTheReference) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80 (device is sm_" << ctx->arch.cc << ")";
+  struct Shape {
+    int64_t t, n, k;
+    bool short_n;
+  };
+  // K blocks of 256 bytes: 2050 f16 -> 17 K blocks, 1025 f32 -> 17; N tiles of 64 or 128 rows.
+  const Shape shapes[] = {{1, 300, 2050, false}, {13, 130, 2050, true}, {40, 257, 1025, false}, {64, 70, 1100, true}};
+  uint64_t seed = 500;
+  int ran = 0;
+  for (const auto& type : kTypes)
+    for (const auto& s : shapes)
+      for (int layout : {0, 2, 3})
+        for (int splits : {1, 2, 5, 1 << 20}) {  // 1 << 20: clamped to one K block per range
+          Case c = skinny_case(s.t, s.n, s.k, s.short_n, layout, type, 1);
+          Problem problem(c, stream_, ++seed);
+          const std::string label = "skinny, " + std::to_string(splits) + " K ranges";
+          for (int repeat = 0; repeat < 3; ++repeat) {
+            const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
+              gemm::skinny_run_split(args, *ctx, splits);
+            });
+            ran += ok;
+            if (!ok) break;
+          }
+        }
+  EXPECT_GT(ran, 0);
+}
+
+TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
+  // 64 N tiles, 32 K blocks, 396 block slots: one wave of 64 x 6 blocks.
+  EXPECT_EQ(gemm::skinny_splits(64, 32, 396), 6);
+  // Enough N tiles for all but a few slots: no split.
+  EXPECT_EQ(gemm::skinny_splits(360, 32, 396), 1);
+  // Just more N tiles than slots: 4 ranges (5 short waves) beat 2 long ones.
+  EXPECT_EQ(gemm::skinny_splits(400, 32, 396), 4);
+  // One K block: nothing to split.
+  EXPECT_EQ(gemm::skinny_splits(4, 1, 396), 1);
+  // Never more ranges than K blocks.
+  EXPECT_LE(gemm::skinny_splits(1, 5, 396), 5);
+}
+
+}  // namespace
+}  // namespace gpukern::test::cuda_gemm
