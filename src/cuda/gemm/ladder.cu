@@ -27,13 +27,16 @@ bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
 constexpr uint32_t kTF32 = core::kMaskTF32, kF16 = core::kMaskF16, kBF16 = core::kMaskBF16;
 constexpr uint32_t kAll = kF32 | kTF32 | kF16 | kBF16;
 constexpr core::ArchSupport kSm80 = {80, 0, nullptr, "sm_80"};
+constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
+constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
 
 }  // namespace
 
-// Auto: wgmma_tma where its policy says (it declines off sm_90a), else cuBLAS, which
-// accepts every valid call; exact f32 goes to cuBLAS (our best SIMT rung trails it).
+// Auto: the measured table's entry first (below the rows); else wgmma_tma where its policy
+// says (it declines off sm_90a), else cuBLAS, which accepts every valid call; exact f32
+// goes to cuBLAS outside the table (our best SIMT rung trails it).
 const GemmLadder& gemm_ladder() {
-  static const GemmLadder table = {
+  static const GemmLadder table({
       kNaiveRow,
       kCoalescedRow,
       kSmemTiledRow,
@@ -75,7 +78,20 @@ const GemmLadder& gemm_ladder() {
        cublas_supports,
        cublas_run,
        1},
-  };
+  },
+      // The measured auto table (H100, gpukern-bench --suite llm/square with cuBLAS in the
+      // same run; docs/notes/cuda-gemm-llm.md gives the cells behind each entry). Calls in
+      // no entry take the ranked order above.
+      {
+          // The 128256 x 4096 vocabulary projection: 128x256 tiles fill the SMs at every T.
+          {"16-bit vocabulary-wide", kF16 | kBF16, kH100, {}, {65536, kAny}, {}, "wgmma_tma"},
+          // Decode against a linear layer's weight (B stored N x K): one pass over the weights.
+          {"16-bit decode NT", kF16 | kBF16, kH100, {1, 4}, {}, {}, "skinny", core::kLayoutNT},
+          // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once.
+          {"f32 decode", kF32, kH100, {2, 64}, {}, {}, "skinny"},
+          // tf32 with N-contiguous B at mid sizes: the C^T kernel and its K split.
+          {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", core::kLayoutNN},
+      });
   return table;
 }
 
