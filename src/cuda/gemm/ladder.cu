@@ -83,14 +83,24 @@ const GemmLadder& gemm_ladder() {
       // same run; docs/notes/cuda-gemm-llm.md gives the cells behind each entry). Calls in
       // no entry take the ranked order above.
       {
-          // The 128256 x 4096 vocabulary projection: 128x256 tiles fill the SMs at every T.
+          // The 128256 x 4096 vocabulary projection: 128x256 tiles fill the SMs at every T
+          // but 32..128 rows with N-contiguous weights, where cuBLAS stays 2-4% ahead.
+          {"16-bit NN vocabulary, T 32..128", kF16 | kBF16, kH100, {32, 128}, {65536, kAny}, {}, "cublas",
+           core::kLayoutNN},
           {"16-bit vocabulary-wide", kF16 | kBF16, kH100, {}, {65536, kAny}, {}, "wgmma_tma"},
           // Decode against a linear layer's weight (B stored N x K): one pass over the weights.
-          {"16-bit decode NT", kF16 | kBF16, kH100, {1, 4}, {}, {}, "skinny", core::kLayoutNT},
-          // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once.
-          {"f32 decode", kF32, kH100, {2, 64}, {}, {}, "skinny"},
-          // tf32 with N-contiguous B at mid sizes: the C^T kernel and its K split.
+          {"16-bit decode NT", kF16 | kBF16, kH100, {1, 8}, {}, {}, "skinny", core::kLayoutNT},
+          // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
+          // where cuBLAS runs CUDA-core kernels.
+          {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny"},
+          // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
+          {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas"},
+          {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", core::kLayoutNN},
+          // tf32 from 512 rows: N-contiguous B through the C^T kernel and its K split; K-major
+          // B where the weights are long along K or wide.
           {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", core::kLayoutNN},
+          {"tf32 NT long k", kTF32, kH100, {512, kAny}, {}, {8192, kAny}, "wgmma_tma", core::kLayoutNT},
+          {"tf32 NT wide", kTF32, kH100, {512, kAny}, {8192, kAny}, {}, "wgmma_tma", core::kLayoutNT},
       });
   return table;
 }
