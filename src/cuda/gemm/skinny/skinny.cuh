@@ -41,18 +41,22 @@ struct SkinnyProblem {
 
 /// The configuration of skinny_kernel for the named fields of `Tile`: kWarpsN x kWarpsK
 /// warps (kWarpsN along N, each kMmaM m16 tiles of W; kWarpsK along K, each on its own
-/// 128-byte slice of every K block, summed once at the end), kStages shared-memory
-/// stages in flight, and kNTiles n8 tiles of T (T <= 8 kNTiles).
+/// 128-byte slice of every K block, summed once at the end), and kNTiles n8 tiles of T
+/// (T <= 8 kNTiles). The ring has as many stages as fit in kSmemPerBlock bytes, at most
+/// kMaxStages (a stage's bytes do not depend on the element size: K blocks are 256 bytes).
 template <class Tile, int kNTiles_>
 struct SkinnyConfig {
   static constexpr int kWarpsN = Tile::kWarpsN, kWarpsK = Tile::kWarpsK, kMmaM = Tile::kMmaM;
-  static constexpr int kStages = Tile::kStages;
   static constexpr int kNTiles = kNTiles_;
   static constexpr int kBlockN = kWarpsN * kMmaM * 16;  // W rows per block
   static constexpr int kTPad = kNTiles * 8;             // X rows held (zero past T)
   static constexpr int kThreads = kWarpsN * kWarpsK * 32;
   static constexpr int kSliceBytes = 128;  // K bytes of one warp's slice of a K block
   static constexpr int kKSteps = 4;        // mma K steps per slice: 64 f16/bf16 (k16) or 32 tf32 (k8)
+  static constexpr int kStageBytes = (kBlockN + kTPad) * kWarpsK * kSliceBytes;
+  static constexpr int kStages = Tile::kSmemPerBlock / kStageBytes < Tile::kMaxStages
+                                     ? Tile::kSmemPerBlock / kStageBytes
+                                     : Tile::kMaxStages;
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kNTiles == 1 || kNTiles == 2 || kNTiles == 4 || kNTiles == 8, "T tiles: 1, 2, 4 or 8 n8 tiles");
   static_assert(kBlockN * 2 >= 128, "N-contiguous W tiles need rows of at least 128 bytes for the swizzle");

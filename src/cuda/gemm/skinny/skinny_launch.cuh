@@ -152,10 +152,14 @@ void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
 
 /// Shared memory the largest configuration needs for elements of `elem_bytes`.
 inline std::size_t skinny_smem_needed(std::size_t elem_bytes) {
-  return elem_bytes == 4 ? std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, float>(),
-                                                 skinny_smem_bytes<SkinnyConfigFor<8>, float>())
-                         : std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, gpu::half_t>(),
-                                                 skinny_smem_bytes<SkinnyConfigFor<8>, gpu::half_t>());
+  auto most = [](auto t) {
+    using T = decltype(t);
+    return static_cast<std::size_t>(std::max({skinny_smem_bytes<SkinnyConfigFor<1>, T>(),
+                                              skinny_smem_bytes<SkinnyConfigFor<2>, T>(),
+                                              skinny_smem_bytes<SkinnyConfigFor<4>, T>(),
+                                              skinny_smem_bytes<SkinnyConfigFor<8>, T>()}));
+  };
+  return elem_bytes == 4 ? most(float{}) : most(gpu::half_t{});
 }
 
 /// skinny_run with the K split forced to `forced_splits` ranges per N tile (0: chosen by
