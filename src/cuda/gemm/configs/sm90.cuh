@@ -85,6 +85,16 @@ struct Skinny {
   static constexpr int kMaxStages = 6;
 };
 
+/// skinny, T <= 16 with K-contiguous W (a linear layer's weight, trans_b): 32 rows of W per
+/// block and 512-byte K blocks (8 warps: 2 along N, 4 along K), so each stage reads 512
+/// contiguous bytes of every W row instead of 256: half the DRAM row activations per byte.
+/// 16 KB of W per stage; 5 stages at T <= 8, 4 at T <= 16 (two blocks per SM).
+struct SkinnyKMajor {
+  static constexpr int kWarpsN = 2, kWarpsK = 4, kMmaM = 1;
+  static constexpr int kSmemPerBlock = 112 * 1024;
+  static constexpr int kMaxStages = 6;
+};
+
 /// skinny, 32 < T <= 64: 128 rows of W per block (two m16 tiles a warp), so the X tile each
 /// block reads from L2 per byte of W halves; stages of 32 KB of W and 16 KB of X, 4 of them
 /// (192 KB: one block per SM, which needs its 96 KB of W loads in flight to keep up with HBM).

@@ -59,7 +59,6 @@ struct SkinnyConfig {
                                      : Tile::kMaxStages;
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kNTiles == 1 || kNTiles == 2 || kNTiles == 4 || kNTiles == 8, "T tiles: 1, 2, 4 or 8 n8 tiles");
-  static_assert(kBlockN * 2 >= 128, "N-contiguous W tiles need rows of at least 128 bytes for the swizzle");
 };
 
 /// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of kRowBytes-byte rows:
@@ -151,6 +150,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   constexpr int kWBytes = kWRows * kWRowBytes, kXBytes = kXRows * kXRowBytes;
   constexpr int kStageBytes = kWBytes + kXBytes;
   static_assert(kXRowBytes >= 16, "a stored X row holds whole 16-byte chunks");
+  static_assert(kWKMajor || kWRowBytes >= 128, "N-contiguous W tiles need rows of at least 128 bytes for the swizzle");
 
   extern __shared__ uint4 smem_u4[];
   const uint32_t smem = arch::smem_addr(smem_u4);
