@@ -108,7 +108,7 @@ TEST_F(SkinnySplits, ForcedSplitsAgreeWithTheReference) {
     int64_t t, n, k;
     bool short_n;
   };
-  // K blocks of 256 bytes: 2050 f16 -> 17 K blocks, 1025 f32 -> 17; N tiles of 64 or 128 rows.
+  // K blocks of 256 or 512 bytes: 2050 f16 -> 17 or 9 K blocks, 1025 f32 -> 17 or 9; N tiles of 32-128 rows.
   const Shape shapes[] = {{1, 300, 2050, false}, {13, 130, 2050, true}, {40, 257, 1025, false}, {64, 70, 1100, true}};
   uint64_t seed = 500;
   int ran = 0;

@@ -106,19 +106,33 @@ struct WgmmaTf32NN {
 };
 
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along
-/// K, each on its own 128-byte slice of a 256-byte K block), 4 stages. A stage holds 16 KB of
-/// W (+ 2-8 KB of X), so 2-3 blocks per SM keep 96-144 KB of W loads in flight.
+/// K, each on its own 128-byte slice of a 256-byte K block). A stage holds 16 KB of W and
+/// 2-8 KB of X; as many stages (up to 6) as fit two blocks per SM: 5 W stages (80 KB) in
+/// flight per block at T <= 8, 4 at T <= 16, 3 at T <= 32, so that a block alone (the
+/// tail of the grid) still pulls its share of HBM bandwidth.
 struct Skinny {
   static constexpr int kWarpsN = 4, kWarpsK = 2, kMmaM = 1;
-  static constexpr int kStages = 4;
+  static constexpr int kSmemPerBlock = 112 * 1024;  // two blocks per SM
+  static constexpr int kMaxStages = 6;
+};
+
+/// skinny, T <= 16 with K-contiguous W (a linear layer's weight, trans_b): 32 rows of W per
+/// block and 512-byte K blocks (8 warps: 2 along N, 4 along K), so each stage reads 512
+/// contiguous bytes of every W row instead of 256: half the DRAM row activations per byte.
+/// 16 KB of W per stage; 5 stages at T <= 8, 4 at T <= 16 (two blocks per SM).
+struct SkinnyKMajor {
+  static constexpr int kWarpsN = 2, kWarpsK = 4, kMmaM = 1;
+  static constexpr int kSmemPerBlock = 112 * 1024;
+  static constexpr int kMaxStages = 6;
 };
 
 /// skinny, 32 < T <= 64: 128 rows of W per block (two m16 tiles a warp), so the X tile each
-/// block reads from L2 per byte of W halves; 4 stages of 32 KB of W and 16 KB of X (192 KB:
-/// one block per SM, which needs its 96 KB of W loads in flight to keep up with HBM).
+/// block reads from L2 per byte of W halves; stages of 32 KB of W and 16 KB of X, 4 of them
+/// (192 KB: one block per SM, which needs its 96 KB of W loads in flight to keep up with HBM).
 struct SkinnyWide {
   static constexpr int kWarpsN = 4, kWarpsK = 2, kMmaM = 2;
-  static constexpr int kStages = 4;
+  static constexpr int kSmemPerBlock = 200 * 1024;  // one block per SM
+  static constexpr int kMaxStages = 4;
 };
 
 }  // namespace gpukern::cuda::gemm::sm90

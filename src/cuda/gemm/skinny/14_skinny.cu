@@ -12,8 +12,11 @@
 //    is instantiated per count). C(t, n) is written through strides, so a call whose short
 //    side is n (C = op(A) op(B) with op(A) N x K) is the same kernel with C's strides swapped.
 //  * W streams through shared memory in 16-byte cp.async chunks (evict-first in L2), in a
-//    4-stage ring of 256-byte K blocks: 16 KB of W per stage, 2-3 blocks per SM, so ~100 KB
-//    of loads per SM are in flight (what HBM3 needs to run at full rate). Fragments come
+//    ring of K blocks: 16 KB of W per stage, up to 6 stages, two blocks per SM, so 100-160 KB
+//    of loads per SM are in flight (what HBM3 needs to run at full rate), and a block alone
+//    at the end of the grid still has 48-80 KB in flight. K-contiguous W at T <= 16 takes
+//    32-row tiles with 512-byte K blocks (longer contiguous reads per W row); the other
+//    layouts 64-row tiles with 256-byte K blocks (N-contiguous rows of 128 bytes or more). Fragments come
 //    from swizzled shared memory with ldmatrix (K-contiguous W: a linear layer's weight,
 //    trans_b) or ldmatrix.trans (N-contiguous W: B stored K x N); tf32 reads 32-bit words.
 //  * Split K twice. Inside a block, two warps share each 16-row W tile, each on its own

@@ -41,21 +41,24 @@ struct SkinnyProblem {
 
 /// The configuration of skinny_kernel for the named fields of `Tile`: kWarpsN x kWarpsK
 /// warps (kWarpsN along N, each kMmaM m16 tiles of W; kWarpsK along K, each on its own
-/// 128-byte slice of every K block, summed once at the end), kStages shared-memory
-/// stages in flight, and kNTiles n8 tiles of T (T <= 8 kNTiles).
+/// 128-byte slice of every K block, summed once at the end), and kNTiles n8 tiles of T
+/// (T <= 8 kNTiles). The ring has as many stages as fit in kSmemPerBlock bytes, at most
+/// kMaxStages (a stage's bytes do not depend on the element size: K blocks are 256 bytes).
 template <class Tile, int kNTiles_>
 struct SkinnyConfig {
   static constexpr int kWarpsN = Tile::kWarpsN, kWarpsK = Tile::kWarpsK, kMmaM = Tile::kMmaM;
-  static constexpr int kStages = Tile::kStages;
   static constexpr int kNTiles = kNTiles_;
   static constexpr int kBlockN = kWarpsN * kMmaM * 16;  // W rows per block
   static constexpr int kTPad = kNTiles * 8;             // X rows held (zero past T)
   static constexpr int kThreads = kWarpsN * kWarpsK * 32;
   static constexpr int kSliceBytes = 128;  // K bytes of one warp's slice of a K block
   static constexpr int kKSteps = 4;        // mma K steps per slice: 64 f16/bf16 (k16) or 32 tf32 (k8)
+  static constexpr int kStageBytes = (kBlockN + kTPad) * kWarpsK * kSliceBytes;
+  static constexpr int kStages = Tile::kSmemPerBlock / kStageBytes < Tile::kMaxStages
+                                     ? Tile::kSmemPerBlock / kStageBytes
+                                     : Tile::kMaxStages;
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kNTiles == 1 || kNTiles == 2 || kNTiles == 4 || kNTiles == 8, "T tiles: 1, 2, 4 or 8 n8 tiles");
-  static_assert(kBlockN * 2 >= 128, "N-contiguous W tiles need rows of at least 128 bytes for the swizzle");
 };
 
 /// Byte offset of 16-byte chunk `chunk` of row `row` in a tile of kRowBytes-byte rows:
@@ -147,6 +150,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   constexpr int kWBytes = kWRows * kWRowBytes, kXBytes = kXRows * kXRowBytes;
   constexpr int kStageBytes = kWBytes + kXBytes;
   static_assert(kXRowBytes >= 16, "a stored X row holds whole 16-byte chunks");
+  static_assert(kWKMajor || kWRowBytes >= 128, "N-contiguous W tiles need rows of at least 128 bytes for the swizzle");
 
   extern __shared__ uint4 smem_u4[];
   const uint32_t smem = arch::smem_addr(smem_u4);
@@ -412,12 +416,32 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   __syncthreads();
   if (!last) return;
   __threadfence();
-  for (int idx = static_cast<int>(threadIdx.x); idx < count; idx += Cfg::kThreads) {
+  // This block's sums are the grid's critical path: every load of a round (all of this
+  // thread's elements, four splits) is issued before any is used, so the reduction costs
+  // ceil(splits / 4) L2 round trips rather than one per element and split.
+  constexpr int kPerThread = (BN * TP + Cfg::kThreads - 1) / Cfg::kThreads;
+  float sum[kPerThread];
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) sum[i] = 0.0f;
+  for (int s0 = 0; s0 < p.splits; s0 += 4) {
+    float v[kPerThread][4];
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        v[i][j] = idx < count && s0 + j < p.splits ? __ldcg(part + static_cast<int64_t>(s0 + j) * count + idx) : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) sum[i] += (v[i][0] + v[i][1]) + (v[i][2] + v[i][3]);
+  }
+#pragma unroll
+  for (int i = 0; i < kPerThread; ++i) {
+    const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
+    if (idx >= count) break;
     int n, t;
     coords(idx, n, t);
-    float v = 0.0f;
-    for (int s = 0; s < p.splits; ++s) v += __ldcg(part + static_cast<int64_t>(s) * count + idx);
-    if (n0 + n < p.n) store(n0 + n, t, v);
+    if (n0 + n < p.n) store(n0 + n, t, sum[i]);
   }
 #endif
 }

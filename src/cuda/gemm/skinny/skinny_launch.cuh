@@ -82,9 +82,12 @@ inline int skinny_splits(int n_tiles, int k_blocks, int64_t slots) {
   return best;
 }
 
-/// The configuration for kNTiles n8 tiles of T.
-template <int kNTiles>
-using SkinnyConfigFor = SkinnyConfig<std::conditional_t<(kNTiles <= 4), sm90::Skinny, sm90::SkinnyWide>, kNTiles>;
+/// The configuration for kNTiles n8 tiles of T and W stored K-contiguous or not.
+template <int kNTiles, bool kWKMajor>
+using SkinnyConfigFor = SkinnyConfig<
+    std::conditional_t<(kNTiles > 4), sm90::SkinnyWide,
+                       std::conditional_t<(kWKMajor && kNTiles <= 2), sm90::SkinnyKMajor, sm90::Skinny>>,
+    kNTiles>;
 
 /// Launches skinny_kernel<Cfg, T, kSplitF32, ...> for `call`: K split by occupancy, with
 /// its workspace (partial sums, arrival words) from the stream-ordered pool when split.
@@ -125,12 +128,13 @@ void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
   auto by_layout = [&](auto nt) {
-    using Cfg = SkinnyConfigFor<decltype(nt)::value>;
+    using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;
+    using CfgK = SkinnyConfigFor<decltype(nt)::value, true>;
     if (call.w_k_major) {
       if (call.x_k_major)
-        launch_skinny<Cfg, T, kSplitF32, true, true>(call.problem, call.forced_splits, ctx);
+        launch_skinny<CfgK, T, kSplitF32, true, true>(call.problem, call.forced_splits, ctx);
       else
-        launch_skinny<Cfg, T, kSplitF32, true, false>(call.problem, call.forced_splits, ctx);
+        launch_skinny<CfgK, T, kSplitF32, true, false>(call.problem, call.forced_splits, ctx);
     } else {
       if (call.x_k_major)
         launch_skinny<Cfg, T, kSplitF32, false, true>(call.problem, call.forced_splits, ctx);
@@ -152,10 +156,14 @@ void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
 
 /// Shared memory the largest configuration needs for elements of `elem_bytes`.
 inline std::size_t skinny_smem_needed(std::size_t elem_bytes) {
-  return elem_bytes == 4 ? std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, float>(),
-                                                 skinny_smem_bytes<SkinnyConfigFor<8>, float>())
-                         : std::max<std::size_t>(skinny_smem_bytes<SkinnyConfigFor<4>, gpu::half_t>(),
-                                                 skinny_smem_bytes<SkinnyConfigFor<8>, gpu::half_t>());
+  auto most = [](auto t) {
+    using T = decltype(t);
+    return static_cast<std::size_t>(std::max(
+        {skinny_smem_bytes<SkinnyConfigFor<1, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, false>, T>(),
+         skinny_smem_bytes<SkinnyConfigFor<4, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<8, false>, T>(),
+         skinny_smem_bytes<SkinnyConfigFor<1, true>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, true>, T>()}));
+  };
+  return elem_bytes == 4 ? most(float{}) : most(gpu::half_t{});
 }
 
 /// skinny_run with the K split forced to `forced_splits` ranges per N tile (0: chosen by
