@@ -193,17 +193,20 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   };
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
-  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");           // 64 clusters
-  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x256c2 splitk2");   // 32 clusters of 64 K blocks
-  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 172 K blocks
-  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");     // 16 clusters: 64 128x128 tiles
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");     // ranges of 32 K blocks
-  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");      // 32 tiles of 172 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");             // 16 K blocks: no split
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");       // tf32, K-major B
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");              // 32 C^T tiles of 32 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");       // 32 C^T tiles of 128 K blocks
-  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                   // one K block: nothing to split
+  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");  // 64 clusters
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x256c2");  // 36 clusters, not 144 128x128 tiles
+  EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128");             // 128 tiles, no split
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 32 clusters of 172 K blocks
+  EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
+  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");  // 64 tiles of 64 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");  // ranges of 32 K blocks
+  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");   // 32 tiles of 172 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");          // 16 K blocks: no split
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");    // tf32, K-major B
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");           // 32 C^T tiles of 32 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");    // 32 C^T tiles of 128 K blocks
+  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): one tile row never takes the
   // 2-CTA clusters along M, whose second CTA would have no rows.
   EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");
