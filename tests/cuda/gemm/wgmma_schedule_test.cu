@@ -34,6 +34,10 @@ TEST(WgmmaSchedule, TailSplitCostModel) {
   const int x = tail_split_blocks(make_schedule(64, 32, 128), 132);
   EXPECT_GT(x, 30);
   EXPECT_LT(x, 50);
+  // The rung's 2-CTA clusters (66 on 132 SMs): 4096^3 has 256 clusters, a last round of
+  // 58 for 8 idle clusters: no split; 3000^3 has 144, a last round of 12 for 54: split.
+  EXPECT_EQ(tail_split_blocks(make_schedule(16, 16, 64), 66), 0);
+  EXPECT_GT(tail_split_blocks(make_schedule(12, 12, 47), 66), 0);
   // No partial round, one round only, or a single K block: nothing to split.
   EXPECT_EQ(tail_split_blocks(make_schedule(24, 11, 128), 132), 0);  // 264 tiles: two whole rounds
   EXPECT_EQ(tail_split_blocks(make_schedule(4, 8, 128), 132), 0);    // fewer tiles than CTAs
