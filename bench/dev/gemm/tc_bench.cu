@@ -116,8 +116,7 @@ struct SerpentinePolicy {
   }
 };
 /// The rung's serpentine order with a fixed K split of the last partial round: helpers
-/// take kHelperBlocks K blocks of each tail tile (0: no split; the split runs without
-/// clusters only).
+/// take kHelperBlocks K blocks of each tail tile (0: no split).
 template <int kHelperBlocks>
 struct SplitPolicy {
   template <class Cfg>

@@ -16,7 +16,7 @@ build=${2:-build}
 bench=$build/bin/gpukern-bench
 mkdir -p "$out"
 configs=${CONFIGS:-"table;128x256c2;128x256c2 splitk2;128x256c2 splitk3;128x128;128x128 splitk2;128x128 splitk4;64x128;64x128 splitk2;64x128 splitk4;tf32nn;tf32nn splitk2;tf32nn splitk4"}
-sizes=${SIZES:-128x4096x4096,256x4096x4096,512x4096x4096,512x4096x11008,16x4096x11008,1000,4096}
+sizes=${SIZES:-128x4096x4096,256x4096x4096,256x4096x11008,512x4096x4096,512x4096x11008,16x4096x11008,1000,1536,4096}
 dtypes=${DTYPES:-bf16,f16,tf32}
 layouts=${LAYOUTS:-NN NT}
 IFS=';' read -r -a config_list <<<"$configs"

@@ -34,6 +34,10 @@ TEST(WgmmaSchedule, TailSplitCostModel) {
   const int x = tail_split_blocks(make_schedule(64, 32, 128), 132);
   EXPECT_GT(x, 30);
   EXPECT_LT(x, 50);
+  // The rung's 2-CTA clusters (66 on 132 SMs): 4096^3 has 256 clusters, a last round of
+  // 58 for 8 idle clusters: no split; 3000^3 has 144, a last round of 12 for 54: split.
+  EXPECT_EQ(tail_split_blocks(make_schedule(16, 16, 64), 66), 0);
+  EXPECT_GT(tail_split_blocks(make_schedule(12, 12, 47), 66), 0);
   // No partial round, one round only, or a single K block: nothing to split.
   EXPECT_EQ(tail_split_blocks(make_schedule(24, 11, 128), 132), 0);  // 264 tiles: two whole rounds
   EXPECT_EQ(tail_split_blocks(make_schedule(4, 8, 128), 132), 0);    // fewer tiles than CTAs
@@ -193,17 +197,20 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   };
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
-  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");           // 64 clusters
-  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x256c2 splitk2");   // 32 clusters of 64 K blocks
-  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 172 K blocks
-  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");     // 16 clusters: 64 128x128 tiles
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");     // ranges of 32 K blocks
-  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");      // 32 tiles of 172 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");             // 16 K blocks: no split
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");       // tf32, K-major B
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");              // 32 C^T tiles of 32 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");       // 32 C^T tiles of 128 K blocks
-  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                   // one K block: nothing to split
+  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");  // 64 clusters
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x256c2");  // 36 clusters, not 144 128x128 tiles
+  EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128");             // 128 tiles, no split
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 32 clusters of 172 K blocks
+  EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
+  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");  // 64 tiles of 64 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");  // ranges of 32 K blocks
+  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");   // 32 tiles of 172 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");          // 16 K blocks: no split
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");    // tf32, K-major B
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");           // 32 C^T tiles of 32 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");    // 32 C^T tiles of 128 K blocks
+  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): one tile row never takes the
   // 2-CTA clusters along M, whose second CTA would have no rows.
   EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");

@@ -112,6 +112,21 @@ int split_ways(int64_t tiles, int64_t k_blocks, int slots) {
   return static_cast<int>(std::max<int64_t>(ways, 1));
 }
 
+// The cost model between the 128x256 and 128x128 tiles (H100 measurements, % of
+// cuBLAS): a 128x128 tile costs 0.75 of a 128x256 one (4096^3: 65-69% against 100%);
+// a split tile costs extra K blocks' worth (parking or adding the partial sums, the
+// pipeline restart): 512 x 4096 x 4096 ran 76-80% as 128x256 split in 2 against
+// 85-93% as 128x128 unsplit, 512 x 4096 x 11008 89-98% split against 72-79%.
+constexpr double kMidTileCost = 0.75, kLargeSplitCost = 20, kMidSplitCost = 8;
+
+/// Estimated time, in K blocks of a 128x256 tile, of `tiles` tiles (or clusters) of
+/// `k_blocks` K blocks split in `ways`, `slots` of them at once, each costing `tile_cost`.
+double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double tile_cost, double split_cost) {
+  const int64_t rounds = core::ceil_div<int64_t>(tiles * ways, std::max(slots, 1));
+  return static_cast<double>(rounds * core::ceil_div<int64_t>(k_blocks, ways)) * tile_cost +
+         (ways > 1 ? split_cost : 0);
+}
+
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
 
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
@@ -131,16 +146,16 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (m <= 128)  // one tile row: the large tile's 2-CTA cluster would leave its second CTA empty
     return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
             "one tile row: 128x128 tiles, K split when fewer than the SMs"};
-  // 128x256 in clusters of 2 reads the fewest shared-memory bytes per flop (a 128x128
-  // tile reads a fifth more, and runs 4096^3 at two thirds of its speed): it runs
-  // wherever its clusters, K split if need be, fill three quarters of the SMs.
+  // Otherwise the tile whose estimated time is shorter (estimate()): 128x256 in
+  // clusters of 2 reads the fewest shared-memory bytes per flop, 128x128 has twice the
+  // tiles to spread over the SMs.
   const int64_t clusters =
       core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256);
-  const int large_ways = split_ways(clusters, k_blocks, sms / 2);
-  if (4 * 2 * clusters * large_ways >= 3 * static_cast<int64_t>(sms))
-    return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) fill three quarters of the SMs"};
-  return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
-          "128x256 clusters would leave SMs idle: 128x128 tiles, K split when still fewer than the SMs"};
+  const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
+  if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
+      estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
+    return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
+  return {WgmmaTile::Mid, mid_ways, "128x128 tiles (K split if need be) estimated faster than 128x256 clusters"};
 }
 
 /// GPUKERN_WGMMA_CONFIG, read once: unset, a choice, or malformed (`raw` kept for the error).
