@@ -219,14 +219,15 @@ class Entry:
         return self.shape if self.layout == "NN" else "{} {}".format(self.shape, self.layout)
 
     def case_key(self):
-        return (self.device, self.op, self.dtype, self.shape_key, self.layout)
+        # A suite's cell is its own case: a ladder run's cell of the same shape stays beside it.
+        return (self.device, self.op, self.dtype, self.shape_key, self.layout, self.suite or "")
 
     def key(self):
         return self.case_key() + (self.variant,)
 
 
 def merge(runs):
-    """Entries of all runs; of repeated (device, op, dtype, size, rung) the newest run wins."""
+    """Entries of all runs; of repeated (device, op, dtype, size, layout, suite, rung) the newest run wins."""
     chosen = {}
     for run in runs:
         for record in run["results"]:

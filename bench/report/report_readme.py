@@ -22,8 +22,8 @@ Everything outside the markers is left as it is, byte for byte. Kinds of table:
 Keys: device (the slug of the report's device heading, e.g. amd-epyc-cpu-2-threads),
 op (gemm, softmax, log_softmax); optional dtype, sizes (N, MxNxK or RxC, comma lists:
 the columns or rows, in that order), rungs (ladder only: rows to keep), unit (GFLOP/s,
-TFLOP/s, GB/s, TB/s), layout (gemm: NN (default), NT, TN or TT). The llm suite's cells
-(gpukern-bench --suite llm) are never in these tables; gpukern-report's report has them. Each table ends with the run files it comes from, linked relative
+TFLOP/s, GB/s, TB/s), layout (gemm: NN (default), NT, TN or TT). A suite's cells
+(gpukern-bench --suite llm or square) are never in these tables; gpukern-report's report has them. Each table ends with the run files it comes from, linked relative
 to the README.
 """
 
@@ -105,10 +105,12 @@ def listed(params, key):
 
 def select(entries, params):
     """The entries of the marker's device and op (and dtypes), or a Problem naming what exists."""
-    # One gemm layout per table (layout=, default NN); the llm suite's cells are not ladder sizes.
+    # One gemm layout per table (layout=, default NN); ladder tables come from ladder runs only:
+    # a suite's cells (llm, square) are measured with other settings and the `auto` rung, and
+    # mixing them into a ladder run's table would give a size two rows of one rung.
     layout = params.get("layout", "NN")
     chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]
-              and e.suite != "llm" and (e.op != "gemm" or e.layout == layout)]
+              and not e.suite and (e.op != "gemm" or e.layout == layout)]
     dtypes = listed(params, "dtype") or sorted({e.dtype for e in chosen}, key=lambda d: (DTYPE_ORDER.get(d, 9), d))
     chosen = [e for e in chosen if e.dtype in dtypes]
     if not any(e.measured for e in chosen):
