@@ -197,7 +197,7 @@ TEST_P(GemmConformance, LlmShapeClasses) {
     for (const auto& w : weights)
       for (bool trans_b : {false, true})
         if (w.k < 1000 || t % 2 == 1) cases.push_back(transposed(shape(t, w.n, w.k), false, trans_b));
-  cases.push_back(transposed(shape(33, 384, 256), false, true));  // past four n8 tiles
+  cases.push_back(transposed(shape(33, 384, 256), false, true));   // past four n8 tiles
   cases.push_back(transposed(shape(65, 1031, 96), false, false));  // past 64
   for (int64_t t : {1, 5}) {
     cases.push_back(transposed(shape(384, t, 256), false, false));  // C = W X: the short side is n

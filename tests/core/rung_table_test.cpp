@@ -54,7 +54,7 @@ const FakeLadder& table() {
       {
           {"skinny f32", kMaskF32, {}, {1, 4}, {}, {}, "picky"},  // picky declines: ranked order follows
           {"short k on sm_90", kMaskF32, {90, 90, nullptr, "sm_90"}, {}, {}, {1, 16}, "simple"},
-          {"tf32 anywhere", kMaskTF32, {}, {}, {}, {}, "cdna"},  // exact types: f32 calls never match
+          {"tf32 anywhere", kMaskTF32, {}, {}, {}, {}, "cdna"},       // exact types: f32 calls never match
           {"f16 NT", kMaskF16, {}, {}, {}, {}, "simple", kLayoutNT},  // B transposed only
       });
   return t;

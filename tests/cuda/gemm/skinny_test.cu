@@ -57,7 +57,7 @@ TEST_F(SkinnyRung, EdgeCases) {
   struct Shape {
     int64_t t, n, k;
   };
-  const Shape shapes[] = {{1, 1, 1},      {1, 64, 256},  {2, 65, 257},  {3, 130, 300},  {8, 200, 1000},
+  const Shape shapes[] = {{1, 1, 1},      {1, 64, 256},  {2, 65, 257},   {3, 130, 300},  {8, 200, 1000},
                           {9, 64, 520},   {16, 333, 77}, {17, 96, 2050}, {31, 1000, 64}, {33, 129, 511},
                           {48, 257, 129}, {63, 64, 768}, {64, 500, 4099}};
   std::vector<Case> cases;
@@ -120,9 +120,8 @@ TEST_F(SkinnySplits, ForcedSplitsAgreeWithTheReference) {
           Problem problem(c, stream_, ++seed);
           const std::string label = "skinny, " + std::to_string(splits) + " K ranges";
           for (int repeat = 0; repeat < 3; ++repeat) {
-            const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
-              gemm::skinny_run_split(args, *ctx, splits);
-            });
+            const bool ok = run_and_check(
+                problem, label, [&](const core::GemmArgs& args) { gemm::skinny_run_split(args, *ctx, splits); });
             ran += ok;
             if (!ok) break;
           }

@@ -30,11 +30,11 @@ struct SkinnyProblem {
   int64_t ldx = 0;
   void* c = nullptr;  // element (t, n) at t * c_stride_t + n * c_stride_n
   int64_t c_stride_t = 0, c_stride_n = 0;
-  bool c_f32 = false;  // C stored as f32 (else in the input type)
-  int n_tiles = 0;     // block tiles along N
-  int k_blocks = 0;    // K blocks of the whole reduction
-  int splits = 1;      // K ranges per N tile, one block each
-  float* partials = nullptr;  // splits > 1: f32 sums, (tile, split) x BN x T, in the workspace
+  bool c_f32 = false;            // C stored as f32 (else in the input type)
+  int n_tiles = 0;               // block tiles along N
+  int k_blocks = 0;              // K blocks of the whole reduction
+  int splits = 1;                // K ranges per N tile, one block each
+  float* partials = nullptr;     // splits > 1: f32 sums, (tile, split) x BN x T, in the workspace
   uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per N tile
   uint64_t epoch = 0;            // splits > 1: first of `splits` launch-unique tags (launch_tags)
 };
@@ -54,9 +54,8 @@ struct SkinnyConfig {
   static constexpr int kSliceBytes = 128;  // K bytes of one warp's slice of a K block
   static constexpr int kKSteps = 4;        // mma K steps per slice: 64 f16/bf16 (k16) or 32 tf32 (k8)
   static constexpr int kStageBytes = (kBlockN + kTPad) * kWarpsK * kSliceBytes;
-  static constexpr int kStages = Tile::kSmemPerBlock / kStageBytes < Tile::kMaxStages
-                                     ? Tile::kSmemPerBlock / kStageBytes
-                                     : Tile::kMaxStages;
+  static constexpr int kStages =
+      Tile::kSmemPerBlock / kStageBytes < Tile::kMaxStages ? Tile::kSmemPerBlock / kStageBytes : Tile::kMaxStages;
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kNTiles == 1 || kNTiles == 2 || kNTiles == 4 || kNTiles == 8, "T tiles: 1, 2, 4 or 8 n8 tiles");
 };
@@ -141,8 +140,8 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr bool k32 = sizeof(T) == 4;
   constexpr int kElem = static_cast<int>(sizeof(T));
-  constexpr int kSliceK = Cfg::kSliceBytes / kElem;      // K elements of one warp's slice
-  constexpr int kBK = Cfg::kWarpsK * kSliceK;            // K elements of a K block
+  constexpr int kSliceK = Cfg::kSliceBytes / kElem;  // K elements of one warp's slice
+  constexpr int kBK = Cfg::kWarpsK * kSliceK;        // K elements of a K block
   constexpr int BN = Cfg::kBlockN, TP = Cfg::kTPad;
   // Stored shape of each tile: rows x bytes per row.
   constexpr int kWRows = kWKMajor ? BN : kBK, kWRowBytes = kWKMajor ? kBK * kElem : BN * kElem;
@@ -194,7 +193,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
       for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
 
   // X fragments of this warp's slice of one K block: per n8 tile and K step, 2 registers.
-  auto load_x_frags = [&](uint32_t xs, uint32_t (&xf)[Cfg::kNTiles][Cfg::kKSteps][2]) {
+  auto load_x_frags = [&](uint32_t xs, uint32_t(&xf)[Cfg::kNTiles][Cfg::kKSteps][2]) {
 #pragma unroll
     for (int j = 0; j < Cfg::kNTiles; ++j) {
       if constexpr (!k32) {
@@ -204,8 +203,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
           uint32_t r[4];
           if constexpr (kXKMajor) {
             // Stored (t, k): matrix `mat` is rows t of tile j, chunk 4h + mat of the slice.
-            arch::ldmatrix_x4<false>(
-                r, xs + skinny_swizzle<kXRowBytes>(8 * j + (lane & 7), wk * 8 + 4 * h + mat));
+            arch::ldmatrix_x4<false>(r, xs + skinny_swizzle<kXRowBytes>(8 * j + (lane & 7), wk * 8 + 4 * h + mat));
 #pragma unroll
             for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
           } else {
@@ -230,7 +228,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
     }
   };
   // W fragment (m16 tile i of this warp) of K step kk.
-  auto load_w_frag = [&](uint32_t ws, int i, int kk, uint32_t (&a)[4]) {
+  auto load_w_frag = [&](uint32_t ws, int i, int kk, uint32_t(&a)[4]) {
     const int mm = (wn * Cfg::kMmaM + i) * 16;
     if constexpr (!k32) {
       if constexpr (kWKMajor) {

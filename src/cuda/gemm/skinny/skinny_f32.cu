@@ -4,7 +4,9 @@
 
 namespace gpukern::cuda::gemm {
 
-void skinny_launch_tf32(const SkinnyCall& call, const CudaContext& ctx) { launch_skinny_typed<float, false>(call, ctx); }
+void skinny_launch_tf32(const SkinnyCall& call, const CudaContext& ctx) {
+  launch_skinny_typed<float, false>(call, ctx);
+}
 
 void skinny_launch_f32(const SkinnyCall& call, const CudaContext& ctx) { launch_skinny_typed<float, true>(call, ctx); }
 

@@ -84,10 +84,10 @@ inline int skinny_splits(int n_tiles, int k_blocks, int64_t slots) {
 
 /// The configuration for kNTiles n8 tiles of T and W stored K-contiguous or not.
 template <int kNTiles, bool kWKMajor>
-using SkinnyConfigFor = SkinnyConfig<
-    std::conditional_t<(kNTiles > 4), sm90::SkinnyWide,
-                       std::conditional_t<(kWKMajor && kNTiles <= 2), sm90::SkinnyKMajor, sm90::Skinny>>,
-    kNTiles>;
+using SkinnyConfigFor =
+    SkinnyConfig<std::conditional_t<(kNTiles > 4), sm90::SkinnyWide,
+                                    std::conditional_t<(kWKMajor && kNTiles <= 2), sm90::SkinnyKMajor, sm90::Skinny>>,
+                 kNTiles>;
 
 /// Launches skinny_kernel<Cfg, T, kSplitF32, ...> for `call`: K split by occupancy, with
 /// its workspace (partial sums, arrival words) from the stream-ordered pool when split.
@@ -100,7 +100,8 @@ void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
   const int per_sm =
       cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* count) {
         const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem);
-        return e != cudaSuccess ? e : cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, kSmem);
+        return e != cudaSuccess ? e
+                                : cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, kSmem);
       });
   if (per_sm < 1)
     throw core::Error(core::Status::DeviceError, "skinny: no block of " + std::to_string(kSmem) +
@@ -158,10 +159,10 @@ void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
 inline std::size_t skinny_smem_needed(std::size_t elem_bytes) {
   auto most = [](auto t) {
     using T = decltype(t);
-    return static_cast<std::size_t>(std::max(
-        {skinny_smem_bytes<SkinnyConfigFor<1, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, false>, T>(),
-         skinny_smem_bytes<SkinnyConfigFor<4, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<8, false>, T>(),
-         skinny_smem_bytes<SkinnyConfigFor<1, true>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, true>, T>()}));
+    return static_cast<std::size_t>(
+        std::max({skinny_smem_bytes<SkinnyConfigFor<1, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, false>, T>(),
+                  skinny_smem_bytes<SkinnyConfigFor<4, false>, T>(), skinny_smem_bytes<SkinnyConfigFor<8, false>, T>(),
+                  skinny_smem_bytes<SkinnyConfigFor<1, true>, T>(), skinny_smem_bytes<SkinnyConfigFor<2, true>, T>()}));
   };
   return elem_bytes == 4 ? most(float{}) : most(gpu::half_t{});
 }
