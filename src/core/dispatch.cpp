@@ -81,7 +81,8 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
     return index;
   }
   const bool debug = log_enabled(LogLevel::Debug);
-  const std::string prefix = std::string(op_name(op)) + " " + where_ + " auto: ";
+  // Debug lines only: no string is built on the call path unless the level asks for it.
+  auto prefix = [&] { return std::string(op_name(op)) + " " + where_ + " auto: "; };
   // The measured table first: the rung of the entry this call falls in.
   const AutoPick pick = backend_.auto_pick(args);
   if (pick.rung >= 0) {
@@ -89,7 +90,7 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
     const Verdict v = backend_.supports(args, pick.rung);
     if (debug)
       log_line(LogLevel::Debug,
-               prefix + "table entry '" + entry.label + "' (" + entry.shape + ") picks " + entry.rung + " for " +
+               prefix() + "table entry '" + entry.label + "' (" + entry.shape + ") picks " + entry.rung + " for " +
                    shape_text(args) +
                    (v.accepted() ? std::string() : ", which declines: " + v.text() + "; ranked order"));
     if (v.accepted()) return pick.rung;
@@ -102,12 +103,12 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
     const std::string& n = table[static_cast<std::size_t>(i)].name;
     if (v.accepted()) {
       if (debug)
-        log_line(LogLevel::Debug, prefix + n + " (ranked #" +
+        log_line(LogLevel::Debug, prefix() + n + " (ranked #" +
                                       std::to_string(table[static_cast<std::size_t>(i)].auto_position + 1) + ") for " +
                                       shape_text(args));
       return i;
     }
-    if (debug) log_line(LogLevel::Debug, prefix + n + " declines " + shape_text(args) + ": " + v.text());
+    if (debug) log_line(LogLevel::Debug, prefix() + n + " declines " + shape_text(args) + ": " + v.text());
     declined += (declined.empty() ? "" : "; ") + n + ": " + v.text();
     last = v.reason;
   }

@@ -167,21 +167,13 @@ struct ShapeClassOf<SoftmaxArgs> {
   using type = SoftmaxClass;
 };
 
+/// The rung dtypes that may run a call: its exact type, and for tf32 exact f32 too (tf32 is
+/// a permission: exact f32 rungs qualify).
 inline uint32_t type_mask(const GemmArgs& a) {
-  switch (a.type()) {
-    case GemmType::F16:
-      return kMaskF16;
-    case GemmType::BF16:
-      return kMaskBF16;
-    case GemmType::TF32:
-      return kMaskTF32 | kMaskF32;  // tf32 is a permission: exact f32 rungs qualify
-    default:
-      return kMaskF32;
-  }
+  const uint32_t bit = exact_type_bit(a);
+  return bit == kMaskTF32 ? bit | kMaskF32 : bit;
 }
-inline uint32_t type_mask(const SoftmaxArgs& a) {
-  return a.dtype == DType::F16 ? kMaskF16 : a.dtype == DType::BF16 ? kMaskBF16 : kMaskF32;
-}
+inline uint32_t type_mask(const SoftmaxArgs& a) { return exact_type_bit(a); }
 inline std::string type_label(const GemmArgs& a) { return gemm_type_name(a.type()); }
 inline std::string type_label(const SoftmaxArgs& a) { return dtype_name(a.dtype); }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "cpu_test_util.hpp"
+#include "support/gemm_desc.hpp"
 
 #include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
@@ -44,28 +45,8 @@ inline core::GemmArgs gemm_args(int64_t m, int64_t n, int64_t k, const void* a, 
   return g;
 }
 
-/// The same call for the public C API, with `variant` forced (nullptr: auto).
-inline gk_gemm_desc gemm_desc(const core::GemmArgs& g, const char* variant) {
-  auto type = [](core::DType t) { return t == core::DType::F32 ? GK_F32 : t == core::DType::F16 ? GK_F16 : GK_BF16; };
-  gk_gemm_desc d{};
-  d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
-  d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
-  d.m = g.m;
-  d.n = g.n;
-  d.k = g.k;
-  d.alpha = g.alpha;
-  d.a = g.a;
-  d.lda = g.lda;
-  d.b = g.b;
-  d.ldb = g.ldb;
-  d.beta = g.beta;
-  d.c = g.c;
-  d.ldc = g.ldc;
-  d.ab_type = type(g.ab_type);
-  d.c_type = type(g.c_type);
-  d.variant = variant;
-  return d;
-}
+/// The same call for the public C API (tests/support).
+using gpukern::test::gemm_desc;
 
 /// Runs `t` through `run` and checks it; `label` names the entry point in failures.
 inline void check_gemm(const GemmCase& t, const std::function<void(const core::GemmArgs&)>& run,

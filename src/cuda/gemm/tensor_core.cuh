@@ -44,7 +44,7 @@ void tcgen05_run(const core::GemmArgs& args, const CudaContext& ctx);
 constexpr int64_t kSkinnyMaxT = 64;
 core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx);
 void skinny_run(const core::GemmArgs& args, const CudaContext& ctx);
-/// True when min(m, n) <= kSkinnyMaxT: the shapes `skinny` is built for (for auto's policy).
+/// True when min(m, n) <= kSkinnyMaxT: the shapes `skinny` is built for (its supports() check).
 bool skinny_shape(const core::GemmArgs& args);
 
 }  // namespace gpukern::cuda::gemm

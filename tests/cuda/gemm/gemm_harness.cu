@@ -4,6 +4,7 @@
 #include "gemm_harness.cuh"
 
 #include "support/backends.hpp"
+#include "support/gemm_desc.hpp"
 #include "support/reference.hpp"
 
 #include <gtest/gtest.h>
@@ -273,24 +274,7 @@ gk_status run_rung(const std::string& name, const core::GemmArgs& args, cudaStre
   Device& dev = shared_device("cuda");
   gk_status status = gk_set_stream(dev.handle(), stream);
   if (status == GK_SUCCESS) {
-    gk_gemm_desc d{};
-    d.trans_a = args.trans_a ? GK_TRANS : GK_NO_TRANS;
-    d.trans_b = args.trans_b ? GK_TRANS : GK_NO_TRANS;
-    d.m = args.m;
-    d.n = args.n;
-    d.k = args.k;
-    d.alpha = args.alpha;
-    d.a = args.a;
-    d.lda = args.lda;
-    d.b = args.b;
-    d.ldb = args.ldb;
-    d.beta = args.beta;
-    d.c = args.c;
-    d.ldc = args.ldc;
-    d.ab_type = public_type(args.ab_type);
-    d.c_type = public_type(args.c_type);
-    d.allow_tf32 = args.allow_tf32 ? 1 : 0;
-    d.variant = name.c_str();
+    const gk_gemm_desc d = test::gemm_desc(args, name.c_str());
     status = gk_gemm(dev.handle(), &d);
   }
   if (status != GK_SUCCESS) *message = gk_last_error();
