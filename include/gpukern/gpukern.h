@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -102,7 +103,8 @@ typedef enum gk_decline {
   GK_DECLINE_LAYOUT = 4,          ///< a transpose or stride layout the rung does not implement
   GK_DECLINE_SHAPE_LIMIT = 5,     ///< a size beyond what the rung handles
   GK_DECLINE_RESOURCE = 6,        ///< shared memory, clusters or workspace the device lacks
-  GK_DECLINE_LIBRARY_MISSING = 7  ///< the vendor library the rung calls is not installed
+  GK_DECLINE_LIBRARY_MISSING = 7, ///< the vendor library the rung calls is not installed
+  GK_DECLINE_FEATURE = 8          ///< a fused feature (softmax scale or mask) the rung does not implement
 } gk_decline;
 
 /// One rung of a ladder.
@@ -156,6 +158,99 @@ typedef struct gk_softmax_desc {
   const char* variant;  ///< rung name; NULL or "auto" = GPUKERN_SOFTMAX_VARIANT or auto
 } gk_softmax_desc;
 
+/// Activation applied by the fused gemm epilogue (gk_gemm_ex_desc::activation).
+typedef enum gk_activation {
+  GK_ACT_NONE = 0,       ///< identity
+  GK_ACT_RELU = 1,       ///< max(x, 0)
+  GK_ACT_GELU_TANH = 2,  ///< 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (cuBLASLt's GELU)
+  GK_ACT_GELU_ERF = 3,   ///< 0.5 x (1 + erf(x / sqrt(2)))
+  GK_ACT_SILU = 4        ///< x / (1 + exp(-x))
+} gk_activation;
+
+/// Extended gemm: every gk_gemm_desc field (same names, same meaning), plus strided batches
+/// and a fused epilogue. For batch item b (0 <= b < batch_count):
+///   C_b = act(alpha * op(A_b) * op(B_b) + beta * C_b + bias_b)
+/// with A_b = a + b * stride_a (elements; likewise B, C, bias). bias_b is a vector of n values
+/// added to every row of C_b (bias[j] to column j: the linear-layer case), in f32 or in C's
+/// type; the sum and the activation are computed in f32 before C is rounded once.
+/// stride_a or stride_b 0 broadcasts one operand over the batch; the batch items of C must not
+/// overlap (stride_c >= (m - 1) * ldc + n, or interleaved rows: stride_c >= n and
+/// ldc >= (batch_count - 1) * stride_c + n), else GK_INVALID_ARGUMENT naming stride_c.
+/// batch_count 0 does nothing (as m == 0); a negative count or stride is GK_INVALID_ARGUMENT.
+///
+/// Growth without breaking applications: `size` is sizeof(gk_gemm_ex_desc) as the caller's
+/// header declares it (gk_gemm_ex_desc_init sets it). Fields are only ever appended, each with
+/// zero meaning "as before"; the library reads `size` bytes and gives a later field its zero
+/// default. A size smaller than this first version's, or larger than the library knows with a
+/// non-zero byte in the part it does not know, is GK_INVALID_ARGUMENT naming `size`.
+typedef struct gk_gemm_ex_desc {
+  size_t size;  ///< sizeof(gk_gemm_ex_desc) of the caller's header
+  gk_transpose trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha;
+  const void* a;
+  int64_t lda;
+  const void* b;
+  int64_t ldb;
+  float beta;
+  void* c;
+  int64_t ldc;
+  gk_dtype ab_type;
+  gk_dtype c_type;
+  int allow_tf32;
+  const char* variant;
+  int64_t batch_count;                ///< batch items (gk_gemm_ex_desc_init: 1)
+  int64_t stride_a, stride_b, stride_c;  ///< elements between batch items; 0 for A or B broadcasts it
+  const void* bias;                   ///< n values per batch item, or NULL for none
+  int64_t bias_length;                ///< must equal n when bias is set, 0 when it is not
+  gk_dtype bias_type;                 ///< GK_F32 or c_type
+  int64_t stride_bias;                ///< elements between the batch items' bias vectors; 0 = shared
+  gk_activation activation;
+} gk_gemm_ex_desc;
+
+/// Extended softmax: every gk_softmax_desc field, plus strided batches, an input scale and a
+/// causal mask. For batch item b, rows r < rows, columns c < cols:
+///   y_b[r, c] = softmax over the kept columns of (scale * x_b[r, :]), and 0 where masked
+/// (log-softmax: -inf where masked). With causal != 0, row r keeps columns c <= r + causal_offset
+/// (r counted within its batch item); a row that keeps no column (r + causal_offset < 0) is all
+/// zeros (log-softmax: all -inf), never NaN. x_b = x + b * stride_x (elements; 0 broadcasts x),
+/// y_b = y + b * stride_y; the batch items of y must not overlap. Growth rule as gk_gemm_ex_desc.
+typedef struct gk_softmax_ex_desc {
+  size_t size;  ///< sizeof(gk_softmax_ex_desc) of the caller's header
+  int64_t rows, cols;
+  const void* x;
+  int64_t ldx;
+  void* y;
+  int64_t ldy;
+  gk_dtype dtype;
+  int log_softmax;
+  const char* variant;
+  int64_t batch_count;         ///< batch items of rows x cols (gk_softmax_ex_desc_init: 1)
+  int64_t stride_x, stride_y;  ///< elements between batch items
+  float scale;                 ///< softmax(scale * x) (gk_softmax_ex_desc_init: 1)
+  int causal;                  ///< 1: row r keeps columns c <= r + causal_offset
+  int64_t causal_offset;
+} gk_softmax_ex_desc;
+
+/// Fills a descriptor with the defaults of a valid empty call: size set, no transposes, f32,
+/// alpha 1, beta 0, leading dimensions 1, batch_count 1, no bias, no activation, auto.
+/// Inline, so `size` is the caller's header's.
+static inline void gk_gemm_ex_desc_init(gk_gemm_ex_desc* d) {
+  memset(d, 0, sizeof *d);
+  d->size = sizeof(gk_gemm_ex_desc);
+  d->alpha = 1.0f;
+  d->lda = d->ldb = d->ldc = 1;
+  d->batch_count = 1;
+}
+/// The same for softmax: f32, softmax (not log), ldx = ldy = 1, batch_count 1, scale 1, no mask.
+static inline void gk_softmax_ex_desc_init(gk_softmax_ex_desc* d) {
+  memset(d, 0, sizeof *d);
+  d->size = sizeof(gk_softmax_ex_desc);
+  d->ldx = d->ldy = 1;
+  d->batch_count = 1;
+  d->scale = 1.0f;
+}
+
 /// Name of a status, e.g. "InvalidArgument".
 GK_API const char* gk_status_name(gk_status status);
 /// Message of the last failing call on this thread ("" if none).
@@ -207,6 +302,10 @@ GK_API gk_status gk_set_stream(gk_handle handle, void* stream);
 
 GK_API gk_status gk_gemm(gk_handle handle, const gk_gemm_desc* desc);
 GK_API gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc);
+/// The extended calls (batches, fused epilogue, scale and mask). gk_gemm and gk_softmax are
+/// these with batch_count 1 and nothing fused.
+GK_API gk_status gk_gemm_ex(gk_handle handle, const gk_gemm_ex_desc* desc);
+GK_API gk_status gk_softmax_ex(gk_handle handle, const gk_softmax_ex_desc* desc);
 
 /// The ladder of an operation on this handle, in ladder order.
 GK_API gk_status gk_variant_count(gk_handle handle, gk_op op, int* count);
@@ -227,6 +326,8 @@ GK_API gk_status gk_last_variant(gk_handle handle, gk_op op, char* name, size_t 
 /// Which rung `auto` (or the env override) would run for this call, without running it.
 GK_API gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name, size_t len);
 GK_API gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name, size_t len);
+GK_API gk_status gk_gemm_ex_select(gk_handle handle, const gk_gemm_ex_desc* desc, char* name, size_t len);
+GK_API gk_status gk_softmax_ex_select(gk_handle handle, const gk_softmax_ex_desc* desc, char* name, size_t len);
 
 /// Event timing on the handle's stream: record start, run work, then read elapsed ms.
 /// An opaque value, not an address; it lives until gk_timer_destroy or gk_close.

@@ -69,26 +69,19 @@ using DeviceInfo = gk_device_info;
 using VariantInfo = gk_variant_info;
 using AutoEntry = gk_auto_entry;
 
-/// gemm description; see gk_gemm_desc. Defaults: no transposes, f32, alpha 1, beta 0, auto,
-/// all sizes 0 and leading dimensions 1 (the least the rule ld >= max(1, row length) allows):
-/// a valid empty call.
-struct GemmDesc : gk_gemm_desc {
-  GemmDesc() : gk_gemm_desc{} {
-    trans_a = trans_b = GK_NO_TRANS;
-    alpha = 1.0f;
-    beta = 0.0f;
-    lda = ldb = ldc = 1;
-    ab_type = c_type = GK_F32;
-  }
+/// gemm description; see gk_gemm_ex_desc (the gk_gemm_desc fields plus strided batches and a
+/// fused bias + activation epilogue). Defaults (gk_gemm_ex_desc_init): no transposes, f32,
+/// alpha 1, beta 0, auto, all sizes 0 and leading dimensions 1 (the least the rule
+/// ld >= max(1, row length) allows), batch_count 1, no bias, no activation: a valid empty call.
+struct GemmDesc : gk_gemm_ex_desc {
+  GemmDesc() : gk_gemm_ex_desc{} { gk_gemm_ex_desc_init(this); }
 };
 
-/// softmax description; see gk_softmax_desc. Defaults: f32, softmax (not log), auto, rows and
-/// cols 0, ldx = ldy = 1: a valid empty call.
-struct SoftmaxDesc : gk_softmax_desc {
-  SoftmaxDesc() : gk_softmax_desc{} {
-    ldx = ldy = 1;
-    dtype = GK_F32;
-  }
+/// softmax description; see gk_softmax_ex_desc. Defaults (gk_softmax_ex_desc_init): f32,
+/// softmax (not log), auto, rows and cols 0, ldx = ldy = 1, batch_count 1, scale 1, no mask:
+/// a valid empty call.
+struct SoftmaxDesc : gk_softmax_ex_desc {
+  SoftmaxDesc() : gk_softmax_ex_desc{} { gk_softmax_ex_desc_init(this); }
 };
 
 /// Size in bytes of one element of a storage type.
@@ -240,6 +233,9 @@ class Device {
   /// Use the application's cudaStream_t / hipStream_t (nullptr: the device's own).
   void set_stream(void* stream) { check(gk_set_stream(handle(), stream)); }
 
+  void gemm(const gk_gemm_ex_desc& d) { check(gk_gemm_ex(handle(), &d)); }
+  void softmax(const gk_softmax_ex_desc& d) { check(gk_softmax_ex(handle(), &d)); }
+  /// The plain descriptors (no batches, nothing fused).
   void gemm(const gk_gemm_desc& d) { check(gk_gemm(handle(), &d)); }
   void softmax(const gk_softmax_desc& d) { check(gk_softmax(handle(), &d)); }
 
@@ -274,6 +270,16 @@ class Device {
   std::string select(const gk_softmax_desc& d) const {
     char name[GK_NAME_LEN] = {};
     check(gk_softmax_select(handle(), &d, name, sizeof name));
+    return name;
+  }
+  std::string select(const gk_gemm_ex_desc& d) const {
+    char name[GK_NAME_LEN] = {};
+    check(gk_gemm_ex_select(handle(), &d, name, sizeof name));
+    return name;
+  }
+  std::string select(const gk_softmax_ex_desc& d) const {
+    char name[GK_NAME_LEN] = {};
+    check(gk_softmax_ex_select(handle(), &d, name, sizeof name));
     return name;
   }
   Timer timer() {

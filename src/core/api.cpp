@@ -133,7 +133,7 @@ const char* gk_last_error(void) { return t_last_error.c_str(); }
 gk_decline gk_last_decline(void) { return static_cast<gk_decline>(t_last_decline); }
 
 const char* gk_decline_name(gk_decline d) {
-  if (d < GK_DECLINE_NONE || d > GK_DECLINE_LIBRARY_MISSING) return "Unknown";
+  if (d < GK_DECLINE_NONE || d > GK_DECLINE_FEATURE) return "Unknown";
   return core::decline_name(static_cast<core::Decline>(d));
 }
 

@@ -61,6 +61,8 @@ const char* decline_name(Decline d) {
       return "Resource";
     case Decline::LibraryMissing:
       return "LibraryMissing";
+    case Decline::Feature:
+      return "Feature";
   }
   return "Unknown";
 }

@@ -44,6 +44,20 @@ enum class RungKind : int {
   Experimental,  ///< never run on hardware (compile-verified): listed, forced by name only
 };
 
+/// Features a rung may implement itself (Rung::fuses).
+constexpr uint32_t kFuseBatch = 1u << 0;     ///< strided batches (GemmArgs/SoftmaxArgs::batch > 1)
+constexpr uint32_t kFuseEpilogue = 1u << 1;  ///< GEMM bias and activation, every bias type and act
+constexpr uint32_t kFuseScale = 1u << 2;     ///< softmax input scale != 1
+constexpr uint32_t kFuseCausal = 1u << 3;    ///< softmax causal mask
+
+/// The features a call needs.
+inline uint32_t needed_features(const GemmArgs& a) {
+  return (a.batched() ? kFuseBatch : 0u) | (a.has_epilogue() ? kFuseEpilogue : 0u);
+}
+inline uint32_t needed_features(const SoftmaxArgs& a) {
+  return (a.batched() ? kFuseBatch : 0u) | (a.scale != 1.0f ? kFuseScale : 0u) | (a.causal ? kFuseCausal : 0u);
+}
+
 /// `auto` never picks a rung with this rank.
 constexpr int kNeverAuto = -1;
 
@@ -66,6 +80,11 @@ struct Rung {
   int auto_rank;
   /// When auto tries it (a policy, e.g. "rows shorter than 1 KB"); nullptr: always.
   bool (*auto_when)(const Args& args, const Ctx& ctx) = nullptr;
+  /// The kFuse* features `run` implements itself. A call needing a feature the rung does not
+  /// fuse is decomposed by the core where it can be (GEMM batches: one call per item; GEMM
+  /// epilogue: the backend's separate pass; softmax batches: one call per item); softmax scale
+  /// and mask cannot be decomposed, and a rung without them declines with Decline::Feature.
+  uint32_t fuses = 0;
 };
 
 /// `row` with place `rank` in auto's order (and policy `when`): for a row that two
@@ -74,6 +93,12 @@ template <class Args, class Ctx>
 constexpr Rung<Args, Ctx> ranked(Rung<Args, Ctx> row, int rank, bool (*when)(const Args&, const Ctx&) = nullptr) {
   row.auto_rank = rank;
   row.auto_when = when;
+  return row;
+}
+/// `row` declaring the kFuse* features its run implements.
+template <class Args, class Ctx>
+constexpr Rung<Args, Ctx> fusing(Rung<Args, Ctx> row, uint32_t features) {
+  row.fuses = features;
   return row;
 }
 

@@ -39,6 +39,7 @@ enum class Decline : int {
   ShapeLimit = GK_DECLINE_SHAPE_LIMIT,          ///< a size beyond what it handles
   Resource = GK_DECLINE_RESOURCE,               ///< shared memory, clusters, workspace the device lacks
   LibraryMissing = GK_DECLINE_LIBRARY_MISSING,  ///< the vendor library it calls is not there
+  Feature = GK_DECLINE_FEATURE,                 ///< a fused feature (softmax scale, mask) it lacks
 };
 GK_CORE_API const char* decline_name(Decline d);  // "WrongArch", ...
 
@@ -71,6 +72,16 @@ class GK_CORE_API Error : public std::runtime_error {
 
 enum class DType : int { F32 = GK_F32, F16 = GK_F16, BF16 = GK_BF16 };
 
+/// The fused epilogue's activation (same values as gk_activation); formulas in
+/// core/activation.hpp, shared by host and device code.
+enum class Activation : int {
+  None = GK_ACT_NONE,
+  Relu = GK_ACT_RELU,
+  GeluTanh = GK_ACT_GELU_TANH,
+  GeluErf = GK_ACT_GELU_ERF,
+  Silu = GK_ACT_SILU,
+};
+
 /// The arithmetic class of a gemm call, used to match rungs: f32 data with
 /// allow_tf32 is "tf32" (a rung listing f32 only may still run it exactly).
 enum class GemmType : int { F32 = 0, TF32 = 1, F16 = 2, BF16 = 3 };
@@ -102,6 +113,21 @@ struct GemmArgs {
   DType ab_type = DType::F32;
   DType c_type = DType::F32;
   bool allow_tf32 = false;
+  // Strided batches: item b reads a + b*stride_a, b + b*stride_b and writes c + b*stride_c
+  // (elements). batch >= 1 (the core returns before any rung for 0). stride_a or stride_b
+  // 0 broadcasts that operand; the items of C never overlap (validated).
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0;
+  // Fused epilogue: C = act(alpha*op(A)*op(B) + beta*C + bias), in f32 before C is rounded.
+  // bias: n values (column j gets bias[j]) of bias_type (F32 or c_type), item b's at
+  // bias + b*stride_bias; nullptr = none.
+  const void* bias = nullptr;
+  DType bias_type = DType::F32;
+  int64_t stride_bias = 0;
+  Activation act = Activation::None;
+
+  bool batched() const { return batch > 1; }
+  bool has_epilogue() const { return bias != nullptr || act != Activation::None; }
 
   GemmType type() const {
     switch (ab_type) {
@@ -125,6 +151,23 @@ struct SoftmaxArgs {
   int64_t ldy = 0;
   DType dtype = DType::F32;
   bool log = false;
+  // Strided batches of rows x cols: item b reads x + b*stride_x, writes y + b*stride_y
+  // (elements; stride_x 0 broadcasts x). batch >= 1; the items of y never overlap.
+  int64_t batch = 1;
+  int64_t stride_x = 0, stride_y = 0;
+  // softmax(scale * x); with causal, row r (within its item) keeps columns c <= r + causal_offset,
+  // masked outputs are 0 (log: -inf) and a row keeping no column is all 0 (log: all -inf).
+  float scale = 1.0f;
+  bool causal = false;
+  int64_t causal_offset = 0;
+
+  bool batched() const { return batch > 1; }
+  /// Columns row r keeps: cols without a mask, else clamp(r + causal_offset + 1, 0, cols).
+  int64_t kept_cols(int64_t r) const {
+    if (!causal) return cols;
+    const int64_t kept = r + causal_offset + 1;
+    return kept < 0 ? 0 : kept > cols ? cols : kept;
+  }
 };
 
 /// The integer stored in an enum-typed field or argument of the C API, read as bytes.
