@@ -1,0 +1,53 @@
+// The fused GEMM epilogue and batch addressing as kernels see them, shared by every CUDA
+// (and HIP) rung that fuses them: C = act(alpha*acc + beta*C + bias) computed in f32,
+// rounded once to C's type; batch item b's operands at base + b * stride.
+#pragma once
+
+#include "core/activation.hpp"
+#include "cuda/portable.cuh"
+
+#include <cstdint>
+
+namespace gpukern::cuda::gemm {
+
+/// Passed by value to kernels: the bias (nullptr = none) and the activation.
+struct Epilogue {
+  const void* bias = nullptr;
+  int64_t stride_bias = 0;  ///< elements between batch items' bias vectors (0 = shared)
+  int bias_type = GK_F32;   ///< gk_dtype of the bias
+  int act = GK_ACT_NONE;    ///< gk_activation
+
+  __host__ __device__ bool active() const { return bias != nullptr || act != GK_ACT_NONE; }
+
+  /// bias[col] of batch item `batch` in f32 (0 without a bias).
+  __device__ __forceinline__ float bias_at(int64_t batch, int64_t col) const {
+    if (bias == nullptr) return 0.0f;
+    const int64_t i = batch * stride_bias + col;
+    if (bias_type == GK_F16) return gpu::to_float(static_cast<const gpu::half_t*>(bias)[i]);
+    if (bias_type == GK_BF16) return gpu::to_float(static_cast<const gpu::bf16_t*>(bias)[i]);
+    return static_cast<const float*>(bias)[i];
+  }
+
+  /// act(v + bias[col]) for a value that already holds alpha*acc + beta*C.
+  __device__ __forceinline__ float apply(float v, int64_t batch, int64_t col) const {
+    return core::activate(v + bias_at(batch, col), act);
+  }
+};
+
+/// The epilogue of a validated call (empty when it has none).
+inline Epilogue epilogue_of(const core::GemmArgs& a) {
+  Epilogue e;
+  e.bias = a.bias;
+  e.stride_bias = a.stride_bias;
+  e.bias_type = static_cast<int>(a.bias_type);
+  e.act = static_cast<int>(a.act);
+  return e;
+}
+
+/// Batch strides in elements, passed by value to kernels (all 0 for an unbatched call).
+struct BatchStrides {
+  int64_t a = 0, b = 0, c = 0;
+};
+inline BatchStrides batch_strides_of(const core::GemmArgs& g) { return {g.stride_a, g.stride_b, g.stride_c}; }
+
+}  // namespace gpukern::cuda::gemm
