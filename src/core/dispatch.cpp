@@ -24,6 +24,22 @@ std::vector<int> auto_positions(const std::vector<RungInfo>& rungs) {
   return order;
 }
 
+/// The activation as shape_text prints it.
+const char* activation_text(Activation act) {
+  switch (act) {
+    case Activation::Relu:
+      return "relu";
+    case Activation::GeluTanh:
+      return "gelu_tanh";
+    case Activation::GeluErf:
+      return "gelu_erf";
+    case Activation::Silu:
+      return "silu";
+    default:
+      return "none";
+  }
+}
+
 }  // namespace
 
 const char* op_name(OpKind op) { return op == OpKind::Gemm ? "gemm" : "softmax"; }
@@ -33,12 +49,18 @@ std::string shape_text(const GemmArgs& a) {
   s << (a.trans_a ? 'T' : 'N') << (a.trans_b ? 'T' : 'N') << " m=" << a.m << " n=" << a.n << " k=" << a.k << " "
     << gemm_type_name(a.type());
   if (a.c_type != a.ab_type) s << "->" << dtype_name(a.c_type);
+  if (a.batched()) s << " batch=" << a.batch;
+  if (a.bias) s << " bias=" << dtype_name(a.bias_type);
+  if (a.act != Activation::None) s << " act=" << activation_text(a.act);
   return s.str();
 }
 
 std::string shape_text(const SoftmaxArgs& a) {
   std::ostringstream s;
   s << "rows=" << a.rows << " cols=" << a.cols << " " << dtype_name(a.dtype) << (a.log ? " log" : "");
+  if (a.batched()) s << " batch=" << a.batch;
+  if (a.scale != 1.0f) s << " scale=" << a.scale;
+  if (a.causal) s << " causal(" << (a.causal_offset >= 0 ? "+" : "") << a.causal_offset << ")";
   return s.str();
 }
 

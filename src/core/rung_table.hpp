@@ -7,8 +7,10 @@
 #pragma once
 
 #include "core/backend.hpp"
+#include "core/decompose.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <initializer_list>
 #include <limits>
 #include <stdexcept>
@@ -232,13 +234,15 @@ class Ladder {
   int size() const { return static_cast<int>(rows_.size()); }
   const Row& operator[](int i) const { return rows_[static_cast<std::size_t>(i)]; }
 
-  /// Whether rung `i` accepts the call: dtype, architecture, then the rung's own check.
+  /// Whether rung `i` accepts the call: dtype, architecture, then (softmax) the features it
+  /// must fuse, then the rung's own check on the calls it will be given: the call itself,
+  /// or what the core decomposes it into (decompose.hpp) where the rung does not fuse it all.
   Verdict supports(int i, const Args& args, const Ctx& ctx, const DeviceArch& arch) const {
     const Row& r = (*this)[i];
     if ((r.dtypes & type_mask(args)) == 0)
       return {Decline::Dtype, "no " + type_label(args) + " support (takes " + mask_names(r.dtypes) + ")"};
     if (Verdict v = arch_verdict(r.arch, arch); !v.accepted()) return v;
-    return r.supports ? r.supports(args, ctx) : Verdict{};
+    return planned_supports(r, args, ctx);
   }
 
   /// Whether auto tries rung `i` for this call.
@@ -247,7 +251,9 @@ class Ladder {
     return r.auto_rank != kNeverAuto && r.kind != RungKind::Experimental && (!r.auto_when || r.auto_when(args, ctx));
   }
 
-  void run(int i, const Args& args, const Ctx& ctx) const { (*this)[i].run(args, ctx); }
+  /// Runs an accepted call on rung `i`, decomposing what the rung does not fuse (logged at
+  /// debug level, once per call).
+  void run(int i, const Args& args, const Ctx& ctx) const { planned_run((*this)[i], args, ctx); }
 
   /// The table as listed to users.
   std::vector<RungInfo> infos(const DeviceArch& arch) const {
@@ -288,6 +294,51 @@ class Ladder {
   }
 
  private:
+  static std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+  }
+  static Verdict own_check(const Row& r, const Args& args, const Ctx& ctx) {
+    return r.supports ? r.supports(args, ctx) : Verdict{};
+  }
+  static GemmPlan plan_for(const Row& r, const GemmArgs& args) {
+    return plan_gemm(args, (r.fuses & kFuseBatch) != 0, (r.fuses & kFuseEpilogue) != 0);
+  }
+
+  // GEMM: nothing declines for want of fusing; the rung's check sees each call it will get.
+  static Verdict planned_supports(const Row& r, const GemmArgs& args, const Ctx& ctx) {
+    const GemmPlan plan = plan_for(r, args);
+    if (!plan.decomposed()) return own_check(r, args, ctx);
+    return check_plan(args, plan, GenericPaths<Ctx>::kWorkspaceAlignment,
+                      [&](const GemmArgs& call) { return own_check(r, call, ctx); });
+  }
+  static void planned_run(const Row& r, const GemmArgs& args, const Ctx& ctx) {
+    const GemmPlan plan = plan_for(r, args);
+    if (!plan.decomposed()) return r.run(args, ctx);
+    log_decomposition("gemm", r.name, describe_plan(args, plan));
+    run_plan(args, plan, ctx, [&](const GemmArgs& call) { r.run(call, ctx); });
+  }
+
+  // Softmax: the scale and the mask change every output of a row, so they cannot be applied
+  // around a rung: a rung without them declines. Batches run item by item.
+  static Verdict planned_supports(const Row& r, const SoftmaxArgs& args, const Ctx& ctx) {
+    const uint32_t missing = needed_features(args) & ~r.fuses;
+    if (missing & kFuseScale)
+      return {Decline::Feature, "does not fuse the input scale (scale " + number_text(args.scale) + ")"};
+    if (missing & kFuseCausal)
+      return {Decline::Feature,
+              "does not fuse the causal mask (offset " + std::to_string(args.causal_offset) + ")"};
+    if (missing & kFuseBatch)
+      return check_softmax_items(args, [&](const SoftmaxArgs& item) { return own_check(r, item, ctx); });
+    return own_check(r, args, ctx);
+  }
+  static void planned_run(const Row& r, const SoftmaxArgs& args, const Ctx& ctx) {
+    if (!args.batched() || (r.fuses & kFuseBatch)) return r.run(args, ctx);
+    log_decomposition("softmax", r.name, "batch of " + std::to_string(args.batch) + " run item by item");
+    for (int64_t item = 0; item < args.batch; ++item) r.run(softmax_item(args, item), ctx);
+  }
+
   std::vector<Row> rows_;
   std::vector<int> auto_order_;
   std::vector<Class> table_;

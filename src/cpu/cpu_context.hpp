@@ -27,3 +27,15 @@ using GemmRung = core::Rung<core::GemmArgs, CpuContext>;
 using SoftmaxRung = core::Rung<core::SoftmaxArgs, CpuContext>;
 
 }  // namespace gpukern::cpu
+
+namespace gpukern::core {
+/// The CPU's part of the core's generic paths (core/decompose.hpp), in cpu/epilogue_pass.cpp:
+/// the epilogue pass over OpenMP threads, the workspace from a per-thread buffer.
+template <>
+struct GenericPaths<cpu::CpuContext> {
+  static constexpr std::size_t kWorkspaceAlignment = 64;
+  static void epilogue_pass(const EpiloguePassArgs& args, const cpu::CpuContext& ctx);
+  static void* workspace(std::size_t bytes, const cpu::CpuContext& ctx);
+  static void release(void* workspace, const cpu::CpuContext& ctx) noexcept;
+};
+}  // namespace gpukern::core

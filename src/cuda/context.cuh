@@ -166,3 +166,16 @@ const GemmLadder& gemm_ladder();
 const SoftmaxLadder& softmax_ladder();
 
 }  // namespace gpukern::cuda
+
+namespace gpukern::core {
+/// The module's part of the core's generic paths (core/decompose.hpp), in
+/// src/cuda/gemm/epilogue_pass.cu (CUDA and HIP): the epilogue pass kernel on the context's
+/// stream, the workspace stream-ordered (cuda/workspace.cuh's pool on CUDA).
+template <>
+struct GenericPaths<cuda::CudaContext> {
+  static constexpr std::size_t kWorkspaceAlignment = 256;
+  static void epilogue_pass(const EpiloguePassArgs& args, const cuda::CudaContext& ctx);
+  static void* workspace(std::size_t bytes, const cuda::CudaContext& ctx);
+  static void release(void* workspace, const cuda::CudaContext& ctx) noexcept;
+};
+}  // namespace gpukern::core

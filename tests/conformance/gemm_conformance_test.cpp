@@ -10,16 +10,7 @@
 namespace gpukern::test {
 namespace {
 
-class GemmConformance : public ::testing::TestWithParam<RungParam> {
- protected:
-  void SetUp() override {
-    bool fail = false;
-    const std::string why = skip_reason(GetParam(), &fail);
-    if (fail) FAIL() << why;
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  bool on_gpu() const { return GetParam().backend != "cpu"; }
-};
+class GemmConformance : public LadderTest {};
 
 GemmCase shape(int64_t m, int64_t n, int64_t k) {
   GemmCase c;

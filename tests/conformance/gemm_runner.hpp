@@ -23,6 +23,22 @@ struct GemmCase {
   /// allocation (128 bytes for f32); an odd count makes every operand misaligned.
   int64_t guard = 32;
 
+  // Strided batches and the fused epilogue (gk_gemm_ex; a case without them is a plain
+  // gk_gemm call). Item b of A, B, C and the bias starts b strides after item 0.
+  int64_t batch = 1;
+  /// Elements between one item's last cell and the next item's first (padded strides).
+  int64_t gap = 0;
+  bool broadcast_a = false, broadcast_b = false;  ///< stride 0: one A (B) for every item
+  /// The items' rows interleaved in C: stride_c = n, ldc = batch * n + pad_c.
+  bool interleaved_c = false;
+  enum class Bias { None, F32, CType } bias = Bias::None;
+  bool bias_per_item = false;  ///< stride_bias = n + gap; else 0 (one bias for every item)
+  gk_activation act = GK_ACT_NONE;
+
+  bool extended() const {
+    return batch != 1 || gap != 0 || broadcast_a || broadcast_b || interleaved_c || bias != Bias::None ||
+           act != GK_ACT_NONE;
+  }
   std::string describe() const;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gpukern/gpukern.h>
+#include <gtest/gtest.h>
 
 #include <iostream>
 #include <ostream>
@@ -68,6 +69,19 @@ void run_all_cases(const RungParam& param, const std::vector<Case>& cases, RunOn
   std::cout << "[          ] " << param.test_name() << ": " << passed << " passed, " << declined
             << " declined (checked through auto), of " << cases.size() << " cases\n";
 }
+
+/// The fixture of every conformance group: skips the parameter with skip_reason's answer
+/// (or fails where that answer is a failure).
+class LadderTest : public ::testing::TestWithParam<RungParam> {
+ protected:
+  void SetUp() override {
+    bool fail = false;
+    const std::string why = skip_reason(GetParam(), &fail);
+    if (fail) FAIL() << why;
+    if (!why.empty()) GTEST_SKIP() << why;
+  }
+  bool on_gpu() const { return GetParam().backend != "cpu"; }
+};
 
 /// gtest's name generator for these parameters.
 struct ParamName {

@@ -10,16 +10,7 @@
 namespace gpukern::test {
 namespace {
 
-class SoftmaxConformance : public ::testing::TestWithParam<RungParam> {
- protected:
-  void SetUp() override {
-    bool fail = false;
-    const std::string why = skip_reason(GetParam(), &fail);
-    if (fail) FAIL() << why;
-    if (!why.empty()) GTEST_SKIP() << why;
-  }
-  bool on_gpu() const { return GetParam().backend != "cpu"; }
-};
+class SoftmaxConformance : public LadderTest {};
 
 SoftmaxCase shape(int64_t rows, int64_t cols) {
   SoftmaxCase c;

@@ -23,13 +23,16 @@ std::string SoftmaxCase::describe() const {
   if (in_place) s << " in place";
   if (guard % 32 != 0) s << " misaligned (" << guard << " elements in)";
   s << kSpecial[static_cast<int>(special)];
+  if (batch != 1) s << " batch=" << batch << (gap ? " gap=" + std::to_string(gap) : "") << (broadcast_x ? " broadcast x" : "");
+  if (scale != 1.0f) s << " scale=" << scale;
+  if (causal) s << " causal offset " << causal_offset;
   return s.str();
 }
 
 namespace {
 
 struct SoftmaxOperands {
-  Window wx, wy;        // wy == wx in place
+  BatchWindows wx, wy;  // wy == wx in place
   HostArray x;          // the input buffer (also the output buffer in place)
   HostArray y_initial;  // the output buffer before the call (unused in place)
 };
@@ -60,24 +63,36 @@ void write_specials(HostArray& x, const Window& w, Special special, Random& rng)
   }
 }
 
+/// Windows of `items` rows x cols items with row stride ld, `gap` cells apart.
+BatchWindows batch_of(const SoftmaxCase& sc, int64_t ld, int64_t items) {
+  const int64_t extent = sc.rows > 0 && sc.cols > 0 ? (sc.rows - 1) * ld + sc.cols : 0;
+  return make_batch_windows(sc.rows, sc.cols, ld, items > 1 ? extent + sc.gap : 0, items, sc.guard);
+}
+
 SoftmaxOperands make_operands(const RungParam& p, const SoftmaxCase& sc, Random& rng) {
   SoftmaxOperands o;
   const int64_t ldx = std::max<int64_t>(1, sc.cols) + sc.pad_x;
   const int64_t ldy = sc.in_place ? ldx : std::max<int64_t>(1, sc.cols) + sc.pad_y;
-  o.wx = make_window(sc.rows, sc.cols, ldx, sc.guard);
-  o.wy = make_window(sc.rows, sc.cols, ldy, sc.guard);
+  o.wx = batch_of(sc, ldx, sc.broadcast_x ? 1 : sc.batch);
+  o.wy = batch_of(sc, ldy, sc.batch);
   const double center = sc.special == Special::LargeValues ? 1000.0 : 0.0;
   auto random = [&](int64_t, int64_t) { return center + rng.uniform(-4.0, 4.0); };
-  o.x = HostArray(p.input_type, o.wx.total);
+  o.x = HostArray(p.input_type, o.wx.first.total);
   // In place the buffer is the output: cells around it are guards, not unread padding.
-  fill_window(o.x, o.wx, sc.in_place ? Pattern::Guard : Pattern::Padding, random);
-  write_specials(o.x, o.wx, sc.special, rng);
+  o.x.fill(sc.in_place ? Pattern::Guard : Pattern::Padding);
+  for (int64_t item = 0; item < (sc.broadcast_x ? 1 : sc.batch); ++item) {
+    const Window w = o.wx.item(item);
+    for (int64_t r = 0; r < w.rows; ++r)
+      for (int64_t c = 0; c < w.cols; ++c) o.x.set(w.index(r, c), random(r, c));
+    write_specials(o.x, w, sc.special, rng);
+  }
   if (!sc.in_place) {
-    o.y_initial = HostArray(p.input_type, o.wy.total);
-    fill_window(o.y_initial, o.wy, Pattern::Guard, [](int64_t, int64_t) { return 0.0; });
+    o.y_initial = HostArray(p.input_type, o.wy.first.total);
+    o.y_initial.fill(Pattern::Guard);
     const uint32_t poison = pattern_bits(p.input_type, Pattern::Poison);
-    for (int64_t r = 0; r < sc.rows; ++r)
-      for (int64_t c = 0; c < sc.cols; ++c) o.y_initial.set_bits(o.wy.index(r, c), poison);
+    for (int64_t item = 0; item < sc.batch; ++item)
+      for (int64_t r = 0; r < sc.rows; ++r)
+        for (int64_t c = 0; c < sc.cols; ++c) o.y_initial.set_bits(o.wy.item(item).index(r, c), poison);
   }
   return o;
 }
@@ -97,21 +112,32 @@ Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const So
   SoftmaxDesc desc;
   desc.rows = sc.rows;
   desc.cols = sc.cols;
-  desc.x = static_cast<const char*>(dx.data()) + o.wx.offset * static_cast<int64_t>(es);
-  desc.ldx = o.wx.ld;
-  desc.y = static_cast<char*>(dy ? dy->data() : dx.data()) + o.wy.offset * static_cast<int64_t>(es);
-  desc.ldy = o.wy.ld;
+  desc.x = static_cast<const char*>(dx.data()) + o.wx.first.offset * static_cast<int64_t>(es);
+  desc.ldx = o.wx.first.ld;
+  desc.y = static_cast<char*>(dy ? dy->data() : dx.data()) + o.wy.first.offset * static_cast<int64_t>(es);
+  desc.ldy = o.wy.first.ld;
   desc.dtype = p.input_type;
   desc.log_softmax = sc.log_softmax ? 1 : 0;
   desc.variant = variant.c_str();
+  desc.batch_count = sc.batch;
+  desc.stride_x = o.wx.stride;
+  desc.stride_y = o.wy.stride;
+  desc.scale = sc.scale;
+  desc.causal = sc.causal ? 1 : 0;
+  desc.causal_offset = sc.causal_offset;
+  // A case without the extended fields goes through the plain entry points.
+  const gk_softmax_desc plain{desc.rows, desc.cols,        desc.x,           desc.ldx,   desc.y,
+                              desc.ldy,  desc.dtype,       desc.log_softmax, desc.variant};
   Attempt result;
   if (variant == "auto") {
     char name[GK_NAME_LEN] = {};
-    if (gk_softmax_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
+    const gk_status s = sc.extended() ? gk_softmax_ex_select(dev.handle(), &desc, name, sizeof name)
+                                      : gk_softmax_select(dev.handle(), &plain, name, sizeof name);
+    if (s == GK_SUCCESS) result.selected = name;
   }
-  result.status = gk_softmax(dev.handle(), &desc);
+  result.status = sc.extended() ? gk_softmax_ex(dev.handle(), &desc) : gk_softmax(dev.handle(), &plain);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
-  result.y_after = (dy ? *dy : dx).read(p.input_type, o.wy.total);
+  result.y_after = (dy ? *dy : dx).read(p.input_type, o.wy.first.total);
   return result;
 }
 
@@ -126,16 +152,21 @@ bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperan
     ADD_FAILURE() << "cells outside y were written (guard cells): " << outside;
     ok = false;
   }
-  if (!sc.in_place) {
-    const int64_t unwritten = count_inside(y_after, o.wy, Pattern::Poison);
-    if (unwritten != 0) {
-      ADD_FAILURE() << unwritten << " of " << sc.rows * sc.cols
-                    << " y elements still hold the poison value (never written)";
-      ok = false;
-    }
+  std::vector<double> ref, out;
+  int64_t unwritten = 0;
+  for (int64_t item = 0; item < sc.batch; ++item) {
+    if (!sc.in_place) unwritten += count_inside(y_after, o.wy.item(item), Pattern::Poison);
+    const auto r = reference_softmax_ex(MatrixView{&o.x, o.wx.item(item)}, sc.log_softmax, sc.scale, sc.causal,
+                                        sc.causal_offset);
+    const auto y = read_window(y_after, o.wy.item(item));
+    ref.insert(ref.end(), r.begin(), r.end());
+    out.insert(out.end(), y.begin(), y.end());
   }
-  const auto ref = reference_softmax(MatrixView{&o.x, o.wx}, sc.log_softmax);
-  const auto out = read_window(y_after, o.wy);
+  if (unwritten != 0) {
+    ADD_FAILURE() << unwritten << " of " << sc.batch * sc.rows * sc.cols
+                  << " y elements still hold the poison value (never written)";
+    ok = false;
+  }
   const Comparison cmp = compare(out, ref, std::max<int64_t>(1, sc.cols));
   if (!cmp.passes(p.bound())) {
     ADD_FAILURE() << "result differs from the double reference: relative error " << cmp.relative_error << " (bound "
@@ -189,7 +220,7 @@ Outcome run_softmax_case(const RungParam& p, const SoftmaxCase& sc) {
       ok = false;
     }
   }
-  if (!sc.in_place && changes_anywhere(o.x, dx.read(p.input_type, o.wx.total)) != "") {
+  if (!sc.in_place && changes_anywhere(o.x, dx.read(p.input_type, o.wx.first.total)) != "") {
     ADD_FAILURE() << "the call modified x";
     ok = false;
   }

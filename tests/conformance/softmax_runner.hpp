@@ -29,6 +29,17 @@ struct SoftmaxCase {
   Special special = Special::None;
   int64_t guard = 32;  // as for gemm: 32 keeps x and y aligned, an odd count does not
 
+  // gk_softmax_ex (a case without these is a plain gk_softmax call): batch items of
+  // rows x cols `gap` cells apart (broadcast_x: stride_x 0), softmax(scale * x), and the
+  // causal mask (row r keeps columns c <= r + causal_offset).
+  int64_t batch = 1;
+  int64_t gap = 0;
+  bool broadcast_x = false;
+  float scale = 1.0f;
+  bool causal = false;
+  int64_t causal_offset = 0;
+
+  bool extended() const { return batch != 1 || gap != 0 || broadcast_x || scale != 1.0f || causal; }
   std::string describe() const;
 };
 

@@ -20,6 +20,19 @@ struct FakeCtx {
   int* ran = nullptr;
 };
 
+}  // namespace
+
+/// These tables' calls are never decomposed (decompose_test.cpp tests that).
+template <>
+struct GenericPaths<FakeCtx> {
+  static constexpr std::size_t kWorkspaceAlignment = 256;
+  static void epilogue_pass(const EpiloguePassArgs&, const FakeCtx&) { ADD_FAILURE() << "no epilogue pass here"; }
+  static void* workspace(std::size_t, const FakeCtx&) { return nullptr; }
+  static void release(void*, const FakeCtx&) noexcept {}
+};
+
+namespace {
+
 Verdict even_k_only(const GemmArgs& a, const FakeCtx&) {
   if (a.k % 2 != 0) return {Decline::ShapeLimit, "k must be even"};
   return {};

@@ -136,9 +136,26 @@ Window make_window(int64_t rows, int64_t cols, int64_t ld, int64_t guard) {
   return w;
 }
 
+bool BatchWindows::contains(std::size_t i) const {
+  for (int64_t b = 0; b < (stride == 0 ? 1 : items); ++b)
+    if (item(b).contains(i)) return true;
+  return false;
+}
+
+BatchWindows make_batch_windows(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t items, int64_t guard) {
+  BatchWindows w;
+  w.first = make_window(rows, cols, ld, guard);
+  w.stride = stride;
+  w.items = items;
+  if (items > 1) w.first.total += static_cast<std::size_t>((items - 1) * stride);
+  return w;
+}
+
 namespace {
 
-std::string describe_changes(const HostArray& before, const HostArray& after, const Window* outside_of) {
+/// `outside_of`: a Window or BatchWindows whose cells may change (nullptr: none may).
+template <class Windows>
+std::string describe_changes(const HostArray& before, const HostArray& after, const Windows* outside_of) {
   if (before.size() != after.size()) return "buffer sizes differ";
   int64_t changed = 0;
   std::ostringstream first;
@@ -160,8 +177,12 @@ std::string changes_outside(const HostArray& before, const HostArray& after, con
   return describe_changes(before, after, &w);
 }
 
+std::string changes_outside(const HostArray& before, const HostArray& after, const BatchWindows& w) {
+  return describe_changes(before, after, &w);
+}
+
 std::string changes_anywhere(const HostArray& before, const HostArray& after) {
-  return describe_changes(before, after, nullptr);
+  return describe_changes<Window>(before, after, nullptr);
 }
 
 int64_t count_inside(const HostArray& array, const Window& w, Pattern pattern) {

@@ -75,6 +75,26 @@ struct Window {
 /// The buffer never has zero elements (an empty matrix still gets its guards).
 Window make_window(int64_t rows, int64_t cols, int64_t ld, int64_t guard);
 
+/// The windows of `items` batch items in one buffer: item b is `first` moved b * stride
+/// elements on (stride 0: every item is the same window, a broadcast operand). first.total
+/// covers every item plus the guard cells after the last.
+struct BatchWindows {
+  Window first;
+  int64_t stride = 0, items = 1;
+
+  Window item(int64_t b) const {
+    Window w = first;
+    w.offset += b * stride;
+    return w;
+  }
+  /// Whether cell i belongs to any item.
+  bool contains(std::size_t i) const;
+};
+
+/// `items` rows x cols windows with leading dimension ld, `stride` elements apart, with
+/// `guard` cells before the first and after the last.
+BatchWindows make_batch_windows(int64_t rows, int64_t cols, int64_t ld, int64_t stride, int64_t items, int64_t guard);
+
 /// Fills every cell of `array` outside `w` with `pattern`, and every cell inside with
 /// what `inside` returns for (row, col).
 template <class F>
@@ -87,6 +107,8 @@ void fill_window(HostArray& array, const Window& w, Pattern outside, F&& inside)
 /// "" when every cell outside the window is bit-identical in `before` and `after`;
 /// otherwise how many changed and where the first few are.
 std::string changes_outside(const HostArray& before, const HostArray& after, const Window& w);
+/// The same for cells outside every item of a batch.
+std::string changes_outside(const HostArray& before, const HostArray& after, const BatchWindows& w);
 /// "" when the arrays are bit-identical; otherwise how many cells changed and where.
 std::string changes_anywhere(const HostArray& before, const HostArray& after);
 /// Cells inside the window that still hold `pattern` (never written).

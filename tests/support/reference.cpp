@@ -1,6 +1,9 @@
 // Double-precision references, error measure and random inputs; see reference.hpp.
 #include "support/reference.hpp"
 
+#include "core/activation.hpp"
+
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -75,29 +78,44 @@ std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_
   return out;
 }
 
+void reference_epilogue(std::vector<double>& out, int64_t n, const MatrixView* bias, int act) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const int64_t col = static_cast<int64_t>(i) % n;
+    out[i] = core::activate_ref(out[i] + (bias ? bias->at(0, col) : 0.0), act);
+  }
+}
+
 std::vector<double> reference_softmax(const MatrixView& x, bool log_softmax) {
+  return reference_softmax_ex(x, log_softmax, 1.0, false, 0);
+}
+
+std::vector<double> reference_softmax_ex(const MatrixView& x, bool log_softmax, double scale, bool causal,
+                                         int64_t causal_offset) {
   const int64_t rows = x.window.rows, cols = x.window.cols;
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> out(static_cast<std::size_t>(rows * cols));
   for (int64_t r = 0; r < rows; ++r) {
     double* y = out.data() + r * cols;
+    const int64_t kept = causal ? std::clamp<int64_t>(r + causal_offset + 1, 0, cols) : cols;
+    for (int64_t c = kept; c < cols; ++c) y[c] = log_softmax ? -inf : 0.0;  // masked: x is not read
+    if (kept == 0) continue;
     double max = -inf;
     bool has_nan = false;
-    for (int64_t c = 0; c < cols; ++c) {
-      const double v = x.at(r, c);
+    for (int64_t c = 0; c < kept; ++c) {
+      const double v = scale * x.at(r, c);
       has_nan = has_nan || std::isnan(v);
       max = std::max(max, v);
     }
-    if (has_nan || max == -inf) {  // NaN in the row, or every element -inf: NaN row
-      for (int64_t c = 0; c < cols; ++c) y[c] = nan;
+    if (has_nan || max == -inf) {  // NaN in the row, or every kept element -inf: NaN row
+      for (int64_t c = 0; c < kept; ++c) y[c] = nan;
       continue;
     }
     double sum = 0;
-    for (int64_t c = 0; c < cols; ++c) sum += std::exp(x.at(r, c) - max);
+    for (int64_t c = 0; c < kept; ++c) sum += std::exp(scale * x.at(r, c) - max);
     const double log_sum = std::log(sum);
-    for (int64_t c = 0; c < cols; ++c) {
-      const double shifted = x.at(r, c) - max;  // -inf stays -inf
+    for (int64_t c = 0; c < kept; ++c) {
+      const double shifted = scale * x.at(r, c) - max;  // -inf stays -inf
       y[c] = log_softmax ? shifted - log_sum : std::exp(shifted) / sum;
     }
   }

@@ -45,9 +45,21 @@ struct MatrixView {
 std::vector<double> reference_gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                                    const MatrixView& a, const MatrixView& b, double beta, const MatrixView* c);
 
+/// The fused GEMM epilogue on a reference result `out` (rows of n, dense), in place:
+/// out[i][j] = act(out[i][j] + bias[j]) with bias element j = bias->at(0, j) (nullptr: none)
+/// and act a gk_activation (core::activate_ref).
+void reference_epilogue(std::vector<double>& out, int64_t n, const MatrixView* bias, int act);
+
 /// Softmax (or log-softmax) of every row of x in double: a row with a NaN, or with
 /// every element -inf, gives NaN everywhere in that row (as PyTorch does).
 std::vector<double> reference_softmax(const MatrixView& x, bool log_softmax);
+
+/// The extended softmax: softmax(scale * x) over the columns each row keeps. With `causal`,
+/// row r keeps columns c <= r + causal_offset; masked outputs are 0 (log-softmax: -inf)
+/// whatever x holds there, and a row that keeps no column is all 0 (log-softmax: all -inf).
+/// Over the kept columns, NaN or all -inf give a NaN row as above.
+std::vector<double> reference_softmax_ex(const MatrixView& x, bool log_softmax, double scale, bool causal,
+                                         int64_t causal_offset);
 
 /// Result of comparing an output with the reference.
 struct Comparison {
