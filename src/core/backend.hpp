@@ -120,9 +120,9 @@ class Backend {
   virtual void softmax(const SoftmaxArgs& args, int rung) = 0;
 };
 
-/// Bumped whenever Backend or ModuleApi changes; a module built against another
-/// version is refused with a reason.
-constexpr int kModuleAbiVersion = 3;
+/// Bumped whenever Backend, ModuleApi or what crosses them (GemmArgs, SoftmaxArgs, Verdict...)
+/// changes; a module built against another version is refused with a reason.
+constexpr int kModuleAbiVersion = 4;
 
 /// What a backend module exports (through gpukern_module_api below).
 struct ModuleApi {
