@@ -12,7 +12,8 @@ using namespace gemm;
 /// wgmma_tma is level with cuBLAS or ahead for f16/bf16 (and tf32 with K-major A) once its
 /// 128x256 tiles fill the SMs a few times over, and far ahead when a row pitch is not a
 /// multiple of 16 bytes (cuBLAS then takes a slow path; wgmma_tma repacks). Small grids
-/// stay with cuBLAS, which has smaller tiles. (Measurements: docs/notes/cuda-gemm.md.)
+/// stay with cuBLAS, which has smaller tiles; a batch's tiles count for all its items (one
+/// launch runs them). (Measurements: docs/notes/cuda-gemm.md.)
 bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
   if (args.type() == core::GemmType::F32) return false;
   const std::size_t es = core::dtype_size(args.ab_type);
@@ -20,7 +21,7 @@ bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
   };
   const bool unaligned = !pitch_ok(args.a, args.lda) || !pitch_ok(args.b, args.ldb);
-  const int64_t tiles = core::ceil_div<int64_t>(args.m, 128) * core::ceil_div<int64_t>(args.n, 256);
+  const int64_t tiles = core::ceil_div<int64_t>(args.m, 128) * core::ceil_div<int64_t>(args.n, 256) * args.batch;
   return unaligned || tiles >= 3 * static_cast<int64_t>(ctx.sm_count);
 }
 
@@ -55,15 +56,18 @@ const GemmLadder& gemm_ladder() {
            core::kNeverAuto},
           {"skinny", "min(m, n) <= 64: weights streamed once, swap-AB mma.sync, split K", kAll, kSm80, RungKind::Ladder,
            skinny_supports, skinny_run, core::kNeverAuto},
-          {"wgmma_tma",
-           "Hopper wgmma fed by TMA, warp-specialized persistent kernel",
-           kTF32 | kF16 | kBF16,
-           {90, 90, nullptr, "sm_90a"},
-           RungKind::Ladder,
-           wgmma_tma_supports,
-           wgmma_tma_run,
-           0,
-           wgmma_tma_first},
+          // Runs strided batches (one launch, 3-D tensor maps) and the bias + activation
+          // epilogue itself.
+          core::fusing(GemmRung{"wgmma_tma",
+                                "Hopper wgmma fed by TMA, warp-specialized persistent kernel",
+                                kTF32 | kF16 | kBF16,
+                                {90, 90, nullptr, "sm_90a"},
+                                RungKind::Ladder,
+                                wgmma_tma_supports,
+                                wgmma_tma_run,
+                                0,
+                                wgmma_tma_first},
+                       core::kFuseBatch | core::kFuseEpilogue),
           {"tcgen05",
            "Blackwell tcgen05.mma into tensor memory, TMA-fed, persistent",
            kTF32 | kF16 | kBF16,

@@ -49,6 +49,19 @@
 // 128x128 (1000^3: 64 tiles; one tile row, where the cluster's second CTA would have
 // no rows), and 64x128 (one consumer warpgroup) for at most 64 rows.
 //
+// Strided batches run in one launch: the persistent schedule walks tiles x items, each
+// operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
+// item, read by all); wgmma_batch.cuh says why. Batched operands TMA cannot address
+// (base, pitch or batch stride not a multiple of 16 bytes) are declined (Misaligned):
+// the repack pass serves unbatched calls only. The configuration choice counts the
+// tiles of all items, so many small items (attention: 1024 heads of S x S x 64) fill the
+// SMs without a K split.
+//
+// The fused epilogue (bias over N, activation) is applied to the accumulators where
+// they leave for C, in f32 before the single rounding: on both store paths, after the
+// split-K fixup (the last CTA of a split tile holds the whole sum) and on the K = 0 path
+// (C = act(beta C + bias)); wgmma_epilogue.cuh.
+//
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
@@ -131,17 +144,18 @@ bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmTy
 
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
 /// H100 (bench/dev/gemm/wgmma_configs.sh: every configuration forced, % of cuBLAS).
+/// Tile counts are over all batch items: one launch runs them all.
 WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
-  const int64_t m = args.m, n = args.n;
+  const int64_t m = args.m, n = args.n, items = args.batch;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (is_tf32_nn(args))  // one kernel (256 x 128 tiles of C); split when its tiles are few
     return {WgmmaTile::Tf32NN,
-            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "tf32 with N-contiguous B: the C^T kernel"};
-  const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128);
+  const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128) * items;
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
-    return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128), k_blocks, sms),
+    return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
   if (m <= 128)  // one tile row: the large tile's 2-CTA cluster would leave its second CTA empty
     return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
@@ -150,7 +164,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // clusters of 2 reads the fewest shared-memory bytes per flop, 128x128 has twice the
   // tiles to spread over the SMs.
   const int64_t clusters =
-      core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256);
+      core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256) * items;
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
@@ -176,6 +190,27 @@ const ForcedConfig& forced_config() {
     return f;
   }();
   return forced;
+}
+
+/// Why a batched call cannot run: every item of A and B must be TMA-addressable (base,
+/// pitch and batch stride multiples of 16 bytes), since the repack pass copies one
+/// matrix. Unbatched calls: "" (operands TMA cannot address are repacked).
+core::Verdict batch_reason(const core::GemmArgs& args) {
+  if (!args.batched()) return {};
+  const std::size_t es = core::dtype_size(args.ab_type);
+  const struct {
+    const char *name, *stride_name;
+    const void* ptr;
+    int64_t ld, stride;
+  } operands[] = {{"A", "stride_a", args.a, args.lda, args.stride_a}, {"B", "stride_b", args.b, args.ldb, args.stride_b}};
+  for (const auto& o : operands) {
+    if (core::Verdict v = row_alignment_reason(o.name, o.ptr, o.ld, es, 16); !v.accepted())
+      return {v.reason, "batched call: " + v.detail + " (TMA; only unbatched operands are repacked)"};
+    if ((o.stride * static_cast<int64_t>(es)) % 16 != 0)
+      return {core::Decline::Misaligned,
+              std::string("batched call: ") + o.stride_name + " * element size not a multiple of 16 bytes (TMA)"};
+  }
+  return {};
 }
 
 }  // namespace
@@ -233,11 +268,54 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
     default:
       return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
   }
+  if (core::Verdict v = batch_reason(args); !v.accepted()) return v;
   return tma_rung_reason(ctx, kMaxSmemBytes, built_for_sm90a(), "sm_90a");
 }
 
-void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  if (tc_trivial_call(args, ctx)) return;
+namespace {
+
+/// K == 0 with a batch or an epilogue: C_b = act(beta * C_b + bias_b) for every item
+/// (beta == 0 never reads C).
+template <class CT>
+__global__ void k0_fused_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int n, int64_t batch, float beta,
+                                Epilogue epi) {
+  const int64_t per_item = static_cast<int64_t>(m) * n, total = per_item * batch;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t item = i / per_item, in_item = i - item * per_item, row = in_item / n, col = in_item % n;
+    CT* dst = c + item * stride_c + row * ldc + col;
+    const float v = beta == 0.0f ? 0.0f : beta * gpu::to_float(*dst);
+    *dst = gpu::from_float<CT>(epi.apply(v, item, col));
+  }
+}
+
+void k0_fused(const core::GemmArgs& args, const CudaContext& ctx) {
+  const int64_t total = args.m * args.n * args.batch;
+  const int blocks = static_cast<int>(std::min<int64_t>(core::ceil_div<int64_t>(total, 256), 4096));
+  gpu::with_storage_type(args.c_type, [&](auto t) {
+    using CT = decltype(t);
+    k0_fused_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc, args.stride_c,
+                                                    static_cast<int>(args.m), static_cast<int>(args.n), args.batch,
+                                                    args.beta, epilogue_of(args));
+  });
+  GK_LAUNCH_CHECK();
+}
+
+/// Items [first, first + count) of a batched call, as a call of their own.
+core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t count) {
+  core::GemmArgs part = args;
+  const int64_t es = static_cast<int64_t>(core::dtype_size(args.ab_type));
+  part.a = static_cast<const char*>(args.a) + first * args.stride_a * es;
+  part.b = static_cast<const char*>(args.b) + first * args.stride_b * es;
+  part.c = static_cast<char*>(args.c) + first * args.stride_c * static_cast<int64_t>(core::dtype_size(args.c_type));
+  if (args.bias)
+    part.bias = static_cast<const char*>(args.bias) +
+                first * args.stride_bias * static_cast<int64_t>(core::dtype_size(args.bias_type));
+  part.batch = count;
+  return part;
+}
+
+void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (is_tf32_nn(args)) {
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
     return;
@@ -252,6 +330,27 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
     default:
       launch_wgmma<TmaConfig>(args, ctx, choice.ways);
   }
+}
+
+}  // namespace
+
+void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
+  if (args.m == 0 || args.n == 0) return;
+  if (args.k == 0 && (args.batched() || args.has_epilogue())) {
+    k0_fused(args, ctx);
+    return;
+  }
+  if (tc_trivial_call(args, ctx)) return;
+  // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 128, has
+  // the most); a larger batch runs in parts.
+  const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
+  const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
+  if (args.batch <= per_launch) {
+    run_launches(args, ctx, choice);
+    return;
+  }
+  for (int64_t first = 0; first < args.batch; first += per_launch)
+    run_launches(batch_part(args, first, std::min(per_launch, args.batch - first)), ctx, choice);
 }
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {

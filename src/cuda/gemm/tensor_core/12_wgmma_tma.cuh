@@ -16,6 +16,7 @@
 #include "cuda/arch/wgmma_sm90.cuh"
 #include "cuda/arch/cluster.cuh"
 #include "cuda/gemm/tensor_core/tma_host.cuh"
+#include "cuda/gemm/tensor_core/wgmma_batch.cuh"
 #include "cuda/gemm/tensor_core/wgmma_epilogue.cuh"
 #include "cuda/gemm/tensor_core/wgmma_mainloop.cuh"
 #include "cuda/gemm/tensor_core/wgmma_schedule.cuh"
@@ -29,11 +30,12 @@ namespace gpukern::cuda::gemm {
 
 /// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
 /// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
-/// shared memory and TMA stores it, which the next tile's math overlaps.
+/// shared memory and TMA stores it, which the next tile's math overlaps. `x`: batch
+/// items (3-D maps, wgmma_batch.cuh) and the fused epilogue.
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT = void>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                     const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
+                     const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
   constexpr int kCluster = Cfg::kClusterM;
@@ -72,11 +74,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   else
     __syncthreads();
 
-  auto tile_origin = [&](int t, int& m0, int& n0) {
-    const TileCoord c =
-        tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / kCluster, (sched.serpentine & 2) != 0);
-    m0 = (c.m * kCluster + static_cast<int>(rank)) * Cfg::kBlockM;
-    n0 = c.n * Cfg::kBlockN;
+  auto tile_origin = [&](int t) {
+    return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, Cfg::kGroupM / kCluster,
+                                                                (sched.serpentine & 2) != 0, static_cast<int>(rank));
   };
 
   if (warpgroup == 0) {
@@ -86,23 +86,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
       produce_stages(sm, sched, cluster_id, clusters, tile_origin,
-                     [&](int stage, uint32_t full, int m0, int n0, int kb) {
+                     [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
                        const int k0 = kb * kBK;
+                       const bool maps_3d = x.maps_3d != 0;
+                       const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
 #pragma unroll
                        for (int i = 0; i < Cfg::kABoxes; ++i) {
-                         const int mn = m0 + i * Cfg::kBoxRows;
-                         arch::tma_load_2d(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                                           kAKMajor ? mn : k0);
+                         const int mn = o.m0 + i * Cfg::kBoxRows;
+                         tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
+                                       kAKMajor ? mn : k0, maps_3d, a_item);
                        }
 #pragma unroll
                        for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
-                         const int mn = n0 + i * Cfg::kBoxRows;
+                         const int mn = o.n0 + i * Cfg::kBoxRows;
                          const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
                          if constexpr (kCluster > 1)
-                           arch::tma_load_2d_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0,
-                                                       static_cast<uint16_t>((1u << kCluster) - 1));
+                           tma_load_item_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0, maps_3d,
+                                                   b_item, static_cast<uint16_t>((1u << kCluster) - 1));
                          else
-                           arch::tma_load_2d(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0);
+                           tma_load_item(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0, maps_3d, b_item);
                        }
                      });
     }
@@ -157,8 +159,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               },
               [](auto) {}, release);
         },
-        [&](int m0, int n0) {
-          store_wgmma_tile<Cfg, T, OutT>(p, map_c, sm, consumer, warp_in_group, lane, acc, m0, n0);
+        [&](const TileOrigin& o) {
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -181,7 +183,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 template <class Cfg, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaSchedule sched) {
+                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x,
+                         WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
@@ -198,10 +201,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
   sm.init_barriers(Cfg::kConsumers * 4);
   __syncthreads();
-  auto tile_origin = [&](int t, int& m0, int& n0) {
-    const TileCoord c = tile_coords(t, sched.cluster_tiles_m, sched.tiles_n, Cfg::kGroupM / 2);
-    m0 = c.m * kTileM;
-    n0 = c.n * kTileN;
+  auto tile_origin = [&](int t) {
+    return tile_origin_of<kTileM, kTileN, 1>(sched, t, Cfg::kGroupM / 2, false, 0);
   };
   const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
@@ -210,12 +211,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
-      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, int m0, int n0, int kb) {
+      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
         const int k0 = kb * kBK;
+        const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
-        for (int i = 0; i < 4; ++i) arch::tma_load_2d(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, m0 + 64 * i);
+        for (int i = 0; i < 4; ++i)
+          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) arch::tma_load_2d(bt(stage) + j * kBBoxBytes, &map_b, full, n0 + 32 * j, k0);
+        for (int j = 0; j < 4; ++j)
+          tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item);
       });
     }
   } else {
@@ -278,7 +282,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             arch::keep_registers(frag[1][kk]);
           }
         },
-        [&](int m0, int n0) { store_tf32_nn_tile<Cfg, OutT, kTileM>(p, map_c, sm, consumer, q, col, acc, m0, n0); });
+        [&](const TileOrigin& o) { store_tf32_nn_tile<Cfg, OutT, kTileM>(p, x, map_c, sm, consumer, q, col, acc, o); });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
     }
@@ -343,27 +347,66 @@ int resident_clusters(Kernel kernel, const CudaContext& ctx) {
   }
 }
 
+/// The call as the kernels see it: make_tc_problem, with C's element pairs moved as one
+/// access only where every item's C keeps them aligned.
+inline TcProblem make_wgmma_problem(const core::GemmArgs& args) {
+  TcProblem p = make_tc_problem(args);
+  if (args.batched() && args.stride_c % 2 != 0) p.c_pairs = false;
+  return p;
+}
+
+/// What a launch passes beyond the plain call: 3-D maps for a batch (an operand with
+/// batch stride 0 is read at item 0), C's item stride, the epilogue.
+inline WgmmaExtras make_wgmma_extras(const core::GemmArgs& args) {
+  WgmmaExtras x;
+  x.maps_3d = args.batched() ? 1 : 0;
+  x.a_item = args.batched() && args.stride_a != 0 ? 1 : 0;
+  x.b_item = args.batched() && args.stride_b != 0 ? 1 : 0;
+  x.stride_c = args.batched() ? args.stride_c : 0;
+  x.epi = epilogue_of(args);
+  return x;
+}
+
+/// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
+/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows.
+template <class T>
+CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_t ld, int64_t stride, int rows,
+                             int cols, int box_rows = 64) {
+  return make_tensor_map<T>(ptr, ld, rows, cols, false, box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
+}
+
+/// C's tensor map for TMA stores of OutT (f32 described as f32, not tf32).
+template <class OutT>
+CUtensorMap make_c_map(const core::GemmArgs& args) {
+  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
+  return make_tensor_map<OutT>(args.c, args.ldc, m, n, true, 64, tma_items(args, args.stride_c, m, args.ldc, sizeof(OutT)));
+}
+
 /// Launches wgmma_tma_kernel<Cfg> on TMA-addressable operands, as many persistent
 /// clusters as fit on the device at once, every tile split in `ways` K ranges when
-/// there are fewer tiles than that (plan_launch).
+/// there are fewer tiles than that (plan_launch). The tiles of all batch items share
+/// the launch (at most kMaxScheduledTiles: wgmma_tma_run_with launches larger batches
+/// in parts).
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class OutT>
 void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c, int ways) {
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
-  const TcProblem p = make_tc_problem(args);
-  WgmmaSchedule sched = make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM),
-                                      ceil_div(p.n, Cfg::kBlockN), ceil_div(p.k, kElemsPerRow<T>));
+  const TcProblem p = make_wgmma_problem(args);
+  const WgmmaExtras x = make_wgmma_extras(args);
+  WgmmaSchedule sched =
+      make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
+                    ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch));
 
-  const CUtensorMap map_a =
-      kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k) : make_tensor_map<T>(args.a, args.lda, p.k, p.m);
-  const CUtensorMap map_b =
-      kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k) : make_tensor_map<T>(args.b, args.ldb, p.k, p.n);
+  const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k)
+                                     : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
+  const CUtensorMap map_b = kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k)
+                                     : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
   int clusters = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
   const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
                              Cfg::kClusterM);
-  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, sched));
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, x, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
@@ -373,15 +416,12 @@ template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
   const bool c_f32 = args.c_type == core::DType::F32;
   const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
-  const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
   const bool tma_store = tma_store_ok(args, c_bytes);
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(
-        args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, true), ways);
+    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(args, ctx, make_c_map<float>(args), ways);
   } else if constexpr (sizeof(T) == 2) {
     if (tma_store) {
-      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n),
-                                                                 ways);
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_c_map<T>(args), ways);
       return;
     }
     launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
@@ -390,11 +430,13 @@ void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, i
   }
 }
 
-/// Repacks the operands TMA cannot address, then launches.
+/// Repacks the operands TMA cannot address (unbatched calls: the rung declines batched
+/// operands TMA cannot address), then launches.
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
-  const TmaRepacked repacked = make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
+  const TmaRepacked repacked =
+      args.batched() ? TmaRepacked{} : make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
   launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx, ways);
   repacked.release(ctx);
 }
@@ -428,18 +470,21 @@ template <class Cfg, class Policy = WgmmaTf32NNPolicy>
 void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
-  const TmaRepacked repacked = make_operands_tma_addressable<float, true, false>(args, ctx);
-  const TcProblem p = make_tc_problem(args);
-  WgmmaSchedule sched = make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32));
-  const CUtensorMap map_a = make_tensor_map<float>(args.a, args.lda, m, k);
-  const CUtensorMap map_b = make_tensor_map<float>(args.b, args.ldb, k, n, false, 32);
+  const TmaRepacked repacked =
+      args.batched() ? TmaRepacked{} : make_operands_tma_addressable<float, true, false>(args, ctx);
+  const TcProblem p = make_wgmma_problem(args);
+  const WgmmaExtras x = make_wgmma_extras(args);
+  WgmmaSchedule sched =
+      make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32), static_cast<int>(args.batch));
+  const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
+  const CUtensorMap map_b = make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
   const bool tma_store = tma_store_ok(args, 4);
-  const CUtensorMap map_c = tma_store ? make_tensor_map<float>(args.c, args.ldc, m, n, true) : CUtensorMap{};
+  const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   int grid = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, ctx.sm_count, ways, grid, ctx);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
+  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
   repacked.release(ctx);

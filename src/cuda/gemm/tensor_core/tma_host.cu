@@ -22,14 +22,17 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
 }
 
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                              int cols, int box_rows) {
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * elem_bytes};
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows)};
-  const cuuint32_t elem_strides[2] = {1, 1};
+                              int cols, int box_rows, TmaItems batch) {
+  const cuuint32_t rank = batch.items > 0 ? 3 : 2;
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
+                              static_cast<cuuint64_t>(std::max<int64_t>(batch.items, 1))};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * elem_bytes,
+                                 static_cast<cuuint64_t>(batch.stride) * elem_bytes};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / elem_bytes), static_cast<cuuint32_t>(box_rows), 1};
+  const cuuint32_t elem_strides[3] = {1, 1, 1};
   CUtensorMap map{};
   auto encode = [&] {
-    return tensor_map_encoder()(&map, type, 2, const_cast<void*>(ptr), dims, strides, box, elem_strides,
+    return tensor_map_encoder()(&map, type, rank, const_cast<void*>(ptr), dims, strides, box, elem_strides,
                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   };
@@ -39,8 +42,9 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
     r = encode();
   }
   if (r != CUDA_SUCCESS)
-    throw core::Error(core::Status::DeviceError,
-                      "cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
+    throw core::Error(core::Status::DeviceError, "cuTensorMapEncodeTiled failed with CUresult " +
+                                                     std::to_string(static_cast<int>(r)) +
+                                                     (rank == 3 ? " (3-D map of a batch)" : ""));
   return map;
 }
 

@@ -22,36 +22,59 @@ namespace gpukern::cuda::gemm {
 /// where the driver lacks it. Looked up once.
 PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
 
+/// The batch dimension of a tensor map: `items` matrices `stride` elements apart (the
+/// third dimension, coordinate = item). items == 0: a plain 2-D map. A broadcast
+/// operand (batch stride 0) is a 3-D map of one item, read at item coordinate 0: TMA
+/// strides must be non-zero multiples of 16 bytes.
+struct TmaItems {
+  int64_t items = 0;
+  int64_t stride = 0;
+};
+
 /// TMA descriptor of a matrix stored as `rows` x `cols` (cols contiguous) with elements
 /// of `elem_bytes` and data type `type`, moved in boxes of `box_rows` rows x 128 bytes
-/// with the 128-byte swizzle. Loads read out-of-range elements as zero (OOB fill NONE
-/// means zeros); stores skip them. A TFLOAT32 type the driver rejects is retried as
-/// FLOAT32 (same bits; the tensor cores then truncate to tf32). Throws DeviceError when
-/// the driver cannot encode it.
+/// with the 128-byte swizzle; with `batch.items` >= 1 a 3-D map whose boxes are one
+/// item deep. Loads read out-of-range elements as zero (OOB fill NONE means zeros; per
+/// dimension, so a box never reads into the next item); stores skip them. A TFLOAT32
+/// type the driver rejects is retried as FLOAT32 (same bits; the tensor cores then
+/// truncate to tf32). Throws DeviceError when the driver cannot encode it.
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                              int cols, int box_rows);
+                              int cols, int box_rows, TmaItems batch = {});
 
 /// The tensor map of a matrix of T (bf16, f16, or f32 described as tf32 for loads
 /// unless `plain_f32`); see encode_tensor_map.
 template <class T>
 CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false,
-                            int box_rows = 64) {
+                            int box_rows = 64, TmaItems batch = {}) {
   const CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                                     : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
-  return encode_tensor_map(type, sizeof(T), ptr, ld, rows, cols, box_rows);
+  return encode_tensor_map(type, sizeof(T), ptr, ld, rows, cols, box_rows, batch);
 }
 
 /// Whether TMA can address an operand: 16-byte aligned base and row pitch.
 bool tma_addressable(const void* ptr, int64_t ld, std::size_t elem_bytes);
 
 /// Whether C (elements of `c_bytes`) can leave through TMA stores: beta == 0 (C is not
-/// read), TMA can address it, and its rows are whole 16-byte chunks (a TMA store writes
-/// whole chunks: a partial one would spill into the columns between n and ldc).
+/// read), TMA can address it (every batch item: stride_c a multiple of 16 bytes too),
+/// and its rows are whole 16-byte chunks (a TMA store writes whole chunks: a partial one
+/// would spill into the columns between n and ldc).
 inline bool tma_store_ok(const core::GemmArgs& args, std::size_t c_bytes) {
   return args.beta == 0.0f && tma_addressable(args.c, args.ldc, c_bytes) &&
-         (static_cast<std::size_t>(args.n) * c_bytes) % 16 == 0;
+         (static_cast<std::size_t>(args.n) * c_bytes) % 16 == 0 &&
+         (!args.batched() || (args.stride_c * static_cast<int64_t>(c_bytes)) % 16 == 0);
+}
+
+/// The batch dimension of an operand's tensor map in a batched launch: every item apart
+/// by `stride` elements, or (stride 0) one item that all of them read. Unbatched: 2-D.
+inline TmaItems tma_items(const core::GemmArgs& args, int64_t stride, int64_t rows, int64_t ld,
+                          std::size_t elem_bytes) {
+  if (!args.batched()) return {};
+  if (stride != 0) return {args.batch, stride};
+  // One item: the stride is never applied, but must be a valid one (a multiple of 16 bytes).
+  const int64_t bytes = std::max<int64_t>(rows, 1) * ld * static_cast<int64_t>(elem_bytes);
+  return {1, ceil_div<int64_t>(bytes, 16) * 16 / static_cast<int64_t>(elem_bytes)};
 }
 
 /// If TMA cannot address an operand (stored rows x cols of `elem_bytes` = 2 or 4, pitch

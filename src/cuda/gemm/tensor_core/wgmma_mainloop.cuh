@@ -107,15 +107,15 @@ struct StageRing {
 
 /// The producer thread: for each of this CTA's work units (work_unit) and each of
 /// their K blocks, waits until every reader has released the stage, announces its bytes
-/// and lets `load(stage, full_barrier, m0, n0, kb)` issue the TMA copies.
+/// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
+/// unit's TileOrigin).
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                Origin origin, Load load) {
   StageRing<Cfg::kStages> ring;
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
-    int m0, n0;
-    origin(u.tile, m0, n0);
+    const TileOrigin o = origin(u.tile);
     // Serpentine K: consecutive rounds share an operand slab (the raster walks tile
     // columns inside a row group), and a round that starts where the previous one ended
     // finds those K blocks still in L2. The consumers do not care about the order (the
@@ -125,7 +125,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
       const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
       arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
       arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
-      load(ring.stage, sm.full(ring.stage), m0, n0, kb);
+      load(ring.stage, sm.full(ring.stage), o, kb);
       ring.advance();
     }
   }

@@ -16,7 +16,8 @@
 namespace gpukern::cuda::gemm {
 
 /// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
-/// visited in L2 raster order, and K blocks per tile.
+/// visited in L2 raster order, and K blocks per tile. A batched launch numbers the tiles
+/// item by item: tile t is tile t % per_item of batch item t / per_item.
 ///
 /// Tiles split_first .. total - 1 (the "split tiles", `tail` of them) may be split along
 /// K in `ways` ranges: range 0 is K blocks [0, split_kb), ranges 1 .. ways - 1 share
@@ -39,6 +40,7 @@ namespace gpukern::cuda::gemm {
 /// may differ in the last bits from one run to the next (within the error bounds).
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
+  int per_item = 0;  // tiles of one batch item (cluster_tiles_m x tiles_n); total = per_item x items
   int split_first = 0, split_kb = 0, ways = 1;  // split_first == total: no split
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
@@ -46,6 +48,12 @@ struct WgmmaSchedule {
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t epoch = 0;  // the first of `ways` launch tags
+};
+
+/// Where tile `tile` of a schedule lies: the origin (m0, n0) of its block tile in C and its
+/// batch item.
+struct TileOrigin {
+  int m0, n0, item;
 };
 
 /// One unit of a CTA's work: K blocks [kb_begin, kb_end) of `tile`; `slot` (the split
@@ -153,29 +161,45 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int
 /// (work_unit): `mainloop(unit)` accumulates the unit's K blocks into `acc`; a
 /// split tile then goes through split_fixup (key: slot x keys_per_tile + key_in_tile,
 /// one per CTA of the cluster and consumer), and the warpgroup left holding the whole
-/// sum runs `epilogue(m0, n0)` for the tile at `origin(tile)`.
-template <int kAcc, class Origin, class Mainloop, class Epilogue>
+/// sum runs `epilogue(origin(tile))` (a TileOrigin).
+template <int kAcc, class Origin, class Mainloop, class Store>
 __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int keys_per_tile,
                                               int key_in_tile, int consumer, float (&acc)[kAcc], Origin origin,
-                                              Mainloop mainloop, Epilogue epilogue) {
+                                              Mainloop mainloop, Store epilogue) {
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     mainloop(u);
     if (u.split && !split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) continue;
-    int m0, n0;
-    origin(u.tile, m0, n0);
-    epilogue(m0, n0);
+    epilogue(origin(u.tile));
   }
+}
+
+/// The origin of tile `tile`: its item, then its place in the item's L2 raster
+/// (tile_coords over cluster tiles of kClusterM x kBlockM rows, `rank` the CTA's block
+/// tile in its cluster).
+template <int kBlockM, int kBlockN, int kClusterM>
+__host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, int group_m, bool snake,
+                                                     int rank) {
+  const int item = tile / s.per_item;
+  const TileCoord c = tile_coords(tile - item * s.per_item, s.cluster_tiles_m, s.tiles_n, group_m, snake);
+  return {(c.m * kClusterM + rank) * kBlockM, c.n * kBlockN, item};
 }
 
 // ---------------------------------------------------------------- host side
 
-/// The persistent schedule of `tiles_m` x `tiles_n` tiles of `k_blocks` K blocks, no split.
-inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks) {
+/// The most tiles a launch schedules: tile indices, CTA strides and unit counts stay in
+/// int (a batch with more tiles runs in several launches).
+constexpr int64_t kMaxScheduledTiles = int64_t(1) << 30;
+
+/// The persistent schedule of `items` batch items of `tiles_m` x `tiles_n` tiles of
+/// `k_blocks` K blocks, no split. The caller keeps tiles x items within
+/// kMaxScheduledTiles.
+inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int items = 1) {
   WgmmaSchedule s;
   s.cluster_tiles_m = tiles_m;
   s.tiles_n = tiles_n;
-  s.total = tiles_m * tiles_n;
+  s.per_item = tiles_m * tiles_n;
+  s.total = s.per_item * items;
   s.k_blocks = k_blocks;
   s.split_first = s.total;
   return s;

@@ -1,0 +1,94 @@
+// Strided batches in the wgmma_tma kernels (12_wgmma_tma.cuh): the 3-D TMA copies that
+// address a batch item through the tensor map's third dimension, and what a launch passes
+// the kernels beyond the plain call (WgmmaExtras: the item coordinates of A and B, C's
+// item stride for the stores from registers, the fused epilogue).
+//
+// How a batch runs: one launch for all items. The persistent schedule numbers the tiles
+// of every item (item-major, WgmmaSchedule::per_item tiles each), so tiles x items fill
+// the SMs however small one item is (attention: 1024 items of 512 x 512 x 64). Each
+// operand gets one 3-D tensor map {columns, rows, items} whose third stride is the
+// operand's batch stride: a box never crosses into the next item (TMA zero-fills per
+// dimension, so K and M/N edges stay exact), and interleaved items (stride smaller than
+// a matrix, e.g. heads side by side in a row) are just another stride. A broadcast
+// operand (stride 0) is a map of one item read at item coordinate 0 (TMA strides must
+// be non-zero). Every stride must be a multiple of 16 bytes (TMA's rule): the rung
+// declines batched operands that are not (Misaligned), as repacking each item is the
+// core's per-item loop's job.
+#pragma once
+
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/gemm/epilogue.cuh"
+
+#include <cstdint>
+
+namespace gpukern::cuda::arch {
+
+// The 3-D forms of tma_load_2d, tma_load_2d_multicast and tma_store_2d
+// (arch/bulk_copy.cuh): coordinate c2 is the batch item.
+
+__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
+                                            int c2) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
+                                                      int c1, int c2, uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_store_3d(const void* tensor_map, uint32_t src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(tensor_map)),
+               "r"(c0), "r"(c1), "r"(c2), "r"(src)
+               : "memory");
+}
+
+}  // namespace gpukern::cuda::arch
+
+namespace gpukern::cuda::gemm {
+
+/// What a launch of the wgmma_tma kernels adds to the plain call (TcProblem).
+struct WgmmaExtras {
+  int maps_3d = 0;             ///< 1: the tensor maps are 3-D (a batched launch), 0: 2-D
+  int a_item = 0, b_item = 0;  ///< 1: A's (B's) map has an item per batch item; 0: one item (broadcast)
+  int64_t stride_c = 0;        ///< elements between the items' C (the stores from registers)
+  Epilogue epi;                ///< bias and activation (epi.active() false: the plain store)
+};
+
+/// The box of `tensor_map` at (c0, c1) of batch item `item` (2-D maps: no item) into
+/// shared memory at `dst`, counted on `bar`.
+__device__ __forceinline__ void tma_load_item(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
+                                              bool maps_3d, int item) {
+  if (maps_3d)
+    arch::tma_load_3d(dst, tensor_map, bar, c0, c1, item);
+  else
+    arch::tma_load_2d(dst, tensor_map, bar, c0, c1);
+}
+
+/// The same, multicast to the CTAs of `cta_mask`.
+__device__ __forceinline__ void tma_load_item_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
+                                                        int c1, bool maps_3d, int item, uint16_t cta_mask) {
+  if (maps_3d)
+    arch::tma_load_3d_multicast(dst, tensor_map, bar, c0, c1, item, cta_mask);
+  else
+    arch::tma_load_2d_multicast(dst, tensor_map, bar, c0, c1, cta_mask);
+}
+
+/// The shared-memory box at `src` to (c0, c1) of batch item `item` of C.
+__device__ __forceinline__ void tma_store_item(const void* tensor_map, uint32_t src, int c0, int c1, bool maps_3d,
+                                               int item) {
+  if (maps_3d)
+    arch::tma_store_3d(tensor_map, src, c0, c1, item);
+  else
+    arch::tma_store_2d(tensor_map, src, c0, c1);
+}
+
+}  // namespace gpukern::cuda::gemm
