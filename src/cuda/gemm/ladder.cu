@@ -30,6 +30,8 @@ constexpr uint32_t kAll = kF32 | kTF32 | kF16 | kBF16;
 constexpr core::ArchSupport kSm80 = {80, 0, nullptr, "sm_80"};
 constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
 constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+/// Rungs that run strided batches and the bias + activation epilogue in their own kernels.
+constexpr uint32_t kFusesBatchEpilogue = core::kFuseBatch | core::kFuseEpilogue;
 
 }  // namespace
 
@@ -47,15 +49,20 @@ const GemmLadder& gemm_ladder() {
           kVectorizedRow,
           kRectTileRow,
           kWarptileRow,
-          {"double_buffer", "cp.async multi-stage pipeline, register double buffering, L2 block swizzle", kF32, kSm80,
-           RungKind::Ladder, double_buffer_supports, double_buffer_run, core::kNeverAuto},
+          core::fusing(GemmRung{"double_buffer",
+                                "cp.async multi-stage pipeline, register double buffering, L2 block swizzle", kF32,
+                                kSm80, RungKind::Ladder, double_buffer_supports, double_buffer_run, core::kNeverAuto},
+                       kFusesBatchEpilogue),
           {"wmma", "WMMA 16x16x16 tensor-core fragments, f32 accumulation", kF16 | kBF16, kSm80, RungKind::Ladder,
            wmma_supports, wmma_run, core::kNeverAuto},
-          {"mma_multistage", "mma.sync + ldmatrix from swizzled shared memory, cp.async multi-stage pipeline",
-           kTF32 | kF16 | kBF16, kSm80, RungKind::Ladder, mma_multistage_supports, mma_multistage_run,
-           core::kNeverAuto},
-          {"skinny", "min(m, n) <= 64: weights streamed once, swap-AB mma.sync, split K", kAll, kSm80, RungKind::Ladder,
-           skinny_supports, skinny_run, core::kNeverAuto},
+          core::fusing(GemmRung{"mma_multistage",
+                                "mma.sync + ldmatrix from swizzled shared memory, cp.async multi-stage pipeline",
+                                kTF32 | kF16 | kBF16, kSm80, RungKind::Ladder, mma_multistage_supports,
+                                mma_multistage_run, core::kNeverAuto},
+                       kFusesBatchEpilogue),
+          core::fusing(GemmRung{"skinny", "min(m, n) <= 64: weights streamed once, swap-AB mma.sync, split K", kAll,
+                                kSm80, RungKind::Ladder, skinny_supports, skinny_run, core::kNeverAuto},
+                       kFusesBatchEpilogue),
           // Runs strided batches (one launch, 3-D tensor maps) and the bias + activation
           // epilogue itself.
           core::fusing(GemmRung{"wgmma_tma",

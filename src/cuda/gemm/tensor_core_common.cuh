@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cuda/context.cuh"
+#include "cuda/gemm/epilogue.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -53,7 +54,8 @@ inline TcProblem make_tc_problem(const core::GemmArgs& args) {
   p.ldc = args.ldc;
   p.c_f32 = args.c_type == core::DType::F32;
   const std::size_t pair_bytes = 2 * core::dtype_size(args.c_type);
-  p.c_pairs = reinterpret_cast<uintptr_t>(args.c) % pair_bytes == 0 && args.ldc % 2 == 0;
+  p.c_pairs = reinterpret_cast<uintptr_t>(args.c) % pair_bytes == 0 && args.ldc % 2 == 0 &&
+              (args.batch == 1 || args.stride_c % 2 == 0);  // every batch item's C too
   return p;
 }
 
@@ -119,22 +121,39 @@ __device__ __forceinline__ float2 unpack_pair(uint32_t w) {
 }
 
 /// Epilogue of one element: C = alpha*acc + beta*C. beta == 0 never reads C, which may
-/// hold NaN or be uninitialized (BLAS semantics).
-template <class OutT>
-__device__ __forceinline__ void store_one(OutT* dst, float acc, float alpha, float beta) {
+/// hold NaN or be uninitialized (BLAS semantics). kEpilogue: C = act(alpha*acc + beta*C +
+/// bias) (the fused epilogue; `bias` is this element's, 0 without one), rounded once.
+template <class OutT, bool kEpilogue = false>
+__device__ __forceinline__ void store_one(OutT* dst, float acc, float alpha, float beta, float bias = 0.0f,
+                                          int act = GK_ACT_NONE) {
   float v = alpha * acc;
   if (beta != 0.0f) v += beta * gpu::to_float(*dst);
+  if constexpr (kEpilogue) v = core::activate(v + bias, act);
   *dst = gpu::from_float<OutT>(v);
+}
+
+/// The bias of columns col and col + 1 of batch item `item` (0 past column n - 1 or
+/// without a bias): loaded once per fragment column and reused over its rows.
+__device__ __forceinline__ float2 bias_pair(const Epilogue& epi, int64_t item, int col, int n) {
+  return make_float2(col < n ? epi.bias_at(item, col) : 0.0f, col + 1 < n ? epi.bias_at(item, col + 1) : 0.0f);
 }
 
 /// Epilogue of the pair C(row, col), C(row, col + 1), the unit every mma fragment
 /// holds. Out-of-range elements are skipped; an aligned in-range pair is moved as one
-/// 8-byte (f32) or 4-byte (16-bit) access.
-template <class InT>
-__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0, float v1) {
+/// 8-byte (f32) or 4-byte (16-bit) access. kEpilogue: act(... + bias) per element, with
+/// `bias` the two columns' values (bias_pair).
+template <class InT, bool kEpilogue = false>
+__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0, float v1,
+                                             float2 bias = {}, int act = GK_ACT_NONE) {
   if (row >= p.m || col >= p.n) return;
   const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
   const bool both = col + 1 < p.n;
+  auto finish = [&](float& o0, float& o1) {
+    if constexpr (kEpilogue) {
+      o0 = core::activate(o0 + bias.x, act);
+      o1 = core::activate(o1 + bias.y, act);
+    }
+  };
   if (p.c_f32 || sizeof(InT) == 4) {
     float* dst = static_cast<float*>(p.c) + offset;
     if (both && p.c_pairs) {
@@ -144,10 +163,11 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
         out.x += p.beta * old.x;
         out.y += p.beta * old.y;
       }
+      finish(out.x, out.y);
       *reinterpret_cast<float2*>(dst) = out;
     } else {
-      store_one(dst, v0, p.alpha, p.beta);
-      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
+      store_one<float, kEpilogue>(dst, v0, p.alpha, p.beta, bias.x, act);
+      if (both) store_one<float, kEpilogue>(dst + 1, v1, p.alpha, p.beta, bias.y, act);
     }
   } else {
     using Out16 = std::conditional_t<sizeof(InT) == 2, InT, gpu::half_t>;
@@ -159,19 +179,51 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
         o0 += p.beta * old.x;
         o1 += p.beta * old.y;
       }
+      finish(o0, o1);
       *reinterpret_cast<uint32_t*>(dst) = pack_pair<Out16>(o0, o1);
     } else {
-      store_one(dst, v0, p.alpha, p.beta);
-      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
+      store_one<Out16, kEpilogue>(dst, v0, p.alpha, p.beta, bias.x, act);
+      if (both) store_one<Out16, kEpilogue>(dst + 1, v1, p.alpha, p.beta, bias.y, act);
     }
   }
 }
 
+/// The most batch items one launch covers (they run along grid dimension y, at most 65535).
+constexpr int64_t kMaxBatchPerLaunch = 65535;
+
+/// The batch items a launch covers, passed to kernels by value: items first ..
+/// first + gridDim.y - 1, item i's A, B and C at base + i * stride (elements).
+struct BatchLaunch {
+  BatchStrides strides;
+  int64_t first = 0;
+  __device__ __forceinline__ int64_t item() const { return first + blockIdx.y; }
+};
+
+/// Calls launch(BatchLaunch, items) for `batch` items in chunks of at most
+/// kMaxBatchPerLaunch (one launch per chunk, its items along grid dimension y).
+template <class F>
+void for_batch_chunks(int64_t batch, const BatchStrides& strides, F&& launch) {
+  for (int64_t first = 0; first < batch; first += kMaxBatchPerLaunch)
+    launch(BatchLaunch{strides, first}, static_cast<unsigned>(std::min(kMaxBatchPerLaunch, batch - first)));
+}
+
+/// "" when every batch item's operand `operand` starts as aligned as item 0 (`bytes`):
+/// its batch stride is a multiple of `bytes` (or the call has one item).
+inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char* operand, int64_t stride,
+                                         std::size_t elem_bytes, std::size_t bytes) {
+  if (args.batch > 1 && (stride * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
+    return {core::Decline::Misaligned, std::string("stride_") + operand + " * element size not a multiple of " +
+                                           std::to_string(bytes) + " bytes"};
+  return {};
+}
+
 /// Handles the degenerate calls every launcher shares; returns true when nothing is
 /// left to do (M or N is 0, or K is 0 and C has been scaled: C = beta * C, zeros when
-/// beta == 0 without reading C). Defined once, in tensor_core_common.cu: its kernel
-/// lives in that one fat-binary unit, so a unit built for fewer targets (13_tcgen05.cu:
-/// sm_100a only) can call it too.
-bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx);
+/// beta == 0 without reading C). A rung that fuses the epilogue and batches passes them:
+/// then every one of `batch` items (C at c + item * stride_c) gets C = act(beta * C + bias).
+/// Defined once, in tensor_core_common.cu: its kernel lives in that one fat-binary unit,
+/// so a unit built for fewer targets (13_tcgen05.cu: sm_100a only) can call it too.
+bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {},
+                     int64_t batch = 1);
 
 }  // namespace gpukern::cuda::gemm

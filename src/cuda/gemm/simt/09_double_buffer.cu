@@ -22,6 +22,10 @@
 // 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
 // bytes at a time when aligned; out-of-range elements are zero-filled by the copy, so
 // edge tiles need no separate path.
+// Batches and the epilogue are fused: batch items run along grid dimension y (each block
+// offsets A, B and C by its item's strides; stride 0 broadcasts an operand), and a call
+// with a bias or activation runs the kernel's kEpilogue instantiation, which applies
+// act(alpha*acc + beta*C + bias) in f32 where C is written; the plain one is unchanged.
 #include "cuda/gemm/configs/sm120.cuh"
 #include "cuda/gemm/configs/sm80.cuh"
 #include "cuda/gemm/configs/sm86.cuh"
@@ -88,11 +92,13 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
     using Small = typename decltype(row)::Small;
     const int64_t large_blocks = int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
     // Large tiles unless they would leave more than a tenth of the SMs idle (2048^3:
-    // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not).
-    if (large_blocks * 10 >= int64_t(ctx.sm_count) * 9)
-      launch_double_buffer<Large>(p, ctx.stream, ctx.device);
+    // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not); the
+    // tiles of every batch item count.
+    const Epilogue epi = epilogue_of(args);
+    if (large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9)
+      launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
     else
-      launch_double_buffer<Small>(p, ctx.stream, ctx.device);
+      launch_double_buffer<Small>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
   });
 }
 

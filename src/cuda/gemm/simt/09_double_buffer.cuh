@@ -7,6 +7,7 @@
 #include "cuda/gemm/gemm_common.cuh"
 #include "cuda/arch/cp_async.cuh"
 #include "cuda/gemm/simt/warp_tiling.cuh"
+#include "cuda/gemm/tensor_core_common.cuh"
 
 #include <atomic>
 
@@ -135,10 +136,43 @@ __device__ __forceinline__ void grouped_tile(int block, int tiles_m, int tiles_n
   tile_n = in_group / rows;
 }
 
-template <class Cfg, bool kTransA, bool kTransB, bool kVec>
+/// store_c4 with the fused epilogue: C = act(alpha*acc + beta*C + bias) per element in f32,
+/// `bias` holding the four columns' values.
+__device__ __forceinline__ void store_c4_epilogue(const SgemmProblem& p, int row, int col, float4 acc, bool vector_ok,
+                                                  float4 bias, int act) {
+  if (row >= p.m) return;
+  float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
+  float v[4] = {p.alpha * acc.x, p.alpha * acc.y, p.alpha * acc.z, p.alpha * acc.w};
+  const float b[4] = {bias.x, bias.y, bias.z, bias.w};
+  if (vector_ok && col + 3 < p.n) {
+    if (p.beta != 0.0f) {
+      const float4 old = *reinterpret_cast<const float4*>(dst);
+      v[0] += p.beta * old.x;
+      v[1] += p.beta * old.y;
+      v[2] += p.beta * old.z;
+      v[3] += p.beta * old.w;
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) v[j] = core::activate(v[j] + b[j], act);
+    *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (col + j < p.n) dst[j] = core::activate((p.beta == 0.0f ? v[j] : v[j] + p.beta * dst[j]) + b[j], act);
+}
+
+/// One block tile of C (blockIdx.x, grouped for L2) of batch item batch.item() (blockIdx.y;
+/// each operand at its base + item * stride, stride 0 broadcasting it). kEpilogue: C =
+/// act(alpha*acc + beta*C + bias) (`epi`) in f32; without it the plain store.
+template <class Cfg, bool kTransA, bool kTransB, bool kVec, bool kEpilogue = false>
 __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
-    double_buffer_kernel(SgemmProblem p, bool c_vec) {
+    double_buffer_kernel(SgemmProblem p, bool c_vec, BatchLaunch batch = {}, Epilogue epi = {}) {
   if constexpr (Cfg::compiled_for(gpu::kDeviceArch)) {
+    const int64_t item = batch.item();
+    p.a += item * batch.strides.a;
+    p.b += item * batch.strides.b;
+    p.c += item * batch.strides.c;
     using T = typename Cfg::Tiling;
     constexpr int kBlockK = Cfg::kBlockK, kStages = Cfg::kStages;
     constexpr int kLdA = T::kBlockM + Cfg::kPad, kLdB = T::kBlockN + Cfg::kPad;
@@ -220,13 +254,31 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     }
     arch::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
 
+    if constexpr (kEpilogue) {
+      // Column groups outermost: each group's four bias values are loaded once.
 #pragma unroll
-    for (int i = 0; i < T::kThreadM; ++i) {
-      const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
+      for (int j = 0; j < T::kSubN; ++j) {
+        const int col = col0 + c_base + j * T::kSubStrideN;
+        float b[4];
 #pragma unroll
-      for (int j = 0; j < T::kSubN; ++j)
-        store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
-                 make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
+        for (int e = 0; e < 4; ++e) b[e] = col + e < p.n ? epi.bias_at(item, col + e) : 0.0f;
+#pragma unroll
+        for (int i = 0; i < T::kThreadM; ++i) {
+          const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
+          store_c4_epilogue(p, row, col,
+                            make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec,
+                            make_float4(b[0], b[1], b[2], b[3]), epi.act);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < T::kThreadM; ++i) {
+        const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
+#pragma unroll
+        for (int j = 0; j < T::kSubN; ++j)
+          store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
+                   make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
+      }
     }
   }
 }
@@ -241,35 +293,50 @@ void opt_in_dynamic_smem(int bytes, int device) {
   done.fetch_or(bit, std::memory_order_release);
 }
 
-/// Launches double_buffer_kernel<Cfg> for the call's layout and alignment.
+/// Launches double_buffer_kernel<Cfg> for the call's layout and alignment: `batch`
+/// items (grid dimension y, in chunks of kMaxBatchPerLaunch) with `strides`, and the
+/// epilogue instantiation when `epi` is active. Batch strides must keep every item as
+/// aligned as item 0 for the 16-byte paths; the checks here take them into account.
 template <class Cfg>
-void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device) {
+void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device, int64_t batch = 1,
+                          BatchStrides strides = {}, const Epilogue& epi = {}) {
   using T = typename Cfg::Tiling;
   const int64_t blocks = int64_t(ceil_div(p.m, T::kBlockM)) * ceil_div(p.n, T::kBlockN);
+  const auto item_aligned = [batch](int64_t stride) { return batch == 1 || stride % 4 == 0; };
   // 16-byte copies for the MN-contiguous operands when all of them allow it.
-  const bool a_vec = !p.trans_a || (aligned16(p.a) && p.lda % 4 == 0);
-  const bool b_vec = p.trans_b || (aligned16(p.b) && p.ldb % 4 == 0);
+  const bool a_vec = !p.trans_a || (aligned16(p.a) && p.lda % 4 == 0 && item_aligned(strides.a));
+  const bool b_vec = p.trans_b || (aligned16(p.b) && p.ldb % 4 == 0 && item_aligned(strides.b));
   const bool vec = a_vec && b_vec;
-  const bool c_vec = c_vector_ok(p);
+  const bool c_vec = c_vector_ok(p) && item_aligned(strides.c);
   static_assert(Cfg::kSmemBytes <= 227 * 1024, "the stages must fit one block's shared memory");
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     auto launch = [&](auto kernel_constant) {
       constexpr auto kernel = decltype(kernel_constant)::value;
       opt_in_dynamic_smem<kernel>(Cfg::kSmemBytes, device);
-      kernel<<<static_cast<unsigned>(blocks), T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vec);
+      for_batch_chunks(batch, strides, [&](const BatchLaunch& chunk, unsigned count) {
+        kernel<<<dim3(static_cast<unsigned>(blocks), count), T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vec, chunk,
+                                                                                                     epi);
+      });
     };
     // A layout with no MN-contiguous operand has a single (4-byte) copy path.
-    using Scalar = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, false>),
-                                          &double_buffer_kernel<Cfg, kTa, kTb, false>>;
-    using Vector = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, true>),
-                                          &double_buffer_kernel<Cfg, kTa, kTb, true>>;
-    if constexpr (!kTa && kTb)
-      launch(Scalar{});
-    else if (vec)
-      launch(Vector{});
+    auto pick = [&](auto epilogue) {
+      constexpr bool kEpi = decltype(epilogue)::value;
+      using Scalar = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, false, kEpi>),
+                                            &double_buffer_kernel<Cfg, kTa, kTb, false, kEpi>>;
+      using Vector = std::integral_constant<decltype(&double_buffer_kernel<Cfg, kTa, kTb, true, kEpi>),
+                                            &double_buffer_kernel<Cfg, kTa, kTb, true, kEpi>>;
+      if constexpr (!kTa && kTb)
+        launch(Scalar{});
+      else if (vec)
+        launch(Vector{});
+      else
+        launch(Scalar{});
+    };
+    if (epi.active())
+      pick(std::true_type{});
     else
-      launch(Scalar{});
+      pick(std::false_type{});
   });
   GK_LAUNCH_CHECK();
 }

@@ -33,6 +33,10 @@
 // and K past the end are zeros); C is written element by element through its strides
 // (any ldc, any alignment; beta == 0 never reads C). Operands whose rows do not start on
 // 16-byte boundaries are declined (Misaligned).
+// Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
+// bias + activation applied where C is written, once, by whichever block writes it (the
+// block itself, or a split tile's last arriving block). The epilogue is a separate kernel
+// instantiation, so the plain one is unchanged.
 #include "cuda/gemm/skinny/skinny_launch.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 
@@ -48,6 +52,9 @@ core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx
   for (auto v :
        {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
     if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
+  for (auto v : {batch_stride_reason(args, "a", args.stride_a, elem, 16),
+                 batch_stride_reason(args, "b", args.stride_b, elem, 16)})
+    if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
   if (ctx.smem_per_block_optin < skinny_smem_needed(elem))
     return {core::Decline::Resource,
             "needs " + std::to_string(skinny_smem_needed(elem) / 1024) + " KB of shared memory per block"};
@@ -55,7 +62,7 @@ core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx
 }
 
 void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
-  if (tc_trivial_call(args, ctx)) return;
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   SkinnyCall call = make_skinny_call(args);
   call.forced_splits = forced_splits;
   switch (args.type()) {

@@ -8,6 +8,9 @@
 // t < T, n < N, written to C(t * c_stride_t + n * c_stride_n). The launcher maps both
 // orientations of a row-major GEMM onto it: with m <= 64, X = op(A), W = op(B)^T and
 // C's rows are t; with n <= 64, W = op(A), X = op(B)^T and C's rows are n.
+// Batches: grid dimension y is the batch item (W, X and C at their bases + item * their
+// strides). The fused epilogue (kEpilogue) adds bias[col of C] and applies the activation
+// in f32 where C is written: by the block itself, or by a split tile's last arriving block.
 #pragma once
 
 #include "cuda/arch/cp_async.cuh"
@@ -34,9 +37,12 @@ struct SkinnyProblem {
   int n_tiles = 0;               // block tiles along N
   int k_blocks = 0;              // K blocks of the whole reduction
   int splits = 1;                // K ranges per N tile, one block each
-  float* partials = nullptr;     // splits > 1: f32 sums, (tile, split) x BN x T, in the workspace
-  uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per N tile
+  float* partials = nullptr;     // splits > 1: f32 sums, (item, tile, split) x BN x T, in the workspace
+  uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per (item of the launch, N tile)
   uint64_t epoch = 0;            // splits > 1: first of `splits` launch-unique tags (launch_tags)
+  BatchLaunch batch;             // this launch's items (grid dimension y); strides: a = W, b = X, c = C
+  Epilogue epi;                  // kEpilogue: bias (over C's columns) and activation
+  bool bias_along_t = false;     // C's columns are t (the short side is n): bias[t], else bias[n]
 };
 
 /// The configuration of skinny_kernel for the named fields of `Tile`: kWarpsN x kWarpsK
@@ -133,9 +139,10 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& 
 }
 
 /// One block: kBlockN rows of W (N tile blockIdx.x / splits) over the K blocks of split
-/// blockIdx.x % splits, against all T rows of X. `kSplitF32` runs f32 data exactly
-/// (3xTF32); T = float without it is tf32.
-template <class Cfg, class T, bool kSplitF32, bool kWKMajor, bool kXKMajor>
+/// blockIdx.x % splits, against all T rows of X, of batch item p.batch.item(). `kSplitF32`
+/// runs f32 data exactly (3xTF32); T = float without it is tf32. kEpilogue: C =
+/// act(alpha*acc + beta*C + bias) (p.epi), rounded once.
+template <class Cfg, class T, bool kSplitF32, bool kWKMajor, bool kXKMajor, bool kEpilogue = false>
 __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   constexpr bool k32 = sizeof(T) == 4;
@@ -163,8 +170,10 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int wn = warp % Cfg::kWarpsN, wk = warp / Cfg::kWarpsN;
   const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
-  const T* w = static_cast<const T*>(p.w);
-  const T* x = static_cast<const T*>(p.x);
+  const int64_t item = p.batch.item();
+  const T* w = static_cast<const T*>(p.w) + item * p.batch.strides.a;
+  const T* x = static_cast<const T*>(p.x) + item * p.batch.strides.b;
+  p.c = static_cast<char*>(p.c) + item * p.batch.strides.c * (p.c_f32 ? 4 : kElem);
 
   const bool w_inside = n0 + BN <= p.n;
   const int full_k_blocks = p.k / kBK;
@@ -361,11 +370,13 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   };
   auto store = [&](int n, int t, float v) {
     const int64_t offset = static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n;
+    float bias = 0.0f;
+    if constexpr (kEpilogue) bias = p.epi.bias_at(item, p.bias_along_t ? t : n);
     if (p.c_f32 || k32) {
-      store_one(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta);
+      store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
     } else {
       using Out16 = std::conditional_t<k32, gpu::half_t, T>;
-      store_one(static_cast<Out16*>(p.c) + offset, v, p.alpha, p.beta);
+      store_one<Out16, kEpilogue>(static_cast<Out16*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
     }
   };
   if (p.splits == 1) {
@@ -381,8 +392,10 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   }
 
   // Split K: park this block's sums, and the last of the tile's blocks to arrive adds
-  // all of them in split order (deterministic) and writes C. Nobody waits.
-  float* part = p.partials + static_cast<int64_t>(tile) * p.splits * BN * p.t;
+  // all of them in split order (deterministic) and writes C. Nobody waits. Each batch item
+  // of the launch has its own N tiles' partial sums and arrival words.
+  const int64_t launch_tile = static_cast<int64_t>(blockIdx.y) * p.n_tiles + tile;
+  float* part = p.partials + launch_tile * p.splits * BN * p.t;
   for (int idx = static_cast<int>(threadIdx.x); idx < count; idx += Cfg::kThreads) {
     int n, t;
     coords(idx, n, t);
@@ -397,8 +410,8 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   if (threadIdx.x == 0) {
     // The tile's arrival word holds epoch + arrivals - 1 of this launch; a word of any
     // other launch (outside [epoch, epoch + splits - 1)) counts as no arrival.
-    auto* word = reinterpret_cast<unsigned long long*>(p.arrivals + tile);
-    unsigned long long cur = arch::ld_relaxed_gpu(p.arrivals + tile);
+    auto* word = reinterpret_cast<unsigned long long*>(p.arrivals + launch_tile);
+    unsigned long long cur = arch::ld_relaxed_gpu(p.arrivals + launch_tile);
     const uint64_t lo = p.epoch, hi = p.epoch + p.splits - 1;
     for (;;) {
       const bool ours = cur >= lo && cur < hi;

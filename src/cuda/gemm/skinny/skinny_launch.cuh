@@ -20,6 +20,7 @@ struct SkinnyCall {
   SkinnyProblem problem;
   bool w_k_major = false, x_k_major = false;
   int forced_splits = 0;  // K ranges per N tile (clamped to the K blocks); 0: skinny_splits decides
+  int64_t batch = 1;      // batch items (strides in problem.batch.strides)
 };
 
 /// The skinny call of a row-major GEMM: the short side (m or n, whichever is smaller) is T.
@@ -31,6 +32,9 @@ inline SkinnyCall make_skinny_call(const core::GemmArgs& args) {
   p.beta = args.beta;
   p.c = args.c;
   p.c_f32 = args.c_type == core::DType::F32;
+  call.batch = args.batch;
+  p.epi = epilogue_of(args);
+  p.batch.strides.c = args.stride_c;
   if (args.m <= args.n) {
     // C (T x N) = op(A) (T x K) op(B): X = op(A), W = op(B)^T; C's rows are t.
     p.t = static_cast<int>(args.m);
@@ -43,6 +47,8 @@ inline SkinnyCall make_skinny_call(const core::GemmArgs& args) {
     call.w_k_major = args.trans_b;
     p.c_stride_t = args.ldc;
     p.c_stride_n = 1;
+    p.batch.strides.a = args.stride_b;  // W
+    p.batch.strides.b = args.stride_a;  // X
   } else {
     // C (N x T) = op(A) (N x K) op(B) (K x T): W = op(A), X = op(B)^T; C's rows are n.
     p.t = static_cast<int>(args.n);
@@ -55,6 +61,9 @@ inline SkinnyCall make_skinny_call(const core::GemmArgs& args) {
     call.x_k_major = args.trans_b;
     p.c_stride_t = 1;
     p.c_stride_n = args.ldc;
+    p.batch.strides.a = args.stride_a;  // W
+    p.batch.strides.b = args.stride_b;  // X
+    p.bias_along_t = true;              // C's columns are t
   }
   return call;
 }
@@ -89,11 +98,14 @@ using SkinnyConfigFor =
                                     std::conditional_t<(kWKMajor && kNTiles <= 2), sm90::SkinnyKMajor, sm90::Skinny>>,
                  kNTiles>;
 
-/// Launches skinny_kernel<Cfg, T, kSplitF32, ...> for `call`: K split by occupancy, with
-/// its workspace (partial sums, arrival words) from the stream-ordered pool when split.
+/// Launches skinny_kernel<Cfg, T, kSplitF32, ...> for `call`: K split by occupancy (the N
+/// tiles of every batch item fill the SMs together), with its workspace (partial sums,
+/// arrival words per item and N tile) from the stream-ordered pool when split; the
+/// epilogue instantiation when the call has one.
 template <class Cfg, class T, bool kSplitF32, bool kWKMajor, bool kXKMajor>
-void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
-  auto kernel = skinny_kernel<Cfg, T, kSplitF32, kWKMajor, kXKMajor>;
+void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const CudaContext& ctx) {
+  auto kernel = p.epi.active() ? skinny_kernel<Cfg, T, kSplitF32, kWKMajor, kXKMajor, true>
+                               : skinny_kernel<Cfg, T, kSplitF32, kWKMajor, kXKMajor, false>;
   constexpr int kSmem = skinny_smem_bytes<Cfg, T>();
   // Once per device and kernel: the shared-memory opt-in (a function attribute, kept by
   // the device) and the blocks per SM it allows.
@@ -109,19 +121,25 @@ void launch_skinny(SkinnyProblem p, int forced_splits, const CudaContext& ctx) {
   constexpr int kBK = Cfg::kWarpsK * Cfg::kSliceBytes / static_cast<int>(sizeof(T));
   p.n_tiles = ceil_div(p.n, Cfg::kBlockN);
   p.k_blocks = ceil_div(p.k, kBK);
+  const int64_t per_launch = std::min(batch, kMaxBatchPerLaunch);  // items of the largest launch
+  const int all_tiles = static_cast<int>(std::min<int64_t>(p.n_tiles * batch, std::numeric_limits<int>::max()));
   p.splits = forced_splits > 0 ? std::min(forced_splits, std::max(p.k_blocks, 1))
-                               : skinny_splits(p.n_tiles, p.k_blocks, static_cast<int64_t>(per_sm) * ctx.sm_count);
+                               : skinny_splits(all_tiles, p.k_blocks, static_cast<int64_t>(per_sm) * ctx.sm_count);
   void* ws = nullptr;
   if (p.splits > 1) {
-    const std::size_t partial_bytes =
-        static_cast<std::size_t>(p.n_tiles) * p.splits * Cfg::kBlockN * p.t * sizeof(float);
-    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(p.n_tiles) * sizeof(uint64_t), ctx);
+    const std::size_t tiles = static_cast<std::size_t>(p.n_tiles) * per_launch;
+    const std::size_t partial_bytes = tiles * p.splits * Cfg::kBlockN * p.t * sizeof(float);
+    ws = workspace_alloc(partial_bytes + tiles * sizeof(uint64_t), ctx);
     p.partials = static_cast<float*>(ws);
     p.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-    p.epoch = launch_tags(static_cast<uint64_t>(p.splits));
   }
-  kernel<<<p.n_tiles * p.splits, Cfg::kThreads, kSmem, ctx.stream>>>(p);
-  GK_LAUNCH_CHECK();
+  // Launches run in stream order, so they share the workspace; each has its own tags.
+  for_batch_chunks(batch, p.batch.strides, [&](const BatchLaunch& items, unsigned count) {
+    p.batch = items;
+    if (p.splits > 1) p.epoch = launch_tags(static_cast<uint64_t>(p.splits));
+    kernel<<<dim3(p.n_tiles * p.splits, count), Cfg::kThreads, kSmem, ctx.stream>>>(p);
+    GK_LAUNCH_CHECK();
+  });
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
@@ -133,14 +151,14 @@ void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
     using CfgK = SkinnyConfigFor<decltype(nt)::value, true>;
     if (call.w_k_major) {
       if (call.x_k_major)
-        launch_skinny<CfgK, T, kSplitF32, true, true>(call.problem, call.forced_splits, ctx);
+        launch_skinny<CfgK, T, kSplitF32, true, true>(call.problem, call.forced_splits, call.batch, ctx);
       else
-        launch_skinny<CfgK, T, kSplitF32, true, false>(call.problem, call.forced_splits, ctx);
+        launch_skinny<CfgK, T, kSplitF32, true, false>(call.problem, call.forced_splits, call.batch, ctx);
     } else {
       if (call.x_k_major)
-        launch_skinny<Cfg, T, kSplitF32, false, true>(call.problem, call.forced_splits, ctx);
+        launch_skinny<Cfg, T, kSplitF32, false, true>(call.problem, call.forced_splits, call.batch, ctx);
       else
-        launch_skinny<Cfg, T, kSplitF32, false, false>(call.problem, call.forced_splits, ctx);
+        launch_skinny<Cfg, T, kSplitF32, false, false>(call.problem, call.forced_splits, call.batch, ctx);
     }
   };
   switch (skinny_n_tiles(call.problem.t)) {

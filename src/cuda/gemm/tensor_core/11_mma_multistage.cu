@@ -31,6 +31,11 @@
 // with 32-bit shared loads from the same swizzled layout. Edges: cp.async with a
 // smaller source size zero-fills the rest of a chunk, so any M, N, K works; rows must
 // start 16-byte aligned (decline otherwise).
+// Batches and the epilogue are fused: batch items run along grid dimension y (each block
+// offsets its operands by its item's strides; a stride of 0 broadcasts), and a call with a
+// bias or activation runs the kernel's kEpilogue instantiation, which applies
+// act(alpha*acc + beta*C + bias) in f32 where C is written (the plain instantiation's code
+// is unchanged). Batch strides must keep every item's rows 16-byte aligned.
 // The kernel and its configuration template are in 11_mma_multistage.cuh, the tile
 // configurations per architecture in cuda/gemm/configs/.
 #include "cuda/gemm/configs/sm80.cuh"
@@ -81,6 +86,9 @@ core::Verdict mma_multistage_supports(const core::GemmArgs& args, const CudaCont
   for (auto v :
        {row_alignment_reason("A", args.a, args.lda, elem, 16), row_alignment_reason("B", args.b, args.ldb, elem, 16)})
     if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
+  for (auto v : {batch_stride_reason(args, "a", args.stride_a, elem, 16),
+                 batch_stride_reason(args, "b", args.stride_b, elem, 16)})
+    if (!v.accepted()) return {v.reason, v.detail + " (cp.async copies 16-byte chunks)"};
   if (ctx.smem_per_block_optin < mma_smem_needed(ctx.arch.cc))
     return {core::Decline::Resource,
             "needs " + std::to_string(mma_smem_needed(ctx.arch.cc) / 1024) + " KB of shared memory per block"};
@@ -88,7 +96,7 @@ core::Verdict mma_multistage_supports(const core::GemmArgs& args, const CudaCont
 }
 
 void mma_multistage_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (tc_trivial_call(args, ctx)) return;
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   gpu::with_storage_type(args.ab_type, [&](auto t) { launch_mma_typed<decltype(t)>(args, ctx); });
 }
 

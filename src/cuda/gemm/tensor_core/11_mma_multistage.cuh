@@ -114,10 +114,19 @@ struct InteriorCopy {
   }
 };
 
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage_kernel(TcProblem p) {
+/// One block tile of C (blockIdx.x, in L2 raster order) of batch item batch.item()
+/// (blockIdx.y). kEpilogue: C = act(alpha*acc + beta*C + bias) (`epi`), in f32 before C's
+/// one rounding; without it the epilogue code is the plain one.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true, bool kEpilogue = false>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    mma_multistage_kernel(TcProblem p, BatchLaunch batch, Epilogue epi) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (Cfg::compiled_for(gpu::kDeviceArch)) {
+    // This block's batch item: its operands (stride 0 broadcasts one over the batch).
+    const int64_t item = batch.item();
+    p.a = static_cast<const T*>(p.a) + item * batch.strides.a;
+    p.b = static_cast<const T*>(p.b) + item * batch.strides.b;
+    p.c = static_cast<char*>(p.c) + item * batch.strides.c * (p.c_f32 ? 4 : static_cast<int64_t>(sizeof(T)));
     constexpr bool kTf32 = sizeof(T) == 4;
     constexpr int kBK = Cfg::kRowBytes / static_cast<int>(sizeof(T));  // K elements per stage
     constexpr int kMmaK = kTf32 ? 8 : 16;
@@ -244,15 +253,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
       ++load_kt;
     };
     auto epilogue = [&]() {
-    // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
-#pragma unroll
-      for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+      // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
+      if constexpr (kEpilogue) {
+        // Fragment columns outermost: each column pair's bias is loaded once.
 #pragma unroll
         for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
-          const int row = m0 + wm0 + 16 * i + group, col = n0 + wn0 + 8 * j + 2 * quad;
-          store_c_pair<T>(p, row, col, acc[i][j][0], acc[i][j][1]);
-          store_c_pair<T>(p, row + 8, col, acc[i][j][2], acc[i][j][3]);
+          const int col = n0 + wn0 + 8 * j + 2 * quad;
+          const float2 bias = bias_pair(epi, item, col, p.n);
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaTilesM; ++i) {
+            const int row = m0 + wm0 + 16 * i + group;
+            store_c_pair<T, true>(p, row, col, acc[i][j][0], acc[i][j][1], bias, epi.act);
+            store_c_pair<T, true>(p, row + 8, col, acc[i][j][2], acc[i][j][3], bias, epi.act);
+          }
         }
+      } else {
+#pragma unroll
+        for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+          for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
+            const int row = m0 + wm0 + 16 * i + group, col = n0 + wn0 + 8 * j + 2 * quad;
+            store_c_pair<T>(p, row, col, acc[i][j][0], acc[i][j][1]);
+            store_c_pair<T>(p, row + 8, col, acc[i][j][2], acc[i][j][3]);
+          }
+      }
     };
     // Prologue: kStages - 1 K blocks in flight (empty commit groups past the end keep
     // the group count, and so the wait arithmetic, uniform).
@@ -312,10 +336,27 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
           }
         __syncthreads();
         constexpr int kWarps = Cfg::kThreads / 32;
+        // A lane writes the same columns of every row: their bias is loaded once.
+        constexpr int kColRounds = (BN + 127) / 128;
+        [[maybe_unused]] float bias[kColRounds][4];
+        if constexpr (kEpilogue)
+#pragma unroll
+          for (int cr = 0; cr < kColRounds; ++cr)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+              bias[cr][e] = 4 * lane + 128 * cr < BN ? epi.bias_at(item, n0 + 4 * lane + 128 * cr + e) : 0.0f;
         for (int r = warp; r < BM; r += kWarps) {
-          for (int c = 4 * lane; c < BN; c += 128) {
+#pragma unroll
+          for (int cr = 0; cr < kColRounds; ++cr) {
+            const int c = 4 * lane + 128 * cr;
+            if (c >= BN) break;
             const float4 v = *reinterpret_cast<const float4*>(&staged[r * kPitch + c]);
             float o[4] = {p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w};
+            auto finish = [&]() {
+              if constexpr (kEpilogue)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) o[e] = core::activate(o[e] + bias[cr][e], epi.act);
+            };
             const int64_t offset = static_cast<int64_t>(m0 + r) * p.ldc + n0 + c;
             if (p.c_f32 || kTf32) {
               float4* dst = reinterpret_cast<float4*>(static_cast<float*>(p.c) + offset);
@@ -326,6 +367,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
                 o[2] += p.beta * old.z;
                 o[3] += p.beta * old.w;
               }
+              finish();
               *dst = make_float4(o[0], o[1], o[2], o[3]);
             } else {
               using Out16 = std::conditional_t<sizeof(T) == 2, T, gpu::half_t>;
@@ -338,6 +380,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
                 o[2] += p.beta * hi.x;
                 o[3] += p.beta * hi.y;
               }
+              finish();
               *dst = make_uint2(pack_pair<Out16>(o[0], o[1]), pack_pair<Out16>(o[2], o[3]));
             }
           }
@@ -350,17 +393,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) mma_multistage
 #endif
 }
 
+/// Launches the kernel over the call's tiles and batch items (the epilogue instantiation
+/// when the call has one).
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true>
 void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
-  auto kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked>;
+  const Epilogue epi = epilogue_of(args);
+  auto kernel = epi.active() ? mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, true>
+                             : mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, false>;
   TcProblem p = make_tc_problem(args);
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
   p.k_tiles = ceil_div(p.k, Cfg::kRowBytes / static_cast<int>(sizeof(T)));
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int tiles = p.tiles_m * p.tiles_n;
-  kernel<<<tiles, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(p);
-  GK_LAUNCH_CHECK();
+  for_batch_chunks(args.batch, batch_strides_of(args), [&](const BatchLaunch& items, unsigned count) {
+    kernel<<<dim3(tiles, count), Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(p, items, epi);
+    GK_LAUNCH_CHECK();
+  });
 }
 
 template <class Cfg, class T, bool kChecked = true>
