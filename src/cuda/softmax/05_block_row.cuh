@@ -38,12 +38,13 @@ __global__ void __launch_bounds__(kThreads) block_row_kernel(RowArgs<T> a) {
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const RowRef<T> ref = a.at(row);
     RowFragment<T, V, kPacks> frag;
-    frag.load(a.x + row * a.ldx, threadIdx.x, kThreads, num_vec);
-    const RowStats mine = frag.stats(keep_exp);
+    frag.load(ref.x, threadIdx.x, kThreads, ref.mask.read_vecs(V, num_vec));
+    const RowStats mine = frag.stats(keep_exp, threadIdx.x, kThreads, ref.mask);
     const RowStats stats = block_reduce<kThreads>(mine, scratch[parity]);
     parity ^= 1;
-    frag.store(a.y + row * a.ldy, threadIdx.x, kThreads, num_vec, mine, stats, a.log);
+    frag.store(ref.y, threadIdx.x, kThreads, num_vec, mine, stats, ref.mask);
   }
 }
 
@@ -55,37 +56,37 @@ __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(Ro
   const int64_t num_vec = a.cols / V;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const T* x = a.x + row * a.ldx;
+    const RowRef<T> ref = a.at(row);
+    const int64_t read_vec = ref.mask.read_vecs(V, num_vec);  // the packs holding a kept element
     RowStats mine = empty_stats();
     // Each thread stages and later reads back only its own vectors (i = tid + k *
     // kBlockRowSmemThreads), so the staging itself needs no barrier.
-    for (int64_t base = threadIdx.x; base < num_vec; base += int64_t(kBlockRowSmemUnroll) * kBlockRowSmemThreads) {
+    for (int64_t base = threadIdx.x; base < read_vec; base += int64_t(kBlockRowSmemUnroll) * kBlockRowSmemThreads) {
       Pack<T, V> packs[kBlockRowSmemUnroll];
 #pragma unroll
       for (int u = 0; u < kBlockRowSmemUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kBlockRowSmemThreads;
-        if (i < num_vec) packs[u] = load_pack<T, V>(x + i * V);
+        if (i < read_vec) packs[u] = load_pack<T, V>(ref.x + i * V);
       }
 #pragma unroll
       for (int u = 0; u < kBlockRowSmemUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kBlockRowSmemThreads;
-        if (i < num_vec) {  // (a break here kept hipcc from unrolling the loop)
+        if (i < read_vec) {  // (a break here kept hipcc from unrolling the loop)
           staged[i] = packs[u];
-          float v[V];
-          unpack(packs[u], v);
-          mine = add_values(mine, v);
+          mine = add_pack(mine, packs[u], i, ref.mask);
         }
       }
     }
     const RowStats stats = block_reduce<kBlockRowSmemThreads>(mine, scratch[parity]);
     parity ^= 1;
     const OutputScale o = output_scale(stats, a.log);
-    T* y = a.y + row * a.ldy;
-    for (int64_t i = threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) {
+    for (int64_t i = threadIdx.x; i < read_vec; i += kBlockRowSmemThreads) {
       Pack<T, V> out;
-      output_pack(staged[i], o, out);
-      store_pack<T, V>(y + i * V, out);
+      output_pack(staged[i], i, ref.mask, o, out);
+      store_pack<T, V>(ref.y + i * V, out);
     }
+    const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
+    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 
@@ -120,7 +121,7 @@ void launch_block_row_smem(const core::SoftmaxArgs& args, const CudaContext& ctx
   const auto kernel = block_row_smem_kernel<T, V>;
   // Per device and cheap: set on every launch rather than caching per device.
   GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
-  const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
+  const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
   kernel<<<static_cast<unsigned>(blocks), kBlockRowSmemThreads, bytes, ctx.stream>>>(typed_args<T>(args));
   GK_LAUNCH_CHECK();
 }
@@ -141,7 +142,7 @@ void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& c
     GK_GPU_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
 #endif
-    const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
+    const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
     kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);
     GK_LAUNCH_CHECK();
   } else {

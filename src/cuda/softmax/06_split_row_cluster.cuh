@@ -58,9 +58,11 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += num_clusters) {
+    const RowRef<T> ref = a.at(row);
     RowFragment<T, V, kPacks> frag;
-    frag.load(a.x + row * a.ldx, begin + threadIdx.x, kThreads, end);
-    const RowStats mine = frag.stats(keep_exp);
+    // Only the vectors holding a kept column are read; the rest get the fill on store.
+    frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.read_vecs(V, end));
+    const RowStats mine = frag.stats(keep_exp, begin + threadIdx.x, kThreads, ref.mask);
     const RowStats cta = block_reduce<kThreads>(mine, scratch[parity]);
     if (threadIdx.x == 0) cta_stats[parity] = cta;
     cluster.sync();
@@ -68,7 +70,7 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
     RowStats stats = empty_stats();
     for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, *cluster.map_shared_rank(&cta_stats[parity], r));
     parity ^= 1;
-    frag.store(a.y + row * a.ldy, begin + threadIdx.x, kThreads, end, mine, stats, a.log);
+    frag.store(ref.y, begin + threadIdx.x, kThreads, end, mine, stats, ref.mask);
   }
   cluster.sync();  // no CTA may exit while another still reads its cta_stats
 #endif
@@ -118,7 +120,7 @@ bool launch_register_cluster(const core::SoftmaxArgs& args, const CudaContext& c
   const auto kernel = split_row_cluster_kernel<T, V, c.threads, c.packs>;
   const int64_t num_vec = args.cols / V;
   const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, cluster_size);
-  const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
+  const int64_t clusters = std::min(total_rows(args), kMaxGridBlocks / cluster_size);
   ClusterLaunch launch(clusters * cluster_size, c.threads, 0, ctx.stream, cluster_size);
   if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, 0)) return false;
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
@@ -143,7 +145,7 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
   GK_GPU_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
+  const int64_t clusters = std::min(total_rows(args), kMaxGridBlocks / cluster_size);
   ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
   if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, bytes)) return false;
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
