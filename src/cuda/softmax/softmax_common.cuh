@@ -114,12 +114,14 @@ template <class T>
 constexpr int kVectorElems = kVectorBytes / static_cast<int>(sizeof(T));
 
 /// True when the 16-byte path can serve the call: both pointers 16-byte aligned and the
-/// row strides and the row length multiples of the vector width, so that every vector
-/// of every row is aligned and whole. Otherwise rungs take their scalar path.
+/// row strides, the batch strides and the row length multiples of the vector width, so
+/// that every vector of every row of every item is aligned and whole. Otherwise rungs
+/// take their scalar path.
 inline bool vector_path_ok(const core::SoftmaxArgs& a) {
   const int64_t v = kVectorBytes / static_cast<int64_t>(core::dtype_size(a.dtype));
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; };
-  return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0;
+  const bool items_aligned = a.batch <= 1 || (a.stride_x % v == 0 && a.stride_y % v == 0);
+  return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0 && items_aligned;
 }
 
 /// Elements a thread moves per access for this call: a 16-byte vector's worth on the
