@@ -53,8 +53,18 @@ void softmax::omp_simd_run(const core::SoftmaxArgs& args, const CpuContext& ctx)
 #pragma omp parallel num_threads(threads)
   {
     const int team = omp_get_num_threads(), tid = omp_get_thread_num();
-    const int64_t first = rows * tid / team, last = rows * (tid + 1) / team;
-    kernel.rows(args, first, last, stream, scratch + tid * kSoftmaxScratch);
+    float* const mine = scratch + tid * kSoftmaxScratch;
+    if (!args.causal) {
+      const int64_t first = rows * tid / team, last = rows * (tid + 1) / team;
+      kernel.rows(args, first, last, stream, mine);
+    } else {
+      // Causal rows grow along each item (row r keeps r + offset + 1 columns), so equal
+      // ranges of rows would be unequal work: the threads take runs of about 64 KiB of
+      // rows in turn instead.
+      const int64_t runs = core::ceil_div(rows, rows_per_64k);
+      for (int64_t run = tid; run < runs; run += team)
+        kernel.rows(args, run * rows_per_64k, std::min(rows, (run + 1) * rows_per_64k), stream, mine);
+    }
   }
 }
 

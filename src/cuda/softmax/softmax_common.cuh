@@ -192,6 +192,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 /// max that keeps NaN (fmaxf returns the other operand).
 __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+/// min that keeps NaN.
+__device__ __forceinline__ float nan_min(float a, float b) { return (a < b || a != a) ? a : b; }
 
 /// 2^v with the hardware approximation (relative error ~2^-22, far below the f32 bound
 /// of 1e-5): one MUFU.EX2 instead of the ~10-instruction accurate exp2f. 2^-inf = 0.
@@ -417,6 +419,31 @@ __device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
   }
 }
 
+/// Min of a pack, NaN kept (pack_max's counterpart, for negative scales).
+template <class T, int V>
+__device__ __forceinline__ float pack_min(const Pack<T, V>& p) {
+#if defined(GPUKERN_CUDA)
+  if constexpr (!std::is_same_v<T, float> && V % 2 == 0) {
+    using T2 = std::conditional_t<std::is_same_v<T, gpu::half_t>, __half2, __nv_bfloat162>;
+    T2 m;
+    memcpy(&m, &p.v[0], sizeof(T2));
+#pragma unroll
+    for (int i = 2; i < V; i += 2) {
+      T2 u;
+      memcpy(&u, &p.v[i], sizeof(T2));
+      m = __hmin2_nan(m, u);
+    }
+    return nan_min(gpu::to_float(m.x), gpu::to_float(m.y));
+  } else
+#endif
+  {
+    float m = INFINITY;
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_min(m, gpu::to_float(p.v[i]));
+    return m;
+  }
+}
+
 /// The output of one element given the row's statistics (logs precomputed per row):
 /// softmax  y = 2^((x - max) * log2e - log2(sum))   (FADD, FFMA, EX2)
 /// log      y = (x - max) - ln(sum)
@@ -473,16 +500,19 @@ __device__ __forceinline__ void row_values(const Pack<T, V>& p, int64_t vi, cons
   }
 }
 
-/// Max of row_values(p, vi, m), NaN kept. A whole pack with a positive scale takes
-/// pack_max's fast path and scales the result (rounding is monotonic: max(s x) = s max(x)).
+/// Max of row_values(p, vi, m), NaN kept. A whole pack takes the storage type's max (or,
+/// under a negative scale, its min: rounding is monotonic, so max(s x) = s max(x) for
+/// s >= 0 and s min(x) for s < 0); only the pack straddling the end of the kept columns
+/// goes element by element. (Masking a copy of every pack instead doubled the registers
+/// of the 16-bit warp_row kernels.)
 template <class T, int V>
 __device__ __forceinline__ float row_pack_max(const Pack<T, V>& p, int64_t vi, const RowMask& m) {
-  if (m.scale > 0.0f && !pack_masked<V>(vi, m)) return pack_max(p) * m.scale;
-  float v[V];
-  row_values(p, vi, m, v);
+  if (vi * V >= m.kept) return -INFINITY;  // no kept element
+  if (!pack_masked<V>(vi, m)) return (m.scale < 0.0f ? pack_min(p) : pack_max(p)) * m.scale;
   float mx = -INFINITY;
 #pragma unroll
-  for (int i = 0; i < V; ++i) mx = nan_max(mx, v[i]);
+  for (int i = 0; i < V; ++i)
+    if (vi * V + i < m.kept) mx = nan_max(mx, gpu::to_float(p.v[i]) * m.scale);
   return mx;
 }
 
