@@ -1,7 +1,7 @@
 // The `omp_simd` softmax row kernels with batches, an input scale and a causal mask, on
 // every ISA path this machine supports, against the double reference
 // (softmax_fused_reference.hpp): batch items with padded and broadcast (0) input strides,
-// scales of 1, 1/8 and a negative one, causal offsets that mask part of the rows, none of
+// scales of 1, 1/8, 0 and negative ones, causal offsets that mask part of the rows, none of
 // them, or every column of some rows; in place; odd lengths (vector tails, the kept
 // length ending inside a vector, block edges); special rows (a NaN, all -inf) with their
 // masked columns still exactly 0; every cell outside the outputs untouched.
@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,9 +45,21 @@ struct FusedCase {
   }
 };
 
-/// Runs the case through `kernel` (rows split in two calls, as two threads would) and
-/// checks it; "" when it passes.
-std::string run_case(const SoftmaxKernel& kernel, const FusedCase& t, unsigned seed) {
+/// Makes the call (returns "" or why it failed).
+using Call = std::function<std::string(const core::SoftmaxArgs&)>;
+
+/// `kernel` on the call's rows, split in two calls as two threads would.
+Call kernel_call(const SoftmaxKernel& kernel) {
+  return [&kernel](const core::SoftmaxArgs& s) {
+    const int64_t total = s.batch * s.rows, half = total / 2;
+    kernel.rows(s, 0, half, false, softmax_scratch_row());
+    kernel.rows(s, half, total, false, softmax_scratch_row());
+    return std::string();
+  };
+}
+
+/// Runs the case through `call` and checks it; "" when it passes.
+std::string run_case(const Call& call, const FusedCase& t, unsigned seed) {
   std::mt19937 rng(seed);
   const int64_t ldx = t.cols + 3, ldy = t.in_place ? ldx : t.cols + 5;
   const int64_t stride_x = t.broadcast ? 0 : t.rows * ldx + 7;
@@ -80,9 +93,7 @@ std::string run_case(const SoftmaxKernel& kernel, const FusedCase& t, unsigned s
   s.scale = t.scale;
   s.causal = t.causal;
   s.causal_offset = t.offset;
-  const int64_t total = t.batch * t.rows, half = total / 2;
-  kernel.rows(s, 0, half, false, softmax_scratch_row());
-  kernel.rows(s, half, total, false, softmax_scratch_row());
+  if (const std::string failed = call(s); !failed.empty()) return "the call failed: " + failed;
 
   ref::Check check;
   std::vector<double> xs(static_cast<std::size_t>(t.cols)), want(static_cast<std::size_t>(t.cols));
@@ -128,6 +139,11 @@ std::vector<FusedCase> cases() {
         out.push_back(c);
         c.scale = 0.125f;
         out.push_back(c);
+        c.scale = -1.5f;
+        out.push_back(c);
+        c.scale = 0.0f;
+        out.push_back(c);
+        c.scale = 0.125f;
         c.causal = true;
         for (int64_t offset : {int64_t(0), int64_t(-3), cols - 4, cols + 5, int64_t(-7)}) {
           c.offset = offset;
@@ -152,7 +168,7 @@ TEST(SoftmaxFusedRows, BatchScaleCausalEveryIsa) {
     const SoftmaxKernel& kernel = softmax_kernel_for(isa);
     unsigned seed = 1;
     for (const FusedCase& c : cases()) {
-      const std::string problems = run_case(kernel, c, ++seed);
+      const std::string problems = run_case(kernel_call(kernel), c, ++seed);
       EXPECT_EQ(problems, "") << kernel.name << " " << c.describe() << ", seed " << seed;
     }
   }
@@ -166,7 +182,7 @@ TEST(SoftmaxFusedRows, LongCausalRows) {
     for (DType type : {DType::F32, DType::BF16})
       for (int64_t offset : {int64_t(-2), kSoftmaxScratch - 3, int64_t(70001)}) {
         FusedCase c{type, 2, 3, kSoftmaxScratch + 4099, 0.5f, true, offset, false};
-        const std::string problems = run_case(kernel, c, 77);
+        const std::string problems = run_case(kernel_call(kernel), c, 77);
         EXPECT_EQ(problems, "") << kernel.name << " " << c.describe();
       }
   }

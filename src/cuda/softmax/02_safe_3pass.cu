@@ -33,7 +33,7 @@ __global__ void __launch_bounds__(kThreads) safe_3pass_kernel(RowArgs<T> a) {
 
     float max = -INFINITY;
     for (int64_t i = threadIdx.x; i < read_vec; i += kThreads) {
-      row_values(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
+      row_values<true>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
 #pragma unroll
       for (int k = 0; k < V; ++k) max = nan_max(max, v[k]);
     }
@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(kThreads) safe_3pass_kernel(RowArgs<T> a) {
 
     float sum = 0.0f;
     for (int64_t i = threadIdx.x; i < read_vec; i += kThreads) {
-      row_values(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
+      row_values<true>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
 #pragma unroll
       for (int k = 0; k < V; ++k) sum += expf(v[k] - max);
     }
@@ -49,14 +49,14 @@ __global__ void __launch_bounds__(kThreads) safe_3pass_kernel(RowArgs<T> a) {
 
     const float log_sum = logf(sum);
     for (int64_t i = threadIdx.x; i < read_vec; i += kThreads) {
-      row_values(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
+      row_values<true>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, v);
       Pack<T, V> out;
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         const float shifted = v[k] - max;
         out.v[k] = gpu::from_float<T>(a.log ? shifted - log_sum : expf(shifted) / sum);
       }
-      mask_output(out, i, mask);
+      mask_output<true>(out, i, mask);
       store_pack<T, V, Cache::Default>(ref.y + i * V, out);
     }
     const Pack<T, V> fill = fill_pack<T, V>(mask);

@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kThreads;
         if (i >= read_vec) break;
-        mine = add_pack(mine, packs[u], i, mask);
+        mine = add_pack<true>(mine, packs[u], i, mask);
       }
     }
     const RowStats stats = block_reduce<kThreads>(mine, scratch[parity]);
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
     const OutputScale o = output_scale(stats, a.log);
     for (int64_t i = threadIdx.x; i < read_vec; i += kThreads) {
       Pack<T, V> out;
-      output_pack(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, o, out);
+      output_pack<true>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, o, out);
       store_pack<T, V>(ref.y + i * V, out);
     }
     const Pack<T, V> fill = fill_pack<T, V>(mask);

@@ -52,8 +52,9 @@ inline bool warp_row_holds(const WarpRowConfig& c, const core::SoftmaxArgs& args
 
 /// kMinBlocks = 0 asks for no occupancy: an explicit 1 is not neutral (it raised
 /// 4x4/fexp from 72 to 96 registers on sm_90a).
+/// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
 template <class T, int V, int kLanes, int kPacks, bool kExpsInFloat, int kRows = 1, int kMinBlocks = 0,
-          bool kPipelined = false, Cache kCache = Cache::Streaming>
+          bool kPipelined = false, Cache kCache = Cache::Streaming, bool kMasked = false>
 __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(RowArgs<T> a) {
   constexpr int kGroups = kWarpRowThreads / kLanes;  // lane groups a block
   constexpr int kRowsPerBlock = kGroups * kRows;
@@ -80,14 +81,14 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
       }
       RowStats mine[kRows], stats[kRows];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) mine[r] = frag[r].stats(keep_exp, lane, kLanes, ref[r].mask);
+      for (int r = 0; r < kRows; ++r) mine[r] = frag[r].template stats<kMasked>(keep_exp, lane, kLanes, ref[r].mask);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) stats[r] = group_reduce<kLanes>(mine[r]);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int64_t row = first_row + r * kGroups + group;
         if (row < a.rows)
-          frag[r].template store<kCache>(ref[r].y, lane, kLanes, num_vec, mine[r], stats[r], ref[r].mask);
+          frag[r].template store<kMasked, kCache>(ref[r].y, lane, kLanes, num_vec, mine[r], stats[r], ref[r].mask);
       }
     }
   } else {
@@ -111,10 +112,10 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
       Frag nxt;
       const RowRef<T> next_ref = a.at(next_active ? next : 0);
       nxt.template load<kCache>(next_ref.x, lane, kLanes, next_active ? next_ref.mask.read_vecs(V, num_vec) : 0);
-      const RowStats mine = cur.stats(keep_exp, lane, kLanes, cur_ref.mask);
+      const RowStats mine = cur.template stats<kMasked>(keep_exp, lane, kLanes, cur_ref.mask);
       const RowStats stats = group_reduce<kLanes>(mine);
       if (row < a.rows)
-        cur.template store<kCache>(cur_ref.y, lane, kLanes, num_vec, mine, stats, cur_ref.mask);
+        cur.template store<kMasked, kCache>(cur_ref.y, lane, kLanes, num_vec, mine, stats, cur_ref.mask);
       cur = nxt;
       cur_ref = next_ref;
     }
@@ -135,10 +136,12 @@ void launch_warp_row(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     constexpr bool kFloatExps = c.float_exps && c.packs * V <= 32;
     const int64_t cap = c.min_blocks > 0 ? int64_t(std::max(1, ctx.sm_count)) * c.min_blocks : kMaxGridBlocks;
     const int64_t blocks = std::min(ceil_div<int64_t>(total_rows(args), kRowsPerBlock), cap);
-    warp_row_kernel<T, V, c.lanes, c.packs, kFloatExps, c.rows, c.min_blocks, c.pipelined,
-                    c.cached ? Cache::Default : Cache::Streaming>
-        <<<static_cast<unsigned>(blocks), kWarpRowThreads, 0, ctx.stream>>>(typed_args<T>(args));
-    GK_LAUNCH_CHECK();
+    with_mask(args, [&](auto masked) {
+      warp_row_kernel<T, V, c.lanes, c.packs, kFloatExps, c.rows, c.min_blocks, c.pipelined,
+                      c.cached ? Cache::Default : Cache::Streaming, decltype(masked)::value>
+          <<<static_cast<unsigned>(blocks), kWarpRowThreads, 0, ctx.stream>>>(typed_args<T>(args));
+      GK_LAUNCH_CHECK();
+    });
   }
 }
 

@@ -93,7 +93,9 @@ __device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
     arch::cp_async_16(smem, gmem);
 }
 
-template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
+/// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
+template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0,
+          bool kMasked = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
 #if !defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
@@ -148,14 +150,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         for (int j = threadIdx.x; j < smem_read; j += kThreads) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
         arch::cp_async_commit();
         frag.load(x, threadIdx.x, kThreads, reg_read);
-        mine_regs = frag.stats(keep_exp, threadIdx.x, kThreads, mask);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
         arch::cp_async_wait<0>();
         for (int j = threadIdx.x; j < smem_read; j += kThreads)
-          m = nan_max(m, row_pack_max(staged[j], reg_count + j, mask));
+          m = nan_max(m, row_pack_max<kMasked>(staged[j], reg_count + j, mask));
         for (int j = threadIdx.x; j < smem_read; j += kThreads) {
           Pack<T, V> p = staged[j];
           float v[V];
-          row_values(p, reg_count + j, mask, v);
+          row_values<kMasked>(p, reg_count + j, mask, v);
 #pragma unroll
           for (int e = 0; e < V; ++e) {
             // A thread whose part holds only -inf sums nothing and keeps zeros.
@@ -180,7 +182,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           if (j < smem_read) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
           arch::cp_async_commit();
         }
-        mine_regs = frag.stats(keep_exp, threadIdx.x, kThreads, mask);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
         for (int k = 0; k < steps; ++k) {
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
           if (jn < smem_read) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);
@@ -189,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           const int j = threadIdx.x + k * kThreads;
           if (j >= smem_read) continue;
           const Pack<T, V> p = staged[j];
-          const float nm = nan_max(m, row_pack_max(p, reg_count + j, mask));
+          const float nm = nan_max(m, row_pack_max<kMasked>(p, reg_count + j, mask));
           if (nm != m) {  // the running max grew (or is NaN): rescale the sum so far
             sum = sum == 0.0f ? 0.0f : sum * fast_exp2((m - nm) * kLog2e);
             m = nm;
@@ -197,7 +199,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           // A thread whose part holds only -inf (so far) sums nothing.
           if (m != -INFINITY) {
             float v[V];
-            row_values(p, reg_count + j, mask, v);
+            row_values<kMasked>(p, reg_count + j, mask, v);
 #pragma unroll
             for (int e = 0; e < V; ++e) sum += fast_exp2((v[e] - m) * kLog2e);
           }
@@ -218,7 +220,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
 #endif
       parity ^= 1;
       T* y = ref.y + begin * V;
-      frag.store(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, mask);
+      frag.template store<kMasked>(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, mask);
       const OutputScale o = output_scale(stats, a.log);
       // kept: y = e * 2^((m_part - max) log2e) / sum; a part of only -inf holds e = 0.
       const float factor = fast_exp2((mine_smem.max - stats.max) * kLog2e) / stats.sum;
@@ -230,7 +232,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           const float v = gpu::to_float(in.v[e]);
           out.v[e] = gpu::from_float<T>(keep_smem ? v * factor : output_value(v * mask.scale, o));
         }
-        mask_output(out, reg_count + j, mask);
+        mask_output<kMasked>(out, reg_count + j, mask);
         store_pack<T, V>(y + (reg_count + j) * V, out);
       }
       const Pack<T, V> fill = fill_pack<T, V>(mask);

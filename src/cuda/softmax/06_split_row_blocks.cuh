@@ -25,7 +25,9 @@ constexpr int64_t kSplitBlockChunkVecs = 8 * kSplitBlockThreads;
 /// Rows in flight (grid y; the kernels loop over the rest).
 constexpr int64_t kSplitMaxGridY = 65535;
 
-template <class T, int V>
+/// kMasked (both kernels): each pack is checked against the kept columns (with_mask,
+/// softmax_common.cuh).
+template <class T, int V, bool kMasked = false>
 __global__ void __launch_bounds__(kSplitBlockThreads)
     split_stats_kernel(RowArgs<T> a, int64_t chunk_vecs, RowStats* partial) {
   __shared__ RowStats scratch[2][kSplitBlockThreads / gpu::kWarpSize];
@@ -48,7 +50,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
       for (int u = 0; u < kSplitBlockUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kSplitBlockThreads;
         if (i >= read_end) break;
-        mine = add_pack(mine, packs[u], i, ref.mask);
+        mine = add_pack<kMasked>(mine, packs[u], i, ref.mask);
       }
     }
     const RowStats stats = block_reduce<kSplitBlockThreads>(mine, scratch[parity]);
@@ -57,7 +59,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
   }
 }
 
-template <class T, int V>
+template <class T, int V, bool kMasked = false>
 __global__ void __launch_bounds__(kSplitBlockThreads)
     split_write_kernel(RowArgs<T> a, int64_t chunk_vecs, const RowStats* partial) {
   const int64_t num_vec = a.cols / V;
@@ -72,7 +74,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
     const int64_t read_end = ref.mask.read_vecs(V, end);
     for (int64_t i = begin + threadIdx.x; i < read_end; i += kSplitBlockThreads) {
       Pack<T, V> out;
-      output_pack(load_pack<T, V, Cache::Default>(ref.x + i * V), i, ref.mask, o, out);
+      output_pack<kMasked>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, ref.mask, o, out);
       store_pack<T, V>(ref.y + i * V, out);
     }
     const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
@@ -99,11 +101,16 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   GK_GPU_CHECK(gpu::malloc_async(reinterpret_cast<void**>(&partial), bytes, ctx.stream));
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(grid_y));
   const RowArgs<T> a = typed_args<T>(args);
-  split_stats_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
-  const gpu::error_t first = gpu::last_launch_error();
-  if (first == gpu::kSuccess)
-    split_write_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
-  const gpu::error_t second = gpu::last_launch_error();
+  gpu::error_t first = gpu::kSuccess, second = gpu::kSuccess;
+  with_mask(args, [&](auto masked) {
+    constexpr bool kMasked = decltype(masked)::value;
+    split_stats_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+    first = gpu::last_launch_error();
+    if (first == gpu::kSuccess)
+      split_write_kernel<T, V, kMasked>
+          <<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+    second = gpu::last_launch_error();
+  });
   GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));
   GK_GPU_CHECK(first);
   GK_GPU_CHECK(second);

@@ -481,19 +481,33 @@ __device__ __forceinline__ void output_pack(const Pack<T, V>& in, const OutputSc
 // fill value on output. Packs past the kept ones are written with the fill, never read.
 // ---------------------------------------------------------------------------------
 
-/// True when pack vi holds a masked element.
-template <int V>
+/// True when pack vi holds a masked element. Kernels are instantiated with and without
+/// these checks (kMasked), because they cost registers (doubling them in some 16-bit
+/// layouts) that plain calls should not pay. Without them every element counts as kept
+/// and the packs past a row's end, which read as -inf, must stay -inf when scaled: so the
+/// unmasked kernels serve calls without a causal mask whose scale is positive (with_mask).
+template <bool kMasked, int V>
 __device__ __forceinline__ bool pack_masked(int64_t vi, const RowMask& m) {
-  return (vi + 1) * V > m.kept;
+  return kMasked && (vi + 1) * V > m.kept;
+}
+
+/// Calls fn(std::bool_constant<M>{}) with M true where the call needs the masked kernels:
+/// a causal mask, or a scale that is not positive (-inf times it is not -inf).
+template <class Fn>
+void with_mask(const core::SoftmaxArgs& a, Fn&& fn) {
+  if (a.causal || !(a.scale > 0.0f))
+    fn(std::true_type{});
+  else
+    fn(std::false_type{});
 }
 
 /// The values the statistics see for pack vi: scale * x in f32, -inf where masked.
-template <class T, int V>
+template <bool kMasked, class T, int V>
 __device__ __forceinline__ void row_values(const Pack<T, V>& p, int64_t vi, const RowMask& m, float (&v)[V]) {
   unpack(p, v);
 #pragma unroll
   for (int i = 0; i < V; ++i) v[i] *= m.scale;
-  if (pack_masked<V>(vi, m)) {
+  if (pack_masked<kMasked, V>(vi, m)) {
 #pragma unroll
     for (int i = 0; i < V; ++i)
       if (vi * V + i >= m.kept) v[i] = -INFINITY;
@@ -505,10 +519,11 @@ __device__ __forceinline__ void row_values(const Pack<T, V>& p, int64_t vi, cons
 /// s >= 0 and s min(x) for s < 0); only the pack straddling the end of the kept columns
 /// goes element by element. (Masking a copy of every pack instead doubled the registers
 /// of the 16-bit warp_row kernels.)
-template <class T, int V>
+template <bool kMasked, class T, int V>
 __device__ __forceinline__ float row_pack_max(const Pack<T, V>& p, int64_t vi, const RowMask& m) {
-  if (vi * V >= m.kept) return -INFINITY;  // no kept element
-  if (!pack_masked<V>(vi, m)) return (m.scale < 0.0f ? pack_min(p) : pack_max(p)) * m.scale;
+  if constexpr (!kMasked) return pack_max(p) * m.scale;  // a positive scale (with_mask)
+  if (vi * V >= m.kept) return -INFINITY;                // no kept element
+  if (!pack_masked<kMasked, V>(vi, m)) return (m.scale < 0.0f ? pack_min(p) : pack_max(p)) * m.scale;
   float mx = -INFINITY;
 #pragma unroll
   for (int i = 0; i < V; ++i)
@@ -517,9 +532,9 @@ __device__ __forceinline__ float row_pack_max(const Pack<T, V>& p, int64_t vi, c
 }
 
 /// Sets the masked elements of output pack vi to the fill value.
-template <class T, int V>
+template <bool kMasked, class T, int V>
 __device__ __forceinline__ void mask_output(Pack<T, V>& out, int64_t vi, const RowMask& m) {
-  if (pack_masked<V>(vi, m)) {
+  if (pack_masked<kMasked, V>(vi, m)) {
     const T fill = gpu::from_float<T>(m.fill());
 #pragma unroll
     for (int i = 0; i < V; ++i)
@@ -538,22 +553,22 @@ __device__ __forceinline__ Pack<T, V> fill_pack(const RowMask& m) {
 }
 
 /// Adds the values of pack vi (row_values) to running statistics.
-template <class T, int V>
+template <bool kMasked, class T, int V>
 __device__ __forceinline__ RowStats add_pack(RowStats s, const Pack<T, V>& p, int64_t vi, const RowMask& m) {
   float v[V];
-  row_values(p, vi, m, v);
+  row_values<kMasked>(p, vi, m, v);
   return add_values(s, v);
 }
 
 /// The outputs of pack vi of a row: output_value of the scaled inputs, the fill where masked.
-template <class T, int V>
+template <bool kMasked, class T, int V>
 __device__ __forceinline__ void output_pack(const Pack<T, V>& in, int64_t vi, const RowMask& m, const OutputScale& o,
                                             Pack<T, V>& out) {
   float v[V];
   unpack(in, v);
 #pragma unroll
   for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k] * m.scale, o));
-  mask_output(out, vi, m);
+  mask_output<kMasked>(out, vi, m);
 }
 
 // ---------------------------------------------------------------------------------
@@ -593,10 +608,18 @@ struct RowFragment {
   /// This thread's statistics over the values row_values gives (pack k is vector
   /// first + k * stride of what `mask` describes); with keep_exp, also keeps the exps
   /// (see `kept`), or zeros when the thread saw only -inf.
+  template <bool kMasked>
   __device__ __forceinline__ RowStats stats(bool keep_exp, int64_t first, int64_t stride, const RowMask& mask) {
     float m = -INFINITY;
+    if constexpr (kMasked) {
 #pragma unroll
-    for (int k = 0; k < S; ++k) m = nan_max(m, row_pack_max(pack[k], first + k * stride, mask));
+      for (int k = 0; k < S; ++k) m = nan_max(m, row_pack_max<kMasked>(pack[k], first + k * stride, mask));
+    } else {
+      // A positive scale (with_mask): the max of the stored values, scaled once.
+#pragma unroll
+      for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
+      m *= mask.scale;
+    }
     kept = keep_exp && (kIsF32 || kSeparateExps);
     if (m == -INFINITY) {
       if (kept) {
@@ -611,7 +634,7 @@ struct RowFragment {
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       float v[V];
-      row_values(pack[k], first + k * stride, mask, v);
+      row_values<kMasked>(pack[k], first + k * stride, mask, v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float e = fast_exp2((v[i] - m) * kLog2e);
@@ -625,7 +648,7 @@ struct RowFragment {
   /// Writes the outputs of this thread's packs below `end` (masked elements and packs
   /// get the fill value). `mine` is what stats() returned, `row` the statistics of the
   /// whole row.
-  template <Cache kCache = Cache::Streaming>
+  template <bool kMasked, Cache kCache = Cache::Streaming>
   __device__ __forceinline__ void store(T* row_out, int64_t first, int64_t stride, int64_t end, RowStats mine,
                                         RowStats row, const RowMask& mask) const {
     // Compile-time false where nothing can be kept, so that the compiler does not carry
@@ -648,7 +671,7 @@ struct RowFragment {
             use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
-      mask_output(out, vi, mask);
+      mask_output<kMasked>(out, vi, mask);
       store_pack<T, V, kCache>(row_out + vi * V, out);
     }
   }

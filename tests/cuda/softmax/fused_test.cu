@@ -1,7 +1,7 @@
 // Batches, the input scale and the causal mask through every CUDA softmax rung that fuses
 // them (rungs 1-6, rows.cuh) and every split_row plan forced, against the double
 // reference (tests/cpu/softmax_fused_reference.hpp): batch items with padded, broadcast
-// (0) and odd (scalar path) strides; scales 1, 1/8 and a negative one; causal offsets
+// (0) and odd (scalar path) strides; scales 1, 1/8, 0 and a negative one; causal offsets
 // that mask part of each row, none of it, or all of it; in place; long rows (32K-1M
 // columns) with the mask ending early, mid-row and near the end; special rows (a NaN, all
 // -inf, a +inf) whose masked columns stay exactly 0 (log: -inf); every cell outside the
@@ -293,6 +293,12 @@ std::vector<FusedCase> short_cases(DType dtype) {
       c.log = true;
       out.push_back(c);
       c.log = false;
+      c.causal = false;
+      c.scale = -0.5f;
+      out.push_back(c);  // a negative scale without a mask (the masked kernels: with_mask)
+      c.scale = 0.0f;
+      out.push_back(c);  // scale 0: uniform over the row, NaN where an inf meets it
+      c.causal = true;
       c.scale = -0.5f;
       c.offset = cols / 2 - 3;
       out.push_back(c);  // a negative scale, the mask ending mid-row
