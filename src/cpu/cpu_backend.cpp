@@ -84,24 +84,28 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
 
 const core::Ladder<core::SoftmaxArgs, CpuContext>& softmax_ladder() {
   using core::RungKind;
+  // Both rungs fuse batches, the input scale and the causal mask.
+  constexpr uint32_t kSoftmaxFuses = core::kFuseBatch | core::kFuseScale | core::kFuseCausal;
   static const core::Ladder<core::SoftmaxArgs, CpuContext> ladder = {
-      {"naive",
-       "three scalar passes per row (max, sum of exp, output), one thread",
-       kAllSoftmaxTypes,
-       {},
-       RungKind::Ladder,
-       nullptr,
-       softmax::naive_run,
-       1},
-      {"omp_simd",
-       "online max+sum pass and output pass per row, vectorized exp (AVX-512 / AVX2 / scalar), "
-       "OpenMP over rows",
-       kAllSoftmaxTypes,
-       {},
-       RungKind::Ladder,
-       nullptr,
-       softmax::omp_simd_run,
-       0},
+      core::fusing(SoftmaxRung{"naive",
+                               "three scalar passes per row (max, sum of exp, output), one thread",
+                               kAllSoftmaxTypes,
+                               {},
+                               RungKind::Ladder,
+                               nullptr,
+                               softmax::naive_run,
+                               1},
+                   kSoftmaxFuses),
+      core::fusing(SoftmaxRung{"omp_simd",
+                               "online max+sum pass and output pass per row, vectorized exp (AVX-512 / AVX2 / "
+                               "scalar), OpenMP over rows",
+                               kAllSoftmaxTypes,
+                               {},
+                               RungKind::Ladder,
+                               nullptr,
+                               softmax::omp_simd_run,
+                               0},
+                   kSoftmaxFuses),
   };
   return ladder;
 }

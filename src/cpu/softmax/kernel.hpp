@@ -29,6 +29,8 @@
 // memory stream never stalls behind the arithmetic (AVX-512 kernel).
 // Special values as PyTorch: NaN anywhere in a row -> the whole row NaN; a row of all -inf
 // -> NaN. exp underflows to 0, never overflows (x - max <= 0).
+// Scale and mask: the kernels take scale * x (in f32, right after the conversion) as the
+// row, and the row's kept length as its length; the masked columns get the fill value.
 #pragma once
 
 #include "core/types.hpp"
@@ -45,9 +47,35 @@ static_assert(kSoftmaxBlock % 16 == 0, "blocks are whole AVX-512 vectors");
 constexpr int64_t kSoftmaxScratch = 65536;
 static_assert(kSoftmaxScratch % kSoftmaxBlock == 0, "the scratch row holds whole blocks");
 
+/// Global row g of a call (over every batch item: row g % rows of item g / rows): its
+/// input, its output and the columns it keeps (the causal mask; cols without one).
+template <class T>
+struct SoftmaxRowRef {
+  const T* x;
+  T* y;
+  int64_t kept;
+};
+
+// Internal linkage (static): each row kernel's translation unit, compiled for its own
+// ISA, keeps its own copy instead of sharing one the linker might take from another ISA.
+template <class T>
+static inline SoftmaxRowRef<T> softmax_row_at(const core::SoftmaxArgs& s, int64_t g) {
+  const int64_t item = s.batch > 1 ? g / s.rows : 0;
+  const int64_t r = g - item * s.rows;
+  int64_t kept = s.cols;
+  if (s.causal) {
+    kept = r + s.causal_offset + 1;
+    kept = kept < 0 ? 0 : kept > s.cols ? s.cols : kept;
+  }
+  return {static_cast<const T*>(s.x) + item * s.stride_x + r * s.ldx,
+          static_cast<T*>(s.y) + item * s.stride_y + r * s.ldy, kept};
+}
+
 struct SoftmaxKernel {
   const char* name;
-  /// Rows [first, last) of the call. stream: store y with non-temporal stores (the caller
+  /// Global rows [first, last) of the call (the rows of every batch item, item by item):
+  /// softmax of scale * x over each row's kept columns, the masked ones written 0
+  /// (log-softmax: -inf) and never read; a row keeping no column is all 0 (log: -inf). stream: store y with non-temporal stores (the caller
   /// sets it when y != x and the data far exceeds the last-level cache, so the write does
   /// not first read every line of y into the cache). scratch: kSoftmaxScratch floats of
   /// this thread, 64-byte aligned.

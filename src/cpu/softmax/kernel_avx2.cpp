@@ -21,11 +21,11 @@ float stored_to_float(BFloat16 v) {
   return f;
 }
 
-/// The last `count` (< 8) elements as a vector, -inf in the unused lanes.
+/// The last `count` (< 8) elements times `scale` as a vector, -inf in the unused lanes.
 template <class T>
-__m256 load_tail(const T* src, int64_t count) {
+__m256 avx2_tail(const T* src, int64_t count, float scale) {
   alignas(32) float buffer[8];
-  for (int i = 0; i < 8; ++i) buffer[i] = i < count ? stored_to_float(src[i]) : -INFINITY;
+  for (int i = 0; i < 8; ++i) buffer[i] = i < count ? stored_to_float(src[i]) * scale : -INFINITY;
   return _mm256_load_ps(buffer);
 }
 
@@ -49,15 +49,24 @@ float reduce_add(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+/// y[0, n) = value.
+template <class T>
+void fill(T* y, int64_t n, float value) {
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8) avx2::store8(y + j, _mm256_set1_ps(value));
+  if (j < n) store_tail(y + j, _mm256_set1_ps(value), n - j);
+}
 template <class T>
 void fill_nan(T* y, int64_t n) {
-  int64_t j = 0;
-  for (; j + 8 <= n; j += 8) avx2::store8(y + j, _mm256_set1_ps(NAN));
-  store_tail(y + j, _mm256_set1_ps(NAN), n - j);
+  fill(y, n, NAN);
 }
 
+/// Softmax of scale * x[0, n).
 template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
+void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float scale) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  auto load8 = [&](const T* p) { return _mm256_mul_ps(avx2::load8(p), vscale); };
+  auto load_tail = [&](const T* p, int64_t count) { return avx2_tail(p, count, scale); };
   float max = -INFINITY;
   double sum = 0.0;  // the row's sum against `max`: f32 within a block, f64 across blocks (kernel.hpp)
   // ---- pass 1: online max and sum of exp, one block of the row at a time ----
@@ -68,13 +77,13 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     __m256 nan = _mm256_setzero_ps();  // maxps drops NaN, so NaN is tracked on the side
     int64_t j = 0;
     for (; j + 16 <= len; j += 16) {
-      const __m256 v0 = avx2::load8(xb + j), v1 = avx2::load8(xb + j + 8);
+      const __m256 v0 = load8(xb + j), v1 = load8(xb + j + 8);
       max0 = _mm256_max_ps(max0, v0);
       max1 = _mm256_max_ps(max1, v1);
       nan = _mm256_or_ps(nan, _mm256_cmp_ps(v0, v1, _CMP_UNORD_Q));  // a NaN in either
     }
     for (; j + 8 <= len; j += 8) {
-      const __m256 v = avx2::load8(xb + j);
+      const __m256 v = load8(xb + j);
       max0 = _mm256_max_ps(max0, v);
       nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     }
@@ -94,10 +103,10 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
     const __m256 vmax = _mm256_set1_ps(max);  // second read of the block, from L1
     __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
     for (j = 0; j + 16 <= len; j += 16) {
-      sum0 = _mm256_add_ps(sum0, avx2::exp(_mm256_sub_ps(avx2::load8(xb + j), vmax)));
-      sum1 = _mm256_add_ps(sum1, avx2::exp(_mm256_sub_ps(avx2::load8(xb + j + 8), vmax)));
+      sum0 = _mm256_add_ps(sum0, avx2::exp(_mm256_sub_ps(load8(xb + j), vmax)));
+      sum1 = _mm256_add_ps(sum1, avx2::exp(_mm256_sub_ps(load8(xb + j + 8), vmax)));
     }
-    for (; j + 8 <= len; j += 8) sum0 = _mm256_add_ps(sum0, avx2::exp(_mm256_sub_ps(avx2::load8(xb + j), vmax)));
+    for (; j + 8 <= len; j += 8) sum0 = _mm256_add_ps(sum0, avx2::exp(_mm256_sub_ps(load8(xb + j), vmax)));
     if (tail > 0) sum1 = _mm256_add_ps(sum1, avx2::exp(_mm256_sub_ps(load_tail(xb + j, tail), vmax)));
     sum += reduce_add(_mm256_add_ps(sum0, sum1));
   }
@@ -105,10 +114,10 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
 
   // ---- pass 2: the output ----
   const __m256 vmax = _mm256_set1_ps(max);
-  const __m256 scale = _mm256_set1_ps(static_cast<float>(log ? ::log(sum) : 1.0 / sum));
+  const __m256 norm = _mm256_set1_ps(static_cast<float>(log ? ::log(sum) : 1.0 / sum));  // log(sum), or 1 / sum
   auto value = [&](__m256 v) {
     const __m256 shifted = _mm256_sub_ps(v, vmax);
-    return log ? _mm256_sub_ps(shifted, scale) : _mm256_mul_ps(avx2::exp(shifted), scale);
+    return log ? _mm256_sub_ps(shifted, norm) : _mm256_mul_ps(avx2::exp(shifted), norm);
   };
   int64_t j = 0;
   if (stream) {
@@ -120,19 +129,22 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream) {
       int64_t head = static_cast<int64_t>(((kVectorBytes - address % kVectorBytes) % kVectorBytes) / sizeof(T));
       head = head < n ? head : n;
       if (head > 0) store_tail(y, value(load_tail(x, head)), head);
-      for (j = head; j + 8 <= n; j += 8) avx2::stream8(y + j, value(avx2::load8(x + j)));
+      for (j = head; j + 8 <= n; j += 8) avx2::stream8(y + j, value(load8(x + j)));
       _mm_sfence();  // order the non-temporal stores before anything that follows
     }
   }
-  for (; j + 8 <= n; j += 8) avx2::store8(y + j, value(avx2::load8(x + j)));
+  for (; j + 8 <= n; j += 8) avx2::store8(y + j, value(load8(x + j)));
   if (j < n) store_tail(y + j, value(load_tail(x + j, n - j)), n - j);
 }
 
 template <class T>
 void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream) {
-  const T* x = static_cast<const T*>(s.x);
-  T* y = static_cast<T*>(s.y);
-  for (int64_t r = first; r < last; ++r) softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log, stream);
+  const float masked = s.log ? -INFINITY : 0.0f;
+  for (int64_t g = first; g < last; ++g) {
+    const SoftmaxRowRef<T> row = softmax_row_at<T>(s, g);
+    if (row.kept > 0) softmax_row(row.x, row.y, row.kept, s.log, stream, s.scale);
+    fill(row.y + row.kept, s.cols - row.kept, masked);  // masked columns
+  }
 }
 
 void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* /*scratch: recomputes*/) {
@@ -149,7 +161,7 @@ void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, 
 void exp_array(const float* x, float* y, int64_t n) {
   int64_t j = 0;
   for (; j + 8 <= n; j += 8) _mm256_storeu_ps(y + j, avx2::exp(_mm256_loadu_ps(x + j)));
-  if (j < n) store_tail(y + j, avx2::exp(load_tail(x + j, n - j)), n - j);
+  if (j < n) store_tail(y + j, avx2::exp(avx2_tail(x + j, n - j, 1.0f)), n - j);
 }
 
 }  // namespace

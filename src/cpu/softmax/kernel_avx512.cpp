@@ -15,15 +15,14 @@ namespace {
 
 using avx512::first_lanes;
 
-/// Up to 16 elements; lanes past `mask` are -inf, so they neither raise the max nor add to a sum.
+/// y[0, n) = value.
 template <class T>
-__m512 load_or_neg_inf(const T* src, __mmask16 mask) {
-  return _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), mask, avx512::load16(src, mask));
+void fill(T* y, int64_t n, float value) {
+  for (int64_t j = 0; j < n; j += 16) avx512::store16(y + j, _mm512_set1_ps(value), first_lanes(n - j));
 }
-
 template <class T>
 void fill_nan(T* y, int64_t n) {
-  for (int64_t j = 0; j < n; j += 16) avx512::store16(y + j, _mm512_set1_ps(NAN), first_lanes(n - j));
+  fill(y, n, NAN);
 }
 
 /// Prefetches the next row at the pace of the current one's first pass: one call per
@@ -75,9 +74,14 @@ void store_row(T* y, int64_t n, bool stream, Value value) {
   }
 }
 
+/// Softmax of scale * x[0, n).
 template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scratch, NextRowPrefetch& next_row) {
+void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float scale, float* scratch,
+                 NextRowPrefetch& next_row) {
   constexpr __mmask16 kAll = 0xffff;
+  const __m512 vscale = _mm512_set1_ps(scale);
+  // 16 elements times the scale (masked-off lanes 0).
+  auto load16 = [&](const T* p, __mmask16 mask) { return _mm512_mul_ps(avx512::load16(p, mask), vscale); };
   // A local copy: the vector stores below (may_alias types) could otherwise alias the
   // caller's object, which made the compiler load and store its offset at every step.
   NextRowPrefetch prefetch = next_row;
@@ -124,7 +128,10 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
     const T* xb = x + first;
     const int64_t len = n - first < kSoftmaxBlock ? n - first : kSoftmaxBlock;
     float* sb = scratch + first;  // this block's scratch (kept rows only)
-    auto from_x = [&](int64_t at, __mmask16 mask) { return load_or_neg_inf(xb + at, mask); };
+    // Lanes past `mask` are -inf (set after the scale), so they neither raise the max nor add to a sum.
+    auto from_x = [&](int64_t at, __mmask16 mask) {
+      return _mm512_mask_mov_ps(_mm512_set1_ps(-INFINITY), mask, load16(xb + at, mask));
+    };
     __m512 max0 = _mm512_set1_ps(-INFINITY), max1 = max0;
     __mmask16 nan = 0;  // maxps drops NaN, so NaN is tracked on the side
 
@@ -137,7 +144,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
       __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();
       int64_t j = 0;
       for (; j + 32 <= len; j += 32) {
-        const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
+        const __m512 v0 = load16(xb + j, kAll), v1 = load16(xb + j + 16, kAll);
         max0 = _mm512_max_ps(max0, v0);
         max1 = _mm512_max_ps(max1, v1);
         nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);  // unordered: a NaN in either
@@ -182,7 +189,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
     // second read, from L1; f16/bf16 kept rows read the f32 copy the first read stored).
     int64_t j = 0;
     for (; j + 32 <= len; j += 32) {
-      const __m512 v0 = avx512::load16(xb + j, kAll), v1 = avx512::load16(xb + j + 16, kAll);
+      const __m512 v0 = load16(xb + j, kAll), v1 = load16(xb + j + 16, kAll);
       max0 = _mm512_max_ps(max0, v0);
       max1 = _mm512_max_ps(max1, v1);
       nan |= _mm512_cmp_ps_mask(v0, v1, _CMP_UNORD_Q);
@@ -261,23 +268,27 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float* scra
   } else if (log) {
     const __m512 vlog = _mm512_set1_ps(log_total);
     store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
-      return _mm512_sub_ps(_mm512_sub_ps(avx512::load16(x + j, mask), vmax), vlog);
+      return _mm512_sub_ps(_mm512_sub_ps(load16(x + j, mask), vmax), vlog);
     });
   } else {
     const __m512 vinverse = _mm512_set1_ps(inverse);
     store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
-      return _mm512_mul_ps(avx512::exp(_mm512_sub_ps(avx512::load16(x + j, mask), vmax)), vinverse);
+      return _mm512_mul_ps(avx512::exp(_mm512_sub_ps(load16(x + j, mask), vmax)), vinverse);
     });
   }
 }
 
 template <class T>
 void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool stream, float* scratch) {
-  const T* x = static_cast<const T*>(s.x);
-  T* y = static_cast<T*>(s.y);
-  for (int64_t r = first; r < last; ++r) {
-    NextRowPrefetch prefetch(r + 1 < last ? x + (r + 1) * s.ldx : nullptr, s.cols * static_cast<int64_t>(sizeof(T)));
-    softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log, stream, scratch, prefetch);
+  const float masked = s.log ? -INFINITY : 0.0f;
+  SoftmaxRowRef<T> row = softmax_row_at<T>(s, first);
+  for (int64_t g = first; g < last; ++g) {
+    const SoftmaxRowRef<T> next = g + 1 < last ? softmax_row_at<T>(s, g + 1) : SoftmaxRowRef<T>{nullptr, nullptr, 0};
+    // The next row's kept columns, the only ones it reads.
+    NextRowPrefetch prefetch(next.kept > 0 ? next.x : nullptr, next.kept * static_cast<int64_t>(sizeof(T)));
+    if (row.kept > 0) softmax_row(row.x, row.y, row.kept, s.log, stream, s.scale, scratch, prefetch);
+    fill(row.y + row.kept, s.cols - row.kept, masked);  // masked columns
+    row = next;
   }
   if (stream) _mm_sfence();  // order the non-temporal stores before anything that follows
 }

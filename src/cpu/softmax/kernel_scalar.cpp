@@ -16,7 +16,7 @@ namespace {
 constexpr int64_t kPart = 64;
 
 template <class T>
-void softmax_row(const T* x, T* y, int64_t n, bool log) {
+void softmax_row(const T* x, T* y, int64_t n, bool log, float scale) {
   float max = -INFINITY;
   double sum = 0.0;
   bool nan = false;
@@ -24,7 +24,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log) {
     const int64_t last = std::min(n, first + kSoftmaxBlock);
     float block_max = -INFINITY;
     for (int64_t j = first; j < last; ++j) {
-      const float v = to_float(x[j]);
+      const float v = to_float(x[j]) * scale;
       nan |= std::isnan(v);
       block_max = v > block_max ? v : block_max;
     }
@@ -36,7 +36,7 @@ void softmax_row(const T* x, T* y, int64_t n, bool log) {
     for (int64_t part = first; part < last; part += kPart) {
       const int64_t stop = std::min(last, part + kPart);
       float part_sum = 0.0f;
-      for (int64_t j = part; j < stop; ++j) part_sum += std::exp(to_float(x[j]) - max);
+      for (int64_t j = part; j < stop; ++j) part_sum += std::exp(to_float(x[j]) * scale - max);
       sum += part_sum;
     }
   }
@@ -44,18 +44,21 @@ void softmax_row(const T* x, T* y, int64_t n, bool log) {
     for (int64_t j = 0; j < n; ++j) y[j] = from_float<T>(NAN);
     return;
   }
-  const float scale = static_cast<float>(log ? std::log(sum) : 1.0 / sum);
+  const float norm = static_cast<float>(log ? std::log(sum) : 1.0 / sum);  // log(sum), or 1 / sum
   for (int64_t j = 0; j < n; ++j) {
-    const float shifted = to_float(x[j]) - max;
-    y[j] = from_float<T>(log ? shifted - scale : std::exp(shifted) * scale);
+    const float shifted = to_float(x[j]) * scale - max;
+    y[j] = from_float<T>(log ? shifted - norm : std::exp(shifted) * norm);
   }
 }
 
 template <class T>
 void rows_typed(const core::SoftmaxArgs& s, int64_t first, int64_t last) {
-  const T* x = static_cast<const T*>(s.x);
-  T* y = static_cast<T*>(s.y);
-  for (int64_t r = first; r < last; ++r) softmax_row(x + r * s.ldx, y + r * s.ldy, s.cols, s.log);
+  const T fill = from_float<T>(s.log ? -INFINITY : 0.0f);
+  for (int64_t g = first; g < last; ++g) {
+    const SoftmaxRowRef<T> row = softmax_row_at<T>(s, g);
+    if (row.kept > 0) softmax_row(row.x, row.y, row.kept, s.log, s.scale);
+    for (int64_t j = row.kept; j < s.cols; ++j) row.y[j] = fill;  // masked columns
+  }
 }
 
 void rows(const core::SoftmaxArgs& s, int64_t first, int64_t last, bool /*stream: no portable NT store*/,

@@ -10,7 +10,9 @@
 //
 // 16-byte vectors when pointers, strides and the row length allow, scalar otherwise.
 // Special values as PyTorch (softmax_common.cuh: a part of only -inf carries sum 0, so
-// it cannot poison the rescaling). In place works. Accepts every valid call.
+// it cannot poison the rescaling). In place works. Accepts every valid call; fuses
+// batches, the input scale and the causal mask (only the vectors holding kept columns
+// are read).
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
@@ -27,39 +29,36 @@ __global__ void __launch_bounds__(kThreads) online_kernel(RowArgs<T> a) {
   const int64_t num_vec = a.cols / V;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const T* x = a.x + row * a.ldx;
-    T* y = a.y + row * a.ldy;
+    const RowRef<T> ref = a.at(row);
+    const RowMask& mask = ref.mask;
+    const int64_t read_vec = mask.read_vecs(V, num_vec);  // the packs holding a kept element
 
     RowStats mine = empty_stats();
-    for (int64_t base = threadIdx.x; base < num_vec; base += int64_t(kUnroll) * kThreads) {
+    for (int64_t base = threadIdx.x; base < read_vec; base += int64_t(kUnroll) * kThreads) {
       Pack<T, V> packs[kUnroll];
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kThreads;
-        if (i < num_vec) packs[u] = load_pack<T, V, Cache::Default>(x + i * V);
+        if (i < read_vec) packs[u] = load_pack<T, V, Cache::Default>(ref.x + i * V);
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        if (base + int64_t(u) * kThreads >= num_vec) break;
-        float v[V];
-        unpack(packs[u], v);
-        mine = add_values(mine, v);
+        const int64_t i = base + int64_t(u) * kThreads;
+        if (i >= read_vec) break;
+        mine = add_pack<true>(mine, packs[u], i, mask);
       }
     }
     const RowStats stats = block_reduce<kThreads>(mine, scratch[parity]);
     parity ^= 1;
 
     const OutputScale o = output_scale(stats, a.log);
-    // output_pack's computation, written out: through the helper the HIP module's code
-    // for this kernel changes (2-3 more instructions on gfx90a/gfx940/gfx1030).
-    for (int64_t i = threadIdx.x; i < num_vec; i += kThreads) {
-      float v[V];
-      unpack(load_pack<T, V, Cache::Default>(x + i * V), v);
+    for (int64_t i = threadIdx.x; i < read_vec; i += kThreads) {
       Pack<T, V> out;
-#pragma unroll
-      for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k], o));
-      store_pack<T, V>(y + i * V, out);
+      output_pack<true>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, mask, o, out);
+      store_pack<T, V>(ref.y + i * V, out);
     }
+    const Pack<T, V> fill = fill_pack<T, V>(mask);
+    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kThreads) store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 

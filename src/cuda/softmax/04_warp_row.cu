@@ -13,7 +13,9 @@
 // f16/bf16 columns on the 16-byte path, 512 elements on the scalar path.
 // Scalar path when pointers, strides or the row length are not 16-byte multiples.
 // Special values as PyTorch (softmax_common.cuh). In place works: each element is read
-// into a register before any output is written, by the same thread.
+// into a register before any output is written, by the same thread. Fuses batches (the
+// rows of every item are rows of the grid), the input scale and the causal mask (a row
+// loads only the vectors holding kept columns).
 #include "cuda/softmax/04_warp_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"

@@ -52,8 +52,9 @@ inline bool warp_row_holds(const WarpRowConfig& c, const core::SoftmaxArgs& args
 
 /// kMinBlocks = 0 asks for no occupancy: an explicit 1 is not neutral (it raised
 /// 4x4/fexp from 72 to 96 registers on sm_90a).
+/// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
 template <class T, int V, int kLanes, int kPacks, bool kExpsInFloat, int kRows = 1, int kMinBlocks = 0,
-          bool kPipelined = false, Cache kCache = Cache::Streaming>
+          bool kPipelined = false, Cache kCache = Cache::Streaming, bool kMasked = false>
 __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(RowArgs<T> a) {
   constexpr int kGroups = kWarpRowThreads / kLanes;  // lane groups a block
   constexpr int kRowsPerBlock = kGroups * kRows;
@@ -67,24 +68,27 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
     // The loop bound is uniform across the block, so every lane reaches the shuffles.
     for (int64_t first_row = int64_t(blockIdx.x) * kRowsPerBlock; first_row < a.rows; first_row += step) {
       // Row r of the group: first_row + r * kGroups + group (each r coalesced across
-      // the block); every load of the kRows rows is issued before any reduction.
+      // the block); every load of the kRows rows is issued before any reduction. A row
+      // reads only the vectors holding kept columns (RowMask::read_vecs).
       Frag frag[kRows];
+      RowRef<T> ref[kRows];
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int64_t row = first_row + r * kGroups + group;
         const bool active = row < a.rows;
-        frag[r].template load<kCache>(a.x + (active ? row : 0) * a.ldx, lane, kLanes, active ? num_vec : 0);
+        ref[r] = a.at(active ? row : 0);
+        frag[r].template load<kCache>(ref[r].x, lane, kLanes, active ? ref[r].mask.read_vecs(V, num_vec) : 0);
       }
       RowStats mine[kRows], stats[kRows];
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) mine[r] = frag[r].stats(keep_exp);
+      for (int r = 0; r < kRows; ++r) mine[r] = frag[r].template stats<kMasked>(keep_exp, lane, kLanes, ref[r].mask);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) stats[r] = group_reduce<kLanes>(mine[r]);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         const int64_t row = first_row + r * kGroups + group;
         if (row < a.rows)
-          frag[r].template store<kCache>(a.y + row * a.ldy, lane, kLanes, num_vec, mine[r], stats[r], a.log);
+          frag[r].template store<kMasked, kCache>(ref[r].y, lane, kLanes, num_vec, mine[r], stats[r], ref[r].mask);
       }
     }
   } else {
@@ -94,21 +98,26 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
     // prefetched row is another row.
     int64_t first_row = int64_t(blockIdx.x) * kGroups;
     Frag cur;
+    RowRef<T> cur_ref;
     {
       const int64_t row = first_row + group;
       const bool active = row < a.rows;
-      cur.template load<kCache>(a.x + (active ? row : 0) * a.ldx, lane, kLanes, active ? num_vec : 0);
+      cur_ref = a.at(active ? row : 0);
+      cur.template load<kCache>(cur_ref.x, lane, kLanes, active ? cur_ref.mask.read_vecs(V, num_vec) : 0);
     }
     for (; first_row < a.rows; first_row += step) {
       const int64_t row = first_row + group;
       const int64_t next = row + step;
       const bool next_active = next < a.rows;
       Frag nxt;
-      nxt.template load<kCache>(a.x + (next_active ? next : 0) * a.ldx, lane, kLanes, next_active ? num_vec : 0);
-      const RowStats mine = cur.stats(keep_exp);
+      const RowRef<T> next_ref = a.at(next_active ? next : 0);
+      nxt.template load<kCache>(next_ref.x, lane, kLanes, next_active ? next_ref.mask.read_vecs(V, num_vec) : 0);
+      const RowStats mine = cur.template stats<kMasked>(keep_exp, lane, kLanes, cur_ref.mask);
       const RowStats stats = group_reduce<kLanes>(mine);
-      if (row < a.rows) cur.template store<kCache>(a.y + row * a.ldy, lane, kLanes, num_vec, mine, stats, a.log);
+      if (row < a.rows)
+        cur.template store<kMasked, kCache>(cur_ref.y, lane, kLanes, num_vec, mine, stats, cur_ref.mask);
       cur = nxt;
+      cur_ref = next_ref;
     }
   }
 }
@@ -126,11 +135,13 @@ void launch_warp_row(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     // Keeping exps in f32 costs packs x V registers: only where that is at most 32.
     constexpr bool kFloatExps = c.float_exps && c.packs * V <= 32;
     const int64_t cap = c.min_blocks > 0 ? int64_t(std::max(1, ctx.sm_count)) * c.min_blocks : kMaxGridBlocks;
-    const int64_t blocks = std::min(ceil_div<int64_t>(args.rows, kRowsPerBlock), cap);
-    warp_row_kernel<T, V, c.lanes, c.packs, kFloatExps, c.rows, c.min_blocks, c.pipelined,
-                    c.cached ? Cache::Default : Cache::Streaming>
-        <<<static_cast<unsigned>(blocks), kWarpRowThreads, 0, ctx.stream>>>(typed_args<T>(args));
-    GK_LAUNCH_CHECK();
+    const int64_t blocks = std::min(ceil_div<int64_t>(total_rows(args), kRowsPerBlock), cap);
+    with_mask(args, [&](auto masked) {
+      warp_row_kernel<T, V, c.lanes, c.packs, kFloatExps, c.rows, c.min_blocks, c.pipelined,
+                      c.cached ? Cache::Default : Cache::Streaming, decltype(masked)::value>
+          <<<static_cast<unsigned>(blocks), kWarpRowThreads, 0, ctx.stream>>>(typed_args<T>(args));
+      GK_LAUNCH_CHECK();
+    });
   }
 }
 

@@ -17,7 +17,8 @@
 // Declines rows beyond the shared-memory limit (use split_row). Scalar path when
 // pointers, strides or the row length are not 16-byte multiples. Special values as
 // PyTorch (softmax_common.cuh). In place works: each element is on chip before any
-// output of the row is written, by the thread that read it.
+// output of the row is written, by the thread that read it. Fuses batches, the input
+// scale and the causal mask (a row reads only the vectors holding kept columns).
 #include "cuda/softmax/05_block_row.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"

@@ -31,23 +31,26 @@ constexpr int kBlockRowSmemUnroll = 4;
 /// Bytes of static shared memory the staging kernel keeps beside the row.
 constexpr size_t kBlockRowSmemReserve = 1024;
 
-template <class T, int V, int kThreads, int kPacks>
+/// kMasked (here and below): each pack is checked against the kept columns (with_mask,
+/// softmax_common.cuh).
+template <class T, int V, int kThreads, int kPacks, bool kMasked = false>
 __global__ void __launch_bounds__(kThreads) block_row_kernel(RowArgs<T> a) {
   __shared__ RowStats scratch[2][kThreads / gpu::kWarpSize];
   const int64_t num_vec = a.cols / V;
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
+    const RowRef<T> ref = a.at(row);
     RowFragment<T, V, kPacks> frag;
-    frag.load(a.x + row * a.ldx, threadIdx.x, kThreads, num_vec);
-    const RowStats mine = frag.stats(keep_exp);
+    frag.load(ref.x, threadIdx.x, kThreads, ref.mask.read_vecs(V, num_vec));
+    const RowStats mine = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, ref.mask);
     const RowStats stats = block_reduce<kThreads>(mine, scratch[parity]);
     parity ^= 1;
-    frag.store(a.y + row * a.ldy, threadIdx.x, kThreads, num_vec, mine, stats, a.log);
+    frag.template store<kMasked>(ref.y, threadIdx.x, kThreads, num_vec, mine, stats, ref.mask);
   }
 }
 
-template <class T, int V>
+template <class T, int V, bool kMasked = false>
 __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(RowArgs<T> a) {
   extern __shared__ uint4 smem_raw[];  // uint4: 16-byte alignment for the packs
   Pack<T, V>* staged = reinterpret_cast<Pack<T, V>*>(smem_raw);
@@ -55,37 +58,37 @@ __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(Ro
   const int64_t num_vec = a.cols / V;
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
-    const T* x = a.x + row * a.ldx;
+    const RowRef<T> ref = a.at(row);
+    const int64_t read_vec = ref.mask.read_vecs(V, num_vec);  // the packs holding a kept element
     RowStats mine = empty_stats();
     // Each thread stages and later reads back only its own vectors (i = tid + k *
     // kBlockRowSmemThreads), so the staging itself needs no barrier.
-    for (int64_t base = threadIdx.x; base < num_vec; base += int64_t(kBlockRowSmemUnroll) * kBlockRowSmemThreads) {
+    for (int64_t base = threadIdx.x; base < read_vec; base += int64_t(kBlockRowSmemUnroll) * kBlockRowSmemThreads) {
       Pack<T, V> packs[kBlockRowSmemUnroll];
 #pragma unroll
       for (int u = 0; u < kBlockRowSmemUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kBlockRowSmemThreads;
-        if (i < num_vec) packs[u] = load_pack<T, V>(x + i * V);
+        if (i < read_vec) packs[u] = load_pack<T, V>(ref.x + i * V);
       }
 #pragma unroll
       for (int u = 0; u < kBlockRowSmemUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kBlockRowSmemThreads;
-        if (i < num_vec) {  // (a break here kept hipcc from unrolling the loop)
+        if (i < read_vec) {  // (a break here kept hipcc from unrolling the loop)
           staged[i] = packs[u];
-          float v[V];
-          unpack(packs[u], v);
-          mine = add_values(mine, v);
+          mine = add_pack<kMasked>(mine, packs[u], i, ref.mask);
         }
       }
     }
     const RowStats stats = block_reduce<kBlockRowSmemThreads>(mine, scratch[parity]);
     parity ^= 1;
     const OutputScale o = output_scale(stats, a.log);
-    T* y = a.y + row * a.ldy;
-    for (int64_t i = threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) {
+    for (int64_t i = threadIdx.x; i < read_vec; i += kBlockRowSmemThreads) {
       Pack<T, V> out;
-      output_pack(staged[i], o, out);
-      store_pack<T, V>(y + i * V, out);
+      output_pack<kMasked>(staged[i], i, ref.mask, o, out);
+      store_pack<T, V>(ref.y + i * V, out);
     }
+    const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
+    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 
@@ -110,19 +113,23 @@ template <class T, int V, const BlockRowConfig& kConfig>
 void launch_block_row(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   constexpr BlockRowConfig c = kConfig;
   static_assert(c.valid(), "block_row layout: see BlockRowConfig::valid");
-  launch_block_per_row(block_row_kernel<T, V, c.threads, c.packs>, c.threads, args, ctx);
+  with_mask(args, [&](auto masked) {
+    launch_block_per_row(block_row_kernel<T, V, c.threads, c.packs, decltype(masked)::value>, c.threads, args, ctx);
+  });
 }
 
 /// Launches block_row_smem_kernel (block_row_smem_holds must be true).
 template <class T, int V>
 void launch_block_row_smem(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const size_t bytes = static_cast<size_t>(args.cols) * sizeof(T);
-  const auto kernel = block_row_smem_kernel<T, V>;
-  // Per device and cheap: set on every launch rather than caching per device.
-  GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
-  const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
-  kernel<<<static_cast<unsigned>(blocks), kBlockRowSmemThreads, bytes, ctx.stream>>>(typed_args<T>(args));
-  GK_LAUNCH_CHECK();
+  with_mask(args, [&](auto masked) {
+    const auto kernel = block_row_smem_kernel<T, V, decltype(masked)::value>;
+    // Per device and cheap: set on every launch rather than caching per device.
+    GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
+    const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
+    kernel<<<static_cast<unsigned>(blocks), kBlockRowSmemThreads, bytes, ctx.stream>>>(typed_args<T>(args));
+    GK_LAUNCH_CHECK();
+  });
 }
 
 /// Launches hybrid_row_kernel in layout kConfig, one block a row
@@ -132,18 +139,20 @@ void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& c
   if constexpr (sizeof(Pack<T, V>) == kVectorBytes) {
     constexpr HybridConfig c = kConfig;
     static_assert(c.valid(), "hybrid layout: see HybridConfig::valid");
-    const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, false>;
     const int64_t smem_vecs = std::max<int64_t>(0, args.cols / V - int64_t(c.threads) * c.packs);
     const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
-    GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
+    with_mask(args, [&](auto masked) {
+      const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, false, 0, decltype(masked)::value>;
+      GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
 #if defined(GPUKERN_CUDA)
-    // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
-    GK_GPU_CHECK(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+      // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
+      GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
 #endif
-    const int64_t blocks = std::min(args.rows, kMaxGridBlocks);
-    kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);
-    GK_LAUNCH_CHECK();
+      const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
+      kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);
+      GK_LAUNCH_CHECK();
+    });
   } else {
     throw core::Error(core::Status::InternalError, "block_row: the hybrid layout called on the scalar path");
   }

@@ -93,7 +93,9 @@ __device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
     arch::cp_async_16(smem, gmem);
 }
 
-template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0>
+/// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
+template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0,
+          bool kMasked = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
 #if !defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
@@ -128,7 +130,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
     const bool keep_exp = !a.log;
     int parity = 0;
     for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += gridDim.x / cluster_size) {
-      const T* x = a.x + row * a.ldx + begin * V;
+      const RowRef<T> ref = a.at(row);
+      // The chunk's view of the mask; only its vectors holding a kept element are read
+      // (reg_read in registers, smem_read staged), the rest are written with the fill.
+      const RowMask mask = ref.mask.shifted(begin * V);
+      const int64_t chunk_read = mask.read_vecs(V, chunk);
+      const int reg_read = static_cast<int>(chunk_read < reg_count ? chunk_read : reg_count);
+      const int smem_read = static_cast<int>(chunk_read - reg_read);
+      const T* x = ref.x + begin * V;
       RowFragment<T, V, kPacks> frag;
       RowStats mine_regs;
       float m = -INFINITY;
@@ -138,20 +147,23 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       const bool keep_smem = kIsF32 && keep_exp && kDepth == 0;
       if constexpr (kDepth == 0) {
         // The shared-memory part first: its copies fly while the register loads issue.
-        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
+        for (int j = threadIdx.x; j < smem_read; j += kThreads) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
         arch::cp_async_commit();
-        frag.load(x, threadIdx.x, kThreads, reg_count);
-        mine_regs = frag.stats(keep_exp);
+        frag.load(x, threadIdx.x, kThreads, reg_read);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
         arch::cp_async_wait<0>();
-        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) m = nan_max(m, pack_max(staged[j]));
-        for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
+        for (int j = threadIdx.x; j < smem_read; j += kThreads)
+          m = nan_max(m, row_pack_max<kMasked>(staged[j], reg_count + j, mask));
+        for (int j = threadIdx.x; j < smem_read; j += kThreads) {
           Pack<T, V> p = staged[j];
+          float v[V];
+          row_values<kMasked>(p, reg_count + j, mask, v);
 #pragma unroll
           for (int e = 0; e < V; ++e) {
             // A thread whose part holds only -inf sums nothing and keeps zeros.
-            const float v = m == -INFINITY ? 0.0f : fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
-            sum += v;
-            if constexpr (kIsF32) p.v[e] = v;
+            const float ev = m == -INFINITY ? 0.0f : fast_exp2((v[e] - m) * kLog2e);
+            sum += ev;
+            if constexpr (kIsF32) p.v[e] = ev;
           }
           if constexpr (kIsF32) {
             if (keep_smem) staged[j] = p;
@@ -162,32 +174,34 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         // this thread (one commit group each), then for vector k: issue vector k + kDepth,
         // wait until k has landed (all but the kDepth newest groups), fold k in. Every
         // iteration commits a group, empty past the end, so the wait count is constant.
-        const int steps = (smem_vecs + kThreads - 1) / kThreads;
-        frag.load(x, threadIdx.x, kThreads, reg_count);
+        const int steps = (smem_read + kThreads - 1) / kThreads;
+        frag.load(x, threadIdx.x, kThreads, reg_read);
 #pragma unroll
         for (int k = 0; k < kDepth; ++k) {
           const int j = threadIdx.x + k * kThreads;
-          if (j < smem_vecs) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
+          if (j < smem_read) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
           arch::cp_async_commit();
         }
-        mine_regs = frag.stats(keep_exp);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
         for (int k = 0; k < steps; ++k) {
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
-          if (jn < smem_vecs) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);
+          if (jn < smem_read) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);
           arch::cp_async_commit();
           arch::cp_async_wait<kDepth>();
           const int j = threadIdx.x + k * kThreads;
-          if (j >= smem_vecs) continue;
+          if (j >= smem_read) continue;
           const Pack<T, V> p = staged[j];
-          const float nm = nan_max(m, pack_max(p));
+          const float nm = nan_max(m, row_pack_max<kMasked>(p, reg_count + j, mask));
           if (nm != m) {  // the running max grew (or is NaN): rescale the sum so far
             sum = sum == 0.0f ? 0.0f : sum * fast_exp2((m - nm) * kLog2e);
             m = nm;
           }
           // A thread whose part holds only -inf (so far) sums nothing.
           if (m != -INFINITY) {
+            float v[V];
+            row_values<kMasked>(p, reg_count + j, mask, v);
 #pragma unroll
-            for (int e = 0; e < V; ++e) sum += fast_exp2((gpu::to_float(p.v[e]) - m) * kLog2e);
+            for (int e = 0; e < V; ++e) sum += fast_exp2((v[e] - m) * kLog2e);
           }
         }
       }
@@ -205,21 +219,24 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       }
 #endif
       parity ^= 1;
-      T* y = a.y + row * a.ldy + begin * V;
-      frag.store(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, a.log);
+      T* y = ref.y + begin * V;
+      frag.template store<kMasked>(y, threadIdx.x, kThreads, reg_count, mine_regs, stats, mask);
       const OutputScale o = output_scale(stats, a.log);
       // kept: y = e * 2^((m_part - max) log2e) / sum; a part of only -inf holds e = 0.
       const float factor = fast_exp2((mine_smem.max - stats.max) * kLog2e) / stats.sum;
-      for (int j = threadIdx.x; j < smem_vecs; j += kThreads) {
+      for (int j = threadIdx.x; j < smem_read; j += kThreads) {
         Pack<T, V> in = staged[j];
         Pack<T, V> out;
 #pragma unroll
         for (int e = 0; e < V; ++e) {
           const float v = gpu::to_float(in.v[e]);
-          out.v[e] = gpu::from_float<T>(keep_smem ? v * factor : output_value(v, o));
+          out.v[e] = gpu::from_float<T>(keep_smem ? v * factor : output_value(v * mask.scale, o));
         }
+        mask_output<kMasked>(out, reg_count + j, mask);
         store_pack<T, V>(y + (reg_count + j) * V, out);
       }
+      const Pack<T, V> fill = fill_pack<T, V>(mask);
+      for (int j = smem_read + threadIdx.x; j < smem_vecs; j += kThreads) store_pack<T, V>(y + (reg_count + j) * V, fill);
     }
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
     if constexpr (kCluster) arch::cluster_sync_aligned();  // no CTA exits while another reads its pair

@@ -21,7 +21,9 @@
 // CTA an SM overlaps the exps of the statistics with the loads (pipelined statistics)
 // and fits the 64 rows of 64x262144 in one wave.
 //
-// Accepts every valid call (the ladder's last resort for `auto`). Scalar path when
+// Accepts every valid call (the ladder's last resort for `auto`) and fuses batches (the
+// rows of every item are rows of the grid), the input scale and the causal mask (a CTA
+// or block reads only the vectors of its chunk holding kept columns). Scalar path when
 // pointers, strides or the row length are not 16-byte multiples. Special values as
 // PyTorch (softmax_common.cuh: pairs from chunks of only -inf carry sum 0). In place
 // works: every chunk is on chip (cluster) or fully reduced by the first kernel
@@ -171,7 +173,7 @@ SplitPlan split_row_plan(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   if (vector_path_ok(args)) {
     if (args.dtype != core::DType::F32) {
       const int size = min_cluster_holding(args, layout_capacity(SplitLayout::Hybrid16OneSm, ctx));
-      if (size <= kMaxPortableCluster && args.rows * size >= ctx.sm_count / 2)
+      if (size <= kMaxPortableCluster && total_rows(args) * size >= ctx.sm_count / 2)
         return {SplitLayout::Hybrid16OneSm, size};
     }
     const SplitLayout layout = args.dtype == core::DType::F32 ? SplitLayout::HybridF32 : SplitLayout::Hybrid16;

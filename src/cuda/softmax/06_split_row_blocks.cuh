@@ -25,7 +25,9 @@ constexpr int64_t kSplitBlockChunkVecs = 8 * kSplitBlockThreads;
 /// Rows in flight (grid y; the kernels loop over the rest).
 constexpr int64_t kSplitMaxGridY = 65535;
 
-template <class T, int V>
+/// kMasked (both kernels): each pack is checked against the kept columns (with_mask,
+/// softmax_common.cuh).
+template <class T, int V, bool kMasked = false>
 __global__ void __launch_bounds__(kSplitBlockThreads)
     split_stats_kernel(RowArgs<T> a, int64_t chunk_vecs, RowStats* partial) {
   __shared__ RowStats scratch[2][kSplitBlockThreads / gpu::kWarpSize];
@@ -34,21 +36,21 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
   const int64_t end = begin + chunk_vecs < num_vec ? begin + chunk_vecs : num_vec;
   int parity = 0;
   for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
-    const T* x = a.x + row * a.ldx;
+    const RowRef<T> ref = a.at(row);
+    const int64_t read_end = ref.mask.read_vecs(V, end);  // the chunk's vectors holding a kept column
     RowStats mine = empty_stats();
-    for (int64_t base = begin + threadIdx.x; base < end; base += int64_t(kSplitBlockUnroll) * kSplitBlockThreads) {
+    for (int64_t base = begin + threadIdx.x; base < read_end; base += int64_t(kSplitBlockUnroll) * kSplitBlockThreads) {
       Pack<T, V> packs[kSplitBlockUnroll];
 #pragma unroll
       for (int u = 0; u < kSplitBlockUnroll; ++u) {
         const int64_t i = base + int64_t(u) * kSplitBlockThreads;
-        if (i < end) packs[u] = load_pack<T, V, Cache::Default>(x + i * V);
+        if (i < read_end) packs[u] = load_pack<T, V, Cache::Default>(ref.x + i * V);
       }
 #pragma unroll
       for (int u = 0; u < kSplitBlockUnroll; ++u) {
-        if (base + int64_t(u) * kSplitBlockThreads >= end) break;
-        float v[V];
-        unpack(packs[u], v);
-        mine = add_values(mine, v);
+        const int64_t i = base + int64_t(u) * kSplitBlockThreads;
+        if (i >= read_end) break;
+        mine = add_pack<kMasked>(mine, packs[u], i, ref.mask);
       }
     }
     const RowStats stats = block_reduce<kSplitBlockThreads>(mine, scratch[parity]);
@@ -57,7 +59,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
   }
 }
 
-template <class T, int V>
+template <class T, int V, bool kMasked = false>
 __global__ void __launch_bounds__(kSplitBlockThreads)
     split_write_kernel(RowArgs<T> a, int64_t chunk_vecs, const RowStats* partial) {
   const int64_t num_vec = a.cols / V;
@@ -68,13 +70,16 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
     RowStats stats = empty_stats();
     for (unsigned s = 0; s < gridDim.x; ++s) stats = merge(stats, partial[row * gridDim.x + s]);
     const OutputScale o = output_scale(stats, a.log);
-    const T* x = a.x + row * a.ldx;
-    T* y = a.y + row * a.ldy;
-    for (int64_t i = begin + threadIdx.x; i < end; i += kSplitBlockThreads) {
+    const RowRef<T> ref = a.at(row);
+    const int64_t read_end = ref.mask.read_vecs(V, end);
+    for (int64_t i = begin + threadIdx.x; i < read_end; i += kSplitBlockThreads) {
       Pack<T, V> out;
-      output_pack(load_pack<T, V, Cache::Default>(x + i * V), o, out);
-      store_pack<T, V>(y + i * V, out);
+      output_pack<kMasked>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, ref.mask, o, out);
+      store_pack<T, V>(ref.y + i * V, out);
     }
+    const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
+    for (int64_t i = (read_end > begin ? read_end : begin) + threadIdx.x; i < end; i += kSplitBlockThreads)
+      store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 
@@ -83,7 +88,8 @@ template <class T, int V>
 void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const int64_t num_vec = args.cols / V;
   const int64_t splits = ceil_div(num_vec, kSplitBlockChunkVecs);
-  const int64_t grid_y = std::min(args.rows, kSplitMaxGridY);
+  const int64_t rows = total_rows(args);
+  const int64_t grid_y = std::min(rows, kSplitMaxGridY);
   if (splits > kMaxGridBlocks)
     throw core::Error(core::Status::InternalError, "split_row: row of " + std::to_string(args.cols) +
                                                        " elements needs more than " + std::to_string(kMaxGridBlocks) +
@@ -91,15 +97,20 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
   // One (max, sum) pair per row and chunk, in stream-ordered memory: freed after the
   // second kernel without a host synchronization.
   RowStats* partial = nullptr;
-  const size_t bytes = static_cast<size_t>(args.rows) * static_cast<size_t>(splits) * sizeof(RowStats);
+  const size_t bytes = static_cast<size_t>(rows) * static_cast<size_t>(splits) * sizeof(RowStats);
   GK_GPU_CHECK(gpu::malloc_async(reinterpret_cast<void**>(&partial), bytes, ctx.stream));
   const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(grid_y));
   const RowArgs<T> a = typed_args<T>(args);
-  split_stats_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
-  const gpu::error_t first = gpu::last_launch_error();
-  if (first == gpu::kSuccess)
-    split_write_kernel<T, V><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
-  const gpu::error_t second = gpu::last_launch_error();
+  gpu::error_t first = gpu::kSuccess, second = gpu::kSuccess;
+  with_mask(args, [&](auto masked) {
+    constexpr bool kMasked = decltype(masked)::value;
+    split_stats_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+    first = gpu::last_launch_error();
+    if (first == gpu::kSuccess)
+      split_write_kernel<T, V, kMasked>
+          <<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+    second = gpu::last_launch_error();
+  });
   GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));
   GK_GPU_CHECK(first);
   GK_GPU_CHECK(second);

@@ -40,7 +40,8 @@ struct ClusterConfig {
   }
 };
 
-template <class T, int V, int kThreads, int kPacks>
+/// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
+template <class T, int V, int kThreads, int kPacks, bool kMasked = false>
 __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> a, int64_t chunk_vecs) {
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
@@ -58,9 +59,11 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += num_clusters) {
+    const RowRef<T> ref = a.at(row);
     RowFragment<T, V, kPacks> frag;
-    frag.load(a.x + row * a.ldx, begin + threadIdx.x, kThreads, end);
-    const RowStats mine = frag.stats(keep_exp);
+    // Only the vectors holding a kept column are read; the rest get the fill on store.
+    frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.read_vecs(V, end));
+    const RowStats mine = frag.template stats<kMasked>(keep_exp, begin + threadIdx.x, kThreads, ref.mask);
     const RowStats cta = block_reduce<kThreads>(mine, scratch[parity]);
     if (threadIdx.x == 0) cta_stats[parity] = cta;
     cluster.sync();
@@ -68,7 +71,7 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
     RowStats stats = empty_stats();
     for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, *cluster.map_shared_rank(&cta_stats[parity], r));
     parity ^= 1;
-    frag.store(a.y + row * a.ldy, begin + threadIdx.x, kThreads, end, mine, stats, a.log);
+    frag.template store<kMasked>(ref.y, begin + threadIdx.x, kThreads, end, mine, stats, ref.mask);
   }
   cluster.sync();  // no CTA may exit while another still reads its cta_stats
 #endif
@@ -115,15 +118,19 @@ template <class T, int V, const ClusterConfig& kConfig>
 bool launch_register_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx, int cluster_size) {
   constexpr ClusterConfig c = kConfig;
   static_assert(c.valid(), "register cluster layout: see ClusterConfig::valid");
-  const auto kernel = split_row_cluster_kernel<T, V, c.threads, c.packs>;
-  const int64_t num_vec = args.cols / V;
-  const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, cluster_size);
-  const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
-  ClusterLaunch launch(clusters * cluster_size, c.threads, 0, ctx.stream, cluster_size);
-  if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, 0)) return false;
-  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
-  GK_LAUNCH_CHECK();
-  return true;
+  bool ran = false;
+  with_mask(args, [&](auto masked) {
+    const auto kernel = split_row_cluster_kernel<T, V, c.threads, c.packs, decltype(masked)::value>;
+    const int64_t num_vec = args.cols / V;
+    const int64_t chunk_vecs = ceil_div<int64_t>(num_vec, cluster_size);
+    const int64_t clusters = std::min(total_rows(args), kMaxGridBlocks / cluster_size);
+    ClusterLaunch launch(clusters * cluster_size, c.threads, 0, ctx.stream, cluster_size);
+    if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, 0)) return;
+    GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
+    GK_LAUNCH_CHECK();
+    ran = true;
+  });
+  return ran;
 }
 
 /// Launches hybrid_row_kernel with kCluster in layout kConfig, one cluster of
@@ -136,19 +143,23 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "the hybrid layout stages whole 16-byte packs");
   constexpr HybridConfig c = kConfig;
   static_assert(c.valid(), "hybrid layout: see HybridConfig::valid");
-  const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth>;
   const int64_t chunk_vecs = ceil_div<int64_t>(args.cols / V, cluster_size);
   const int64_t smem_vecs = std::max<int64_t>(0, chunk_vecs - int64_t(c.threads) * c.packs);
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  GK_GPU_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-  const int64_t clusters = std::min(args.rows, kMaxGridBlocks / cluster_size);
-  ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
-  if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, bytes)) return false;
-  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
-  GK_LAUNCH_CHECK();
-  return true;
+  bool ran = false;
+  with_mask(args, [&](auto masked) {
+    const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth, decltype(masked)::value>;
+    GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    GK_GPU_CHECK(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+    const int64_t clusters = std::min(total_rows(args), kMaxGridBlocks / cluster_size);
+    ClusterLaunch launch(clusters * cluster_size, c.threads, bytes, ctx.stream, cluster_size);
+    if (!cluster_launch_fits(kernel, launch, ctx, cluster_size, clusters, bytes)) return;
+    GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, typed_args<T>(args), chunk_vecs));
+    GK_LAUNCH_CHECK();
+    ran = true;
+  });
+  return ran;
 }
 #endif
 

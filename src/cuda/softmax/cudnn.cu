@@ -1,7 +1,9 @@
 // CUDA softmax reference rung, `cudnn`: cudnnSoftmaxForward (CUDNN_SOFTMAX_ACCURATE, or
 // CUDNN_SOFTMAX_LOG for log-softmax) over an NCHW tensor with rows as N and columns as
 // C (H = W = 1, mode CHANNEL), the row strides ldx / ldy as the N strides of the two
-// descriptors. The vendor library the ladder is measured against.
+// descriptors. The vendor library the ladder is measured against. Batches: one call
+// when the items follow each other as further rows, else one call per item; the input
+// scale and the causal mask are not fused (the core declines them for this rung).
 //
 // cuDNN is optional at run time: it is loaded with dlopen (libcudnn.so.9, from
 // GPUKERN_CUDNN_PATH when set -- a folder, or the library file itself -- then from the
@@ -186,15 +188,27 @@ int cudnn_data_type(core::DType t) {
   }
 }
 
+/// Elements a descriptor of `rows` rows with row stride `ld` spans.
+int64_t span(int64_t rows, int64_t ld, int64_t cols) { return rows > 0 ? (rows - 1) * ld + cols : 0; }
+
+/// Rows one cudnnSoftmaxForward call covers: every item's when the batch items follow
+/// each other as further rows (stride_x = rows * ldx, stride_y = rows * ldy) and the
+/// whole tensor spans int-sized descriptors; else one item's (a call per item).
+int64_t rows_per_call(const core::SoftmaxArgs& a) {
+  const int64_t all = a.rows * a.batch;
+  const bool as_rows = a.batch == 1 || (a.stride_x == a.rows * a.ldx && a.stride_y == a.rows * a.ldy);
+  if (as_rows && std::max(span(all, a.ldx, a.cols), span(all, a.ldy, a.cols)) <= INT_MAX) return all;
+  return a.rows;
+}
+
 }  // namespace
 
 core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   const CudnnLibrary& lib = cudnn_library();
   if (!lib.unavailable.empty()) return {core::Decline::LibraryMissing, lib.unavailable};
-  // 4-d descriptors take int sizes and strides; the span of the tensor must fit too.
-  const int64_t span_x = args.rows > 0 ? (args.rows - 1) * args.ldx + args.cols : 0;
-  const int64_t span_y = args.rows > 0 ? (args.rows - 1) * args.ldy + args.cols : 0;
-  if (std::max(span_x, span_y) > INT_MAX)
+  // 4-d descriptors take int sizes and strides; the span of each call's tensor must fit too.
+  const int64_t rows = rows_per_call(args);
+  if (std::max(span(rows, args.ldx, args.cols), span(rows, args.ldy, args.cols)) > INT_MAX)
     return {core::Decline::ShapeLimit,
             "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)"};
   return {};
@@ -212,17 +226,25 @@ void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     check_cudnn(lib, lib.set_stream(handle, ctx.stream), "cudnnSetStream");
     TensorDesc x_desc(lib), y_desc(lib);
     const int type = cudnn_data_type(args.dtype);
-    const int rows = static_cast<int>(args.rows), cols = static_cast<int>(args.cols);
+    // Batches: one call when the items are further rows, else one call per item.
+    const int64_t rows_each = rows_per_call(args);
+    const int rows = static_cast<int>(rows_each), cols = static_cast<int>(args.cols);
     check_cudnn(lib, lib.set_tensor_4d_ex(x_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldx), 1, 1, 1),
                 "cudnnSetTensor4dDescriptorEx (x)");
     check_cudnn(lib, lib.set_tensor_4d_ex(y_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldy), 1, 1, 1),
                 "cudnnSetTensor4dDescriptorEx (y)");
-    // Scaling factors are float for float, half and bfloat16 data; beta = 0: y is not read.
-    const float alpha = 1.0f, beta = 0.0f;
-    check_cudnn(lib,
-                lib.softmax_forward(handle, args.log ? kCudnnSoftmaxLog : kCudnnSoftmaxAccurate, kCudnnModeChannel,
-                                    &alpha, x_desc.get(), args.x, &beta, y_desc.get(), args.y),
-                "cudnnSoftmaxForward");
+    const int64_t calls = args.rows * args.batch / rows_each;
+    const size_t es = core::dtype_size(args.dtype);
+    for (int64_t b = 0; b < calls; ++b) {
+      const void* x = static_cast<const char*>(args.x) + static_cast<size_t>(b * args.stride_x) * es;
+      void* y = static_cast<char*>(args.y) + static_cast<size_t>(b * args.stride_y) * es;
+      // Scaling factors are float for float, half and bfloat16 data; beta = 0: y is not read.
+      const float alpha = 1.0f, beta = 0.0f;
+      check_cudnn(lib,
+                  lib.softmax_forward(handle, args.log ? kCudnnSoftmaxLog : kCudnnSoftmaxAccurate, kCudnnModeChannel,
+                                      &alpha, x_desc.get(), x, &beta, y_desc.get(), y),
+                  "cudnnSoftmaxForward");
+    }
   } catch (...) {
     pool.release(ctx.device, handle);
     if (previous_device != ctx.device) cudaSetDevice(previous_device);

@@ -13,14 +13,15 @@ const SoftmaxLadder& softmax_ladder() {
       kWarpRowRow,
       kBlockRowRow,
       kSplitRowRow,
-      {"cudnn",
-       "cuDNN cudnnSoftmaxForward (vendor reference, loaded at run time)",
-       kAll,
-       {},
-       core::RungKind::Reference,
-       cudnn_supports,
-       cudnn_run,
-       core::kNeverAuto},
+      core::fusing(SoftmaxRung{"cudnn",
+                               "cuDNN cudnnSoftmaxForward (vendor reference, loaded at run time)",
+                               kAll,
+                               {},
+                               core::RungKind::Reference,
+                               cudnn_supports,
+                               cudnn_run,
+                               core::kNeverAuto},
+                   core::kFuseBatch),
   };
   return table;
 }

@@ -17,7 +17,9 @@ inline bool short_rows(const core::SoftmaxArgs& args, const CudaContext&) {
 /// block per row would leave SMs idle, so split_row splits each row across a cluster.
 inline bool few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
-  return ctx.cluster_launch && args.rows < 2 * static_cast<int64_t>(ctx.sm_count) && row_bytes >= 32 * 1024;
+  // The rows of every batch item (the rungs fuse batches into one grid).
+  const int64_t rows = args.rows * args.batch;
+  return ctx.cluster_launch && rows < 2 * static_cast<int64_t>(ctx.sm_count) && row_bytes >= 32 * 1024;
 }
 inline bool not_few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   return !few_long_rows(args, ctx);
@@ -25,32 +27,35 @@ inline bool not_few_long_rows(const core::SoftmaxArgs& args, const CudaContext& 
 
 inline constexpr uint32_t kAll = core::kMaskF32 | core::kMaskF16 | core::kMaskBF16;
 inline constexpr core::RungKind kLadder = core::RungKind::Ladder;
+/// Every rung 1-6 fuses batches (a grid over the rows of every item), the input scale
+/// and the causal mask.
+inline constexpr uint32_t kFusesAll = core::kFuseBatch | core::kFuseScale | core::kFuseCausal;
 
 // Auto: warp_row for short rows, block_row (a block per row, registers or shared
 // memory) unless the rows are few and long, then split_row, which takes every call
 // short of rows of billions of elements on its split across blocks.
-inline constexpr SoftmaxRung kNaiveRow = {
+inline constexpr SoftmaxRung kNaiveRow = core::fusing(SoftmaxRung{
     "naive",   "one thread per row, three passes (max, sum, output), scalar loads",
     kAll,      {},
     kLadder,   nullptr,
-    naive_run, core::kNeverAuto};
-inline constexpr SoftmaxRung kSafe3PassRow = {
+    naive_run, core::kNeverAuto}, kFusesAll);
+inline constexpr SoftmaxRung kSafe3PassRow = core::fusing(SoftmaxRung{
     "safe_3pass",   "one block per row, three coalesced passes, block reductions",
     kAll,           {},
     kLadder,        nullptr,
-    safe_3pass_run, core::kNeverAuto};
-inline constexpr SoftmaxRung kOnlineRow = {
+    safe_3pass_run, core::kNeverAuto}, kFusesAll);
+inline constexpr SoftmaxRung kOnlineRow = core::fusing(SoftmaxRung{
     "online",   "one block per row, two passes: running max with rescaled sum, then output",
     kAll,       {},
     kLadder,    nullptr,
-    online_run, core::kNeverAuto};
-inline constexpr SoftmaxRung kWarpRowRow = {
+    online_run, core::kNeverAuto}, kFusesAll);
+inline constexpr SoftmaxRung kWarpRowRow = core::fusing(SoftmaxRung{
     "warp_row",   "lanes of one warp per row, row in registers (one read), shuffle reductions",
     kAll,         {},
     kLadder,      warp_row_supports,
     warp_row_run, 0,
-    short_rows};
-inline constexpr SoftmaxRung kBlockRowRow = {"block_row",
+    short_rows}, kFusesAll);
+inline constexpr SoftmaxRung kBlockRowRow = core::fusing(SoftmaxRung{"block_row",
                                              "one block per row, row in registers or shared memory (one read)",
                                              kAll,
                                              {},
@@ -58,11 +63,11 @@ inline constexpr SoftmaxRung kBlockRowRow = {"block_row",
                                              block_row_supports,
                                              block_row_run,
                                              1,
-                                             not_few_long_rows};
-inline constexpr SoftmaxRung kSplitRowRow = {
+                                             not_few_long_rows}, kFusesAll);
+inline constexpr SoftmaxRung kSplitRowRow = core::fusing(SoftmaxRung{
     "split_row",   "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
     kAll,          {},
     kLadder,       split_row_supports,
-    split_row_run, 2};
+    split_row_run, 2}, kFusesAll);
 
 }  // namespace gpukern::cuda::softmax

@@ -33,20 +33,80 @@ using core::ceil_div;
 // Host side: typed arguments, vector eligibility, dtype dispatch.
 // ---------------------------------------------------------------------------------
 
+/// The scale and causal mask of one row (or of a chunk of it): element j holds
+/// scale * x[j] for j < kept; from `kept` on it is masked (the statistics see -inf, the
+/// output is `fill`). kept may be negative or beyond the row (a chunk's view).
+struct RowMask {
+  float scale;
+  int64_t kept;
+  bool log;
+  __host__ __device__ __forceinline__ float fill() const { return log ? -INFINITY : 0.0f; }
+  /// The same mask seen from element `offset` of the row (a chunk starting there).
+  __host__ __device__ __forceinline__ RowMask shifted(int64_t offset) const { return {scale, kept - offset, log}; }
+  /// Vectors of V elements that hold a kept element, at most `limit`: the ones to read.
+  __host__ __device__ __forceinline__ int64_t read_vecs(int64_t V, int64_t limit) const {
+    const int64_t n = kept <= 0 ? 0 : (kept + V - 1) / V;
+    return n < limit ? n : limit;
+  }
+};
+
+/// One row of a call: its input and output and its mask.
+template <class T>
+struct RowRef {
+  const T* x;
+  T* y;
+  RowMask mask;
+};
+
 /// A validated call with typed pointers; strides and sizes in elements (64-bit, so
-/// tensors of more than 2^31 elements index correctly).
+/// tensors of more than 2^31 elements index correctly). `rows` counts the rows of every
+/// batch item: global row g is row g % item_rows of item g / item_rows (item b at
+/// x + b * stride_x, y + b * stride_y); item_rows 0 means one item (no division).
 template <class T>
 struct RowArgs {
   const T* x;
   T* y;
   int64_t rows, cols, ldx, ldy;
   bool log;
+  int64_t item_rows = 0;
+  int64_t stride_x = 0, stride_y = 0;
+  float scale = 1.0f;
+  bool causal = false;
+  int64_t causal_offset = 0;
+
+  /// Global row g: its pointers and mask (causal: row r of its item keeps r + offset + 1
+  /// columns, clamped to [0, cols]).
+  __host__ __device__ __forceinline__ RowRef<T> at(int64_t g) const {
+    int64_t item = 0, r = g;
+    if (item_rows != 0) {
+      item = g / item_rows;
+      r = g - item * item_rows;
+    }
+    int64_t kept = cols;
+    if (causal) {
+      kept = r + causal_offset + 1;
+      kept = kept < 0 ? 0 : kept > cols ? cols : kept;
+    }
+    return {x + item * stride_x + r * ldx, y + item * stride_y + r * ldy, RowMask{scale, kept, log}};
+  }
 };
 
 template <class T>
 RowArgs<T> typed_args(const core::SoftmaxArgs& a) {
-  return {static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows, a.cols, a.ldx, a.ldy, a.log};
+  RowArgs<T> r{static_cast<const T*>(a.x), static_cast<T*>(a.y), a.rows * a.batch, a.cols, a.ldx, a.ldy, a.log};
+  if (a.batch > 1) {
+    r.item_rows = a.rows;
+    r.stride_x = a.stride_x;
+    r.stride_y = a.stride_y;
+  }
+  r.scale = a.scale;
+  r.causal = a.causal;
+  r.causal_offset = a.causal_offset;
+  return r;
 }
+
+/// Rows of the call over all its batch items (what the kernels' grids cover).
+inline int64_t total_rows(const core::SoftmaxArgs& a) { return a.rows * a.batch; }
 
 /// Bytes of one vector access: the widest global load a thread can issue.
 constexpr int kVectorBytes = 16;
@@ -54,12 +114,14 @@ template <class T>
 constexpr int kVectorElems = kVectorBytes / static_cast<int>(sizeof(T));
 
 /// True when the 16-byte path can serve the call: both pointers 16-byte aligned and the
-/// row strides and the row length multiples of the vector width, so that every vector
-/// of every row is aligned and whole. Otherwise rungs take their scalar path.
+/// row strides, the batch strides and the row length multiples of the vector width, so
+/// that every vector of every row of every item is aligned and whole. Otherwise rungs
+/// take their scalar path.
 inline bool vector_path_ok(const core::SoftmaxArgs& a) {
   const int64_t v = kVectorBytes / static_cast<int64_t>(core::dtype_size(a.dtype));
   const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % kVectorBytes == 0; };
-  return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0;
+  const bool items_aligned = a.batch <= 1 || (a.stride_x % v == 0 && a.stride_y % v == 0);
+  return aligned(a.x) && aligned(a.y) && a.cols % v == 0 && a.ldx % v == 0 && a.ldy % v == 0 && items_aligned;
 }
 
 /// Elements a thread moves per access for this call: a 16-byte vector's worth on the
@@ -117,7 +179,7 @@ constexpr int64_t kMaxGridBlocks = int64_t(1) << 20;
 /// kMaxGridBlocks rows).
 template <class T>
 void launch_block_per_row(void (*kernel)(RowArgs<T>), int threads, const core::SoftmaxArgs& a, const CudaContext& ctx) {
-  const int64_t blocks = std::min(a.rows, kMaxGridBlocks);
+  const int64_t blocks = std::min(total_rows(a), kMaxGridBlocks);
   kernel<<<static_cast<unsigned>(blocks), threads, 0, ctx.stream>>>(typed_args<T>(a));
   GK_LAUNCH_CHECK();
 }
@@ -130,6 +192,8 @@ constexpr float kLog2e = 1.4426950408889634f;
 
 /// max that keeps NaN (fmaxf returns the other operand).
 __device__ __forceinline__ float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+/// min that keeps NaN.
+__device__ __forceinline__ float nan_min(float a, float b) { return (a < b || a != a) ? a : b; }
 
 /// 2^v with the hardware approximation (relative error ~2^-22, far below the f32 bound
 /// of 1e-5): one MUFU.EX2 instead of the ~10-instruction accurate exp2f. 2^-inf = 0.
@@ -355,6 +419,31 @@ __device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
   }
 }
 
+/// Min of a pack, NaN kept (pack_max's counterpart, for negative scales).
+template <class T, int V>
+__device__ __forceinline__ float pack_min(const Pack<T, V>& p) {
+#if defined(GPUKERN_CUDA)
+  if constexpr (!std::is_same_v<T, float> && V % 2 == 0) {
+    using T2 = std::conditional_t<std::is_same_v<T, gpu::half_t>, __half2, __nv_bfloat162>;
+    T2 m;
+    memcpy(&m, &p.v[0], sizeof(T2));
+#pragma unroll
+    for (int i = 2; i < V; i += 2) {
+      T2 u;
+      memcpy(&u, &p.v[i], sizeof(T2));
+      m = __hmin2_nan(m, u);
+    }
+    return nan_min(gpu::to_float(m.x), gpu::to_float(m.y));
+  } else
+#endif
+  {
+    float m = INFINITY;
+#pragma unroll
+    for (int i = 0; i < V; ++i) m = nan_min(m, gpu::to_float(p.v[i]));
+    return m;
+  }
+}
+
 /// The output of one element given the row's statistics (logs precomputed per row):
 /// softmax  y = 2^((x - max) * log2e - log2(sum))   (FADD, FFMA, EX2)
 /// log      y = (x - max) - ln(sum)
@@ -385,10 +474,109 @@ __device__ __forceinline__ void output_pack(const Pack<T, V>& in, const OutputSc
 }
 
 // ---------------------------------------------------------------------------------
+// Scale and mask (RowMask): pack vi of a row covers elements [vi * V, vi * V + V). The
+// kernels read only the packs that hold a kept element (RowMask::read_vecs); a pack that
+// straddles the end of the kept columns is read whole (its masked elements are in the
+// same 16 bytes) and its masked elements are set to -inf for the statistics and to the
+// fill value on output. Packs past the kept ones are written with the fill, never read.
+// ---------------------------------------------------------------------------------
+
+/// True when pack vi holds a masked element. Kernels are instantiated with and without
+/// these checks (kMasked), because they cost registers (doubling them in some 16-bit
+/// layouts) that plain calls should not pay. Without them every element counts as kept
+/// and the packs past a row's end, which read as -inf, must stay -inf when scaled: so the
+/// unmasked kernels serve calls without a causal mask whose scale is positive (with_mask).
+template <bool kMasked, int V>
+__device__ __forceinline__ bool pack_masked(int64_t vi, const RowMask& m) {
+  return kMasked && (vi + 1) * V > m.kept;
+}
+
+/// Calls fn(std::bool_constant<M>{}) with M true where the call needs the masked kernels:
+/// a causal mask, or a scale that is not positive (-inf times it is not -inf).
+template <class Fn>
+void with_mask(const core::SoftmaxArgs& a, Fn&& fn) {
+  if (a.causal || !(a.scale > 0.0f))
+    fn(std::true_type{});
+  else
+    fn(std::false_type{});
+}
+
+/// The values the statistics see for pack vi: scale * x in f32, -inf where masked.
+template <bool kMasked, class T, int V>
+__device__ __forceinline__ void row_values(const Pack<T, V>& p, int64_t vi, const RowMask& m, float (&v)[V]) {
+  unpack(p, v);
+#pragma unroll
+  for (int i = 0; i < V; ++i) v[i] *= m.scale;
+  if (pack_masked<kMasked, V>(vi, m)) {
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      if (vi * V + i >= m.kept) v[i] = -INFINITY;
+  }
+}
+
+/// Max of row_values(p, vi, m), NaN kept. A whole pack takes the storage type's max (or,
+/// under a negative scale, its min: rounding is monotonic, so max(s x) = s max(x) for
+/// s >= 0 and s min(x) for s < 0); only the pack straddling the end of the kept columns
+/// goes element by element. (Masking a copy of every pack instead doubled the registers
+/// of the 16-bit warp_row kernels.)
+template <bool kMasked, class T, int V>
+__device__ __forceinline__ float row_pack_max(const Pack<T, V>& p, int64_t vi, const RowMask& m) {
+  if constexpr (!kMasked) return pack_max(p) * m.scale;  // a positive scale (with_mask)
+  if (vi * V >= m.kept) return -INFINITY;                // no kept element
+  if (!pack_masked<kMasked, V>(vi, m)) return (m.scale < 0.0f ? pack_min(p) : pack_max(p)) * m.scale;
+  float mx = -INFINITY;
+#pragma unroll
+  for (int i = 0; i < V; ++i)
+    if (vi * V + i < m.kept) mx = nan_max(mx, gpu::to_float(p.v[i]) * m.scale);
+  return mx;
+}
+
+/// Sets the masked elements of output pack vi to the fill value.
+template <bool kMasked, class T, int V>
+__device__ __forceinline__ void mask_output(Pack<T, V>& out, int64_t vi, const RowMask& m) {
+  if (pack_masked<kMasked, V>(vi, m)) {
+    const T fill = gpu::from_float<T>(m.fill());
+#pragma unroll
+    for (int i = 0; i < V; ++i)
+      if (vi * V + i >= m.kept) out.v[i] = fill;
+  }
+}
+
+/// A pack of the fill value (for packs with no kept element).
+template <class T, int V>
+__device__ __forceinline__ Pack<T, V> fill_pack(const RowMask& m) {
+  if (m.log) return neg_inf_pack<T, V>();
+  Pack<T, V> p;
+#pragma unroll
+  for (int i = 0; i < V; ++i) p.v[i] = gpu::from_float<T>(0.0f);
+  return p;
+}
+
+/// Adds the values of pack vi (row_values) to running statistics.
+template <bool kMasked, class T, int V>
+__device__ __forceinline__ RowStats add_pack(RowStats s, const Pack<T, V>& p, int64_t vi, const RowMask& m) {
+  float v[V];
+  row_values<kMasked>(p, vi, m, v);
+  return add_values(s, v);
+}
+
+/// The outputs of pack vi of a row: output_value of the scaled inputs, the fill where masked.
+template <bool kMasked, class T, int V>
+__device__ __forceinline__ void output_pack(const Pack<T, V>& in, int64_t vi, const RowMask& m, const OutputScale& o,
+                                            Pack<T, V>& out) {
+  float v[V];
+  unpack(in, v);
+#pragma unroll
+  for (int k = 0; k < V; ++k) out.v[k] = gpu::from_float<T>(output_value(v[k] * m.scale, o));
+  mask_output<kMasked>(out, vi, m);
+}
+
+// ---------------------------------------------------------------------------------
 // A thread's share of one row held in registers: S packs of V elements, pack k at
 // vector index first + k * stride (so that each of the S loads is coalesced across
-// the threads sharing the row). Vectors at or beyond `end` read as -inf, which the
-// statistics ignore, and are never stored.
+// the threads sharing the row). Vectors at or beyond load's `end` (the packs holding a
+// kept element, RowMask::read_vecs) read as -inf, which the statistics ignore; store
+// writes every vector below its own `end` (the row's), masked ones with the fill.
 // ---------------------------------------------------------------------------------
 
 template <class T, int V, int S, bool kExpsInFloat = false>
@@ -417,12 +605,21 @@ struct RowFragment {
     }
   }
 
-  /// This thread's statistics; with keep_exp, also keeps the exps (see `kept`), or
-  /// zeros when the thread saw only -inf.
-  __device__ __forceinline__ RowStats stats(bool keep_exp) {
+  /// This thread's statistics over the values row_values gives (pack k is vector
+  /// first + k * stride of what `mask` describes); with keep_exp, also keeps the exps
+  /// (see `kept`), or zeros when the thread saw only -inf.
+  template <bool kMasked>
+  __device__ __forceinline__ RowStats stats(bool keep_exp, int64_t first, int64_t stride, const RowMask& mask) {
     float m = -INFINITY;
+    if constexpr (kMasked) {
 #pragma unroll
-    for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
+      for (int k = 0; k < S; ++k) m = nan_max(m, row_pack_max<kMasked>(pack[k], first + k * stride, mask));
+    } else {
+      // A positive scale (with_mask): the max of the stored values, scaled once.
+#pragma unroll
+      for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
+      m *= mask.scale;
+    }
     kept = keep_exp && (kIsF32 || kSeparateExps);
     if (m == -INFINITY) {
       if (kept) {
@@ -435,25 +632,29 @@ struct RowFragment {
     }
     float sum = 0.0f;
 #pragma unroll
-    for (int k = 0; k < S; ++k)
+    for (int k = 0; k < S; ++k) {
+      float v[V];
+      row_values<kMasked>(pack[k], first + k * stride, mask, v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float e = fast_exp2((gpu::to_float(pack[k].v[i]) - m) * kLog2e);
+        const float e = fast_exp2((v[i] - m) * kLog2e);
         sum += e;
         if (kept) set_exp(k, i, e);
       }
+    }
     return {m, sum};
   }
 
-  /// Writes the outputs of this thread's packs. `mine` is what stats() returned,
-  /// `row` the statistics of the whole row.
-  template <Cache kCache = Cache::Streaming>
+  /// Writes the outputs of this thread's packs below `end` (masked elements and packs
+  /// get the fill value). `mine` is what stats() returned, `row` the statistics of the
+  /// whole row.
+  template <bool kMasked, Cache kCache = Cache::Streaming>
   __device__ __forceinline__ void store(T* row_out, int64_t first, int64_t stride, int64_t end, RowStats mine,
-                                        RowStats row, bool log) const {
+                                        RowStats row, const RowMask& mask) const {
     // Compile-time false where nothing can be kept, so that the compiler does not carry
     // the kept branch (its temporaries pushed 16-bit kernels into spills).
     const bool use_kept = (kIsF32 || kSeparateExps) && kept;
-    const OutputScale o = output_scale(row, log);
+    const OutputScale o = output_scale(row, mask.log);
     // kept: y = e * 2^((m_thread - max) log2e) / sum. A thread of only -inf holds e = 0
     // and gets 0 (finite row max) or 0 * NaN = NaN (row of all -inf), as required.
     const float factor = fast_exp2((mine.max - row.max) * kLog2e) / row.sum;
@@ -466,9 +667,11 @@ struct RowFragment {
       Pack<T, V> out;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]), o);
+        const float y =
+            use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
+      mask_output<kMasked>(out, vi, mask);
       store_pack<T, V, kCache>(row_out + vi * V, out);
     }
   }
