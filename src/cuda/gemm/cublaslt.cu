@@ -15,6 +15,10 @@
 // (sizes, strides, types, epilogue, pointer alignments) and kept; supports() asks it, so a
 // call the heuristic has no algorithm for is declined before it runs. The workspace comes
 // from the device's workspace pool (workspace.cuh), stream-ordered, per call.
+//
+// libcublasLt ships with the toolkit and libcublas itself depends on it, so the module links
+// it like cuBLAS (no new run-time requirement); a handle that cannot be created makes the
+// rung decline with LibraryMissing.
 #include "cuda/context.cuh"
 #include "cuda/gemm/cublas_common.cuh"
 #include "cuda/gemm/gemm_rungs.cuh"
