@@ -82,10 +82,12 @@ bool lt_epilogue(const core::GemmArgs& g, cublasLtEpilogue_t* out) {
   }
 }
 
-/// The largest power of two (up to 256) that divides the address: what the heuristic
-/// must assume of a pointer (its default assumption is 256 bytes).
-uint32_t alignment(const void* p) {
-  const auto v = reinterpret_cast<uintptr_t>(p);
+/// The largest power of two (up to 256) that divides the address of every batch item of
+/// an operand (base + item * stride elements of `type`): what the heuristic must assume of
+/// its pointers (its default assumption is 256 bytes).
+uint32_t alignment(const void* p, const core::GemmArgs& g, int64_t stride, core::DType type) {
+  auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+  if (g.batched()) v |= static_cast<uint64_t>(stride) * core::dtype_size(type);
   uint32_t a = 256;
   while (a > 1 && v % a != 0) a /= 2;
   return a;
@@ -184,10 +186,10 @@ PlanKey plan_key(const core::GemmArgs& g, cublasLtEpilogue_t epilogue, int devic
           static_cast<int64_t>(epilogue),
           g.bias ? static_cast<int64_t>(g.bias_type) : -1,
           g.batched() && g.bias ? g.stride_bias : 0,
-          alignment(g.a),
-          alignment(g.b),
-          alignment(g.c),
-          g.bias ? alignment(g.bias) : 0};
+          alignment(g.a, g, g.stride_a, g.ab_type),
+          alignment(g.b, g, g.stride_b, g.ab_type),
+          alignment(g.c, g, g.stride_c, g.c_type),
+          g.bias ? alignment(g.bias, g, g.stride_bias, g.bias_type) : 0};
 }
 
 /// The heuristic's first algorithm for the call, or false when it has none. Asked once
@@ -218,13 +220,15 @@ bool find_algorithm(const core::GemmArgs& g, cublasLtEpilogue_t epilogue, const 
   set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, kWorkspaceBytes,
       "MAX_WORKSPACE_BYTES");
   // cuBLASLt's A is our B and its B our A; C and D are our C.
-  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignment(g.b),
+  const uint32_t align_a = alignment(g.b, g, g.stride_b, g.ab_type), align_b = alignment(g.a, g, g.stride_a, g.ab_type);
+  const uint32_t align_c = alignment(g.c, g, g.stride_c, g.c_type);
+  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, align_a,
       "MIN_ALIGNMENT_A_BYTES");
-  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignment(g.a),
+  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, align_b,
       "MIN_ALIGNMENT_B_BYTES");
-  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignment(g.c),
+  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, align_c,
       "MIN_ALIGNMENT_C_BYTES");
-  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignment(g.c),
+  set(cublasLtMatmulPreferenceSetAttribute, raw, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, align_c,
       "MIN_ALIGNMENT_D_BYTES");
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;

@@ -320,7 +320,7 @@ TEST_F(VendorReference, CublasLtEpiloguesAndBatches) {
           BatchCase t;
           t.batch = layout.batch;
           t.m = 64 + trans;
-          t.n = 40 + 8 * e;
+          t.n = 40 + 8 * e + (trans == 3 ? 1 : 0);  // odd n: odd ldc, C and bias strides
           t.k = 72 + layout.batch;
           t.ta = trans & 1;
           t.tb = trans & 2;
