@@ -14,8 +14,8 @@
 // Edges (M, N not multiples of the tile) use zero-padded panels and masked stores.
 // Strided batches: many items (or small ones) are spread over the threads, each item run
 // whole by one thread with its own packed panels; a few large items run one after another,
-// each on the whole team. The epilogue (bias, activation) is applied in f32 to each tile
-// of C as the last depth slice stores it (f32 C), or to the f32 accumulator before it is
+// each on the whole team. An op(B) all items share (stride 0) is packed once for all. The epilogue (bias, activation)
+// is applied in f32 to each tile of C as the last depth slice stores it (f32 C), or to the f32 accumulator before it is
 // rounded to f16/bf16 C.
 #include "cpu/element.hpp"
 #include "cpu/gemm/batch_epilogue.hpp"
@@ -36,7 +36,11 @@
 namespace gpukern::cpu {
 namespace {
 
-thread_local ScratchBuffer tls_packed_a, tls_thread_blocks, tls_bias;
+thread_local ScratchBuffer tls_packed_a, tls_thread_blocks, tls_bias, tls_shared_b;
+
+/// op(B) shared by every batch item (stride_b 0) is packed once for all items when its
+/// panels take at most this many bytes; else each task packs its blocks per item.
+constexpr int64_t kMaxSharedBBytes = 64 << 20;
 
 int64_t round_up(int64_t v, int64_t multiple) { return core::ceil_div(v, multiple) * multiple; }
 int64_t round_down(int64_t v, int64_t multiple) { return v / multiple * multiple; }
@@ -147,8 +151,10 @@ void add_beta_c_and_epilogue(float* s, int64_t lds, const void* c, const core::G
 
 /// One unbatched call on `threads` threads (1: the calling thread alone, no parallel
 /// region), with its epilogue. Allocates from the calling threads' scratch buffers.
+/// `packed_b`: all of op(B) already packed (depth slice pc at pc * round_up(n, NR), in the
+/// order pack_b writes), or nullptr: each task packs its own blocks.
 void blocked_item(const core::GemmArgs& g, const GemmKernel& kernel, const GemmBlocking& blk, int threads,
-                  const RowEpilogue& epi) {
+                  const RowEpilogue& epi, const float* packed_b = nullptr) {
   if (g.k == 0) return scale_c_with_epilogue(g, epi);
   const PackSource a{g.a, g.lda, g.trans_a, g.ab_type};
   const PackSource b{g.b, g.ldb, g.trans_b, g.ab_type};
@@ -219,7 +225,11 @@ void blocked_item(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
         };
         for (int64_t pc = 0; pc < g.k; pc += kc) {
           const int64_t kcur = std::min(kc, g.k - pc);
-          kernel.pack_b(b, pc, kcur, jc, ncur, b_block);
+          const float* b_panels = b_block;
+          if (packed_b)
+            b_panels = packed_b + pc * n_panels * nr + jc * kcur;  // the chunk's panels of slice pc
+          else
+            kernel.pack_b(b, pc, kcur, jc, ncur, b_block);
           // The first slice applies the caller's beta; later ones accumulate. The f32
           // accumulator starts from zero (beta is applied when storing C).
           const float beta = pc > 0 ? 1.0f : f32_c ? g.beta : 0.0f;
@@ -231,7 +241,7 @@ void blocked_item(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
             for (int64_t jr = 0; jr < ncur; jr += nr) {
               const int nr_here = static_cast<int>(std::min<int64_t>(nr, ncur - jr));
               float* tile = c_panel(q) + jr;
-              kernel.micro(kcur, a_panel, b_block + jr * kcur, tile, ldc, g.alpha, beta, mr_here, nr_here);
+              kernel.micro(kcur, a_panel, b_panels + jr * kcur, tile, ldc, g.alpha, beta, mr_here, nr_here);
               // f32 C: the last slice's store is final; the tile is still in L1.
               if (f32_c && last_slice && epi.active())
                 for (int r = 0; r < mr_here; ++r) epi.apply(tile + r * ldc, jc + jr, nr_here);
@@ -263,6 +273,19 @@ void blocked_item(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
 void trim_scratch() {
   tls_packed_a.trim(ScratchBuffer::kKeepFloats);
   tls_thread_blocks.trim(ScratchBuffer::kKeepFloats);
+  tls_shared_b.trim(ScratchBuffer::kKeepFloats);
+}
+
+/// A batch whose items share op(B) (stride_b 0): all of op(B) packed once, slice after
+/// slice, for blocked_item. nullptr when B is not shared or its panels are too large.
+const float* pack_shared_b(const core::GemmArgs& g, const GemmKernel& kernel, int64_t kc) {
+  if (!g.batched() || g.stride_b != 0 || g.k == 0) return nullptr;
+  const int64_t n_round = round_up(g.n, kernel.nr);
+  if (g.k * n_round * 4 > kMaxSharedBBytes) return nullptr;
+  float* packed = tls_shared_b.get(static_cast<std::size_t>(g.k * n_round));
+  const PackSource b{g.b, g.ldb, g.trans_b, g.ab_type};
+  for (int64_t pc = 0; pc < g.k; pc += kc) kernel.pack_b(b, pc, std::min(kc, g.k - pc), 0, g.n, packed + pc * n_round);
+  return packed;
 }
 
 /// Whether a batch goes item by item over the threads (each item whole on one thread)
@@ -278,10 +301,11 @@ bool items_over_threads(const core::GemmArgs& g, int threads) {
 
 void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmBlocking& blk, int threads) {
   if (g.m == 0 || g.n == 0) return;
+  const float* shared_b = pack_shared_b(g, kernel, blk.kc);
   if (!items_over_threads(g, threads)) {
     for (int64_t item = 0; item < g.batch; ++item) {
       const core::GemmArgs one = g.batched() ? batch_item(g, item) : g;
-      blocked_item(one, kernel, blk, threads, RowEpilogue{bias_f32(one, tls_bias), one.act});
+      blocked_item(one, kernel, blk, threads, RowEpilogue{bias_f32(one, tls_bias), one.act}, shared_b);
     }
     trim_scratch();
     return;
@@ -301,7 +325,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
       if (failed.load(std::memory_order_relaxed)) continue;
       try {
         const core::GemmArgs one = batch_item(g, item);
-        blocked_item(one, kernel, own, 1, RowEpilogue{bias_f32(one, tls_bias), one.act});
+        blocked_item(one, kernel, own, 1, RowEpilogue{bias_f32(one, tls_bias), one.act}, shared_b);
       } catch (...) {  // an exception must not leave the parallel region
 #pragma omp critical(gpukern_gemm_failure)
         if (!failure) failure = std::current_exception();
