@@ -14,9 +14,9 @@
 // Edges (M, N not multiples of the tile) use zero-padded panels and masked stores.
 // Strided batches: many items (or small ones) are spread over the threads, each item run
 // whole by one thread with its own packed panels; a few large items run one after another,
-// each on the whole team. An op(B) all items share (stride 0) is packed once for all. The epilogue (bias, activation)
-// is applied in f32 to each tile of C as the last depth slice stores it (f32 C), or to the f32 accumulator before it is
-// rounded to f16/bf16 C.
+// each on the whole team. An op(B) all items share (stride 0) is packed once for all.
+// The epilogue (bias, activation) is applied in f32 to each tile of C as the last depth
+// slice stores it (f32 C), or to the f32 accumulator before it is rounded to f16/bf16 C.
 #include "cpu/element.hpp"
 #include "cpu/gemm/batch_epilogue.hpp"
 #include "cpu/gemm/blocking.hpp"
