@@ -264,9 +264,8 @@ core::Verdict cublaslt_supports(const core::GemmArgs& g, const CudaContext& ctx)
                                         "), not " + core::dtype_name(g.bias_type)};
   if (g.k == 0) return {core::Decline::ShapeLimit, "k = 0 (cuBLASLt matmuls need k >= 1)"};
   if (g.batch > INT_MAX)
-    return {core::Decline::ShapeLimit, "batch " + std::to_string(g.batch) +
-                                           " exceeds 2^31-1 (cuBLASLt's batch count "
-                                           "is an int32)"};
+    return {core::Decline::ShapeLimit,
+            "batch " + std::to_string(g.batch) + " exceeds 2^31-1 (cuBLASLt's batch count is an int32)"};
   try {
     lt_handle(ctx);
   } catch (const core::Error& e) {
