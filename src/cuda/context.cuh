@@ -15,12 +15,21 @@
 namespace gpukern::cuda {
 
 /// Vendor-library handles of one opened device, created lazily by the rungs that use
-/// them (cublas.cu) and destroyed with the device. `mutex` serializes a handle's stream
-/// binding and the call that relies on it.
+/// them (cublas.cu, cublaslt.cu) and destroyed with the device. `mutex` serializes a
+/// handle's creation, a handle's stream binding and the call that relies on it.
 struct LibraryHandles {
   std::mutex mutex;
-  void* cublas = nullptr;
+  void* cublas = nullptr;  // destroyed by the backend, which owns these handles
   void (*destroy_cublas)(void*) = nullptr;
+  void* cublaslt = nullptr;  // takes the stream per call: no binding to serialize
+  void (*destroy_cublaslt)(void*) = nullptr;
+
+  LibraryHandles() = default;
+  LibraryHandles(const LibraryHandles&) = delete;
+  LibraryHandles& operator=(const LibraryHandles&) = delete;
+  ~LibraryHandles() {
+    if (cublaslt) destroy_cublaslt(cublaslt);
+  }
 };
 
 /// What a rung may use: the stream to launch on and the device's properties.

@@ -12,7 +12,13 @@
 //    barrier, so a thread the OS preempts delays nobody and the others take its tasks.
 // Together these take the FMA units from waiting on memory to running nearly every cycle.
 // Edges (M, N not multiples of the tile) use zero-padded panels and masked stores.
+// Strided batches: many items (or small ones) are spread over the threads, each item run
+// whole by one thread with its own packed panels; a few large items run one after another,
+// each on the whole team. An op(B) all items share (stride 0) is packed once for all.
+// The epilogue (bias, activation) is applied in f32 to each tile of C as the last depth
+// slice stores it (f32 C), or to the f32 accumulator before it is rounded to f16/bf16 C.
 #include "cpu/element.hpp"
+#include "cpu/gemm/batch_epilogue.hpp"
 #include "cpu/gemm/blocking.hpp"
 #include "cpu/rungs.hpp"
 #include "cpu/scratch.hpp"
@@ -23,13 +29,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <thread>
 
 namespace gpukern::cpu {
 namespace {
 
-thread_local ScratchBuffer tls_packed_a, tls_thread_blocks;
+thread_local ScratchBuffer tls_packed_a, tls_thread_blocks, tls_bias, tls_shared_b;
+
+/// op(B) shared by every batch item (stride_b 0) is packed once for all items when its
+/// panels take at most this many bytes; else each task packs its blocks per item.
+constexpr int64_t kMaxSharedBBytes = 64 << 20;
 
 int64_t round_up(int64_t v, int64_t multiple) { return core::ceil_div(v, multiple) * multiple; }
 int64_t round_down(int64_t v, int64_t multiple) { return v / multiple * multiple; }
@@ -119,9 +130,32 @@ const GemmKernel& gemm_kernel_for(Isa isa) {
   }
 }
 
-void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmBlocking& blk, int threads) {
-  if (g.m == 0 || g.n == 0) return;
-  if (g.k == 0) return scale_c(g);
+namespace {
+
+/// s = act(s + beta * C + bias) over a rows x cols block: the f32 accumulator `s` (row
+/// stride lds) of 16-bit C at `c` (C's leading dimension), whose first column is column
+/// col0 of C. beta == 0 never reads C.
+void add_beta_c_and_epilogue(float* s, int64_t lds, const void* c, const core::GemmArgs& g, int64_t rows, int64_t cols,
+                             int64_t col0, const RowEpilogue& epi) {
+  with_element_type(g.c_type, [&](auto tag) {
+    using C = decltype(tag);
+    const C* in = static_cast<const C*>(c);
+    for (int64_t i = 0; i < rows; ++i) {
+      float* row = s + i * lds;
+      if (g.beta != 0.0f)
+        for (int64_t j = 0; j < cols; ++j) row[j] += g.beta * to_float(in[i * g.ldc + j]);
+      epi.apply(row, col0, cols);
+    }
+  });
+}
+
+/// One unbatched call on `threads` threads (1: the calling thread alone, no parallel
+/// region), with its epilogue. Allocates from the calling threads' scratch buffers.
+/// `packed_b`: all of op(B) already packed (depth slice pc at pc * round_up(n, NR), in the
+/// order pack_b writes), or nullptr: each task packs its own blocks.
+void blocked_item(const core::GemmArgs& g, const GemmKernel& kernel, const GemmBlocking& blk, int threads,
+                  const RowEpilogue& epi, const float* packed_b = nullptr) {
+  if (g.k == 0) return scale_c_with_epilogue(g, epi);
   const PackSource a{g.a, g.lda, g.trans_a, g.ab_type};
   const PackSource b{g.b, g.ldb, g.trans_b, g.ab_type};
   const bool f32_c = g.c_type == core::DType::F32;
@@ -149,7 +183,7 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
   for (int64_t i = 0; i < ic_blocks * work.row_parts; ++i) part_state[i].store(0, std::memory_order_relaxed);
   std::atomic<int64_t> arrived{0};  // threads done with A blocks, summed over the blocks
 
-#pragma omp parallel num_threads(threads)
+#pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int tid = omp_get_thread_num(), team = omp_get_num_threads();
     float* b_block = thread_blocks + tid * (b_floats + c_floats);
@@ -191,24 +225,40 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
         };
         for (int64_t pc = 0; pc < g.k; pc += kc) {
           const int64_t kcur = std::min(kc, g.k - pc);
-          kernel.pack_b(b, pc, kcur, jc, ncur, b_block);
+          const float* b_panels = b_block;
+          if (packed_b)
+            b_panels = packed_b + pc * n_panels * nr + jc * kcur;  // the chunk's panels of slice pc
+          else
+            kernel.pack_b(b, pc, kcur, jc, ncur, b_block);
           // The first slice applies the caller's beta; later ones accumulate. The f32
           // accumulator starts from zero (beta is applied when storing C).
           const float beta = pc > 0 ? 1.0f : f32_c ? g.beta : 0.0f;
           const float* a_slice = packed_a + pc * mc_round;
+          const bool last_slice = pc + kcur == g.k;
           for (int64_t q = q_begin; q < q_end; ++q) {
             const float* a_panel = a_slice + q * mr * kcur;
             const int mr_here = static_cast<int>(std::min<int64_t>(mr, mcur - q * mr));
             for (int64_t jr = 0; jr < ncur; jr += nr) {
               const int nr_here = static_cast<int>(std::min<int64_t>(nr, ncur - jr));
-              kernel.micro(kcur, a_panel, b_block + jr * kcur, c_panel(q) + jr, ldc, g.alpha, beta, mr_here, nr_here);
+              float* tile = c_panel(q) + jr;
+              kernel.micro(kcur, a_panel, b_panels + jr * kcur, tile, ldc, g.alpha, beta, mr_here, nr_here);
+              // f32 C: the last slice's store is final; the tile is still in L1.
+              if (f32_c && last_slice && epi.active())
+                for (int r = 0; r < mr_here; ++r) epi.apply(tile + r * ldc, jc + jr, nr_here);
             }
           }
         }
         if (!f32_c) {
           const int64_t row = q_begin * mr, rows = std::min(q_end * mr, mcur) - row;
           char* c = static_cast<char*>(g.c) + ((ic + row) * g.ldc + jc) * 2;
-          kernel.store_c(c_acc, ncur, c, g.ldc, g.c_type, rows, ncur, g.beta);
+          if (epi.active()) {
+            // act(acc + beta * C + bias) in f32 here, then a store with beta 0: C is
+            // rounded once.
+            add_beta_c_and_epilogue(c_acc, ncur, c, g, rows, ncur, jc, epi);
+            kernel.store_c(c_acc, ncur, c, g.ldc, g.c_type, rows, ncur, 0.0f);
+          } else {
+            kernel.store_c(c_acc, ncur, c, g.ldc, g.c_type, rows, ncur, g.beta);
+          }
         }
       }
       // Every thread is done with this A block before the next one overwrites the packed
@@ -217,15 +267,80 @@ void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmB
       wait_yielding([&] { return arrived.load(std::memory_order_acquire) >= (block + 1) * team; });
     }
   }
+}
+
+/// Frees the calling thread's big scratch buffers (ScratchBuffer::trim).
+void trim_scratch() {
   tls_packed_a.trim(ScratchBuffer::kKeepFloats);
   tls_thread_blocks.trim(ScratchBuffer::kKeepFloats);
+  tls_shared_b.trim(ScratchBuffer::kKeepFloats);
+}
+
+/// A batch whose items share op(B) (stride_b 0): all of op(B) packed once, slice after
+/// slice, for blocked_item. nullptr when B is not shared or its panels are too large.
+const float* pack_shared_b(const core::GemmArgs& g, const GemmKernel& kernel, int64_t kc) {
+  if (!g.batched() || g.stride_b != 0 || g.k == 0) return nullptr;
+  const int64_t n_round = round_up(g.n, kernel.nr);
+  if (g.k * n_round * 4 > kMaxSharedBBytes) return nullptr;
+  float* packed = tls_shared_b.get(static_cast<std::size_t>(g.k * n_round));
+  const PackSource b{g.b, g.ldb, g.trans_b, g.ab_type};
+  for (int64_t pc = 0; pc < g.k; pc += kc) kernel.pack_b(b, pc, std::min(kc, g.k - pc), 0, g.n, packed + pc * n_round);
+  return packed;
+}
+
+/// Whether a batch goes item by item over the threads (each item whole on one thread)
+/// rather than each item over the whole team: when every thread gets several items, or
+/// when the items are too small for a team to share one.
+bool items_over_threads(const core::GemmArgs& g, int threads) {
+  if (threads <= 1 || !g.batched()) return false;
+  const double item_flops = 2.0 * static_cast<double>(g.m) * g.n * g.k;
+  return g.batch >= 4 * threads || (g.batch >= threads && item_flops < 1e7) || item_flops < 1e6;
+}
+
+}  // namespace
+
+void gemm_blocked(const core::GemmArgs& g, const GemmKernel& kernel, const GemmBlocking& blk, int threads) {
+  if (g.m == 0 || g.n == 0) return;
+  const float* shared_b = pack_shared_b(g, kernel, blk.kc);
+  if (!items_over_threads(g, threads)) {
+    for (int64_t item = 0; item < g.batch; ++item) {
+      const core::GemmArgs one = g.batched() ? batch_item(g, item) : g;
+      blocked_item(one, kernel, blk, threads, RowEpilogue{bias_f32(one, tls_bias), one.act}, shared_b);
+    }
+    trim_scratch();
+    return;
+  }
+  // Items over the threads: each thread packs its own panels, so its share of the packed
+  // A budget bounds the rows it packs at once.
+  const int team = static_cast<int>(std::min<int64_t>(threads, g.batch));
+  GemmBlocking own = blk;
+  const int64_t rows_budget = CacheBudget::kMaxPackedABytes / team / (std::max<int64_t>(g.k, 1) * 4);
+  own.mc = std::min(own.mc, std::max<int64_t>(kernel.mr, round_down(rows_budget, kernel.mr)));
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
+#pragma omp parallel num_threads(team)
+  {
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < g.batch; ++item) {
+      if (failed.load(std::memory_order_relaxed)) continue;
+      try {
+        const core::GemmArgs one = batch_item(g, item);
+        blocked_item(one, kernel, own, 1, RowEpilogue{bias_f32(one, tls_bias), one.act}, shared_b);
+      } catch (...) {  // an exception must not leave the parallel region
+#pragma omp critical(gpukern_gemm_failure)
+        if (!failure) failure = std::current_exception();
+        failed.store(true, std::memory_order_relaxed);
+      }
+    }
+    trim_scratch();
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void gemm::omp_simd_run(const core::GemmArgs& args, const CpuContext& ctx) {
-  if (args.k == 0) return scale_c(args);
   const GemmKernel& kernel = gemm_kernel_for(ctx.isa);
-  // Below ~1 MFLOP a second thread costs more to wake than it saves.
-  const double flops = 2.0 * static_cast<double>(args.m) * args.n * args.k;
+  // Below ~1 MFLOP (the whole batch) a second thread costs more to wake than it saves.
+  const double flops = 2.0 * static_cast<double>(args.m) * args.n * args.k * args.batch;
   const int threads = flops < 1e6 ? 1 : ctx.threads;
   const GemmBlocking blocking =
       choose_blocking(ctx.features->caches, kernel, args.m, args.n, args.k, args.c_type == core::DType::F32, threads);

@@ -5,11 +5,14 @@
 // and is used for bf16 when present and it passed the load-time check), so they are
 // converted to f32 copies first, in parallel, and the conversion time is part of the
 // measured time: that is what an application without a 16-bit BLAS would pay.
+// Strided batches: one call per item, in order (what an application without a batched
+// BLAS routine would do); the epilogue is left to the core's separate pass.
 //
 // Second reference rung, `openblas_gemv`: cblas_sgemv for the products that are a
 // matrix-vector product (m == 1 or n == 1, f32 only), the yardstick of the `skinny` rung
 // next to sgemm (OpenBLAS's sgemm does not switch to its gemv kernels for these shapes).
 #include "cpu/element.hpp"
+#include "cpu/gemm/batch_epilogue.hpp"
 #include "cpu/openblas.hpp"
 #include "cpu/rungs.hpp"
 
@@ -155,7 +158,12 @@ core::Verdict gemm::openblas_supports(const core::GemmArgs& g, const CpuContext&
   return {};
 }
 
-void gemm::openblas_run(const core::GemmArgs& g, const CpuContext& ctx) {
+void gemm::openblas_run(const core::GemmArgs& args, const CpuContext& ctx) {
+  if (args.batched()) {
+    for (int64_t item = 0; item < args.batch; ++item) openblas_run(batch_item(args, item), ctx);
+    return;
+  }
+  const core::GemmArgs& g = args;
   // OpenBLAS itself handles k == 0, but do it here so every rung agrees bit for bit.
   if (g.k == 0) return scale_c(g);
   const OpenBlas& ob = openblas();

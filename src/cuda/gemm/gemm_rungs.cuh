@@ -1,5 +1,5 @@
 // Entry points of the SIMT CUDA GEMM rungs (one file each in simt/) and the cuBLAS
-// reference (cublas.cu); ladder.cu puts them into the table. The naming every backend
+// references (cublas.cu, cublaslt.cu); ladder.cu puts them into the table. The naming every backend
 // uses: `<rung>_supports` (accepts, or a typed reason to decline a core-validated call)
 // and `<rung>_run` (launches an accepted call on ctx.stream).
 #pragma once
@@ -24,6 +24,7 @@ GK_DECLARE_GEMM_RUNG(rect_tile);      // simt/07_rect_tile.cu
 GK_DECLARE_GEMM_RUNG(warptile);       // simt/08_warptile.cu
 GK_DECLARE_GEMM_RUNG(double_buffer);  // simt/09_double_buffer.cu
 GK_DECLARE_GEMM_RUNG(cublas);         // cublas.cu (the reference)
+GK_DECLARE_GEMM_RUNG(cublaslt);       // cublaslt.cu (the epilogue reference)
 
 #undef GK_DECLARE_GEMM_RUNG
 
