@@ -223,6 +223,7 @@ class Entry:
         # attention: the causal mask and the rungs of its three calls.
         self.batch = int(record.get("batch") or 1)
         self.bias = record.get("bias") or "none"
+        self.bias_dtype = record.get("bias_dtype")
         self.act = record.get("act") or "none"
         self.causal = bool(record.get("causal", False))
         self.batch_reduced_from = record.get("batch_reduced_from")
@@ -240,7 +241,7 @@ class Entry:
             return
         self.ms = float(record["ms"])
         # Rates: gemm GFLOP/s; softmax GB/s (bytes read + written), shown as TB/s on GPUs.
-        self.rate = float(record["gflops"]) if self.op == "gemm" else float(record["gbps"])
+        self.rate = float(record["gflops"]) if self.op in ("gemm", "attention") else float(record["gbps"])
         self.reference = record.get("reference")
         self.pct_of_reference = record.get("pct_of_reference")
         self.pct_of_peak = record.get("pct_of_peak")
@@ -265,8 +266,8 @@ class Entry:
         return self.bias != "none" or self.act != "none"
 
     def epilogue_label(self):
-        """"bias f32 + gelu_tanh", "relu", "none"."""
-        parts = (["bias " + self.bias] if self.bias != "none" else []) + ([self.act] if self.act != "none" else [])
+        """"bias f32 + gelu_tanh" (the bias's dtype), "relu", "none"."""
+        parts = (["bias " + (self.bias_dtype or self.bias)] if self.bias != "none" else []) + ([self.act] if self.act != "none" else [])
         return " + ".join(parts) or "none"
 
     def shown_shape(self):
