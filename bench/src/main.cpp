@@ -258,6 +258,7 @@ int run_benchmarks(const Options& options) {
         shown.variant = "attention";
         progress.step(label, Case{}, shown, false);
         auto done = run_attention(*runner, c);
+        progress.case_counted();
         for (const auto& r : done) {
           progress.step(label, Case{}, shown, true);
           over_bound += r.measured && !r.error_ok;
