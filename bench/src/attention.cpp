@@ -20,11 +20,12 @@ uint64_t input_seed(uint64_t seed, const AttentionCase& c, int which) {
   return h;
 }
 
-// The first vendor rung of a ladder that takes `type` (the gemm's plain reference: cuBLAS
-// before cuBLASLt, OpenBLAS sgemm before sgemv), or "" when the ladder has none.
+// The first vendor rung of a ladder that takes `type` other than the fused-epilogue reference
+// (cuBLAS; OpenBLAS sgemm before sgemv), or "" when the ladder has none.
 std::string vendor_rung(const std::vector<Rung>& ladder, BenchType type) {
   for (const auto& r : ladder)
-    if (r.info.is_reference && r.info.runs_here && takes(r.info, type)) return r.info.name;
+    if (r.info.is_reference && r.info.runs_here && takes(r.info, type) && r.info.name != std::string(kEpilogueReference))
+      return r.info.name;
   return "";
 }
 

@@ -67,10 +67,6 @@ std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dt
   return out;
 }
 
-// The rung of the fused-epilogue reference (cuBLASLt): measured for epilogue cases (and the
-// epilogue suite's plain cells), and their reference when it ran.
-constexpr const char* kEpilogueReference = "cublaslt";
-
 // A key of a case without its epilogue, for pct_of_plain.
 std::string plain_key(const Case& c, const std::string& variant) {
   const Case p = c.plain();

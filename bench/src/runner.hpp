@@ -18,6 +18,10 @@
 
 namespace gpukern::bench {
 
+/// The rung of the fused-epilogue reference (cuBLASLt): measured for epilogue cases (and the
+/// epilogue suite's plain cells), and their reference when it ran.
+inline constexpr const char* kEpilogueReference = "cublaslt";
+
 /// One (case, rung): measured, or skipped with the reason.
 struct Record {
   Case test_case;
