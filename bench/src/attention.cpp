@@ -1,6 +1,8 @@
 // gpukern-bench --op attention; see attention.hpp.
 #include "attention.hpp"
 
+#include "suite.hpp"
+
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -32,11 +34,14 @@ std::string vendor_rung(const std::vector<Rung>& ladder, BenchType type) {
 // Footprint of a case: Q, K, V and the output (items x S x d each) and P (items x S x S) on
 // the device; on the host the chunk inputs are generated in, the checked items' K and V as
 // float and the reference.
-std::optional<Footprint> attention_footprint(const AttentionCase& c) {
+std::optional<Footprint> attention_footprint(const AttentionCase& c, double budget) {
   const double in_size = double(dtype_size(storage_type(c.type)));
   const double items = double(c.items()), s = double(c.seq), d = double(c.head_dim);
   const double device = in_size * items * s * (4.0 * d + s);
-  const double host = double(kUploadChunkBytes) + 2.0 * 4.0 * s * d + 8.0 * 1024.0 * d * 16.0;
+  const double checked_items = double(std::min<int64_t>(c.items(), kCheckedItems));
+  const double rows = checked_items * double(sampled_row_count(c.seq, 2.0 * s * d, budget / checked_items));
+  // Chunk, K and V of one item as float, two references and the downloaded rows.
+  const double host = double(kUploadChunkBytes) + 2.0 * 4.0 * s * d + rows * d * (2.0 * 8.0 + in_size);
   if (!(device < 1.8e19)) return std::nullopt;
   return Footprint{uint64_t(host), uint64_t(device)};
 }
@@ -102,7 +107,7 @@ std::string AttentionCase::label() const {
 
 std::optional<std::string> attention_memory(const DeviceRunner& runner, const AttentionCase& c) {
   const std::string what = fmt::format("attention {} {}", type_name(c.type), c.label());
-  const auto need = attention_footprint(c);
+  const auto need = attention_footprint(c, runner.options().reference_budget);
   if (!need) return what + ": too large (its element counts overflow 64-bit integers)";
   return runner.check_footprint(what, *need);
 }
@@ -113,15 +118,15 @@ std::vector<AttentionCase> attention_plan(const DeviceRunner& runner) {
   const auto types = !options.types.empty() ? options.types
                      : cpu                  ? std::vector<BenchType>{BenchType::kF32}
                                             : std::vector<BenchType>{BenchType::kF16, BenchType::kBF16};
+  // The attention suite's shapes unless --seq / --head-dim / --batch / --heads say otherwise.
   std::vector<AttentionCase> cases;
   for (BenchType type : types)
-    for (int64_t d : options.attention_dims.empty() ? std::vector<int64_t>{64, 128} : options.attention_dims)
-      for (int64_t s : options.attention_seqs.empty() ? std::vector<int64_t>{512, 1024, 2048, 4096}
-                                                      : options.attention_seqs) {
+    for (int64_t d : options.attention_dims.empty() ? attention_dims() : options.attention_dims)
+      for (int64_t s : options.attention_seqs.empty() ? attention_seqs() : options.attention_seqs) {
         AttentionCase c;
         c.type = type;
-        c.batch = options.batch.value_or(32);
-        c.heads = options.heads.value_or(32);
+        c.batch = options.batch.value_or(kAttentionBatch);
+        c.heads = options.heads.value_or(kAttentionHeads);
         c.seq = s;
         c.head_dim = d;
         c.causal = options.causal;
@@ -144,9 +149,25 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
                                       input_seed(options.seed, c, 2)};
   CacheFlusher* flusher = runner.flusher();
 
-  Buffer q = device.alloc(std::size_t(items * s * d) * esize), k = device.alloc(std::size_t(items * s * d) * esize);
-  Buffer v = device.alloc(std::size_t(items * s * d) * esize), out = device.alloc(std::size_t(items * s * d) * esize);
-  Buffer p = device.alloc(std::size_t(items * s * s) * esize);
+  // The device memory, refused as a whole case (both paths skipped with the reason) rather
+  // than ending the run when the device has less free than it has in all.
+  Buffer q, k, v, out, p;
+  try {
+    q = device.alloc(std::size_t(items * s * d) * esize);
+    k = device.alloc(std::size_t(items * s * d) * esize);
+    v = device.alloc(std::size_t(items * s * d) * esize);
+    out = device.alloc(std::size_t(items * s * d) * esize);
+    p = device.alloc(std::size_t(items * s * s) * esize);
+  } catch (const Error& e) {
+    std::vector<AttentionRecord> records(2);
+    for (int i = 0; i < 2; ++i) {
+      records[std::size_t(i)].test_case = c;
+      records[std::size_t(i)].variant = i ? "vendor" : "auto";
+      records[std::size_t(i)].is_reference = i == 1;
+      records[std::size_t(i)].reason = e.what();
+    }
+    return records;
+  }
   upload_random(device, q.data(), uint64_t(items * s * d), type, -1.0f, 1.0f, seeds[0]);
   upload_random(device, k.data(), uint64_t(items * s * d), type, -1.0f, 1.0f, seeds[1]);
   upload_random(device, v.data(), uint64_t(items * s * d), type, -1.0f, 1.0f, seeds[2]);
