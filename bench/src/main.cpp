@@ -143,10 +143,11 @@ int list_rungs(const Options& options) {
   return 0;
 }
 
-// What a directory-mode JSON file name ends in: the suites, and "attention" for --op attention.
+// What a directory-mode JSON file name ends in: the suites, "attention" for --op attention
+// ("attention-causal" with the mask, so that both runs of a day keep their files).
 std::vector<std::string> file_tags(const Options& options) {
   std::vector<std::string> tags = options.suites;
-  if (options.attention) tags.push_back("attention");
+  if (options.attention) tags.push_back(options.causal ? "attention-causal" : "attention");
   return tags;
 }
 

@@ -295,7 +295,7 @@ def check_attention(args, env, tmp):
                         "3", "--max-time", "0.2", "--flush-mb", "4", "--json", out_dir, "--check"],
                        capture_output=True, text=True, env=env)
     check(r.returncode == 0, "--op attention exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
-    run = load_one(out_dir, r"-\d{4}-\d{2}-\d{2}-attention\.json$")
+    run = load_one(out_dir, r"-\d{4}-\d{2}-\d{2}-attention-causal\.json$")
     if run is None:
         return
     results = run["results"]
