@@ -26,7 +26,8 @@ uint64_t input_seed(uint64_t seed, const AttentionCase& c, int which) {
 // (cuBLAS; OpenBLAS sgemm before sgemv), or "" when the ladder has none.
 std::string vendor_rung(const std::vector<Rung>& ladder, BenchType type) {
   for (const auto& r : ladder)
-    if (r.info.is_reference && r.info.runs_here && takes(r.info, type) && r.info.name != std::string(kEpilogueReference))
+    if (r.info.is_reference && r.info.runs_here && takes(r.info, type) &&
+        r.info.name != std::string(kEpilogueReference))
       return r.info.name;
   return "";
 }
@@ -252,8 +253,7 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
         sm.batch_count = 1;
         sm.stride_x = sm.stride_y = 0;
         sm.causal = 0;
-        if (c.causal)
-          r.note = vendor_softmax + " has no causal mask: the vendor path is the softmax of the full rows";
+        if (c.causal) r.note = vendor_softmax + " has no causal mask: the vendor path is the softmax of the full rows";
       }
     }
     try {
@@ -287,7 +287,8 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
         for (int step = 0; step < 3; ++step) per_step[std::size_t(step)].push_back(ms[std::size_t(step)]);
       }
       r.timing = summarize(totals);
-      for (int step = 0; step < 3; ++step) r.step_ms[std::size_t(step)] = summarize(per_step[std::size_t(step)]).median_ms;
+      for (int step = 0; step < 3; ++step)
+        r.step_ms[std::size_t(step)] = summarize(per_step[std::size_t(step)]).median_ms;
       r.gflops = c.flops() / (r.timing.median_ms * 1e6);
       const Reference& ref = vendor && c.causal && !vendor_softmax.empty() ? full : masked;
       std::vector<unsigned char> host(ref.rows.size() * std::size_t(d) * esize);
@@ -331,11 +332,12 @@ void print_attention(const std::vector<AttentionRecord>& records, bool header) {
                  r.failed ? "failed" : "skipped", r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
       continue;
     }
-    fmt::print("{:<6} {:<30} {:<8} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>10.0f} {:>7} {:>10}  {}\n",
-               type_name(c.type), c.label(), r.variant, r.timing.median_ms, r.step_ms[0], r.step_ms[1], r.step_ms[2],
-               r.gflops, r.pct_of_reference ? fmt::format("{:.1f}%", *r.pct_of_reference) : "-",
-               r.rel_error ? fmt::format("{:.1e}{}", *r.rel_error, r.error_ok ? "" : " !") : "NaN/inf !",
-               fmt::format("{},{},{}", r.rungs[0], r.rungs[1], r.rungs[2]) + (r.note.empty() ? "" : " (" + r.note + ")"));
+    fmt::print(
+        "{:<6} {:<30} {:<8} {:>10.4g} {:>9.4g} {:>9.4g} {:>9.4g} {:>10.0f} {:>7} {:>10}  {}\n", type_name(c.type),
+        c.label(), r.variant, r.timing.median_ms, r.step_ms[0], r.step_ms[1], r.step_ms[2], r.gflops,
+        r.pct_of_reference ? fmt::format("{:.1f}%", *r.pct_of_reference) : "-",
+        r.rel_error ? fmt::format("{:.1e}{}", *r.rel_error, r.error_ok ? "" : " !") : "NaN/inf !",
+        fmt::format("{},{},{}", r.rungs[0], r.rungs[1], r.rungs[2]) + (r.note.empty() ? "" : " (" + r.note + ")"));
   }
   std::fflush(stdout);
 }

@@ -39,10 +39,10 @@ struct AttentionRecord {
   std::string variant;  // "auto" (the library's choice per call) or "vendor"
   bool is_reference = false;
   bool measured = false;
-  bool failed = false;   // an error other than a declined call
-  std::string reason;    // why not measured
-  std::string decline;   // the typed reason of a declined call
-  std::string note;      // what the path computes when it differs (the vendor's unmasked softmax)
+  bool failed = false;               // an error other than a declined call
+  std::string reason;                // why not measured
+  std::string decline;               // the typed reason of a declined call
+  std::string note;                  // what the path computes when it differs (the vendor's unmasked softmax)
   std::array<std::string, 3> rungs;  // the rung of each call: Q K^T, softmax, P V
   Timing timing;                     // the three calls together
   std::array<double, 3> step_ms{};   // the median of each call

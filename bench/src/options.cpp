@@ -192,8 +192,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--flush-mb", flush_mb,
                  "MiB written between timed calls to evict caches, 0 to 1048576; 0 = warm caches "
                  "[default: 2x the last-level cache on the CPU (at least 64), 512 on GPUs]");
-  app.add_option("--naive-max-size", naive_max,
-                 "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]");
+  app.add_option(
+      "--naive-max-size", naive_max,
+      "gemm: run the slow rungs only while cbrt(M*N*K*batch) <= this [default: 1024 on the CPU, 4096 on GPUs]");
   app.add_flag("--skip-slow", options.skip_slow, "never run the slow rungs (see --slow-rungs)");
   app.add_option("--slow-rungs", options.slow_rungs, "rungs that --naive-max-size and --skip-slow apply to")
       ->delimiter(',')
@@ -224,8 +225,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--heads", heads, "attention: heads per batch item [default 32]");
   app.add_option("--seq", seq_texts, "attention: sequence lengths S, comma list [default 512,1024,2048,4096]")
       ->delimiter(',');
-  app.add_option("--head-dim", dim_texts, "attention: head dimensions d, comma list [default 64,128]")
-      ->delimiter(',');
+  app.add_option("--head-dim", dim_texts, "attention: head dimensions d, comma list [default 64,128]")->delimiter(',');
   app.add_flag("--c-f32", options.c_f32, "gemm: C in f32 for f16/bf16 inputs (default: C in the input type)");
   app.add_flag("--log-softmax", options.log_softmax, "softmax: benchmark log-softmax instead");
   app.add_option("--ref-budget", options.reference_budget,

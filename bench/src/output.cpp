@@ -54,7 +54,8 @@ void put_shape(nlohmann::json& j, const Case& c) {
     j["broadcast"] = c.broadcast ? nlohmann::json(std::string(1, c.broadcast)) : nlohmann::json(nullptr);
     j["batch_reduced_from"] = c.batch_reduced_from ? nlohmann::json(c.batch_reduced_from) : nlohmann::json(nullptr);
     j["bias"] = bias_name(c.bias);
-    j["bias_dtype"] = c.bias == BiasKind::kNone ? nlohmann::json(nullptr) : nlohmann::json(dtype_text(c.bias_storage()));
+    j["bias_dtype"] =
+        c.bias == BiasKind::kNone ? nlohmann::json(nullptr) : nlohmann::json(dtype_text(c.bias_storage()));
     j["stride_bias"] = 0;
     j["act"] = activation_name(c.act);
     j["alpha"] = c.alpha;
@@ -77,8 +78,8 @@ Progress::Progress(std::size_t total_steps)
 
 void Progress::step(const std::string& device, const Case& c, const Record& r, bool done) {
   if (done) ++done_;
-  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
-                       c.label(), r.variant);
+  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.label(),
+                       r.variant);
   if (tty_) draw();
 }
 

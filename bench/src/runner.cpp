@@ -62,8 +62,7 @@ std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dt
     return out;
   }
   for (std::size_t r = 0; r < ref.rows.size(); ++r)
-    device.download(out.data() + r * row_bytes, base + std::size_t(ref.row_offset(ref.rows[r], ld)) * esize,
-                    row_bytes);
+    device.download(out.data() + r * row_bytes, base + std::size_t(ref.row_offset(ref.rows[r], ld)) * esize, row_bytes);
   return out;
 }
 
@@ -228,8 +227,8 @@ std::vector<Rung> DeviceRunner::selected(const Case& c) const {
     // The fused-epilogue reference runs where there is an epilogue to compare (and for the
     // epilogue suite's plain cells); plain cases keep their one vendor reference.
     const bool epilogue_ref = kEpilogueReference == std::string(r.info.name);
-    const bool reference = r.info.is_reference && options_.with_reference &&
-                           (!epilogue_ref || c.has_epilogue() || c.suite == "epilogue");
+    const bool reference =
+        r.info.is_reference && options_.with_reference && (!epilogue_ref || c.has_epilogue() || c.suite == "epilogue");
     if (listed || reference) out.push_back(r);
   }
   if (options_.with_auto) {
@@ -264,8 +263,8 @@ std::vector<Case> DeviceRunner::plan() const {
         // The attention and epilogue suites are 16-bit work unless --dtype says otherwise.
         const bool sixteen = suite == "attention" || suite == "epilogue";
         const auto types = !options_.types.empty() ? options_.types
-                           : sixteen              ? std::vector<BenchType>{BenchType::kBF16, BenchType::kF16}
-                                                  : default_types(op, is_cpu());
+                           : sixteen               ? std::vector<BenchType>{BenchType::kBF16, BenchType::kF16}
+                                                   : default_types(op, is_cpu());
         const auto more = suite_cases(suite, options_, types);
         cases.insert(cases.end(), more.begin(), more.end());
       }
@@ -356,7 +355,8 @@ std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& 
   if (slow && options_.skip_slow) return name + " not run (--skip-slow)";
   if (slow && c.op == GK_OP_GEMM) {
     const double cap = double(naive_max_size_);
-    if (double(c.m) * double(c.n) * double(c.k) > cap * cap * cap)
+    // The work of every batch item counts: 1024 items of 512^2 x 64 are a 4096^3.
+    if (double(c.m) * double(c.n) * double(c.k) * double(c.batch) > cap * cap * cap)
       return name + " runs only up to " + std::to_string(naive_max_size_) + "^3 (--naive-max-size)";
   }
   return std::nullopt;
@@ -440,8 +440,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       bias_values = bias_host.values;
     }
     const OperandSource a_source{nullptr, seed, in_type, -1.0f, 1.0f};
-    const OperandSource b_source{weights_.host.values.empty() ? nullptr : weights_.host.values.data(),
-                                 weights_.seed, in_type, -1.0f, 1.0f};
+    const OperandSource b_source{weights_.host.values.empty() ? nullptr : weights_.host.values.data(), weights_.seed,
+                                 in_type, -1.0f, 1.0f};
     ref = gemm_reference(c, a_source, b_source, bias_values, reference_rows(c, options_.reference_budget, seed));
 
     gemm.trans_a = c.trans_a ? GK_TRANS : GK_NO_TRANS;

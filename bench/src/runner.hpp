@@ -132,7 +132,7 @@ class DeviceRunner {
     Buffer device;
   };
   WeightCache weights_;
-  volatile uint64_t read_checksum_ = 0;  // the read streams' sums, kept
+  volatile uint64_t read_checksum_ = 0;     // the read streams' sums, kept
   std::map<std::string, double> plain_ms_;  // median ms of the plain cases' rungs (pct_of_plain)
 };
 

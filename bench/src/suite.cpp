@@ -109,8 +109,8 @@ std::vector<Case> suite_cases(const std::string& suite, const Options& options, 
     for (BenchType type : types)
       for (int64_t d : attention_dims())
         for (int64_t s : attention_seqs()) {
-          for (const auto& [layout, m, n, k] : {std::tuple<Layout, int64_t, int64_t, int64_t>{{false, true}, s, s, d},
-                                                {{false, false}, s, d, s}}) {
+          for (const auto& [layout, m, n, k] :
+               {std::tuple<Layout, int64_t, int64_t, int64_t>{{false, true}, s, s, d}, {{false, false}, s, d, s}}) {
             Case c = gemm_case(suite, type, layout, m, n, k, options);
             c.batch = items;
             cases.push_back(c);

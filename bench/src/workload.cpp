@@ -436,8 +436,7 @@ Reference gemm_reference(const Case& c, const OperandSource& a, const OperandSou
     for (std::size_t r = 0; r < count; ++r) {
       const int64_t i = rows[first + r] % c.m;
       for (int64_t p = 0; p < c.k; ++p)
-        a_rows[r * std::size_t(c.k) + std::size_t(p)] =
-            a.at(a_base + uint64_t(c.trans_a ? p * lda + i : i * lda + p));
+        a_rows[r * std::size_t(c.k) + std::size_t(p)] = a.at(a_base + uint64_t(c.trans_a ? p * lda + i : i * lda + p));
     }
     double* out = &ref.values[first * std::size_t(c.n)];
     multiply_rows(c, a_rows.data(), count, b_values, out);

@@ -43,12 +43,12 @@ struct Case {
   bool log_softmax = false;               // softmax: log-softmax instead of softmax
   std::string suite;                      // gemm: the --suite the case belongs to, "" if none
   // gemm: strided batches (packed: item b of A at a + b*m*k, likewise B and C) and the epilogue.
-  int64_t batch = 1;                  // batch items
-  char broadcast = 0;                 // 'a' or 'b': that operand has one item, stride 0, shared by all
-  int64_t batch_reduced_from = 0;     // the batch asked for, when the device's memory took fewer (0: as asked)
-  BiasKind bias = BiasKind::kNone;    // a vector of n values over the columns, shared by the items
+  int64_t batch = 1;                // batch items
+  char broadcast = 0;               // 'a' or 'b': that operand has one item, stride 0, shared by all
+  int64_t batch_reduced_from = 0;   // the batch asked for, when the device's memory took fewer (0: as asked)
+  BiasKind bias = BiasKind::kNone;  // a vector of n values over the columns, shared by the items
   gk_activation act = GK_ACT_NONE;
-  float alpha = 1.0f;                 // gemm alpha (the attention suite's Q*K^T keeps 1)
+  float alpha = 1.0f;  // gemm alpha (the attention suite's Q*K^T keeps 1)
 
   /// "1024x1024x1024" (m x n x k) or "4096x4096" (rows x cols).
   std::string shape_label() const;

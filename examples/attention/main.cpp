@@ -60,11 +60,16 @@ bool parse(int argc, char** argv, Settings& s) {
       std::fprintf(stderr, "attention: %s %s is not a whole number from 1 to 2^20\n", arg.c_str(), value.c_str());
       return false;
     }
-    if (arg == "--batch") s.batch = number;
-    else if (arg == "--heads") s.heads = number;
-    else if (arg == "--seq") s.seq = number;
-    else if (arg == "--head-dim") s.head_dim = number;
-    else if (arg == "--repeats") s.repeats = int(number);
+    if (arg == "--batch")
+      s.batch = number;
+    else if (arg == "--heads")
+      s.heads = number;
+    else if (arg == "--seq")
+      s.seq = number;
+    else if (arg == "--head-dim")
+      s.head_dim = number;
+    else if (arg == "--repeats")
+      s.repeats = int(number);
     else {
       std::fprintf(stderr, "attention: unknown option %s\n", arg.c_str());
       return false;
