@@ -21,8 +21,9 @@ import os
 import sys
 
 from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, device_label, fmt_compact,
-                         fmt_error, fmt_pct, fmt_rate, fmt_speedup, group, load_run, md_table,
+                         fmt_error, fmt_pct, fmt_rate, fmt_speedup, group, is_torch, load_run, md_table,
                          merge, op_title, skipped_notes, slug, vendor_name)
+import report_attention
 import report_readme
 import report_suite
 
@@ -380,11 +381,12 @@ def write_report(runs, out_dir, profiles, with_plots):
               "Host load: the 1-minute load average at the start and end of the run; well above the "
               "number of CPUs, other work shared the machine and CPU figures understate it.", ""]
 
-    # The llm suite's cells have their own section (report_suite); the ladder sections and
-    # the best-rung table keep the ladder's sizes and the square suite.
+    # The llm suite's cells have their own section (report_suite), attention, the attention
+    # suite and the epilogue suite theirs (report_attention); the ladder sections and the
+    # best-rung table keep the ladder's sizes and the square suite.
     suite_entries = entries
-    entries = [e for e in entries if not report_suite.is_llm(e)]
-    best = best_rows(entries)
+    entries = [e for e in entries if not report_suite.is_llm(e) and not report_attention.is_own_section(e)]
+    best = best_rows([e for e in entries if e.is_plain()])
     if best:
         lines += ["## Best rung per operation and dtype", "",
                   "At each device's largest measured size: its fastest rung other than the vendor "
@@ -395,6 +397,7 @@ def write_report(runs, out_dir, profiles, with_plots):
     for device, items in sorted(group(entries, lambda e: e.device).items()):
         lines += device_section(device, items, plt, out_dir)
     lines += report_suite.suite_sections(suite_entries, plt, save, out_dir)
+    lines += report_attention.sections(suite_entries, [r for r in runs if is_torch(r)], md_table)
     if profiles:
         lines += profile_section(profiles)
     write_text(os.path.join(out_dir, "report.md"), "\n".join(lines).rstrip("\n") + "\n")
@@ -438,7 +441,8 @@ def main(argv=None):
                 raise ReportError("gpukern-report: matplotlib is not installed (Debian: python3-matplotlib); "
                                   "install it or pass --no-plots")
         if args.readme:
-            changed = report_readme.update(args.readme, merge(runs), write=not args.check)
+            changed = report_readme.update(args.readme, merge(runs), write=not args.check,
+                                           torch=[r for r in runs if is_torch(r)])
             if args.check and changed:
                 print("{}: tables out of date with the runs; regenerate with gpukern-report --readme".format(
                     args.readme), file=sys.stderr)

@@ -12,9 +12,10 @@ import re
 
 SCHEMA = 1
 DTYPE_ORDER = {"f32": 0, "tf32": 1, "f16": 2, "bf16": 3}
-OP_ORDER = {"gemm": 0, "softmax": 1, "log_softmax": 2}
+OP_ORDER = {"gemm": 0, "softmax": 1, "log_softmax": 2, "attention": 3}
+TORCH_TOOL = "torch_attention"  # bench/scripts/torch_attention.py's runs
 VENDOR_NAMES = {
-    "cublas": "cuBLAS", "cudnn": "cuDNN", "openblas": "OpenBLAS", "rocblas": "rocBLAS",
+    "cublas": "cuBLAS", "cublaslt": "cuBLASLt", "cudnn": "cuDNN", "openblas": "OpenBLAS", "rocblas": "rocBLAS",
     "hipblas": "hipBLAS", "hipblaslt": "hipBLASLt", "miopen": "MIOpen",
 }
 
@@ -64,7 +65,7 @@ KINDS = {
     "flag": (lambda v: isinstance(v, bool), "true or false"),
     "object": (lambda v: isinstance(v, dict), "an object"),
     "list": (lambda v: isinstance(v, list), "a list"),
-    "op": (lambda v: v in ("gemm", "softmax"), "\"gemm\" or \"softmax\""),
+    "op": (lambda v: v in ("gemm", "softmax", "attention"), "\"gemm\", \"softmax\" or \"attention\""),
     "layout": (lambda v: v in ("NN", "NT", "TN", "TT"), "NN, NT, TN or TT"),
 }
 # (field, kind, required, null allowed); fields the report does not read are not checked.
@@ -82,7 +83,13 @@ SETTINGS_FIELDS = [("host_load_start", "number", False, True), ("host_load_end",
 RECORD_FIELDS = [("op", "op", True, False), ("variant", "name", True, False), ("dtype", "name", True, False),
                  ("rung_index", "count", False, False), ("is_reference", "flag", False, False)]
 SHAPE_FIELDS = {"gemm": [("m", "size", True, False), ("n", "size", True, False), ("k", "size", True, False),
-                         ("layout", "layout", False, False), ("suite", "name", False, True)],
+                         ("layout", "layout", False, False), ("suite", "name", False, True),
+                         ("batch", "size", False, False), ("bias", "name", False, False),
+                         ("act", "name", False, False), ("batch_reduced_from", "size", False, True)],
+                "attention": [("batch", "size", True, False), ("heads", "size", True, False),
+                              ("seq", "size", True, False), ("head_dim", "size", True, False),
+                              ("causal", "flag", True, False), ("batch_reduced_from", "size", False, True),
+                              ("rungs", "object", False, False), ("note", "text", False, True)],
                 "softmax": [("rows", "size", True, False), ("cols", "size", True, False),
                             ("log_softmax", "flag", False, False)]}
 SKIPPED_FIELDS = [("reason", "text", False, False)]
@@ -93,7 +100,13 @@ MEASURED_FIELDS = [("ms", "positive", True, False), ("reference", "name", False,
 STREAM_FIELDS = [("pct_of_copy", "number", False, True), ("copy_gbps", "positive", False, True),
                  ("pct_of_read", "number", False, True), ("read_gbps", "positive", False, True)]
 RATE_FIELDS = {"gemm": [("gflops", "positive", True, False), ("gbps", "positive", False, True)] + STREAM_FIELDS,
-               "softmax": [("gbps", "positive", True, False)] + STREAM_FIELDS}
+               "softmax": [("gbps", "positive", True, False)] + STREAM_FIELDS,
+               "attention": [("gflops", "positive", True, False), ("scores_ms", "number", False, False),
+                             ("softmax_ms", "number", False, False), ("weighted_ms", "number", False, False)]}
+# bench/scripts/torch_attention.py's records.
+TORCH_FIELDS = [("dtype", "name", True, False), ("batch", "size", True, False), ("heads", "size", True, False),
+                ("seq", "size", True, False), ("head_dim", "size", True, False), ("causal", "flag", True, False),
+                ("math_gflops", "positive", True, False), ("sdpa_gflops", "positive", True, False)]
 
 
 def shown(value):
@@ -138,6 +151,13 @@ def load_run(path):
         raise ReportError("{}: cannot read JSON: {}".format(path, getattr(e, "strerror", None) or e))
     if not isinstance(run, dict) or not is_whole(run.get("schema")) or run["schema"] != SCHEMA:
         raise ReportError("{}: not a gpukern-bench run of schema {}".format(path, SCHEMA))
+    if run.get("tool") == TORCH_TOOL:
+        check_fields(path, "the run", run, RUN_FIELDS[:2])
+        check_fields(path, "device", run["device"], DEVICE_FIELDS[:2])
+        for i, record in enumerate(run["results"]):
+            check_fields(path, "results[{}]".format(i), record, TORCH_FIELDS)
+        run["_path"] = path
+        return run
     check_fields(path, "the run", run, RUN_FIELDS)
     check_fields(path, "device", run["device"], DEVICE_FIELDS)
     check_fields(path, "settings", run.get("settings", {}), SETTINGS_FIELDS)
@@ -162,8 +182,19 @@ def shape_label(dims):
     return "x".join(str(d) for d in dims)
 
 
+def is_torch(run):
+    return run.get("tool") == TORCH_TOOL
+
+
+def attention_label(batch, heads, seq, head_dim):
+    return "{}x{} S {} d {}".format(batch, heads, seq, head_dim)
+
+
 def shape_of(record):
     """(label, work, sort key, dims) of a record's problem size."""
+    if record.get("op") == "attention":
+        b, h, s, d = (int(record[key]) for key in ("batch", "heads", "seq", "head_dim"))
+        return attention_label(b, h, s, d), 4.0 * b * h * s * s * d, (d, s, b * h), (b, h, s, d)
     if record.get("op") == "gemm":
         m, n, k = int(record["m"]), int(record["n"]), int(record["k"])
         return shape_label((m, n, k)), 2.0 * m * n * k, (m * n * k, m, n, k), (m, n, k)
@@ -188,6 +219,18 @@ class Entry:
         # gemm: op(A) op(B) ("NN" in runs that predate the field) and the --suite of the case.
         self.layout = record.get("layout") or "NN"
         self.suite = record.get("suite")
+        # gemm: strided batches and the fused epilogue (batch 1 and none in older runs);
+        # attention: the causal mask and the rungs of its three calls.
+        self.batch = int(record.get("batch") or 1)
+        self.bias = record.get("bias") or "none"
+        self.bias_dtype = record.get("bias_dtype")
+        self.act = record.get("act") or "none"
+        self.causal = bool(record.get("causal", False))
+        self.batch_reduced_from = record.get("batch_reduced_from")
+        self.note = record.get("note")
+        self.rungs = record.get("rungs") or {}
+        self.extra = ((self.batch, self.bias, self.act) if self.op == "gemm" else
+                      (self.causal,) if self.op == "attention" else ())
         self.measured = measured
         self.reason = record.get("reason", "")
         self.stamp = (run.get("time_utc") or run.get("date") or "", run["_path"])
@@ -198,7 +241,7 @@ class Entry:
             return
         self.ms = float(record["ms"])
         # Rates: gemm GFLOP/s; softmax GB/s (bytes read + written), shown as TB/s on GPUs.
-        self.rate = float(record["gflops"]) if self.op == "gemm" else float(record["gbps"])
+        self.rate = float(record["gflops"]) if self.op in ("gemm", "attention") else float(record["gbps"])
         self.reference = record.get("reference")
         self.pct_of_reference = record.get("pct_of_reference")
         self.pct_of_peak = record.get("pct_of_peak")
@@ -213,14 +256,34 @@ class Entry:
         gbps = record.get("gbps")
         self.gbps = None if gbps is None else float(gbps)
         self.pct_of_read = record.get("pct_of_read")
+        self.pct_of_plain = record.get("pct_of_plain")
+
+    def is_plain(self):
+        """A gemm of one item without epilogue, or a softmax: what the ladder tables show."""
+        return self.op != "attention" and self.batch == 1 and not self.has_epilogue()
+
+    def has_epilogue(self):
+        return self.bias != "none" or self.act != "none"
+
+    def epilogue_label(self):
+        """"bias f32 + gelu_tanh" (the bias's dtype), "relu", "none"."""
+        parts = (["bias " + (self.bias_dtype or self.bias)] if self.bias != "none" else []) + ([self.act] if self.act != "none" else [])
+        return " + ".join(parts) or "none"
 
     def shown_shape(self):
-        """The shape with its layout where it is not NN: "1x4096x4096 NT"."""
-        return self.shape if self.layout == "NN" else "{} {}".format(self.shape, self.layout)
+        """The shape with its layout where it is not NN, its batch and epilogue: "1x4096x4096 NT"."""
+        text = self.shape if self.layout == "NN" or self.op != "gemm" else "{} {}".format(self.shape, self.layout)
+        if self.op == "gemm" and self.batch > 1:
+            text += " batch {}".format(self.batch)
+        if self.op == "gemm" and self.has_epilogue():
+            text += " " + self.epilogue_label()
+        if self.op == "attention" and self.causal:
+            text += " causal"
+        return text
 
     def case_key(self):
         # A suite's cell is its own case: a ladder run's cell of the same shape stays beside it.
-        return (self.device, self.op, self.dtype, self.shape_key, self.layout, self.suite or "")
+        return (self.device, self.op, self.dtype, self.shape_key, self.layout, self.suite or "", self.extra)
 
     def key(self):
         return self.case_key() + (self.variant,)
@@ -230,6 +293,8 @@ def merge(runs):
     """Entries of all runs; of repeated (device, op, dtype, size, layout, suite, rung) the newest run wins."""
     chosen = {}
     for run in runs:
+        if is_torch(run):
+            continue
         for record in run["results"]:
             e = Entry(run, record, True)
             if e.key() not in chosen or chosen[e.key()].stamp <= e.stamp:
@@ -245,7 +310,7 @@ def sort_key_of(chosen):
     def key(k):
         e = chosen[k]
         return (e.device, OP_ORDER.get(e.op, 9), e.op, DTYPE_ORDER.get(e.dtype, 9), e.dtype,
-                e.layout, e.shape_key, e.rung_index, e.variant)
+                e.layout, e.shape_key, e.extra, e.rung_index, e.variant)
     return key
 
 

@@ -19,6 +19,15 @@ Everything outside the markers is left as it is, byte for byte. Kinds of table:
   the default) or "own best / vendor as % of the same-run copy" (metric=copy). Keys device,
   dtype (required), layout (default NN), metric.
 
+- attention: gpukern-bench --op attention of one device and dtype (causal=1 for the masked
+  runs): one row per (d, S), the library's three calls against the same steps on the vendor
+  rungs, with torch's math path and SDPA when a torch_attention.py run of the device is given.
+  Keys device, dtype (required), causal (0 or 1, default 0).
+- batched: the attention suite (gpukern-bench --suite attention) of one device and dtype: rows
+  (d, S), columns Q·Kᵀ and P·V, the fastest own rung as % of the vendor. Keys device, dtype.
+- epilogue: fused-epilogue cells (gpukern-bench --suite epilogue) of one device and dtype: rows
+  (size, epilogue), the fastest own rung, % of its plain call, % of cuBLASLt. Keys device, dtype.
+
 Keys: device (the slug of the report's device heading, e.g. amd-epyc-cpu-2-threads),
 op (gemm, softmax, log_softmax); optional dtype, sizes (N, MxNxK or RxC, comma lists:
 the columns or rows, in that order), rungs (ladder only: rows to keep), unit (GFLOP/s,
@@ -30,19 +39,24 @@ to the README.
 import os
 import re
 
-from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, group, md_table, op_title,
+from report_data import (DTYPE_ORDER, OP_ORDER, ReportError, Unit, device_label, group, md_table, op_title,
                          shape_label, skipped_notes, slug, vendor_name)
+import report_attention
 import report_suite
 
 BEGIN = re.compile(r"^<!-- gpukern-report:begin (?P<kind>\S+)(?P<params>(?: +\S+)*) *-->$")
 END = "<!-- gpukern-report:end -->"
 KEYS = {"ladder": {"device", "op", "dtype", "sizes", "rungs", "unit", "layout"},
         "best": {"device", "op", "dtype", "sizes", "unit", "layout"},
-        "llm": {"device", "dtype", "layout", "metric"}}
-REQUIRED = {"ladder": ("device", "op"), "best": ("device", "op"), "llm": ("device", "dtype")}
+        "llm": {"device", "dtype", "layout", "metric"},
+        "attention": {"device", "dtype", "causal"},
+        "batched": {"device", "dtype"},
+        "epilogue": {"device", "dtype"}}
+REQUIRED = {"ladder": ("device", "op"), "best": ("device", "op"), "llm": ("device", "dtype"),
+            "attention": ("device", "dtype"), "batched": ("device", "dtype"), "epilogue": ("device", "dtype")}
 UNITS = {"GFLOP/s": ("gemm", 1.0), "TFLOP/s": ("gemm", 1e-3), "GB/s": ("softmax", 1.0),
          "TB/s": ("softmax", 1e-3)}
-KINDS_HELP = "kinds: ladder, best, llm; see report_readme.py"
+KINDS_HELP = "kinds: ladder, best, llm, attention, batched, epilogue; see report_readme.py"
 
 
 class Problem(Exception):
@@ -65,6 +79,10 @@ def parse_params(kind, text):
     for key in REQUIRED[kind]:
         if key not in params:
             raise Problem("{} needs {}=".format(kind, key))
+    if kind in ("attention", "batched", "epilogue"):
+        if params.get("causal", "0") not in ("0", "1"):
+            raise Problem("causal={} is not 0 or 1".format(params["causal"]))
+        return params
     if kind == "llm":
         if params.get("metric", "vendor") not in ("vendor", "copy"):
             raise Problem("metric={} is not vendor or copy".format(params["metric"]))
@@ -110,7 +128,7 @@ def select(entries, params):
     # mixing them into a ladder run's table would give a size two rows of one rung.
     layout = params.get("layout", "NN")
     chosen = [e for e in entries if slug(e.device) == params["device"] and e.op == params["op"]
-              and not e.suite and (e.op != "gemm" or e.layout == layout)]
+              and not e.suite and e.is_plain() and (e.op != "gemm" or e.layout == layout)]
     dtypes = listed(params, "dtype") or sorted({e.dtype for e in chosen}, key=lambda d: (DTYPE_ORDER.get(d, 9), d))
     chosen = [e for e in chosen if e.dtype in dtypes]
     if not any(e.measured for e in chosen):
@@ -149,7 +167,7 @@ def fmt_share(value):
 
 # ---------------------------------------------------------------- tables
 
-def ladder_table(entries, params, readme_dir):
+def ladder_table(entries, params, readme_dir, _torch=()):
     chosen, dtypes = select(entries, params)
     unit = table_unit(params, chosen)
     op = params["op"]
@@ -200,7 +218,7 @@ def ladder_table(entries, params, readme_dir):
     return lines + [sources([at[(r,) + c] for r in rungs for c in columns if (r,) + c in at], readme_dir)]
 
 
-def best_table(entries, params, readme_dir):
+def best_table(entries, params, readme_dir, _torch=()):
     chosen, dtypes = select(entries, params)
     unit = table_unit(params, chosen)
     op = params["op"]
@@ -229,7 +247,7 @@ def best_table(entries, params, readme_dir):
             md_table(["size" if op == "gemm" else "shape"] + dtypes, rows), "", sources(used, readme_dir)]
 
 
-def llm_table(entries, params, readme_dir):
+def llm_table(entries, params, readme_dir, _torch=()):
     """The llm suite of one device, dtype and layout: rows T, columns N x K (report_suite)."""
     layout = params.get("layout", "NN")
     chosen = [e for e in entries if slug(e.device) == params["device"] and report_suite.is_llm(e)
@@ -250,12 +268,55 @@ def llm_table(entries, params, readme_dir):
             "", md_table(header, rows), "", sources(used, readme_dir)]
 
 
-TABLES = {"ladder": ladder_table, "best": best_table, "llm": llm_table}
+def missing(kind, params, entries, test):
+    have = sorted({"{} {}".format(slug(e.device), e.dtype) for e in entries if e.measured and test(e)})
+    return Problem("no {} cell for device={} dtype={} in the runs (they hold: {})".format(
+        kind, params["device"], params["dtype"], "; ".join(have) or "none"))
+
+
+def attention_table(entries, params, readme_dir, torch=()):
+    causal = params.get("causal", "0") == "1"
+    header, rows, used, notes = report_attention.attention_rows(entries, torch, params["device"], params["dtype"],
+                                                                causal)
+    if not used:
+        raise missing("attention", params, entries, lambda e: e.op == "attention" and e.causal == causal)
+    torch_files = sorted({run["_path"] for run in torch if slug(device_label(run["device"]))
+                          == params["device"]})
+    source = sources(used, readme_dir)
+    if torch_files and len(header) > 7:
+        source = source[:-1] + "; torch: " + ", ".join("[{}]({})".format(
+            os.path.basename(p), os.path.relpath(p, readme_dir).replace(os.sep, "/")) for p in torch_files) + "."
+    return ["{}, attention forward {}{} (Q·Kᵀ/√d, softmax, P·V; TFLOP/s = 4·batch·heads·S²·d over the median "
+            "time of the three calls; % = speed against the other path in the same run).".format(
+                used[0].device, params["dtype"], ", causal" if causal else ""), "",
+            md_table(header, rows), ""] + ["- " + n for n in notes] + ([""] if notes else []) + [source]
+
+
+def batched_table(entries, params, readme_dir, _torch=()):
+    header, rows, used = report_attention.batched_rows(entries, params["device"], params["dtype"])
+    if not used:
+        raise missing("attention suite", params, entries, lambda e: e.op == "gemm" and e.suite == "attention")
+    return ["{}, batched GEMM {} of attention (gpukern-bench --suite attention): the fastest own rung as % of "
+            "the vendor's strided-batched call in the same run.".format(used[0].device, params["dtype"]), "",
+            md_table(header, rows), "", sources(used, readme_dir)]
+
+
+def epilogue_table(entries, params, readme_dir, _torch=()):
+    header, rows, used = report_attention.epilogue_rows(entries, params["device"], params["dtype"])
+    if not used:
+        raise missing("epilogue", params, entries, lambda e: e.op == "gemm" and e.suite == "epilogue")
+    return ["{}, GEMM {} with a fused epilogue (gpukern-bench --suite epilogue): the fastest own rung, its "
+            "speed as % of its own plain call and of cuBLASLt with the same epilogue, in the same run.".format(
+                used[0].device, params["dtype"]), "", md_table(header, rows), "", sources(used, readme_dir)]
+
+
+TABLES = {"ladder": ladder_table, "best": best_table, "llm": llm_table, "attention": attention_table,
+          "batched": batched_table, "epilogue": epilogue_table}
 
 
 # ---------------------------------------------------------------- the README
 
-def regenerate(text, entries, readme_dir, path):
+def regenerate(text, entries, readme_dir, path, torch=()):
     """The README text with every marked section rebuilt; ReportError "FILE:LINE: problem"."""
     lines = text.split("\n")
     out, i, sections = [], 0, 0
@@ -278,7 +339,7 @@ def regenerate(text, entries, readme_dir, path):
             raise ReportError("{}:{}: no {} after this begin marker".format(path, begin_line, END))
         try:
             params = parse_params(match.group("kind"), match.group("params"))
-            table = TABLES[match.group("kind")](entries, params, readme_dir)
+            table = TABLES[match.group("kind")](entries, params, readme_dir, torch)
         except Problem as e:
             raise ReportError("{}:{}: {}".format(path, begin_line, e))
         out += [""] + table + ["", lines[end]]
@@ -289,7 +350,7 @@ def regenerate(text, entries, readme_dir, path):
     return "\n".join(out)
 
 
-def update(path, entries, write=True):
+def update(path, entries, write=True, torch=()):
     """Regenerates the README at `path`; returns whether its text changed (written when `write`)."""
     try:
         with open(path, encoding="utf-8", newline="") as f:
@@ -298,7 +359,7 @@ def update(path, entries, write=True):
         raise ReportError("{}: cannot read: {}".format(path, e.strerror or e))
     except UnicodeDecodeError as e:
         raise ReportError("{}: not a UTF-8 text file ({})".format(path, e))
-    new = regenerate(text, entries, os.path.dirname(os.path.abspath(path)), path)
+    new = regenerate(text, entries, os.path.dirname(os.path.abspath(path)), path, torch)
     if new != text and write:
         try:
             with open(path, "w", encoding="utf-8", newline="") as f:

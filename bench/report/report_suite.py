@@ -175,7 +175,8 @@ def suite_sections(entries, plt, save, out_dir):
     """Report lines for the suites' entries (every device); plots with matplotlib's `plt`
     (None: tables only), written by save(fig, out_dir, name)."""
     lines = []
-    for device, items in sorted(group([e for e in entries if e.op == "gemm" and e.suite], lambda e: e.device).items()):
+    suites = [e for e in entries if e.op == "gemm" and e.suite in ("llm", "square")]
+    for device, items in sorted(group(suites, lambda e: e.device).items()):
         llm = [e for e in items if e.suite == "llm"]
         square = [e for e in items if e.suite == "square"]
         lines += ["## {}: workload suites".format(device), ""]

@@ -1,5 +1,6 @@
 // gpukern-bench: every rung of every ladder on every backend found, against the vendor
 // reference of the same run; a table on stdout, JSON for gpukern-report.
+#include "attention.hpp"
 #include "options.hpp"
 #include "output.hpp"
 #include "runner.hpp"
@@ -142,6 +143,14 @@ int list_rungs(const Options& options) {
   return 0;
 }
 
+// What a directory-mode JSON file name ends in: the suites, "attention" for --op attention
+// ("attention-causal" with the mask, so that both runs of a day keep their files).
+std::vector<std::string> file_tags(const Options& options) {
+  std::vector<std::string> tags = options.suites;
+  if (options.attention) tags.push_back(options.causal ? "attention-causal" : "attention");
+  return tags;
+}
+
 int run_benchmarks(const Options& options) {
   const auto specs = resolve_backends(options);
   if (!specs || specs->empty()) return 2;
@@ -175,8 +184,11 @@ int run_benchmarks(const Options& options) {
   for (const auto& r : runners) {
     for (const auto& c : r->plan())
       if (auto why = r->check_memory(c)) problems.push_back(r->spec() + ": " + *why);
+    if (options.attention)
+      for (const auto& c : attention_plan(*r))
+        if (auto why = attention_memory(*r, c)) problems.push_back(r->spec() + ": " + *why);
     if (!options.json_path.empty())
-      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size(), options.suites)))
+      if (auto why = json_path_problem(json_file_for(options.json_path, r->info(), runners.size(), file_tags(options))))
         problems.push_back(*why);
   }
   if (options.dry_run) {
@@ -189,11 +201,18 @@ int run_benchmarks(const Options& options) {
         for (const auto& rung : r->selected(c)) rungs += (rungs.empty() ? "" : ",") + std::string(rung.info.name);
         measurements += r->selected(c).size();
         fmt::print("{} {} {} {}{}{}: {}\n", r->spec(), c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
-                   c.shape_label(),
+                   c.label(),
                    c.op == GK_OP_GEMM ? std::string(" ") + (c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N") : "",
                    c.suite.empty() ? "" : " " + c.suite, rungs);
       }
-      fmt::print("{}: {} cases, {} rung measurements\n", r->spec(), cases.size(), measurements);
+      std::size_t attention_cases = 0;
+      if (options.attention)
+        for (const auto& c : attention_plan(*r)) {
+          fmt::print("{} attention {} {}: auto,vendor\n", r->spec(), type_name(c.type), c.label());
+          measurements += 2;
+          ++attention_cases;
+        }
+      fmt::print("{}: {} cases, {} rung measurements\n", r->spec(), cases.size() + attention_cases, measurements);
     }
   }
   for (const auto& p : problems) fmt::print(stderr, "gpukern-bench: {}\n", p);
@@ -201,8 +220,10 @@ int run_benchmarks(const Options& options) {
   if (options.dry_run) return 0;
 
   std::size_t steps = 0;
-  for (const auto& r : runners)
+  for (const auto& r : runners) {
     for (const auto& c : r->plan()) steps += r->selected(c).size();
+    if (options.attention) steps += 2 * attention_plan(*r).size();
+  }
 
   Progress progress(steps);
   TablePrinter table;
@@ -230,10 +251,36 @@ int run_benchmarks(const Options& options) {
       }
       records.insert(records.end(), done.begin(), done.end());
     }
+    std::vector<AttentionRecord> attention;
+    if (options.attention) {
+      bool header = true;
+      for (const auto& c : attention_plan(*runner)) {
+        Record shown;
+        shown.variant = "attention";
+        progress.step(label, Case{}, shown, false);
+        auto done = run_attention(*runner, c);
+        progress.case_counted();
+        for (const auto& r : done) {
+          progress.step(label, Case{}, shown, true);
+          over_bound += r.measured && !r.error_ok;
+          failed += r.failed;
+          if (!r.measured && !r.failed) ++skipped[r.decline.empty() ? "not run" : r.decline]["attention " + r.variant];
+        }
+        if (!options.quiet) {
+          progress.clear();
+          print_attention(done, header);
+          header = false;
+        }
+        attention.insert(attention.end(), done.begin(), done.end());
+      }
+    }
     if (!options.json_path.empty()) {
       progress.clear();
-      const auto path = json_file_for(options.json_path, runner->info(), runners.size(), options.suites);
-      if (!write_json(path, run_json(*runner, options, records))) return 2;
+      const auto path = json_file_for(options.json_path, runner->info(), runners.size(), file_tags(options));
+      nlohmann::json run = run_json(*runner, options, records);
+      for (const auto& r : attention)
+        run[r.measured ? "results" : "skipped"].push_back(attention_json(r, runner->info()));
+      if (!write_json(path, run)) return 2;
     }
   }
   progress.finish();

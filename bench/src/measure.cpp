@@ -106,6 +106,20 @@ Timing summarize(std::vector<double> times_ms) {
   return t;
 }
 
+int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms) {
+  // At least min_time of measuring (calls and flushes: for fast GPU kernels, hundreds of
+  // samples), at most max_time, and never fewer than 3 (or --repeats if less) so that the
+  // median means something.
+  int repeats = std::max(1, policy.repeats);
+  if (estimate_ms < 0) return repeats;
+  const double rep_cost_ms = std::max(estimate_ms, 1e-4) + flush_ms;
+  const double floor_ms = 1e3 * policy.min_time_s;
+  if (rep_cost_ms * repeats < floor_ms) repeats = std::min(policy.max_repeats, int(std::ceil(floor_ms / rep_cost_ms)));
+  const int affordable = int(1e3 * policy.max_time_s / rep_cost_ms);
+  if (repeats > affordable) repeats = std::max(std::min(3, policy.repeats), affordable);
+  return repeats;
+}
+
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call) {
   // Warm-up; the last one is timed to size the measurement. A call slower than the
@@ -119,19 +133,7 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
   }
   device.synchronize();
 
-  // Repeat count: at least min_time of measuring (calls and flushes: for fast GPU
-  // kernels, hundreds of samples), at most max_time, and never fewer than 3 (or
-  // --repeats if less) so that the median means something.
-  int repeats = std::max(1, policy.repeats);
-  if (estimate_ms >= 0) {
-    const double rep_cost_ms = std::max(estimate_ms, 1e-4) + (flusher ? flusher->cost_ms() : 0.0);
-    const double floor_ms = 1e3 * policy.min_time_s;
-    if (rep_cost_ms * repeats < floor_ms)
-      repeats = std::min(policy.max_repeats, int(std::ceil(floor_ms / rep_cost_ms)));
-    const int affordable = int(1e3 * policy.max_time_s / rep_cost_ms);
-    if (repeats > affordable) repeats = std::max(std::min(3, policy.repeats), affordable);
-  }
-
+  const int repeats = repeat_count(policy, estimate_ms, flusher ? flusher->cost_ms() : 0.0);
   std::vector<double> times;
   times.reserve(static_cast<std::size_t>(repeats));
   for (int r = 0; r < repeats; ++r) times.push_back(timed_call(timer, flusher, call));

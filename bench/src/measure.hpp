@@ -46,6 +46,10 @@ class CacheFlusher {
   double cost_ms_ = 0;
 };
 
+/// How many timed calls `policy` asks for when one call (and its flush) takes about
+/// estimate_ms + flush_ms (estimate_ms < 0: unknown, policy.repeats).
+int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms);
+
 /// Runs `call` policy.warmup times, then times it; each timed run is preceded by a
 /// flush (when `flusher` is non-null). `call` throws gpukern::Error on failure,
 /// which propagates (the first warm-up call is where a rung declines a case).

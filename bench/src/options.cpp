@@ -141,8 +141,10 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--backend", backend_text,
                  "all (every available backend), or a comma list of cpu, cuda, cuda:N, hip, hip:N")
       ->capture_default_str();
-  app.add_option("--op", op_text, "gemm, softmax or all")
-      ->check(CLI::IsMember({"gemm", "softmax", "all"}))
+  app.add_option("--op", op_text,
+                 "gemm, softmax, all (gemm and softmax) or attention (Q*K^T, softmax, P*V: the library's "
+                 "calls against the same three steps on the vendor rungs)")
+      ->check(CLI::IsMember({"gemm", "softmax", "all", "attention"}))
       ->capture_default_str();
   app.add_option("--dtype", dtype_texts,
                  "comma list of f32, tf32 (f32 data, allow_tf32), f16, bf16 "
@@ -161,7 +163,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       ->delimiter(',');
   app.add_option("--suite", options.suites,
                  "gemm workload suites, comma list: llm (T x N x K of a transformer's linear layers, NN and "
-                 "NT) and/or square (128 to 8192, non-powers of two included); they replace the gemm sizes")
+                 "NT), square (128 to 8192, non-powers of two included), attention (batched Q*K^T and P*V of "
+                 "32 x 32 heads, S 512..4096, d 64 and 128) and/or epilogue (4096^3 and 8192^3 plain, "
+                 "bias + gelu_tanh, bias + relu); they replace the gemm sizes")
       ->delimiter(',')
       ->check(CLI::IsMember(suite_names()));
   app.add_option("--suite-t", token_texts,
@@ -188,8 +192,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--flush-mb", flush_mb,
                  "MiB written between timed calls to evict caches, 0 to 1048576; 0 = warm caches "
                  "[default: 2x the last-level cache on the CPU (at least 64), 512 on GPUs]");
-  app.add_option("--naive-max-size", naive_max,
-                 "gemm: run the slow rungs only while cbrt(M*N*K) <= this [default: 1024 on the CPU, 4096 on GPUs]");
+  app.add_option(
+      "--naive-max-size", naive_max,
+      "gemm: run the slow rungs only while cbrt(M*N*K*batch) <= this [default: 1024 on the CPU, 4096 on GPUs]");
   app.add_flag("--skip-slow", options.skip_slow, "never run the slow rungs (see --slow-rungs)");
   app.add_option("--slow-rungs", options.slow_rungs, "rungs that --naive-max-size and --skip-slow apply to")
       ->delimiter(',')
@@ -198,6 +203,29 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "gemm op(A) op(B), comma list of NN, NT, TN, TT [default: NN; the llm suite NN,NT]")
       ->delimiter(',')
       ->check(CLI::IsMember({"NN", "NT", "TN", "TT"}));
+  int64_t batch = 1;
+  std::string broadcast_text;
+  std::vector<std::string> bias_texts, act_texts, seq_texts, dim_texts;
+  int64_t heads = 0;
+  app.add_option("--batch", batch,
+                 "gemm: batch items of a strided-batched call (packed strides) [default 1]; attention: the "
+                 "batch (items = batch x heads) [default 32]");
+  app.add_option("--broadcast", broadcast_text, "gemm with --batch: one item of A or B shared by all (stride 0)")
+      ->check(CLI::IsMember({"a", "b"}));
+  app.add_option("--bias", bias_texts,
+                 "gemm fused epilogue bias, comma list of none, f32, c (C's type): a vector over the columns")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"none", "f32", "c"}));
+  app.add_option("--act", act_texts,
+                 "gemm fused epilogue activation, comma list of none, relu, gelu_tanh, gelu_erf, silu; "
+                 "every --bias x --act pair is a case")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"none", "relu", "gelu_tanh", "gelu_erf", "silu"}));
+  app.add_flag("--causal", options.causal, "attention: causal mask (row r keeps columns <= r)");
+  app.add_option("--heads", heads, "attention: heads per batch item [default 32]");
+  app.add_option("--seq", seq_texts, "attention: sequence lengths S, comma list [default 512,1024,2048,4096]")
+      ->delimiter(',');
+  app.add_option("--head-dim", dim_texts, "attention: head dimensions d, comma list [default 64,128]")->delimiter(',');
   app.add_flag("--c-f32", options.c_f32, "gemm: C in f32 for f16/bf16 inputs (default: C in the input type)");
   app.add_flag("--log-softmax", options.log_softmax, "softmax: benchmark log-softmax instead");
   app.add_option("--ref-budget", options.reference_budget,
@@ -249,6 +277,34 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     if (!options.suites.empty() && op_text == "softmax")
       throw CLI::ValidationError("--suite", "the suites are gemm shapes; --op softmax runs none of them");
 
+    if (app.count("--batch")) {
+      if (batch < 1 || batch > (int64_t(1) << 30))
+        throw CLI::ValidationError("--batch", std::to_string(batch) + " is out of range; expected 1 to 2^30");
+      options.batch = batch;
+    }
+    if (!broadcast_text.empty()) {
+      if (options.batch.value_or(1) < 2) throw CLI::ValidationError("--broadcast", "needs --batch 2 or more");
+      options.broadcast = broadcast_text[0];
+    }
+    for (const auto& t : bias_texts) options.biases.push_back(*parse_bias(t));
+    for (const auto& t : act_texts) options.activations.push_back(*parse_activation(t));
+    for (const auto& t : seq_texts) options.attention_seqs.push_back(parse_count("--seq", t));
+    for (const auto& t : dim_texts) options.attention_dims.push_back(parse_count("--head-dim", t));
+    if (app.count("--heads")) {
+      if (heads < 1) throw CLI::ValidationError("--heads", std::to_string(heads) + " is not a positive whole number");
+      options.heads = heads;
+    }
+    options.attention = op_text == "attention";
+    if (!options.attention) {
+      for (const char* name : {"--causal", "--heads", "--seq", "--head-dim"})
+        if (app.count(name)) throw CLI::ValidationError(name, "applies to --op attention only");
+    } else {
+      if (!options.suites.empty())
+        throw CLI::ValidationError("--suite", "--op attention has its own shapes (--seq, --head-dim)");
+      for (const char* name : {"--broadcast", "--bias", "--act", "--layout", "--c-f32"})
+        if (app.count(name)) throw CLI::ValidationError(name, "does not apply to --op attention");
+    }
+
     options.backends = split_list(backend_text);
     require_names("--backend", options.backends, backend_text);
     require_names("--variants", variant_texts, joined(variant_texts));
@@ -276,8 +332,8 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   // A suite is gemm work: softmax runs with it only when --op asks for it by name.
   if (!options.suites.empty() && app.count("--op") == 0) op_text = "gemm";
   options.ops.clear();
-  if (op_text != "softmax") options.ops.push_back(GK_OP_GEMM);
-  if (op_text != "gemm") options.ops.push_back(GK_OP_SOFTMAX);
+  if (op_text == "gemm" || op_text == "all") options.ops.push_back(GK_OP_GEMM);
+  if (op_text == "softmax" || op_text == "all") options.ops.push_back(GK_OP_SOFTMAX);
 
   for (const auto& t : dtype_texts) options.types.push_back(*parse_type(t));
   // "all" anywhere in the list means every rung; "fast" adds the fast set to the names.

@@ -47,6 +47,14 @@ struct Options {
   std::vector<int64_t> suite_tokens;                       // --suite-t: the llm suite's T (m) values; empty: all
   std::vector<std::pair<int64_t, int64_t>> suite_weights;  // --suite-nk: its (N, K); empty: all
   bool c_f32 = false;                                      // gemm C in f32 for f16/bf16 inputs
+  std::optional<int64_t> batch;                            // --batch: gemm batch items (attention: batch)
+  char broadcast = 0;                                      // --broadcast a|b: that operand's stride 0
+  std::vector<BiasKind> biases;                            // --bias: empty = none
+  std::vector<gk_activation> activations;                  // --act: empty = none
+  bool attention = false;                                  // --op attention: the three calls of attention
+  bool causal = false;                                     // --causal (attention)
+  std::optional<int64_t> heads;                            // --heads (attention) [default 32]
+  std::vector<int64_t> attention_seqs, attention_dims;     // --seq, --head-dim (attention)
   bool log_softmax = false;
   double reference_budget = double(1 << 28);  // multiply-adds (gemm) / elements (softmax) checked
   uint64_t seed = 42;

@@ -34,6 +34,8 @@ nlohmann::json number(const std::optional<double>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+const char* dtype_text(gk_dtype type) { return type == GK_F32 ? "f32" : type == GK_F16 ? "f16" : "bf16"; }
+
 void put_shape(nlohmann::json& j, const Case& c) {
   if (c.op == GK_OP_GEMM) {
     j["m"] = c.m;
@@ -43,8 +45,20 @@ void put_shape(nlohmann::json& j, const Case& c) {
     j["trans_a"] = c.trans_a;
     j["trans_b"] = c.trans_b;
     j["suite"] = c.suite.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.suite);
-    const gk_dtype out = c.output_storage();
-    j["c_dtype"] = out == GK_F32 ? "f32" : out == GK_F16 ? "f16" : "bf16";
+    j["c_dtype"] = dtype_text(c.output_storage());
+    // Strided batches (elements between items; 0: one item shared) and the fused epilogue.
+    j["batch"] = c.batch;
+    j["stride_a"] = c.stride_a();
+    j["stride_b"] = c.stride_b();
+    j["stride_c"] = c.stride_c();
+    j["broadcast"] = c.broadcast ? nlohmann::json(std::string(1, c.broadcast)) : nlohmann::json(nullptr);
+    j["batch_reduced_from"] = c.batch_reduced_from ? nlohmann::json(c.batch_reduced_from) : nlohmann::json(nullptr);
+    j["bias"] = bias_name(c.bias);
+    j["bias_dtype"] =
+        c.bias == BiasKind::kNone ? nlohmann::json(nullptr) : nlohmann::json(dtype_text(c.bias_storage()));
+    j["stride_bias"] = 0;
+    j["act"] = activation_name(c.act);
+    j["alpha"] = c.alpha;
   } else {
     j["rows"] = c.rows;
     j["cols"] = c.cols;
@@ -64,8 +78,8 @@ Progress::Progress(std::size_t total_steps)
 
 void Progress::step(const std::string& device, const Case& c, const Record& r, bool done) {
   if (done) ++done_;
-  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type),
-                       c.shape_label(), r.variant);
+  label_ = fmt::format("{} {} {} {} {}", device, c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.label(),
+                       r.variant);
   if (tty_) draw();
 }
 
@@ -91,7 +105,7 @@ void Progress::case_done(const std::string& device, const Case& c, const std::ve
     rungs += r.variant + " " + (r.measured ? rate_text(r.rate) : std::string(r.failed ? "failed" : "skipped"));
   }
   fmt::print(stderr, "[{}/{}] {} {} {} {}: {} {} ({:.1f} s)\n", done_, total_, device,
-             c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.shape_label(), rungs,
+             c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.label(), rungs,
              c.op == GK_OP_GEMM ? "GFLOP/s" : "GB/s", seconds);
   std::fflush(stderr);
 }
@@ -150,7 +164,7 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const std::string name =
         r.variant + (r.is_reference ? "*" : "") + (r.auto_choice.empty() ? "" : ">" + r.auto_choice);
     if (!r.measured) {
-      fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.shape_label(),
+      fmt::print("{:<6} {:<18} {}{:<16} {}{}: {}\n", type_name(c.type), c.label(),
                  gemm ? fmt::format("{:<6} ", layout) : "", name, r.failed ? "failed" : "skipped",
                  r.decline.empty() ? "" : " [" + r.decline + "]", r.reason);
       continue;
@@ -162,7 +176,7 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const std::string read = cpu_ ? " " + fmt::format("{:>7}", percent(r.pct_of_read)) : "";
     if (gemm)
       fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n",
-                 type_name(c.type), c.shape_label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
+                 type_name(c.type), c.label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
                  percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
     else
       fmt::print("{:<6} {:<18} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", type_name(c.type),
@@ -289,6 +303,10 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     j["read_ms"] = number(r.read_ms);
     j["read_gbps"] = number(r.read_gbps);
     j["pct_of_read"] = number(r.pct_of_read);
+    if (gemm) {
+      j["plain_ms"] = number(r.plain_ms);
+      j["pct_of_plain"] = number(r.pct_of_plain);
+    }
     j["backend"] = i.backend;
     j["device"] = i.name;
     results.push_back(j);

@@ -22,6 +22,8 @@ class Progress {
   void step(const std::string& device, const Case& c, const Record& r, bool done);
   /// One case done (all its rungs); prints the line in non-terminal mode.
   void case_done(const std::string& device, const Case& c, const std::vector<Record>& records);
+  /// One case done that is not a gemm or softmax case (--op attention): counted only.
+  void case_counted() { ++cases_; }
   /// Erases the bar before something else is printed to the terminal.
   void clear();
   void finish();

@@ -47,21 +47,30 @@ bool name_in(const std::string& name, const std::vector<std::string>& names) {
 // seconds a call on a suite's large shapes and say nothing new).
 constexpr int kFastTopRungs = 3;
 
-// Downloads the checked rows of a row-major output (ld elements per row) into a
-// compact host array (cols elements per row), one copy when every row is checked.
+// Downloads the checked rows of a row-major output (ld elements per row; batched outputs
+// at Reference::row_offset) into a compact host array (cols elements per row), one copy
+// when every row is checked and the rows are contiguous.
 std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dtype type, const Reference& ref,
                                          int64_t ld) {
   const std::size_t esize = dtype_size(type);
   const std::size_t row_bytes = std::size_t(ref.cols) * esize;
   std::vector<unsigned char> out(ref.rows.size() * row_bytes);
   const auto* base = static_cast<const unsigned char*>(data);
-  if (int64_t(ref.rows.size()) == ref.total_rows && ld == ref.cols) {
+  const bool packed = ref.item_stride == 0 || ref.item_stride == ref.rows_per_item * ref.cols;
+  if (int64_t(ref.rows.size()) == ref.total_rows && ld == ref.cols && packed) {
     device.download(out.data(), base, out.size());
     return out;
   }
   for (std::size_t r = 0; r < ref.rows.size(); ++r)
-    device.download(out.data() + r * row_bytes, base + std::size_t(ref.rows[r] * ld) * esize, row_bytes);
+    device.download(out.data() + r * row_bytes, base + std::size_t(ref.row_offset(ref.rows[r], ld)) * esize, row_bytes);
   return out;
+}
+
+// A key of a case without its epilogue, for pct_of_plain.
+std::string plain_key(const Case& c, const std::string& variant) {
+  const Case p = c.plain();
+  return fmt::format("{} {} {}{} {} {} {}", type_name(p.type), p.label(), p.trans_a ? "T" : "N", p.trans_b ? "T" : "N",
+                     p.c_f32, p.suite, variant);
 }
 
 // The CPU backend's "caches=48K/1024K/32768K" (L1d/L2/L3), else what sysconf says
@@ -104,6 +113,17 @@ std::string cgroup_dir() {
 }
 
 }  // namespace
+
+void upload_random(Device& device, void* data, uint64_t count, gk_dtype type, float low, float high, uint64_t seed) {
+  const std::size_t esize = dtype_size(type);
+  const uint64_t chunk = std::max<uint64_t>(1, kUploadChunkBytes / esize);
+  std::vector<unsigned char> bytes(std::size_t(std::min(count, chunk)) * esize);
+  for (uint64_t first = 0; first < count; first += chunk) {
+    const uint64_t n = std::min(chunk, count - first);
+    random_bytes(bytes.data(), std::size_t(n), type, low, high, seed, first);
+    device.upload(static_cast<unsigned char*>(data) + first * esize, bytes.data(), std::size_t(n) * esize);
+  }
+}
 
 uint64_t available_host_memory() {
   uint64_t available = 0;
@@ -204,7 +224,12 @@ std::vector<Rung> DeviceRunner::selected(const Case& c) const {
     const bool every = options_.variants.empty() && !options_.fast_variants && !options_.auto_only;
     const bool listed =
         every || name_in(r.info.name, options_.variants) || std::find(fast.begin(), fast.end(), r.index) != fast.end();
-    if (listed || (r.info.is_reference && options_.with_reference)) out.push_back(r);
+    // The fused-epilogue reference runs where there is an epilogue to compare (and for the
+    // epilogue suite's plain cells); plain cases keep their one vendor reference.
+    const bool epilogue_ref = kEpilogueReference == std::string(r.info.name);
+    const bool reference =
+        r.info.is_reference && options_.with_reference && (!epilogue_ref || c.has_epilogue() || c.suite == "epilogue");
+    if (listed || reference) out.push_back(r);
   }
   if (options_.with_auto) {
     // The library's own choice, after the ladder (its record names the rung it ran).
@@ -234,8 +259,12 @@ std::vector<Case> DeviceRunner::plan() const {
   std::vector<Case> cases;
   for (gk_op op : options_.ops) {
     if (op == GK_OP_GEMM && !options_.suites.empty()) {
-      const auto types = options_.types.empty() ? default_types(op, is_cpu()) : options_.types;
       for (const auto& suite : options_.suites) {
+        // The attention and epilogue suites are 16-bit work unless --dtype says otherwise.
+        const bool sixteen = suite == "attention" || suite == "epilogue";
+        const auto types = !options_.types.empty() ? options_.types
+                           : sixteen               ? std::vector<BenchType>{BenchType::kBF16, BenchType::kF16}
+                                                   : default_types(op, is_cpu());
         const auto more = suite_cases(suite, options_, types);
         cases.insert(cases.end(), more.begin(), more.end());
       }
@@ -261,7 +290,8 @@ std::vector<Case> DeviceRunner::plan() const {
           for (const Layout& layout : options_.layouts.empty() ? std::vector<Layout>{Layout{}} : options_.layouts) {
             c.trans_a = layout.trans_a;
             c.trans_b = layout.trans_b;
-            cases.push_back(c);
+            const auto more = with_batch_and_epilogues(c, options_);
+            cases.insert(cases.end(), more.begin(), more.end());
           }
         } else {
           c.rows = size.dims[0];
@@ -272,17 +302,28 @@ std::vector<Case> DeviceRunner::plan() const {
       }
     }
   }
+  // A batch too large for the machine's memory is halved until it fits (the record names
+  // the batch asked for); a case of one item that does not fit is refused by check_memory.
+  for (Case& c : cases) {
+    const int64_t asked = c.batch;
+    while (c.op == GK_OP_GEMM && c.batch > 1 && check_memory(c)) c.batch = (c.batch + 1) / 2;
+    if (c.batch != asked) c.batch_reduced_from = asked;
+  }
   return cases;
 }
 
 std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
   const std::string what =
-      fmt::format("{} {} {}", c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.shape_label());
-  const std::string too_large = what + ": too large (its element counts overflow 64-bit integers)";
+      fmt::format("{} {} {}", c.op == GK_OP_GEMM ? "gemm" : "softmax", type_name(c.type), c.label());
   const auto need = footprint(c, options_.reference_budget);
-  if (!need) return too_large;
+  if (!need) return what + ": too large (its element counts overflow 64-bit integers)";
+  return check_footprint(what, *need);
+}
+
+std::optional<std::string> DeviceRunner::check_footprint(const std::string& what, const Footprint& need) const {
+  const std::string too_large = what + ": too large (its element counts overflow 64-bit integers)";
   // On the CPU backend the device buffers and the flush buffer are host memory too.
-  uint64_t host = need->host_bytes, device = need->device_bytes;
+  uint64_t host = need.host_bytes, device = need.device_bytes;
   if (__builtin_add_overflow(device, uint64_t(flush_bytes_), &device)) return too_large;
   if (is_cpu() && __builtin_add_overflow(host, device, &host)) return too_large;
   const std::string flush = flush_bytes_ ? fmt::format(", the {} cache flush buffer", bytes_text(flush_bytes_)) : "";
@@ -301,6 +342,12 @@ std::optional<std::string> DeviceRunner::check_memory(const Case& c) const {
   return std::nullopt;
 }
 
+CacheFlusher* DeviceRunner::flusher() {
+  // Allocated at the first case, after check_memory has passed.
+  if (flush_bytes_ > 0 && !flusher_) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes_);
+  return flusher_.get();
+}
+
 std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& rung) const {
   if (!rung.info.runs_here) return std::string(rung.info.reason[0] ? rung.info.reason : "cannot run on this device");
   const std::string name = rung.info.name;
@@ -308,7 +355,8 @@ std::optional<std::string> DeviceRunner::skip_reason(const Case& c, const Rung& 
   if (slow && options_.skip_slow) return name + " not run (--skip-slow)";
   if (slow && c.op == GK_OP_GEMM) {
     const double cap = double(naive_max_size_);
-    if (double(c.m) * double(c.n) * double(c.k) > cap * cap * cap)
+    // The work of every batch item counts: 1024 items of 512^2 x 64 are a 4096^3.
+    if (double(c.m) * double(c.n) * double(c.k) * double(c.batch) > cap * cap * cap)
       return name + " runs only up to " + std::to_string(naive_max_size_) + "^3 (--naive-max-size)";
   }
   return std::nullopt;
@@ -342,13 +390,12 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   const uint64_t seed = case_seed(options_.seed, c);
   const gk_dtype in_type = storage_type(c.type);
   const gk_dtype out_type = c.output_storage();
-  // The flush buffer is allocated at the first case, after check_memory has passed.
-  if (flush_bytes_ > 0 && !flusher_) flusher_ = std::make_unique<CacheFlusher>(device_, flush_bytes_);
-  CacheFlusher* flusher = flusher_.get();
+  CacheFlusher* flusher = this->flusher();
   // gemm's B stays from the previous case when it is the same (the llm suite's weights at
   // every T); otherwise it goes now, before the streams' buffer is made.
+  const std::size_t weight_count = std::size_t(c.items_b() * c.k * c.n);
   const bool same_weights = c.op == GK_OP_GEMM && weights_.device.data() && weights_.type == in_type &&
-                            weights_.count == std::size_t(c.k * c.n) && weights_.seed == weight_seed(options_.seed, c);
+                            weights_.count == weight_count && weights_.seed == weight_seed(options_.seed, c);
   if (!same_weights) weights_ = WeightCache{};
   // Baselines of the same bytes, timed the same way in the same run, before A and C are
   // made (their buffer is freed before).
@@ -356,7 +403,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
   HostArray a_host;
-  Buffer a, out;
+  Buffer a, out, bias;
   Reference ref;
   int64_t out_ld = 0;
   std::size_t out_bytes = 0;
@@ -364,29 +411,45 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   GemmDesc gemm;
   SoftmaxDesc softmax;
   if (c.op == GK_OP_GEMM) {
-    a_host = random_array(std::size_t(c.m * c.k), in_type, -1.0f, 1.0f, seed);
+    // A (every stored item) generated in chunks on the host; the reference recomputes the
+    // elements of the rows it checks. B: with one item its host values stay for the next
+    // case of the same weights (the llm suite's T); with several, recomputed per checked item.
     if (!same_weights) {
       weights_.type = in_type;
-      weights_.count = std::size_t(c.k * c.n);
+      weights_.count = weight_count;
       weights_.seed = weight_seed(options_.seed, c);
-      weights_.host = random_array(weights_.count, in_type, -1.0f, 1.0f, weights_.seed);
-      weights_.device = device_.alloc(weights_.host.bytes.size());
-      device_.upload(weights_.device, weights_.host.bytes.data(), weights_.host.bytes.size());
+      weights_.device = device_.alloc(weight_count * dtype_size(in_type));
+      if (c.items_b() == 1) {
+        weights_.host = random_array(weights_.count, in_type, -1.0f, 1.0f, weights_.seed);
+        device_.upload(weights_.device, weights_.host.bytes.data(), weights_.host.bytes.size());
+      } else {
+        upload_random(device_, weights_.device.data(), weight_count, in_type, -1.0f, 1.0f, weights_.seed);
+      }
     }
-    const HostArray& b_host = weights_.host;
-    a = device_.alloc(a_host.bytes.size());
+    const uint64_t a_count = uint64_t(c.items_a() * c.m * c.k);
+    a = device_.alloc(std::size_t(a_count) * dtype_size(in_type));
+    upload_random(device_, a.data(), a_count, in_type, -1.0f, 1.0f, seed);
     out_ld = c.n;
-    out_bytes = std::size_t(c.m * c.n) * dtype_size(out_type);
+    out_bytes = std::size_t(c.batch * c.m * c.n) * dtype_size(out_type);
     out = device_.alloc(out_bytes);
-    device_.upload(a, a_host.bytes.data(), a_host.bytes.size());
-    ref = gemm_reference(c, a_host.values.data(), b_host.values.data(),
-                         reference_rows(c, options_.reference_budget, seed));
+    std::vector<float> bias_values;
+    if (c.bias != BiasKind::kNone) {
+      const HostArray bias_host = random_array(std::size_t(c.n), c.bias_storage(), -1.0f, 1.0f, seed ^ 0xb1a5u);
+      bias = device_.alloc(bias_host.bytes.size());
+      device_.upload(bias, bias_host.bytes.data(), bias_host.bytes.size());
+      bias_values = bias_host.values;
+    }
+    const OperandSource a_source{nullptr, seed, in_type, -1.0f, 1.0f};
+    const OperandSource b_source{weights_.host.values.empty() ? nullptr : weights_.host.values.data(), weights_.seed,
+                                 in_type, -1.0f, 1.0f};
+    ref = gemm_reference(c, a_source, b_source, bias_values, reference_rows(c, options_.reference_budget, seed));
 
     gemm.trans_a = c.trans_a ? GK_TRANS : GK_NO_TRANS;
     gemm.trans_b = c.trans_b ? GK_TRANS : GK_NO_TRANS;
     gemm.m = c.m;
     gemm.n = c.n;
     gemm.k = c.k;
+    gemm.alpha = c.alpha;
     gemm.a = a.data();
     gemm.lda = c.trans_a ? c.m : c.k;
     gemm.b = weights_.device.data();
@@ -396,6 +459,17 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     gemm.ab_type = in_type;
     gemm.c_type = out_type;
     gemm.allow_tf32 = c.type == BenchType::kTF32;
+    gemm.batch_count = c.batch;
+    gemm.stride_a = c.stride_a();
+    gemm.stride_b = c.stride_b();
+    gemm.stride_c = c.stride_c();
+    if (c.bias != BiasKind::kNone) {
+      gemm.bias = bias.data();
+      gemm.bias_length = c.n;
+      gemm.bias_type = c.bias_storage();
+      gemm.stride_bias = 0;
+    }
+    gemm.activation = c.act;
     call = [&](const char* variant) {
       gemm.variant = variant;
       device_.gemm(gemm);
@@ -471,6 +545,16 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
         r.pct_of_read = 100.0 * *r.read_ms / r.timing.median_ms;
       }
     }
+    // An epilogue against the same rung's plain call of the same run (its overhead).
+    if (r.measured && c.op == GK_OP_GEMM) {
+      const std::string key = plain_key(c, r.variant);
+      if (!c.has_epilogue()) {
+        plain_ms_[key] = r.timing.median_ms;
+      } else if (auto found = plain_ms_.find(key); found != plain_ms_.end()) {
+        r.plain_ms = found->second;
+        r.pct_of_plain = 100.0 * found->second / r.timing.median_ms;
+      }
+    }
     records.push_back(r);
     if (progress) progress(c, r, true);
   }
@@ -485,9 +569,20 @@ bool takes(const VariantInfo& v, BenchType type) {
 }
 
 void DeviceRunner::finish(std::vector<Record>& records) const {
+  // The case's reference: for an epilogue, the fused-epilogue reference when it ran (a
+  // declined one is a skipped cell with its reason); otherwise, and when it did not run, the
+  // last vendor rung measured other than it (cuBLAS with the core's epilogue pass).
   const Record* reference = nullptr;
-  for (const auto& r : records)
-    if (r.is_reference && r.measured) reference = &r;
+  const Record* epilogue_reference = nullptr;
+  for (const auto& r : records) {
+    if (!r.is_reference || !r.measured) continue;
+    if (r.variant == kEpilogueReference)
+      epilogue_reference = &r;
+    else
+      reference = &r;
+  }
+  if (epilogue_reference && (records.empty() || records.front().test_case.has_epilogue() || !reference))
+    reference = epilogue_reference;
 
   for (auto& r : records) {
     const Case& c = r.test_case;

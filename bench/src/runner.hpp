@@ -18,6 +18,10 @@
 
 namespace gpukern::bench {
 
+/// The rung of the fused-epilogue reference (cuBLASLt): measured for epilogue cases (and the
+/// epilogue suite's plain cells), and their reference when it ran.
+inline constexpr const char* kEpilogueReference = "cublaslt";
+
 /// One (case, rung): measured, or skipped with the reason.
 struct Record {
   Case test_case;
@@ -45,6 +49,9 @@ struct Record {
   // over the rung's time (the rung's effective bandwidth over theirs).
   std::optional<double> copy_ms, copy_gbps, pct_of_copy;
   std::optional<double> read_ms, read_gbps, pct_of_read;
+  // An epilogue case: the same rung's plain call (same shape and batch, no epilogue) of the
+  // same run, and pct_of_plain = 100 * plain_ms / ms (100: the epilogue costs nothing).
+  std::optional<double> plain_ms, pct_of_plain;
 };
 
 /// The copy and read streams of one byte count (StreamTimes::read on the CPU only).
@@ -88,6 +95,14 @@ class DeviceRunner {
   /// Runs one case over the selected rungs.
   std::vector<Record> run(const Case& c, const ProgressFn& progress);
 
+  /// Why work needing `need` cannot run here (host or device memory, the flush buffer
+  /// counted), in words starting with `what`; nullopt when it fits.
+  std::optional<std::string> check_footprint(const std::string& what, const Footprint& need) const;
+  /// The cache flusher (allocated at its first use; null with --flush-mb 0) and the timer.
+  CacheFlusher* flusher();
+  Timer& timer() { return timer_; }
+  const Options& options() const { return options_; }
+
   std::size_t flush_bytes() const { return flush_bytes_; }
   int64_t naive_max_size() const { return naive_max_size_; }
 
@@ -117,8 +132,13 @@ class DeviceRunner {
     Buffer device;
   };
   WeightCache weights_;
-  volatile uint64_t read_checksum_ = 0;  // the read streams' sums, kept
+  volatile uint64_t read_checksum_ = 0;     // the read streams' sums, kept
+  std::map<std::string, double> plain_ms_;  // median ms of the plain cases' rungs (pct_of_plain)
 };
+
+/// Fills `count` elements of device memory at `data` with random_array(count, type, low, high,
+/// seed)'s bytes, generated and uploaded in chunks of kUploadChunkBytes.
+void upload_random(Device& device, void* data, uint64_t count, gk_dtype type, float low, float high, uint64_t seed);
 
 /// Whether a rung's dtype list ("f32,tf32,f16") takes `type`; tf32 is a permission that
 /// exact f32 rungs satisfy too.

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """ctest bench.smoke_cpu: gpukern-bench end to end on the CPU backend at tiny sizes,
-and --suite llm at tiny (T, N, K) slices.
+--suite llm at tiny (T, N, K) slices, batched and fused-epilogue gemm cases, --op attention
+at tiny shapes, and the attention and epilogue suites' composition (--dry-run).
 
 Checks the exit status, that the JSON follows schema 1 (docs/design.md "Benchmark
 results format"), that the vendor rung is measured with pct_of_reference 100, that a
@@ -110,6 +111,8 @@ def main():
         check(r.returncode != 0 and "no_such_rung" in r.stderr, "an unknown rung was not refused")
 
         check_suite(args, env, tmp)
+        check_batched(args, env, tmp)
+        check_attention(args, env, tmp)
 
     for message in FAILURES:
         print("FAIL: " + message)
@@ -200,6 +203,121 @@ def check_suite(args, env, tmp):
                         (["--suite", "square", "--op", "softmax"], "--suite")):
         r = subprocess.run([args.bench, "--backend", "cpu"] + bad, capture_output=True, text=True, env=env)
         check(r.returncode == 2 and option in r.stderr, "{}: exit {}, {!r}".format(bad, r.returncode, r.stderr))
+
+
+def load_one(directory, pattern):
+    files = glob.glob(os.path.join(directory, "*.json"))
+    check(len(files) == 1 and re.search(pattern, files[0]) is not None,
+          "{}: expected one file matching {}: {}".format(directory, pattern, files))
+    if len(files) != 1:
+        return None
+    with open(files[0], encoding="utf-8") as f:
+        return json.load(f)
+
+
+def check_batched(args, env, tmp):
+    """--batch, --broadcast, --bias, --act: the records' batch, strides, epilogue, flops over
+    the batch, pct_of_plain against the plain case of the same run, errors within bounds;
+    the suites' composition; wrong options refused naming the option."""
+    path = os.path.join(tmp, "batched.json")
+    m, n, k, batch = 24, 20, 16, 3
+    r = subprocess.run([args.bench, "--backend", "cpu", "--op", "gemm", "--sizes", "{}x{}x{}".format(m, n, k),
+                        "--batch", str(batch), "--bias", "none,f32", "--act", "none,gelu_tanh", "--dtype", "f32",
+                        "--layout", "NN,TT", "--warmup", "1", "--repeats", "3", "--max-time", "0.2",
+                        "--flush-mb", "4", "--json", path, "--check"], capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "batched gemm exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            results = json.load(f)["results"]
+        cells = {(x["layout"], x["bias"], x["act"]) for x in results}
+        check(cells == {(l, b, a) for l in ("NN", "TT") for b in ("none", "f32") for a in ("none", "gelu_tanh")},
+              "batched cells {}".format(cells))
+        for x in results:
+            check(x["batch"] == batch and x["stride_a"] == m * k and x["stride_b"] == k * n
+                  and x["stride_c"] == m * n, "batch strides: {}".format(x))
+            check(abs(x["gflops"] * x["ms"] * 1e6 - 2.0 * m * n * k * batch) <= 1e-6 * x["gflops"] * x["ms"] * 1e6,
+                  "flops do not count the batch: {}".format(x))
+            check(x["rel_error"] is not None and x["error_ok"], "batched error above bound: {}".format(x))
+            check(x["bias_dtype"] == ("f32" if x["bias"] == "f32" else None), "bias_dtype: {}".format(x))
+            plain = x["bias"] == "none" and x["act"] == "none"
+            check((x["pct_of_plain"] is None) == plain and (plain or x["plain_ms"] > 0),
+                  "pct_of_plain: {}".format(x))
+    # Broadcast B: stride 0, one item of B in the bytes.
+    path = os.path.join(tmp, "broadcast.json")
+    r = subprocess.run([args.bench, "--backend", "cpu", "--op", "gemm", "--sizes", "17x9x33", "--batch", "4",
+                        "--broadcast", "b", "--act", "relu", "--dtype", "bf16", "--variants", "omp_simd,naive",
+                        "--no-reference", "--warmup", "0", "--repeats", "2", "--min-time", "0", "--flush-mb", "0",
+                        "--json", path, "--check"], capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "broadcast gemm exited {}: {}".format(r.returncode, r.stderr))
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            results = json.load(f)["results"]
+        check(len(results) == 2, "broadcast: {} records".format(len(results)))
+        for x in results:
+            check(x["stride_b"] == 0 and x["broadcast"] == "b" and x["stride_a"] == 17 * 33, "broadcast: {}".format(x))
+            check(x["bytes"] == 2 * (4 * 17 * 33 + 33 * 9 + 4 * 17 * 9), "broadcast bytes: {}".format(x))
+
+    # The suites' composition: attention 2 dtypes x 2 d x 4 S x (Q K^T, P V); epilogue 2 dtypes x
+    # 2 sizes x (plain, bias + gelu_tanh, bias + relu).
+    r = subprocess.run([args.bench, "--backend", "cpu", "--suite", "attention,epilogue", "--dry-run"],
+                       capture_output=True, text=True, env=env)
+    lines = r.stdout.splitlines()
+    attention = [x for x in lines if x.startswith("cpu gemm ") and " attention:" in x]
+    epilogue = [x for x in lines if " epilogue:" in x]
+    check(r.returncode == 0 and len(attention) == 32 and len(epilogue) == 12,
+          "--dry-run of attention,epilogue: exit {}, {} and {} cases:\n{}".format(
+              r.returncode, len(attention), len(epilogue), r.stdout + r.stderr))
+    check(any(x.startswith("cpu gemm bf16 512x512x64 batch 1024 NT attention:") for x in lines),
+          "--dry-run lacks Q*K^T at S 512, d 64")
+    check(any(x.startswith("cpu gemm f16 512x128x512 batch 1024 NN attention:") for x in lines),
+          "--dry-run lacks P*V at S 512, d 128")
+    check(any(x.startswith("cpu gemm bf16 8192x8192x8192 bias c gelu_tanh NN epilogue:") for x in lines),
+          "--dry-run lacks 8192^3 bias + gelu_tanh")
+
+    for bad, option in ((["--broadcast", "a"], "--broadcast"),
+                        (["--batch", "0"], "--batch"),
+                        (["--bias", "f64"], "--bias"),
+                        (["--act", "tanh"], "--act"),
+                        (["--causal"], "--causal"),
+                        (["--op", "attention", "--suite", "llm"], "--suite"),
+                        (["--op", "attention", "--act", "relu"], "--act"),
+                        (["--op", "attention", "--seq", "0"], "--seq")):
+        r = subprocess.run([args.bench, "--backend", "cpu"] + bad, capture_output=True, text=True, env=env)
+        check(r.returncode == 2 and option in r.stderr, "{}: exit {}, {!r}".format(bad, r.returncode, r.stderr))
+
+
+def check_attention(args, env, tmp):
+    """--op attention at tiny shapes on the CPU: both paths per case, the library's within the
+    error bound with its rungs named, % of the vendor path, the file name, gpukern-report on it."""
+    out_dir = os.path.join(tmp, "attention") + "/"
+    r = subprocess.run([args.bench, "--backend", "cpu", "--op", "attention", "--seq", "40,33", "--head-dim", "8",
+                        "--batch", "2", "--heads", "3", "--dtype", "f32", "--causal", "--warmup", "1", "--repeats",
+                        "3", "--max-time", "0.2", "--flush-mb", "4", "--json", out_dir, "--check"],
+                       capture_output=True, text=True, env=env)
+    check(r.returncode == 0, "--op attention exited {}:\n{}\n{}".format(r.returncode, r.stdout, r.stderr))
+    run = load_one(out_dir, r"-\d{4}-\d{2}-\d{2}-attention-causal\.json$")
+    if run is None:
+        return
+    results = run["results"]
+    own = [x for x in results if x["variant"] == "auto"]
+    check({(x["seq"], x["head_dim"], x["batch"], x["heads"], x["causal"]) for x in own} ==
+          {(40, 8, 2, 3, True), (33, 8, 2, 3, True)}, "attention cases {}".format(own))
+    for x in results:
+        check(x["op"] == "attention" and x["error_ok"] and x["rel_error"] is not None, "attention record {}".format(x))
+        check(abs(x["gflops"] * x["ms"] * 1e6 - 4.0 * 6 * x["seq"] ** 2 * 8) <= 1e-6 * x["flops"],
+              "attention flops: {}".format(x))
+        check(x["ms"] > 0 and x["scores_ms"] > 0 and x["softmax_ms"] > 0 and x["weighted_ms"] > 0,
+              "attention step times: {}".format(x))
+        check(set(x["rungs"]) == {"scores", "softmax", "weighted"} and all(x["rungs"].values()),
+              "attention rungs: {}".format(x))
+    vendor = [x for x in results if x["variant"] == "vendor"] + [x for x in run.get("skipped", [])
+                                                                 if x["variant"] == "vendor"]
+    check(len(vendor) == 2, "attention: the vendor path is neither measured nor skipped with a reason")
+    for x in own:
+        check(x["reference"] is None or x["pct_of_reference"] > 0, "attention pct_of_reference: {}".format(x))
+    r = subprocess.run([args.report, glob.glob(os.path.join(out_dir, "*.json"))[0], "--out",
+                        os.path.join(tmp, "attention-report"), "--no-plots"], capture_output=True, text=True)
+    check(r.returncode == 0, "gpukern-report on the attention run failed: {}".format(r.stderr))
 
 
 if __name__ == "__main__":

@@ -516,6 +516,81 @@ def check_readme(report, fixtures, tmp):
             check(f.read() == "# t\n\n" + text, "a refused README was modified")
 
 
+# ---------------------------------------------------------------- attention, batched, epilogue
+
+ATTENTION_README = """# Attention
+
+<!-- gpukern-report:begin attention device=fixture-gpu-80gb-cuda dtype=bf16 -->
+<!-- gpukern-report:end -->
+
+<!-- gpukern-report:begin attention device=fixture-gpu-80gb-cuda dtype=bf16 causal=1 -->
+<!-- gpukern-report:end -->
+
+<!-- gpukern-report:begin batched device=fixture-gpu-80gb-cuda dtype=bf16 -->
+<!-- gpukern-report:end -->
+
+<!-- gpukern-report:begin epilogue device=fixture-gpu-80gb-cuda dtype=bf16 -->
+<!-- gpukern-report:end -->
+"""
+
+
+def check_attention(report, fixtures, tmp):
+    """attention-fixture.json (--op attention, --suite attention and epilogue cells of the CUDA
+    device) and torch-fixture.json (torch_attention.py): the README kinds attention, batched and
+    epilogue, the report.md section, and that none of these cells enters the ladder tables."""
+    attention = os.path.join(fixtures, "attention-fixture.json")
+    torch = os.path.join(fixtures, "torch-fixture.json")
+    cuda = os.path.join(fixtures, "cuda-fixture.json")
+    readme = os.path.join(tmp, "ATTENTION.md")
+    with open(readme, "w", encoding="utf-8") as f:
+        f.write(ATTENTION_README)
+    r = run_report(report, [attention, torch, "--readme", readme])
+    check(r.returncode == 0, "--readme with attention kinds failed ({}): {}".format(r.returncode, r.stderr))
+    with open(readme, encoding="utf-8") as f:
+        text = f.read()
+    tables = generated_tables(text)
+    check(len(tables) == 4, "{} attention tables, expected 4".format(len(tables)))
+    if len(tables) == 4:
+        plain, causal, batched, epilogue = tables
+        # 4 * 1024 * 512^2 * 64 flops: own 1.0 ms, vendor 1.25 ms, torch math 40 TFLOP/s, SDPA 200.
+        check(find_row(plain, d="64", S="512", **{"own TFLOP/s": "68.7", "cuBLAS + cuDNN TFLOP/s": "55.0",
+                                                   "own % of cuBLAS + cuDNN": "125%", "torch math TFLOP/s": "40.0",
+                                                   "own % of torch math": "172%", "torch SDPA TFLOP/s": "200",
+                                                   "own rungs": "wgmma_tma, warp_row, wgmma_tma"}),
+              "attention row S 512: {}".format(plain))
+        check(find_row(plain, S="1024", **{"torch math TFLOP/s": "—", "own % of cuBLAS + cuDNN": "110%"}),
+              "attention row S 1024 (no torch cell): {}".format(plain))
+        check(len(causal) == 1 and causal[0].get("own % of cuBLAS + cuDNN") == "156%"
+              and "torch math TFLOP/s" not in causal[0], "causal attention table {}".format(causal))
+        check("the vendor path is the softmax of the full rows" in text, "the causal vendor note is missing")
+        check(find_row(batched, d="64", S="512", **{"Q·Kᵀ (NT) % of cuBLAS": "110% wgmma_tma",
+                                                     "P·V (NN) % of cuBLAS": "90% wgmma_tma", "batch": "1024"}),
+              "batched table {}".format(batched))
+        check(find_row(epilogue, epilogue="none", **{"% of cuBLASLt": "102%", "% of its plain call": "—"}),
+              "epilogue plain row {}".format(epilogue))
+        check(find_row(epilogue, epilogue="bias bf16 + gelu_tanh",
+                       **{"fastest own rung": "wgmma_tma", "% of its plain call": "99%", "% of cuBLASLt": "104%",
+                          "% of cuBLAS (+ epilogue pass)": "124%"}),
+              "epilogue gelu row {}".format(epilogue))
+    # Asked for a kind the runs do not hold: one line naming the marker.
+    r = run_report(report, [cuda, "--readme", readme, "--check"])
+    check(r.returncode == 2 and "no attention cell" in r.stderr, "a missing attention run: {}".format(r.stderr))
+
+    out = os.path.join(tmp, "attention-report")
+    r = run_report(report, [attention, torch, cuda, "--out", out, "--no-plots"])
+    check(r.returncode == 0, "report with attention runs failed: {}".format(r.stderr))
+    if r.returncode == 0:
+        with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+            report_md = f.read()
+        md = parse_markdown(report_md)
+        section = "Fixture GPU 80GB (cuda): attention, batched gemm, fused epilogue"
+        for heading in ("attention bf16", "attention bf16, causal", "attention suite (batched gemms) bf16",
+                        "fused epilogue bf16"):
+            check((section, heading) in md, "report.md lacks {}".format(heading))
+        ladder = md.get(("Fixture GPU 80GB (cuda)", "GEMM bf16"), [])
+        check(not any("4096³" == row.get("size") for row in ladder), "epilogue suite cells in the ladder table")
+
+
 def check_readme_current(report, results, readme):
     """The README's generated tables are those of the committed runs."""
     runs = sorted(glob.glob(os.path.join(results, "*.json")))
@@ -544,6 +619,7 @@ def main():
         check_suite(args.report, args.fixtures, tmp)
         check_bad_inputs(args.report, args.fixtures, tmp)
         check_readme(args.report, args.fixtures, tmp)
+        check_attention(args.report, args.fixtures, tmp)
     return finish()
 
 

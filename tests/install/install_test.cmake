@@ -1,6 +1,6 @@
 # Installs the build tree into a temporary prefix, then builds and runs the examples
-# against that prefix only: examples/gemm_softmax through find_package(gpukern CONFIG)
-# and examples/c_api through pkg-config. Runs with GPUKERN_BACKEND=cpu.
+# against that prefix only: examples/gemm_softmax and examples/attention through
+# find_package(gpukern CONFIG) and examples/c_api through pkg-config. Runs with GPUKERN_BACKEND=cpu.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... \
 #         -DCXX_COMPILER=... -DC_COMPILER=... -DPKG_CONFIG=... -P install_test.cmake
 cmake_minimum_required(VERSION 3.21)
@@ -35,6 +35,17 @@ step("configure examples/gemm_softmax against the prefix"
 step("build examples/gemm_softmax" ${CMAKE_COMMAND} --build ${example_build})
 step("run examples/gemm_softmax with GPUKERN_BACKEND=cpu"
   ${CMAKE_COMMAND} -E env GPUKERN_BACKEND=cpu ${example_build}/gemm_softmax)
+
+set(attention_build ${WORK_DIR}/attention)
+step("configure examples/attention against the prefix"
+  ${CMAKE_COMMAND} -S ${SOURCE_DIR}/examples/attention -B ${attention_build}
+    -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_PREFIX_PATH=${prefix}
+    -DCMAKE_BUILD_TYPE=Release)
+step("build examples/attention" ${CMAKE_COMMAND} --build ${attention_build})
+step("run examples/attention with GPUKERN_BACKEND=cpu"
+  ${CMAKE_COMMAND} -E env GPUKERN_BACKEND=cpu ${attention_build}/attention)
+step("run examples/attention --causal --dtype bf16 with GPUKERN_BACKEND=cpu"
+  ${CMAKE_COMMAND} -E env GPUKERN_BACKEND=cpu ${attention_build}/attention --causal --dtype bf16 --seq 45)
 
 if(NOT PKG_CONFIG)
   message(STATUS "install test: pkg-config not found; the C example is not built")
