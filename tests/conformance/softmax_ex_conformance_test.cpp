@@ -52,7 +52,8 @@ TEST_P(SoftmaxExConformance, Batches) {
   aligned.pad_x = aligned.pad_y = 8;
   cases.push_back(aligned);
   if (on_gpu())
-    for (auto c : {batched(shape(64, 1024), 17, 0), batched(shape(4, 4097), 3, 5), batched(shape(1024, 128), 3, 0, true)})
+    for (auto c :
+         {batched(shape(64, 1024), 17, 0), batched(shape(4, 4097), 3, 5), batched(shape(1024, 128), 3, 0, true)})
       cases.push_back(c);
   run_softmax_cases(GetParam(), cases);
 }
