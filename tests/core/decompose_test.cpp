@@ -478,9 +478,19 @@ TEST(Decompose, AutoPassesOverSoftmaxRungsWithoutTheFeature) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::Unsupported);
     EXPECT_EQ(e.decline(), Decline::Feature) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch=3 scale=0.125"), std::string::npos) << e.what();
   }
   // GEMM: the first rung in auto's order takes every call, decomposed.
   EXPECT_EQ(d.rungs(OpKind::Gemm)[static_cast<std::size_t>(d.select(batched_call(), nullptr, "auto"))].name, "plain");
+}
+
+TEST(Decompose, ShapeTextNamesTheExtendedFields) {
+  EXPECT_EQ(shape_text(batched_call()), "NN m=4 n=5 k=6 f32 batch=3 bias=f32 act=relu");
+  SoftmaxArgs s = softmax_call();
+  s.causal = true;
+  s.causal_offset = -2;
+  s.scale = 0.125f;
+  EXPECT_EQ(shape_text(s), "rows=5 cols=7 f32 batch=3 scale=0.125 causal(-2)");
 }
 
 }  // namespace
