@@ -146,8 +146,8 @@ inline std::string describe_plan(const GemmArgs& a, const GemmPlan& p) {
     if (!out.empty()) out += "; ";
     out += "epilogue as a separate pass";
     if (p.workspace)
-      out += " through an f32 workspace (" + std::to_string(p.chunk) + " item" + (p.chunk == 1 ? "" : "s") +
-             " at a time)";
+      out +=
+          " through an f32 workspace (" + std::to_string(p.chunk) + " item" + (p.chunk == 1 ? "" : "s") + " at a time)";
   }
   return out;
 }

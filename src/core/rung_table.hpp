@@ -327,8 +327,7 @@ class Ladder {
     if (missing & kFuseScale)
       return {Decline::Feature, "does not fuse the input scale (scale " + number_text(args.scale) + ")"};
     if (missing & kFuseCausal)
-      return {Decline::Feature,
-              "does not fuse the causal mask (offset " + std::to_string(args.causal_offset) + ")"};
+      return {Decline::Feature, "does not fuse the causal mask (offset " + std::to_string(args.causal_offset) + ")"};
     if (missing & kFuseBatch)
       return check_softmax_items(args, [&](const SoftmaxArgs& item) { return own_check(r, item, ctx); });
     return own_check(r, args, ctx);

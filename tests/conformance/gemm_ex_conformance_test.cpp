@@ -79,8 +79,9 @@ TEST_P(GemmExConformance, Batches) {
   aligned.gap = 8;
   cases.push_back(aligned);
   if (on_gpu()) {  // tiles and pipelines: more than one tile per item
-    for (auto c : {batched(shape(64, 64, 32), 17, Layout::BroadcastB), batched(shape(128, 96, 64), 3, Layout::Padded),
-                   batched(shape(130, 70, 33), 17, Layout::InterleavedC), batched(shape(256, 128, 72), 3, Layout::BroadcastA)})
+    for (auto c :
+         {batched(shape(64, 64, 32), 17, Layout::BroadcastB), batched(shape(128, 96, 64), 3, Layout::Padded),
+          batched(shape(130, 70, 33), 17, Layout::InterleavedC), batched(shape(256, 128, 72), 3, Layout::BroadcastA)})
       for (int t : {0, 1}) {
         GemmCase g = transposed(c, t);
         if (g.gap) g.gap = 8;
@@ -98,8 +99,8 @@ TEST_P(GemmExConformance, Epilogue) {
     Bias bias;
     bool per_item;
   };
-  const BiasKind biases[] = {{Bias::None, false}, {Bias::F32, false}, {Bias::CType, true}, {Bias::F32, true},
-                             {Bias::CType, false}};
+  const BiasKind biases[] = {
+      {Bias::None, false}, {Bias::F32, false}, {Bias::CType, true}, {Bias::F32, true}, {Bias::CType, false}};
   const float betas[] = {0.0f, 0.5f, -1.0f};
   std::vector<GemmCase> cases;
   int i = 0;

@@ -171,7 +171,8 @@ std::vector<double> reference_of(const GemmCase& gc, const GemmOperands& o) {
     auto ref = reference_gemm(gc.trans_a, gc.trans_b, gc.m, gc.n, gc.k, gc.alpha, a, b, gc.beta,
                               gc.beta != 0.0f ? &c : nullptr);
     const MatrixView bias{&o.bias, o.wbias.item(item)};
-    if (gc.extended()) reference_epilogue(ref, std::max<int64_t>(1, gc.n), gc.bias != GemmCase::Bias::None ? &bias : nullptr, gc.act);
+    if (gc.extended())
+      reference_epilogue(ref, std::max<int64_t>(1, gc.n), gc.bias != GemmCase::Bias::None ? &bias : nullptr, gc.act);
     all.insert(all.end(), ref.begin(), ref.end());
   }
   return all;

@@ -23,7 +23,8 @@ std::string SoftmaxCase::describe() const {
   if (in_place) s << " in place";
   if (guard % 32 != 0) s << " misaligned (" << guard << " elements in)";
   s << kSpecial[static_cast<int>(special)];
-  if (batch != 1) s << " batch=" << batch << (gap ? " gap=" + std::to_string(gap) : "") << (broadcast_x ? " broadcast x" : "");
+  if (batch != 1)
+    s << " batch=" << batch << (gap ? " gap=" + std::to_string(gap) : "") << (broadcast_x ? " broadcast x" : "");
   if (scale != 1.0f) s << " scale=" << scale;
   if (causal) s << " causal offset " << causal_offset;
   return s.str();
@@ -126,8 +127,8 @@ Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const So
   desc.causal = sc.causal ? 1 : 0;
   desc.causal_offset = sc.causal_offset;
   // A case without the extended fields goes through the plain entry points.
-  const gk_softmax_desc plain{desc.rows, desc.cols,        desc.x,           desc.ldx,   desc.y,
-                              desc.ldy,  desc.dtype,       desc.log_softmax, desc.variant};
+  const gk_softmax_desc plain{desc.rows, desc.cols,  desc.x,           desc.ldx,    desc.y,
+                              desc.ldy,  desc.dtype, desc.log_softmax, desc.variant};
   Attempt result;
   if (variant == "auto") {
     char name[GK_NAME_LEN] = {};
@@ -156,8 +157,8 @@ bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperan
   int64_t unwritten = 0;
   for (int64_t item = 0; item < sc.batch; ++item) {
     if (!sc.in_place) unwritten += count_inside(y_after, o.wy.item(item), Pattern::Poison);
-    const auto r = reference_softmax_ex(MatrixView{&o.x, o.wx.item(item)}, sc.log_softmax, sc.scale, sc.causal,
-                                        sc.causal_offset);
+    const auto r =
+        reference_softmax_ex(MatrixView{&o.x, o.wx.item(item)}, sc.log_softmax, sc.scale, sc.causal, sc.causal_offset);
     const auto y = read_window(y_after, o.wy.item(item));
     ref.insert(ref.end(), r.begin(), r.end());
     out.insert(out.end(), y.begin(), y.end());

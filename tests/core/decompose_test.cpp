@@ -70,8 +70,8 @@ struct GenericPaths<RecordingCtx> {
 namespace {
 
 void record_gemm(const GemmArgs& a, const RecordingCtx& ctx) {
-  const int calls = static_cast<int>(std::count_if(ctx.events->begin(), ctx.events->end(),
-                                                   [](const Event& e) { return e.kind == Event::Rung; }));
+  const int calls = static_cast<int>(
+      std::count_if(ctx.events->begin(), ctx.events->end(), [](const Event& e) { return e.kind == Event::Rung; }));
   if (calls == ctx.throw_at_rung_call) throw Error(Status::DeviceError, "launch failed");
   Event e = Event::of(Event::Rung);
   e.gemm = a;
@@ -98,12 +98,17 @@ const GemmTable& gemm_table() {
       {"plain", "fuses nothing", kAllTypes, {}, RungKind::Ladder, nullptr, record_gemm, 1},
       fusing(GemmTable::Row{"batched", "fuses batches", kAllTypes, {}, RungKind::Ladder, nullptr, record_gemm, 2},
              kFuseBatch),
-      fusing(GemmTable::Row{"epilogue", "fuses the epilogue", kAllTypes, {}, RungKind::Ladder, nullptr, record_gemm,
-                            3},
+      fusing(GemmTable::Row{"epilogue", "fuses the epilogue", kAllTypes, {}, RungKind::Ladder, nullptr, record_gemm, 3},
              kFuseEpilogue),
       fusing(GemmTable::Row{"both", "fuses both", kAllTypes, {}, RungKind::Ladder, nullptr, record_gemm, 4},
              kFuseBatch | kFuseEpilogue),
-      {"aligned", "aligned C of the input type", kAllTypes, {}, RungKind::Ladder, aligned_c_same_type, record_gemm,
+      {"aligned",
+       "aligned C of the input type",
+       kAllTypes,
+       {},
+       RungKind::Ladder,
+       aligned_c_same_type,
+       record_gemm,
        kNeverAuto},
   });
   return t;
@@ -113,12 +118,13 @@ enum GemmRow { kPlain, kBatched, kEpilogue, kBoth, kAligned };
 const SoftmaxTable& softmax_table() {
   static const SoftmaxTable t({
       {"rows", "fuses nothing", kAllTypes, {}, RungKind::Ladder, nullptr, record_softmax, 0},
-      fusing(SoftmaxTable::Row{"attention", "scale and mask", kAllTypes, {}, RungKind::Ladder, nullptr,
-                               record_softmax, 1},
-             kFuseScale | kFuseCausal),
-      fusing(SoftmaxTable::Row{"everything", "batch, scale, mask", kAllTypes, {}, RungKind::Ladder, nullptr,
-                               record_softmax, 2},
-             kFuseBatch | kFuseScale | kFuseCausal),
+      fusing(
+          SoftmaxTable::Row{"attention", "scale and mask", kAllTypes, {}, RungKind::Ladder, nullptr, record_softmax, 1},
+          kFuseScale | kFuseCausal),
+      fusing(
+          SoftmaxTable::Row{
+              "everything", "batch, scale, mask", kAllTypes, {}, RungKind::Ladder, nullptr, record_softmax, 2},
+          kFuseBatch | kFuseScale | kFuseCausal),
   });
   return t;
 }
@@ -157,7 +163,8 @@ GemmArgs batched_call() {
 std::vector<Event> run_gemm(int rung, const GemmArgs& a, int throw_at = -1) {
   std::vector<Event> events;
   RecordingCtx ctx{&events, throw_at};
-  EXPECT_TRUE(gemm_table().supports(rung, a, ctx, kHost).accepted()) << gemm_table().supports(rung, a, ctx, kHost).text();
+  EXPECT_TRUE(gemm_table().supports(rung, a, ctx, kHost).accepted())
+      << gemm_table().supports(rung, a, ctx, kHost).text();
   gemm_table().run(rung, a, ctx);
   return events;
 }
@@ -471,10 +478,19 @@ TEST(Decompose, AutoPassesOverSoftmaxRungsWithoutTheFeature) {
   } catch (const Error& e) {
     EXPECT_EQ(e.status(), Status::Unsupported);
     EXPECT_EQ(e.decline(), Decline::Feature) << e.what();
+    EXPECT_NE(std::string(e.what()).find("batch=3 scale=0.125"), std::string::npos) << e.what();
   }
   // GEMM: the first rung in auto's order takes every call, decomposed.
-  EXPECT_EQ(d.rungs(OpKind::Gemm)[static_cast<std::size_t>(d.select(batched_call(), nullptr, "auto"))].name,
-            "plain");
+  EXPECT_EQ(d.rungs(OpKind::Gemm)[static_cast<std::size_t>(d.select(batched_call(), nullptr, "auto"))].name, "plain");
+}
+
+TEST(Decompose, ShapeTextNamesTheExtendedFields) {
+  EXPECT_EQ(shape_text(batched_call()), "NN m=4 n=5 k=6 f32 batch=3 bias=f32 act=relu");
+  SoftmaxArgs s = softmax_call();
+  s.causal = true;
+  s.causal_offset = -2;
+  s.scale = 0.125f;
+  EXPECT_EQ(shape_text(s), "rows=5 cols=7 f32 batch=3 scale=0.125 causal(-2)");
 }
 
 }  // namespace

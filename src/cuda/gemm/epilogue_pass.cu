@@ -61,8 +61,7 @@ void GenericPaths<cuda::CudaContext>::epilogue_pass(const EpiloguePassArgs& a, c
   const int64_t blocks = a.batch * a.m * ceil_div<int64_t>(a.n, gemm::kPassThreads);
   const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t{ctx.sm_count} * gemm::kPassBlocksPerSm));
   gpu::with_storage_type(a.c_type, [&](auto tag) {
-    gemm::epilogue_pass_kernel<decltype(tag)>
-        <<<static_cast<unsigned>(grid), gemm::kPassThreads, 0, ctx.stream>>>(p, e);
+    gemm::epilogue_pass_kernel<decltype(tag)><<<static_cast<unsigned>(grid), gemm::kPassThreads, 0, ctx.stream>>>(p, e);
   });
   GK_LAUNCH_CHECK();
 }
