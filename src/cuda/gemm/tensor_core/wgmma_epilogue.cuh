@@ -6,8 +6,9 @@
 // registers leaves the tensor cores idle while the scattered 4-byte writes issue: the
 // TMA-store form is what brings the rung level with cuBLAS.
 //
-// The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) runs on the
-// accumulators in registers before either form stores them, so C is rounded once: a
+// The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) of
+// wgmma_tma_kernel runs on the accumulators in registers before either form stores
+// them, so C is rounded once: a
 // pass adds alpha * acc (+ beta * C when C is read) and the bias, loading each bias
 // value once per tile (a thread's columns repeat over its rows), then one pass applies
 // the activation, chosen once per tile (a switch outside the unrolled loop, so each
@@ -259,44 +260,21 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 }
 
 /// The epilogue of one consumer warpgroup of wgmma_tf32_nn_kernel (a kTileM x 128 tile
-/// of C, the consumer's 64 columns of it): acc[4i + 2h + p] holds C(m0 + 8i + 2q + p,
-/// n0 + 64 consumer + col[h]), i = 0..31. `OutT` = void: stores from the registers;
-/// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes.
-template <class Cfg, class OutT, int kTileM, bool kEpilogue>
-__device__ __forceinline__ void store_tf32_nn_tile_as(const TcProblem& p, const WgmmaExtras& x,
-                                                      const CUtensorMap& map_c, const WgmmaSmem<Cfg>& sm,
-                                                      int consumer, int q, const int (&col)[2], float (&acc)[128],
-                                                      const TileOrigin& o) {
+/// of C, the consumer's 64 columns of it, at `o`): acc[4i + 2h + p] holds C(m0 + 8i + 2q
+/// + p, n0 + 64 consumer + col[h]), i = 0..31. `OutT` = void: stores from the registers;
+/// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes. The fused
+/// epilogue is not applied here: this kernel's consumers hold 128 accumulators and 32
+/// fragment registers, and the epilogue's code made ptxas spill in the main loop; C is
+/// f32, so a pass after the kernel (wgmma_epilogue_pass) gives the same single rounding.
+template <class Cfg, class OutT, int kTileM>
+__device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
+                                                   const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
+                                                   const float (&acc)[128], const TileOrigin& o) {
   // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
   const int m0 = o.m0, n0 = o.n0;
-  float alpha = p.alpha, beta = p.beta;
-  float* const c_item = static_cast<float*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c;
-  if constexpr (kEpilogue) {
-    // A thread's accumulators span two columns: two bias values for the tile.
-    float bias[2] = {0.0f, 0.0f};
-    if (x.epi.bias != nullptr)
-      with_bias_type(x.epi.bias_type, [&](auto t) {
-        using BiasT = decltype(t);
-        for (int h = 0; h < 2; ++h) bias[h] = bias_value<BiasT>(x.epi, o.item, n0 + 64 * consumer + col[h], p.n);
-      });
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int pp = 0; pp < 2; ++pp) {
-          float& v = acc[4 * i + 2 * h + pp];
-          const int row = m0 + 8 * i + 2 * q + pp, c = n0 + 64 * consumer + col[h];
-          v *= alpha;
-          if constexpr (std::is_void_v<OutT>)  // C is read only on this path (beta != 0 possible)
-            if (beta != 0.0f && row < p.m && c < p.n) v += beta * c_item[static_cast<int64_t>(row) * p.ldc + c];
-          v += bias[h];
-        }
-    activate_tile(acc, x.epi.act);
-    alpha = 1.0f;
-    beta = 0.0f;
-  }
+  const float alpha = p.alpha, beta = p.beta;
   if constexpr (std::is_void_v<OutT>) {
+    float* const c_item = static_cast<float*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c;
 #pragma unroll
     for (int i = 0; i < 32; ++i)
 #pragma unroll
@@ -331,17 +309,6 @@ __device__ __forceinline__ void store_tf32_nn_tile_as(const TcProblem& p, const 
                          o.item);
         });
   }
-}
-
-/// store_tf32_nn_tile_as for the call: fused when the call has an epilogue, else plain.
-template <class Cfg, class OutT, int kTileM>
-__device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
-                                                   const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   float (&acc)[128], const TileOrigin& o) {
-  if (x.epi.active())
-    store_tf32_nn_tile_as<Cfg, OutT, kTileM, true>(p, x, map_c, sm, consumer, q, col, acc, o);
-  else
-    store_tf32_nn_tile_as<Cfg, OutT, kTileM, false>(p, x, map_c, sm, consumer, q, col, acc, o);
 }
 
 }  // namespace gpukern::cuda::gemm
