@@ -347,12 +347,20 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
   // the most); a larger batch runs in parts.
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
   const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
-  if (args.batch <= per_launch) {
-    run_launches(args, ctx, choice);
-    return;
+  for (int64_t first = 0; first < args.batch; first += per_launch) {
+    const core::GemmArgs part =
+        args.batch <= per_launch ? args : batch_part(args, first, std::min(per_launch, args.batch - first));
+    try {
+      run_launches(part, ctx, choice);
+    } catch (const TmaEncodeError& e) {
+      // A driver that refuses the batch's 3-D tensor maps (they are encoded before the
+      // part's launch, so nothing of it has run): the part's items one launch each.
+      if (!part.batched()) throw;
+      core::log_line(core::LogLevel::Debug,
+                     std::string("wgmma_tma: 3-D tensor maps refused (") + e.what() + "), items run one by one");
+      for (int64_t i = 0; i < part.batch; ++i) run_launches(batch_part(part, i, 1), ctx, choice);
+    }
   }
-  for (int64_t first = 0; first < args.batch; first += per_launch)
-    run_launches(batch_part(args, first, std::min(per_launch, args.batch - first)), ctx, choice);
 }
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {

@@ -4,10 +4,12 @@
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
 //    tile (128 or 64 rows, 256 or 128 columns) is a field of its configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
-// and the declarations of the rung's choice of configuration per call (WgmmaChoice,
-// 12_wgmma_tma.cu). Kept in a header so a development driver can instantiate other
-// configurations and schedule policies; the rung's configurations are in
-// cuda/gemm/configs/sm90.cuh.
+// Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
+// the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
+// C (wgmma_epilogue_pass). And the declarations of the rung's choice of configuration
+// per call (WgmmaChoice, 12_wgmma_tma.cu). Kept in a header so a development driver can
+// instantiate other configurations and schedule policies; the rung's configurations are
+// in cuda/gemm/configs/sm90.cuh.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
