@@ -17,6 +17,7 @@
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
 
 #include "core/activation.hpp"
+#include "support/backends.hpp"
 #include "support/reference.hpp"
 
 #include <gtest/gtest.h>
@@ -49,6 +50,7 @@ struct FusedCase {
   core::Activation act = core::Activation::None;
   int64_t c_pad = 0;  // extra elements per row of C (a non-zero odd value: C rows not 16-byte addressable)
   const char* config = nullptr;  // a forced configuration (parse_wgmma_config), or the rung's choice
+  bool api = false;              // through gk_gemm_ex with the rung forced (validation, dispatch), not directly
 
   std::string describe() const {
     static const char* items[] = {"padded", "broadcast", "interleaved"};
@@ -58,7 +60,7 @@ struct FusedCase {
       << " alpha=" << alpha << " beta=" << beta << " A/B/C " << items[int(a_items)] << '/' << items[int(b_items)] << '/'
       << items[int(c_items)] << " bias=" << (bias == 0 ? "none" : bias == 1 ? "f32" : "C type")
       << (bias_per_item ? " per item" : "") << " act=" << static_cast<int>(act) << " c_pad=" << c_pad
-      << " config=" << (config ? config : "chosen");
+      << " config=" << (config ? config : "chosen") << (api ? " (gk_gemm_ex)" : "");
     return s.str();
   }
 };
@@ -110,6 +112,71 @@ struct DeviceCopy {
   DeviceCopy(const DeviceCopy&) = delete;
   DeviceCopy& operator=(const DeviceCopy&) = delete;
 };
+
+/// Runs `g` with wgmma_tma's supports() and run on `ctx`, with the configuration `config`
+/// forced (null: the rung's choice); failures reported under `label`.
+bool run_directly(const core::GemmArgs& g, const CudaContext& ctx, const char* config, const std::string& label) {
+  const core::Verdict verdict = gemm::wgmma_tma_supports(g, ctx);
+  if (!verdict.accepted()) {
+    ADD_FAILURE() << "wgmma_tma declined " << label << ": " << verdict.text();
+    return false;
+  }
+  try {
+    gemm::WgmmaChoice choice = gemm::choose_wgmma_config(g, ctx);
+    if (config && !gemm::parse_wgmma_config(config, &choice)) {
+      ADD_FAILURE() << "bad configuration name " << config;
+      return false;
+    }
+    gemm::wgmma_tma_run_with(g, ctx, choice);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << label << ": threw " << e.what();
+    return false;
+  }
+  return true;
+}
+
+/// Runs `g` through gk_gemm_ex with wgmma_tma forced, on `stream`.
+bool run_through_api(const core::GemmArgs& g, cudaStream_t stream, const std::string& label) {
+  auto type = [](DType t) { return public_type(t); };
+  gk_gemm_ex_desc d;
+  gk_gemm_ex_desc_init(&d);
+  d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
+  d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
+  d.m = g.m;
+  d.n = g.n;
+  d.k = g.k;
+  d.alpha = g.alpha;
+  d.beta = g.beta;
+  d.a = g.a;
+  d.lda = g.lda;
+  d.b = g.b;
+  d.ldb = g.ldb;
+  d.c = g.c;
+  d.ldc = g.ldc;
+  d.ab_type = type(g.ab_type);
+  d.c_type = type(g.c_type);
+  d.allow_tf32 = g.allow_tf32 ? 1 : 0;
+  d.variant = "wgmma_tma";
+  d.batch_count = g.batch;
+  d.stride_a = g.stride_a;
+  d.stride_b = g.stride_b;
+  d.stride_c = g.stride_c;
+  d.bias = g.bias;
+  d.bias_length = g.bias ? g.n : 0;
+  d.bias_type = type(g.bias_type);
+  d.stride_bias = g.stride_bias;
+  d.activation = static_cast<gk_activation>(static_cast<int>(g.act));
+  Device& dev = shared_device("cuda");
+  gk_status status = gk_set_stream(dev.handle(), stream);
+  if (status == GK_SUCCESS) status = gk_gemm_ex(dev.handle(), &d);
+  const std::string message = status == GK_SUCCESS ? "" : gk_last_error();
+  gk_set_stream(dev.handle(), nullptr);
+  if (status != GK_SUCCESS) {
+    ADD_FAILURE() << "gk_gemm_ex (wgmma_tma) " << label << ": " << gk_status_name(status) << ": " << message;
+    return false;
+  }
+  return true;
+}
 
 /// Runs `fc` with wgmma_tma on `ctx` and checks every item against the double reference
 /// and every other cell of C's buffer against its initial bits. Returns whether it passed.
@@ -181,20 +248,9 @@ bool run_fused_case(const FusedCase& fc, const CudaContext& ctx, uint64_t seed) 
   g.act = fc.act;
 
   const std::string label = fc.describe() + " (seed " + std::to_string(seed) + ")";
-  const core::Verdict verdict = gemm::wgmma_tma_supports(g, ctx);
-  if (!verdict.accepted()) {
-    ADD_FAILURE() << "wgmma_tma declined " << label << ": " << verdict.text();
-    return false;
-  }
-  try {
-    gemm::WgmmaChoice choice = gemm::choose_wgmma_config(g, ctx);
-    if (fc.config && !gemm::parse_wgmma_config(fc.config, &choice)) {
-      ADD_FAILURE() << "bad configuration name " << fc.config;
-      return false;
-    }
-    gemm::wgmma_tma_run_with(g, ctx, choice);
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << label << ": threw " << e.what();
+  if (fc.api) {
+    if (!run_through_api(g, ctx.stream, label)) return false;
+  } else if (!run_directly(g, ctx, fc.config, label)) {
     return false;
   }
   const cudaError_t e = cudaStreamSynchronize(ctx.stream);
@@ -459,6 +515,32 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
       ++v;
     }
   run_all(cases, *ctx, 3000);
+}
+
+TEST_F(WgmmaFused, ThroughThePublicApi) {
+  const CudaContext* ctx = context();
+  if (!ctx) GTEST_SKIP() << skip_reason_;
+  std::vector<FusedCase> cases;
+  for (int v = 0; v < 6; ++v) {
+    FusedCase fc;
+    fc.api = true;
+    fc.m = 96 + 17 * v;
+    fc.n = 72 + 8 * v;
+    fc.k = 64 + 9 * v;
+    fc.trans_a = v % 2;
+    fc.trans_b = (v / 2) % 2;
+    fc.batch = v < 3 ? 3 : 17;
+    fc.ab = v % 2 ? DType::F16 : DType::BF16;
+    fc.c = v % 3 == 2 ? DType::F32 : fc.ab;
+    fc.a_items = v == 4 ? Items::Broadcast : Items::Padded;
+    fc.c_items = v == 5 ? Items::Interleaved : Items::Padded;
+    fc.bias = v % 3;
+    fc.bias_per_item = v % 2;
+    fc.act = kActs[v % 5];
+    if (v == 3) fc.beta = 0.5f;
+    cases.push_back(fc);
+  }
+  run_all(cases, *ctx, 5000);
 }
 
 TEST_F(WgmmaFused, AttentionShapesAtAReducedBatch) {

@@ -60,7 +60,8 @@
 // The fused epilogue (bias over N, activation) is applied to the accumulators where
 // they leave for C, in f32 before the single rounding: on both store paths, after the
 // split-K fixup (the last CTA of a split tile holds the whole sum) and on the K = 0 path
-// (C = act(beta C + bias)); wgmma_epilogue.cuh.
+// (C = act(beta C + bias)); wgmma_epilogue.cuh. The tf32 NN (C^T) kernel, whose
+// registers are full, leaves it to a pass over its f32 C (the same single rounding).
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
@@ -274,10 +275,9 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
 
 namespace {
 
-/// K == 0 with a batch or an epilogue: C_b = act(beta * C_b + bias_b) for every item
-/// (beta == 0 never reads C).
+/// C_b = act(beta * C_b + bias_b) for every item (beta == 0 never reads C).
 template <class CT>
-__global__ void k0_fused_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int n, int64_t batch, float beta,
+__global__ void epilogue_pass_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int n, int64_t batch, float beta,
                                 Epilogue epi) {
   const int64_t per_item = static_cast<int64_t>(m) * n, total = per_item * batch;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
@@ -289,17 +289,6 @@ __global__ void k0_fused_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int
   }
 }
 
-void k0_fused(const core::GemmArgs& args, const CudaContext& ctx) {
-  const int64_t total = args.m * args.n * args.batch;
-  const int blocks = static_cast<int>(std::min<int64_t>(core::ceil_div<int64_t>(total, 256), 4096));
-  gpu::with_storage_type(args.c_type, [&](auto t) {
-    using CT = decltype(t);
-    k0_fused_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc, args.stride_c,
-                                                    static_cast<int>(args.m), static_cast<int>(args.n), args.batch,
-                                                    args.beta, epilogue_of(args));
-  });
-  GK_LAUNCH_CHECK();
-}
 
 /// Items [first, first + count) of a batched call, as a call of their own.
 core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t count) {
@@ -334,10 +323,23 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
 
 }  // namespace
 
+void wgmma_epilogue_pass(const core::GemmArgs& args, float beta, const CudaContext& ctx) {
+  const int64_t total = args.m * args.n * args.batch;
+  const int blocks = static_cast<int>(std::min<int64_t>(core::ceil_div<int64_t>(total, 256), 4096));
+  gpu::with_storage_type(args.c_type, [&](auto t) {
+    using CT = decltype(t);
+    epilogue_pass_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc,
+                                                         args.batched() ? args.stride_c : 0, static_cast<int>(args.m),
+                                                         static_cast<int>(args.n), args.batch, beta,
+                                                         epilogue_of(args));
+  });
+  GK_LAUNCH_CHECK();
+}
+
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (args.m == 0 || args.n == 0) return;
   if (args.k == 0 && (args.batched() || args.has_epilogue())) {
-    k0_fused(args, ctx);
+    wgmma_epilogue_pass(args, args.beta, ctx);
     return;
   }
   if (tc_trivial_call(args, ctx)) return;
@@ -345,12 +347,20 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
   // the most); a larger batch runs in parts.
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
   const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
-  if (args.batch <= per_launch) {
-    run_launches(args, ctx, choice);
-    return;
+  for (int64_t first = 0; first < args.batch; first += per_launch) {
+    const core::GemmArgs part =
+        args.batch <= per_launch ? args : batch_part(args, first, std::min(per_launch, args.batch - first));
+    try {
+      run_launches(part, ctx, choice);
+    } catch (const TmaEncodeError& e) {
+      // A driver that refuses the batch's 3-D tensor maps (they are encoded before the
+      // part's launch, so nothing of it has run): the part's items one launch each.
+      if (!part.batched()) throw;
+      core::log_line(core::LogLevel::Debug,
+                     std::string("wgmma_tma: 3-D tensor maps refused (") + e.what() + "), items run one by one");
+      for (int64_t i = 0; i < part.batch; ++i) run_launches(batch_part(part, i, 1), ctx, choice);
+    }
   }
-  for (int64_t first = 0; first < args.batch; first += per_launch)
-    run_launches(batch_part(args, first, std::min(per_launch, args.batch - first)), ctx, choice);
 }
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {

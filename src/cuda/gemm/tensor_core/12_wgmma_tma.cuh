@@ -4,10 +4,12 @@
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
 //    tile (128 or 64 rows, 256 or 128 columns) is a field of its configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
-// and the declarations of the rung's choice of configuration per call (WgmmaChoice,
-// 12_wgmma_tma.cu). Kept in a header so a development driver can instantiate other
-// configurations and schedule policies; the rung's configurations are in
-// cuda/gemm/configs/sm90.cuh.
+// Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
+// the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
+// C (wgmma_epilogue_pass). And the declarations of the rung's choice of configuration
+// per call (WgmmaChoice, 12_wgmma_tma.cu). Kept in a header so a development driver can
+// instantiate other configurations and schedule policies; the rung's configurations are
+// in cuda/gemm/configs/sm90.cuh.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
@@ -464,8 +466,13 @@ void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways =
   });
 }
 
+/// C_b = act(beta * C_b + bias_b) for every batch item of the call (beta == 0 never
+/// reads C): the K = 0 call's epilogue, and the tf32 NN kernel's (f32 C, beta = 1).
+void wgmma_epilogue_pass(const core::GemmArgs& args, float beta, const CudaContext& ctx);
+
 /// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>,
-/// repacking the operands TMA cannot address; `ways` as for launch_wgmma.
+/// repacking the operands TMA cannot address; `ways` as for launch_wgmma. A fused
+/// epilogue runs as a pass over C after the kernel (C is f32: rounded once).
 template <class Cfg, class Policy = WgmmaTf32NNPolicy>
 void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
@@ -473,7 +480,8 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   const TmaRepacked repacked =
       args.batched() ? TmaRepacked{} : make_operands_tma_addressable<float, true, false>(args, ctx);
   const TcProblem p = make_wgmma_problem(args);
-  const WgmmaExtras x = make_wgmma_extras(args);
+  WgmmaExtras x = make_wgmma_extras(args);
+  x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
   WgmmaSchedule sched =
       make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32), static_cast<int>(args.batch));
   const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
@@ -487,6 +495,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+  if (args.has_epilogue()) wgmma_epilogue_pass(args, 1.0f, ctx);  // C (f32) = act(C + bias)
   repacked.release(ctx);
 }
 

@@ -42,7 +42,7 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
     r = encode();
   }
   if (r != CUDA_SUCCESS)
-    throw core::Error(core::Status::DeviceError, "cuTensorMapEncodeTiled failed with CUresult " +
+    throw TmaEncodeError(core::Status::DeviceError, "cuTensorMapEncodeTiled failed with CUresult " +
                                                      std::to_string(static_cast<int>(r)) +
                                                      (rank == 3 ? " (3-D map of a batch)" : ""));
   return map;

@@ -31,13 +31,19 @@ struct TmaItems {
   int64_t stride = 0;
 };
 
+/// The driver refused to encode a tensor map (a DeviceError): launchers that have
+/// another way to run the call (a batch item by item) catch this type.
+struct TmaEncodeError : core::Error {
+  using core::Error::Error;
+};
+
 /// TMA descriptor of a matrix stored as `rows` x `cols` (cols contiguous) with elements
 /// of `elem_bytes` and data type `type`, moved in boxes of `box_rows` rows x 128 bytes
 /// with the 128-byte swizzle; with `batch.items` >= 1 a 3-D map whose boxes are one
 /// item deep. Loads read out-of-range elements as zero (OOB fill NONE means zeros; per
 /// dimension, so a box never reads into the next item); stores skip them. A TFLOAT32
 /// type the driver rejects is retried as FLOAT32 (same bits; the tensor cores then
-/// truncate to tf32). Throws DeviceError when the driver cannot encode it.
+/// truncate to tf32). Throws TmaEncodeError (DeviceError) when the driver cannot encode it.
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
                               int cols, int box_rows, TmaItems batch = {});
 

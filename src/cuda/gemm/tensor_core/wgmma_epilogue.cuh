@@ -6,14 +6,12 @@
 // registers leaves the tensor cores idle while the scattered 4-byte writes issue: the
 // TMA-store form is what brings the rung level with cuBLAS.
 //
-// The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) runs on the
-// accumulators in registers before either form stores them, so C is rounded once: a
-// pass adds alpha * acc (+ beta * C when C is read) and the bias, loading each bias
-// value once per tile (a thread's columns repeat over its rows), then one pass applies
-// the activation, chosen once per tile (a switch outside the unrolled loop, so each
-// loop is straight-line code for one function). The store then runs with alpha 1, beta
-// 0. Calls without an epilogue take the plain store, a separate instantiation chosen
-// by one uniform branch per tile: their code is the same as without the feature.
+// The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) of
+// wgmma_tma_kernel runs on the accumulators before either form stores them, so C is
+// rounded once: alpha * acc (+ beta * C when C is read) + bias, then the activation, in
+// one rolled loop through shared memory (fuse_wgmma_epilogue: small code); the store
+// then runs with alpha 1, beta 0. Calls without an epilogue pass one uniform branch
+// per tile and store as before.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
@@ -49,83 +47,6 @@ __device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Stor
   }
 }
 
-/// acc[j] = act(acc[j]) for the activation kAct (a compile-time constant: straight-line
-/// code for one function).
-template <int kAct, int kAcc>
-__device__ __forceinline__ void activate_all(float (&acc)[kAcc]) {
-#pragma unroll
-  for (int j = 0; j < kAcc; ++j) acc[j] = core::activate(acc[j], kAct);
-}
-
-/// The activation pass over a thread's accumulators, the function chosen once.
-template <int kAcc>
-__device__ __forceinline__ void activate_tile(float (&acc)[kAcc], int act) {
-  switch (act) {
-    case GK_ACT_RELU:
-      activate_all<GK_ACT_RELU>(acc);
-      break;
-    case GK_ACT_GELU_TANH:
-      activate_all<GK_ACT_GELU_TANH>(acc);
-      break;
-    case GK_ACT_GELU_ERF:
-      activate_all<GK_ACT_GELU_ERF>(acc);
-      break;
-    case GK_ACT_SILU:
-      activate_all<GK_ACT_SILU>(acc);
-      break;
-    default:
-      break;
-  }
-}
-
-/// bias[col] of batch item `item` as stored (BiasT), in f32; 0 at or past column n
-/// (those accumulators are never stored, and the bias has n values).
-template <class BiasT>
-__device__ __forceinline__ float bias_value(const Epilogue& epi, int item, int col, int n) {
-  if (col >= n) return 0.0f;
-  return gpu::to_float(static_cast<const BiasT*>(epi.bias)[static_cast<int64_t>(item) * epi.stride_bias + col]);
-}
-
-/// Stands for "no bias" where a callback takes the bias's storage type.
-struct NoBias {};
-
-/// f(BiasT{}) for the bias's storage type (f32, f16 or bf16).
-template <class F>
-__device__ __forceinline__ void with_bias_type(int bias_type, F&& f) {
-  if (bias_type == GK_F16)
-    f(gpu::half_t{});
-  else if (bias_type == GK_BF16)
-    f(gpu::bf16_t{});
-  else
-    f(float{});
-}
-
-/// acc = act(alpha * acc + bias[col]) over a consumer thread's accumulators of
-/// wgmma_tma_kernel: acc[4i + 2h + p] is column col0 + 8i + p (h: the thread's two
-/// rows), so each bias value is loaded once for both rows.
-template <int kAcc>
-__device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Epilogue& epi, float alpha, int item,
-                                                    int col0, int n) {
-  auto add_bias = [&](auto bias_type) {
-    using BiasT = decltype(bias_type);
-#pragma unroll
-    for (int i = 0; i < kAcc / 4; ++i) {
-      float b[2] = {0.0f, 0.0f};
-      if constexpr (!std::is_same_v<BiasT, NoBias>) {
-        b[0] = bias_value<BiasT>(epi, item, col0 + 8 * i, n);
-        b[1] = bias_value<BiasT>(epi, item, col0 + 8 * i + 1, n);
-      }
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[4 * i + e] = alpha * acc[4 * i + e] + b[e % 2];
-    }
-  };
-  if (epi.bias == nullptr)
-    add_bias(NoBias{});
-  else
-    with_bias_type(epi.bias_type, add_bias);
-  activate_tile(acc, epi.act);
-}
-
 /// C(row, col) of the TcProblem's C (f32, or the 16-bit input type T) in f32.
 template <class T>
 __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
@@ -136,15 +57,57 @@ __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
   return static_cast<const float*>(p.c)[i];
 }
 
+/// The fused epilogue of a consumer thread of wgmma_tma_kernel: acc = act(alpha * acc
+/// (+ beta * C when `read_c`) + bias[col]), where acc[4i + 2h + p] is C(row0 + 8h, col0 +
+/// 8i + p) of the item's C `q`. The arithmetic runs in one rolled loop (one copy of the
+/// activation and bias code per kernel, whatever the types: unrolled over 128
+/// accumulators it was thousands of instructions a kernel and slowed the build) over
+/// chunks of 32 values that each thread parks in its own column of `scratch` (word
+/// 128 e + thread: conflict-free, read by no other thread, so no barrier); the chunks
+/// are parked and taken back with register indices fixed at compile time.
+template <class T, int kAcc>
+__device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const TcProblem& q, bool read_c,
+                                                    const Epilogue& epi, float alpha, int item, int row0, int col0,
+                                                    uint32_t scratch) {
+  constexpr int kChunk = 32, kChunks = kAcc / kChunk;
+  static_assert(kAcc % kChunk == 0, "whole chunks");
+  const uint32_t mine = scratch + (threadIdx.x % 128) * 4;
+#pragma unroll 1
+  for (int c = 0; c < kChunks; ++c) {
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k)
+      if (k == c) {
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e) arch::st_shared_f32(mine + e * 512, acc[k * kChunk + e]);
+      }
+#pragma unroll 1
+    for (int e = 0; e < kChunk; ++e) {
+      const int j = c * kChunk + e;
+      const int row = row0 + 8 * ((j % 4) / 2), col = col0 + 8 * (j / 4) + j % 2;
+      const uint32_t addr = mine + e * 512;
+      float v = alpha * __uint_as_float(arch::ld_shared_u32(addr));
+      if (read_c && row < q.m && col < q.n) v += q.beta * load_c<T>(q, row, col);
+      if (col < q.n) v += epi.bias_at(item, col);  // 0 without a bias; the bias has n values
+      arch::st_shared_f32(addr, core::activate(v, epi.act));
+    }
+#pragma unroll
+    for (int k = 0; k < kChunks; ++k)
+      if (k == c) {
+#pragma unroll
+        for (int e = 0; e < kChunk; ++e) acc[k * kChunk + e] = __uint_as_float(arch::ld_shared_u32(mine + e * 512));
+      }
+  }
+}
+
 /// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
 /// the tile at `o` (origin and batch item). `OutT` = void: stores from the registers;
 /// otherwise (beta == 0, TMA-addressable C of type OutT) through the consumer's staging
-/// boxes and `map_c`. kEpilogue: the fused bias and activation first (x.epi).
-template <class Cfg, class T, class OutT, bool kEpilogue>
-__device__ __forceinline__ void store_wgmma_tile_as(const TcProblem& p, const WgmmaExtras& x,
-                                                    const CUtensorMap& map_c, const WgmmaSmem<Cfg>& sm,
-                                                    int consumer, int warp_in_group, int lane,
-                                                    float (&acc)[Cfg::kAcc], const TileOrigin& o) {
+/// boxes and `map_c`. A call with an epilogue (x.epi) first runs fuse_wgmma_epilogue
+/// (one uniform branch per tile; the store code is shared).
+template <class Cfg, class T, class OutT>
+__device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
+                                                 const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
+                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
@@ -155,20 +118,8 @@ __device__ __forceinline__ void store_wgmma_tile_as(const TcProblem& p, const Wg
                                         static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
-    if constexpr (kEpilogue) {
-      if (p.beta != 0.0f) {  // alpha * acc + beta * C, then the bias and act, then store as is
-#pragma unroll
-        for (int i = 0; i < Cfg::kBlockN / 8; ++i)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = row + 8 * (e / 2), c = col + 8 * i + e % 2;
-            float& v = acc[4 * i + e];
-            v *= alpha;
-            if (r < p.m && c < p.n) v += p.beta * load_c<T>(q, r, c);
-          }
-        alpha = 1.0f;
-      }
-      fuse_wgmma_epilogue(acc, x.epi, alpha, o.item, col, p.n);
+    if (x.epi.active()) {  // the staging boxes are free: this path issues no TMA stores
+      fuse_wgmma_epilogue<T>(acc, q, p.beta != 0.0f, x.epi, alpha, o.item, row, col, sm.c_staging(consumer));
       q.alpha = 1.0f;
       q.beta = 0.0f;
     }
@@ -178,8 +129,11 @@ __device__ __forceinline__ void store_wgmma_tile_as(const TcProblem& p, const Wg
       store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
     }
   } else {
-    if constexpr (kEpilogue) {
-      fuse_wgmma_epilogue(acc, x.epi, alpha, o.item, n0 + 2 * (lane % 4), p.n);
+    if (x.epi.active()) {
+      // The staging boxes hold the previous tile's C until its TMA stores have read them.
+      if (threadIdx.x % 128 == 0) arch::bulk_wait_group_read<0>();
+      arch::named_barrier_sync(1 + consumer, 128);
+      fuse_wgmma_epilogue<T>(acc, p, false, x.epi, alpha, o.item, 0, n0 + 2 * (lane % 4), sm.c_staging(consumer));
       alpha = 1.0f;
     }
     // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
@@ -246,57 +200,22 @@ __device__ __forceinline__ void store_wgmma_tile_as(const TcProblem& p, const Wg
   }
 }
 
-/// store_wgmma_tile_as for the call: the fused form when the call has an epilogue (one
-/// uniform branch per tile), else the plain one.
-template <class Cfg, class T, class OutT>
-__device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
-                                                 const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o) {
-  if (x.epi.active())
-    store_wgmma_tile_as<Cfg, T, OutT, true>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o);
-  else
-    store_wgmma_tile_as<Cfg, T, OutT, false>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o);
-}
-
 /// The epilogue of one consumer warpgroup of wgmma_tf32_nn_kernel (a kTileM x 128 tile
-/// of C, the consumer's 64 columns of it): acc[4i + 2h + p] holds C(m0 + 8i + 2q + p,
-/// n0 + 64 consumer + col[h]), i = 0..31. `OutT` = void: stores from the registers;
-/// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes.
-template <class Cfg, class OutT, int kTileM, bool kEpilogue>
-__device__ __forceinline__ void store_tf32_nn_tile_as(const TcProblem& p, const WgmmaExtras& x,
-                                                      const CUtensorMap& map_c, const WgmmaSmem<Cfg>& sm,
-                                                      int consumer, int q, const int (&col)[2], float (&acc)[128],
-                                                      const TileOrigin& o) {
+/// of C, the consumer's 64 columns of it, at `o`): acc[4i + 2h + p] holds C(m0 + 8i + 2q
+/// + p, n0 + 64 consumer + col[h]), i = 0..31. `OutT` = void: stores from the registers;
+/// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes. The fused
+/// epilogue is not applied here: this kernel's consumers hold 128 accumulators and 32
+/// fragment registers, and the epilogue's code made ptxas spill in the main loop; C is
+/// f32, so a pass after the kernel (wgmma_epilogue_pass) gives the same single rounding.
+template <class Cfg, class OutT, int kTileM>
+__device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
+                                                   const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
+                                                   const float (&acc)[128], const TileOrigin& o) {
   // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
   const int m0 = o.m0, n0 = o.n0;
-  float alpha = p.alpha, beta = p.beta;
-  float* const c_item = static_cast<float*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c;
-  if constexpr (kEpilogue) {
-    // A thread's accumulators span two columns: two bias values for the tile.
-    float bias[2] = {0.0f, 0.0f};
-    if (x.epi.bias != nullptr)
-      with_bias_type(x.epi.bias_type, [&](auto t) {
-        using BiasT = decltype(t);
-        for (int h = 0; h < 2; ++h) bias[h] = bias_value<BiasT>(x.epi, o.item, n0 + 64 * consumer + col[h], p.n);
-      });
-#pragma unroll
-    for (int i = 0; i < 32; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int pp = 0; pp < 2; ++pp) {
-          float& v = acc[4 * i + 2 * h + pp];
-          const int row = m0 + 8 * i + 2 * q + pp, c = n0 + 64 * consumer + col[h];
-          v *= alpha;
-          if constexpr (std::is_void_v<OutT>)  // C is read only on this path (beta != 0 possible)
-            if (beta != 0.0f && row < p.m && c < p.n) v += beta * c_item[static_cast<int64_t>(row) * p.ldc + c];
-          v += bias[h];
-        }
-    activate_tile(acc, x.epi.act);
-    alpha = 1.0f;
-    beta = 0.0f;
-  }
+  const float alpha = p.alpha, beta = p.beta;
   if constexpr (std::is_void_v<OutT>) {
+    float* const c_item = static_cast<float*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c;
 #pragma unroll
     for (int i = 0; i < 32; ++i)
 #pragma unroll
@@ -331,17 +250,6 @@ __device__ __forceinline__ void store_tf32_nn_tile_as(const TcProblem& p, const 
                          o.item);
         });
   }
-}
-
-/// store_tf32_nn_tile_as for the call: fused when the call has an epilogue, else plain.
-template <class Cfg, class OutT, int kTileM>
-__device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
-                                                   const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   float (&acc)[128], const TileOrigin& o) {
-  if (x.epi.active())
-    store_tf32_nn_tile_as<Cfg, OutT, kTileM, true>(p, x, map_c, sm, consumer, q, col, acc, o);
-  else
-    store_tf32_nn_tile_as<Cfg, OutT, kTileM, false>(p, x, map_c, sm, consumer, q, col, acc, o);
 }
 
 }  // namespace gpukern::cuda::gemm
