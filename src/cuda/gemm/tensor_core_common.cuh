@@ -239,8 +239,8 @@ void for_batch_chunks(int64_t batch, const BatchStrides& strides, F&& launch) {
 inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char* operand, int64_t stride,
                                          std::size_t elem_bytes, std::size_t bytes) {
   if (args.batch > 1 && (stride * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
-    return {core::Decline::Misaligned, std::string("stride_") + operand + " * element size not a multiple of " +
-                                           std::to_string(bytes) + " bytes"};
+    return {core::Decline::Misaligned,
+            std::string("stride_") + operand + " * element size not a multiple of " + std::to_string(bytes) + " bytes"};
   return {};
 }
 
@@ -250,7 +250,6 @@ inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char*
 /// then every one of `batch` items (C at c + item * stride_c) gets C = act(beta * C + bias).
 /// Defined once, in tensor_core_common.cu: its kernel lives in that one fat-binary unit,
 /// so a unit built for fewer targets (13_tcgen05.cu: sm_100a only) can call it too.
-bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {},
-                     int64_t batch = 1);
+bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {}, int64_t batch = 1);
 
 }  // namespace gpukern::cuda::gemm

@@ -35,7 +35,7 @@ struct PipelineConfig {
   static constexpr int kBandRows = Tiling::kWarpsM * Tiling::kSubStrideM;
   static constexpr int kBandPitch = Tiling::kBlockN + kPad;
   static constexpr int kEpilogueSmemBytes =
-      kSmemBytes > kBandRows * kBandPitch * 4 ? kSmemBytes : kBandRows * kBandPitch * 4;
+      kSmemBytes > kBandRows* kBandPitch * 4 ? kSmemBytes : kBandRows* kBandPitch * 4;
 
   static_assert(kStages >= 2, "a pipeline needs at least two stages to overlap copy and compute");
   static_assert(kBlockK % 4 == 0, "the K step must be a multiple of 4");
@@ -251,8 +251,8 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
 #pragma unroll
           for (int j = 0; j < T::kSubN; ++j) {
             const int i = 4 * h + ii;
-            *reinterpret_cast<float4*>(&band[(warp_m * T::kSubStrideM + lane_row + ii) * kPitch + c_base +
-                                             j * T::kSubStrideN]) =
+            *reinterpret_cast<float4*>(
+                &band[(warp_m * T::kSubStrideM + lane_row + ii) * kPitch + c_base + j * T::kSubStrideN]) =
                 make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
           }
         __syncthreads();
