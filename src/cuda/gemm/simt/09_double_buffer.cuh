@@ -294,7 +294,8 @@ void opt_in_dynamic_smem(int bytes, int device) {
 /// items (grid dimension y, in chunks of kMaxBatchPerLaunch) with `strides`, and the
 /// epilogue instantiation when `epi` is active. Batch strides must keep every item as
 /// aligned as item 0 for the 16-byte paths; the checks here take them into account.
-template <class Cfg>
+/// kFusable = false instantiates no epilogue kernel (each costs compile time).
+template <class Cfg, bool kFusable = true>
 void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device, int64_t batch = 1,
                           BatchStrides strides = {}, const Epilogue& epi = {}) {
   using T = typename Cfg::Tiling;
@@ -330,10 +331,12 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
       else
         launch(Scalar{});
     };
-    if (epi.active())
+    if (!epi.active())
+      pick(std::false_type{});
+    else if constexpr (kFusable)
       pick(std::true_type{});
     else
-      pick(std::false_type{});
+      throw core::Error(core::Status::InternalError, "double_buffer: this configuration has no epilogue kernel");
   });
   GK_LAUNCH_CHECK();
 }

@@ -408,12 +408,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 }
 
 /// Launches the kernel over the call's tiles and batch items (the epilogue instantiation
-/// when the call has one).
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true>
+/// when the call has one; kFusable = false instantiates none, for configurations the
+/// rung never runs an epilogue with: each instantiation costs compile time).
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true, bool kFusable = true>
 void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
   const Epilogue epi = epilogue_of(args);
-  auto kernel = epi.active() ? mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, true>
-                             : mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, false>;
+  auto kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, false>;
+  if constexpr (kFusable) {
+    if (epi.active()) kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, true>;
+  } else if (epi.active()) {
+    throw core::Error(core::Status::InternalError, "mma_multistage: this configuration has no epilogue kernel");
+  }
   TcProblem p = make_tc_problem(args);
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
@@ -426,17 +431,17 @@ void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
   });
 }
 
-template <class Cfg, class T, bool kChecked = true>
+template <class Cfg, class T, bool kChecked = true, bool kFusable = true>
 void launch_mma_layout(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if (ak && bk)
-    launch_mma<Cfg, T, true, true, kChecked>(args, ctx);
+    launch_mma<Cfg, T, true, true, kChecked, kFusable>(args, ctx);
   else if (ak)
-    launch_mma<Cfg, T, true, false, kChecked>(args, ctx);
+    launch_mma<Cfg, T, true, false, kChecked, kFusable>(args, ctx);
   else if (bk)
-    launch_mma<Cfg, T, false, true, kChecked>(args, ctx);
+    launch_mma<Cfg, T, false, true, kChecked, kFusable>(args, ctx);
   else
-    launch_mma<Cfg, T, false, false, kChecked>(args, ctx);
+    launch_mma<Cfg, T, false, false, kChecked, kFusable>(args, ctx);
 }
 
 /// True when Cfg's block tiles and K blocks cover the problem exactly (no bounds checks needed).
