@@ -132,28 +132,57 @@ __device__ __forceinline__ void store_one(OutT* dst, float acc, float alpha, flo
   *dst = gpu::from_float<OutT>(v);
 }
 
-/// The bias of columns col and col + 1 of batch item `item` (0 past column n - 1 or
-/// without a bias): loaded once per fragment column and reused over its rows.
-__device__ __forceinline__ float2 bias_pair(const Epilogue& epi, int64_t item, int col, int n) {
-  return make_float2(col < n ? epi.bias_at(item, col) : 0.0f, col + 1 < n ? epi.bias_at(item, col + 1) : 0.0f);
+/// The fused epilogue of the `valid` (1..4) consecutive elements at `dst` (columns col..
+/// of batch item `item`): C = act(alpha*acc + beta*C + bias) in f32, rounded once. All four
+/// move as one 16-byte (f32) or 8-byte (16-bit) access when `vec` (dst aligned) and valid
+/// == 4. Rungs call it from a rolled loop over a tile staged in shared memory, so the
+/// activation's code exists once per kernel rather than once per register of the tile.
+template <class OutT>
+__device__ __forceinline__ void store_c4_epilogue(OutT* dst, float4 acc, float alpha, float beta, int valid, bool vec,
+                                                  const Epilogue& epi, int64_t item, int col) {
+  float o[4] = {alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w};
+  const bool whole = vec && valid == 4;
+  if (beta != 0.0f) {  // beta == 0 never reads C
+    if (whole) {
+      float old[4];
+      if constexpr (sizeof(OutT) == 4) {
+        const float4 v = *reinterpret_cast<const float4*>(dst);
+        old[0] = v.x, old[1] = v.y, old[2] = v.z, old[3] = v.w;
+      } else {
+        const uint2 v = *reinterpret_cast<const uint2*>(dst);
+        const float2 lo = unpack_pair<OutT>(v.x), hi = unpack_pair<OutT>(v.y);
+        old[0] = lo.x, old[1] = lo.y, old[2] = hi.x, old[3] = hi.y;
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[e] += beta * old[e];
+    } else {
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (e < valid) o[e] += beta * gpu::to_float(dst[e]);
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < 4; ++e) o[e] = epi.apply(o[e], item, col + (e < valid ? e : 0));  // (e >= valid: unused)
+  if (whole) {
+    if constexpr (sizeof(OutT) == 4)
+      *reinterpret_cast<float4*>(dst) = make_float4(o[0], o[1], o[2], o[3]);
+    else
+      *reinterpret_cast<uint2*>(dst) = make_uint2(pack_pair<OutT>(o[0], o[1]), pack_pair<OutT>(o[2], o[3]));
+  } else {
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < valid) dst[e] = gpu::from_float<OutT>(o[e]);
+  }
 }
 
 /// Epilogue of the pair C(row, col), C(row, col + 1), the unit every mma fragment
 /// holds. Out-of-range elements are skipped; an aligned in-range pair is moved as one
-/// 8-byte (f32) or 4-byte (16-bit) access. kEpilogue: act(... + bias) per element, with
-/// `bias` the two columns' values (bias_pair).
-template <class InT, bool kEpilogue = false>
-__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0, float v1,
-                                             float2 bias = {}, int act = GK_ACT_NONE) {
+/// 8-byte (f32) or 4-byte (16-bit) access.
+template <class InT>
+__device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int col, float v0, float v1) {
   if (row >= p.m || col >= p.n) return;
   const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
   const bool both = col + 1 < p.n;
-  auto finish = [&](float& o0, float& o1) {
-    if constexpr (kEpilogue) {
-      o0 = core::activate(o0 + bias.x, act);
-      o1 = core::activate(o1 + bias.y, act);
-    }
-  };
   if (p.c_f32 || sizeof(InT) == 4) {
     float* dst = static_cast<float*>(p.c) + offset;
     if (both && p.c_pairs) {
@@ -163,11 +192,10 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
         out.x += p.beta * old.x;
         out.y += p.beta * old.y;
       }
-      finish(out.x, out.y);
       *reinterpret_cast<float2*>(dst) = out;
     } else {
-      store_one<float, kEpilogue>(dst, v0, p.alpha, p.beta, bias.x, act);
-      if (both) store_one<float, kEpilogue>(dst + 1, v1, p.alpha, p.beta, bias.y, act);
+      store_one(dst, v0, p.alpha, p.beta);
+      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
     }
   } else {
     using Out16 = std::conditional_t<sizeof(InT) == 2, InT, gpu::half_t>;
@@ -179,11 +207,10 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
         o0 += p.beta * old.x;
         o1 += p.beta * old.y;
       }
-      finish(o0, o1);
       *reinterpret_cast<uint32_t*>(dst) = pack_pair<Out16>(o0, o1);
     } else {
-      store_one<Out16, kEpilogue>(dst, v0, p.alpha, p.beta, bias.x, act);
-      if (both) store_one<Out16, kEpilogue>(dst + 1, v1, p.alpha, p.beta, bias.y, act);
+      store_one(dst, v0, p.alpha, p.beta);
+      if (both) store_one(dst + 1, v1, p.alpha, p.beta);
     }
   }
 }
@@ -212,8 +239,8 @@ void for_batch_chunks(int64_t batch, const BatchStrides& strides, F&& launch) {
 inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char* operand, int64_t stride,
                                          std::size_t elem_bytes, std::size_t bytes) {
   if (args.batch > 1 && (stride * static_cast<int64_t>(elem_bytes)) % static_cast<int64_t>(bytes) != 0)
-    return {core::Decline::Misaligned, std::string("stride_") + operand + " * element size not a multiple of " +
-                                           std::to_string(bytes) + " bytes"};
+    return {core::Decline::Misaligned,
+            std::string("stride_") + operand + " * element size not a multiple of " + std::to_string(bytes) + " bytes"};
   return {};
 }
 
@@ -223,7 +250,6 @@ inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char*
 /// then every one of `batch` items (C at c + item * stride_c) gets C = act(beta * C + bias).
 /// Defined once, in tensor_core_common.cu: its kernel lives in that one fat-binary unit,
 /// so a unit built for fewer targets (13_tcgen05.cu: sm_100a only) can call it too.
-bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {},
-                     int64_t batch = 1);
+bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {}, int64_t batch = 1);
 
 }  // namespace gpukern::cuda::gemm

@@ -111,8 +111,8 @@ const char* items_name(Items i) {
 
 struct FusedProblem::Host {
   HostBuffer a, b, c0, c, bias;
-  std::vector<double> ref;       // batch x m x n
-  std::vector<char> in_item;     // per element of C: inside some item's window
+  std::vector<double> ref;    // batch x m x n
+  std::vector<char> in_item;  // per element of C: inside some item's window
 };
 
 std::string FusedCase::arithmetic() const {
@@ -127,7 +127,10 @@ std::string FusedCase::describe() const {
   s << arithmetic() << (c == DType::F32 && ab != DType::F32 ? ">f32" : "") << ' ' << (trans_a ? 'T' : 'N')
     << (trans_b ? 'T' : 'N') << ' ' << m << 'x' << n << 'x' << k << " batch " << batch << " (A " << items_name(a_items)
     << ", B " << items_name(b_items) << ", C " << items_name(c_items) << ") alpha=" << alpha << " beta=" << beta
-    << " bias " << (bias == BiasKind::None ? "none" : bias == BiasKind::F32 ? "f32" : "C type")
+    << " bias "
+    << (bias == BiasKind::None  ? "none"
+        : bias == BiasKind::F32 ? "f32"
+                                : "C type")
     << (bias != BiasKind::None ? (bias_per_item ? " per item" : " shared") : "") << " act " << kActs[act];
   return s.str();
 }

@@ -73,8 +73,8 @@ TEST_F(FusedRungs, MmaMultistage) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   // K tails (64 f16 / 32 tf32 per K block), edge tiles, whole 256 x 128 tiles (sm_90's
   // unchecked kernel with the staged C store), one element, K = 0.
-  const std::vector<std::vector<int64_t>> shapes = {{100, 72, 40}, {33, 200, 130}, {129, 257, 64},
-                                                    {256, 128, 128}, {1, 1, 1},    {70, 50, 0}};
+  const std::vector<std::vector<int64_t>> shapes = {{100, 72, 40},   {33, 200, 130}, {129, 257, 64},
+                                                    {256, 128, 128}, {1, 1, 1},      {70, 50, 0}};
   check_fused_cases("mma_multistage", gemm::mma_multistage_supports, gemm::mma_multistage_run,
                     fused_cases(shapes, {kF16, kBF16, kTF32}, kAligned), *ctx, stream_);
 }
@@ -84,7 +84,8 @@ TEST_F(FusedRungs, DoubleBuffer) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   // 300 x 600 at batch 17 fills the SMs with the large tile; odd strides take the
   // 4-byte copies and scalar C stores.
-  const std::vector<std::vector<int64_t>> shapes = {{100, 72, 40}, {300, 600, 64}, {33, 17, 5}, {1, 1, 1}, {65, 130, 0}};
+  const std::vector<std::vector<int64_t>> shapes = {
+      {100, 72, 40}, {300, 600, 64}, {33, 17, 5}, {1, 1, 1}, {65, 130, 0}};
   std::vector<Items> placements = kAligned;
   placements.push_back(Items::Odd);
   const std::vector<FusedCase> cases = fused_cases(shapes, {kF32}, placements);
@@ -101,7 +102,7 @@ TEST_F(FusedRungs, Skinny) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   // Short side m (bias along skinny's N) and short side n (bias along its T); every n8
   // tile count of T; K tails.
-  const std::vector<std::vector<int64_t>> shapes = {{1, 300, 260}, {8, 130, 1000}, {13, 70, 300},
+  const std::vector<std::vector<int64_t>> shapes = {{1, 300, 260},  {8, 130, 1000}, {13, 70, 300},
                                                     {64, 200, 100}, {200, 40, 513}, {100, 1, 64}};
   check_fused_cases("skinny", gemm::skinny_supports, gemm::skinny_run,
                     fused_cases(shapes, {kF16, kBF16, kTF32, kF32}, kAligned), *ctx, stream_);
@@ -135,8 +136,9 @@ TEST_F(FusedRungs, SkinnyForcedSplits) {
         if (index % 3 == 1) c.alpha = 0.5f, c.beta = -1.5f;
         ++index;
         const std::string label = "skinny, " + std::to_string(splits) + " K ranges";
-        ran += run_fused(c, 2000 + index, stream_, label,
-                         [&](const core::GemmArgs& args) { gemm::skinny_run_split(args, *ctx, splits); }, 3);
+        ran += run_fused(
+            c, 2000 + index, stream_, label,
+            [&](const core::GemmArgs& args) { gemm::skinny_run_split(args, *ctx, splits); }, 3);
       }
   EXPECT_GT(ran, 0);
 }

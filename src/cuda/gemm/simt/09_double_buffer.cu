@@ -93,12 +93,13 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
     const int64_t large_blocks = int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
     // Large tiles unless they would leave more than a tenth of the SMs idle (2048^3:
     // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not); the
-    // tiles of every batch item count.
+    // tiles of every batch item count. Calls with an epilogue always take Large: Small has
+    // no epilogue kernel (each instantiation costs compile time).
     const Epilogue epi = epilogue_of(args);
-    if (large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9)
+    if (epi.active() || large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9)
       launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
     else
-      launch_double_buffer<Small>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
+      launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
   });
 }
 

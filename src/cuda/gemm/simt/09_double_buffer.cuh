@@ -30,6 +30,12 @@ struct PipelineConfig {
   static constexpr int kGroupM = 8;  // block swizzle: tile rows walked together (L2 reuse of B panels)
   static constexpr int kSmemBytes =
       kStages * kBlockK * ((Tiling::kBlockM + kPad) + (Tiling::kBlockN + kPad)) * static_cast<int>(sizeof(float));
+  /// The fused epilogue stages the C tile in shared memory one band at a time (sub-tile row
+  /// h of every lane: kWarpsM x kSubStrideM rows); its kernel has the larger of the two.
+  static constexpr int kBandRows = Tiling::kWarpsM * Tiling::kSubStrideM;
+  static constexpr int kBandPitch = Tiling::kBlockN + kPad;
+  static constexpr int kEpilogueSmemBytes =
+      kSmemBytes > kBandRows* kBandPitch * 4 ? kSmemBytes : kBandRows* kBandPitch * 4;
 
   static_assert(kStages >= 2, "a pipeline needs at least two stages to overlap copy and compute");
   static_assert(kBlockK % 4 == 0, "the K step must be a multiple of 4");
@@ -136,32 +142,6 @@ __device__ __forceinline__ void grouped_tile(int block, int tiles_m, int tiles_n
   tile_n = in_group / rows;
 }
 
-/// store_c4 with the fused epilogue: C = act(alpha*acc + beta*C + bias) per element in f32,
-/// `bias` holding the four columns' values.
-__device__ __forceinline__ void store_c4_epilogue(const SgemmProblem& p, int row, int col, float4 acc, bool vector_ok,
-                                                  float4 bias, int act) {
-  if (row >= p.m) return;
-  float* dst = p.c + static_cast<int64_t>(row) * p.ldc + col;
-  float v[4] = {p.alpha * acc.x, p.alpha * acc.y, p.alpha * acc.z, p.alpha * acc.w};
-  const float b[4] = {bias.x, bias.y, bias.z, bias.w};
-  if (vector_ok && col + 3 < p.n) {
-    if (p.beta != 0.0f) {
-      const float4 old = *reinterpret_cast<const float4*>(dst);
-      v[0] += p.beta * old.x;
-      v[1] += p.beta * old.y;
-      v[2] += p.beta * old.z;
-      v[3] += p.beta * old.w;
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) v[j] = core::activate(v[j] + b[j], act);
-    *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[3]);
-    return;
-  }
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (col + j < p.n) dst[j] = core::activate((p.beta == 0.0f ? v[j] : v[j] + p.beta * dst[j]) + b[j], act);
-}
-
 /// One block tile of C (blockIdx.x, grouped for L2) of batch item batch.item() (blockIdx.y;
 /// each operand at its base + item * stride, stride 0 broadcasting it). kEpilogue: C =
 /// act(alpha*acc + beta*C + bias) (`epi`) in f32; without it the plain store.
@@ -255,19 +235,36 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     arch::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
 
     if constexpr (kEpilogue) {
-      // Column groups outermost: each group's four bias values are loaded once.
+      // The fused epilogue goes through shared memory (the pipeline's, idle now), one band
+      // of 4-row sub-tiles at a time (sub-tile row h of every lane: kWarpsM x kSubStrideM
+      // rows of the block), written from there by a rolled loop: one copy of the
+      // activation code instead of one per register of the tile.
+      constexpr int kBandRows = Cfg::kBandRows, kPitch = Cfg::kBandPitch;
+      float* band = reinterpret_cast<float*>(smem_raw);
+      const int warp_m = r_base / T::kWarpTileM, lane_row = r_base % T::kWarpTileM;  // (lm * 4)
+      constexpr int kQuadsPerRow = T::kBlockN / 4;
 #pragma unroll
-      for (int j = 0; j < T::kSubN; ++j) {
-        const int col = col0 + c_base + j * T::kSubStrideN;
-        float b[4];
+      for (int h = 0; h < T::kSubM; ++h) {
+        __syncthreads();  // the pipeline's last reads, or the previous band's stores, are done
 #pragma unroll
-        for (int e = 0; e < 4; ++e) b[e] = col + e < p.n ? epi.bias_at(item, col + e) : 0.0f;
+        for (int ii = 0; ii < 4; ++ii)
 #pragma unroll
-        for (int i = 0; i < T::kThreadM; ++i) {
-          const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
-          store_c4_epilogue(p, row, col,
-                            make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec,
-                            make_float4(b[0], b[1], b[2], b[3]), epi.act);
+          for (int j = 0; j < T::kSubN; ++j) {
+            const int i = 4 * h + ii;
+            *reinterpret_cast<float4*>(
+                &band[(warp_m * T::kSubStrideM + lane_row + ii) * kPitch + c_base + j * T::kSubStrideN]) =
+                make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+          }
+        __syncthreads();
+#pragma unroll 1
+        for (int qd = static_cast<int>(threadIdx.x); qd < kBandRows * kQuadsPerRow; qd += T::kThreads) {
+          const int br = qd / kQuadsPerRow, c = (qd % kQuadsPerRow) * 4;
+          const int row = row0 + (br / T::kSubStrideM) * T::kWarpTileM + h * T::kSubStrideM + br % T::kSubStrideM;
+          const int col = col0 + c;
+          if (row >= p.m || col >= p.n) continue;
+          store_c4_epilogue(p.c + static_cast<int64_t>(row) * p.ldc + col,
+                            *reinterpret_cast<const float4*>(&band[br * kPitch + c]), p.alpha, p.beta,
+                            min(4, p.n - col), c_vec, epi, item, col);
         }
       }
     } else {
@@ -297,7 +294,8 @@ void opt_in_dynamic_smem(int bytes, int device) {
 /// items (grid dimension y, in chunks of kMaxBatchPerLaunch) with `strides`, and the
 /// epilogue instantiation when `epi` is active. Batch strides must keep every item as
 /// aligned as item 0 for the 16-byte paths; the checks here take them into account.
-template <class Cfg>
+/// kFusable = false instantiates no epilogue kernel (each costs compile time).
+template <class Cfg, bool kFusable = true>
 void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device, int64_t batch = 1,
                           BatchStrides strides = {}, const Epilogue& epi = {}) {
   using T = typename Cfg::Tiling;
@@ -308,15 +306,15 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
   const bool b_vec = p.trans_b || (aligned16(p.b) && p.ldb % 4 == 0 && item_aligned(strides.b));
   const bool vec = a_vec && b_vec;
   const bool c_vec = c_vector_ok(p) && item_aligned(strides.c);
-  static_assert(Cfg::kSmemBytes <= 227 * 1024, "the stages must fit one block's shared memory");
+  static_assert(Cfg::kEpilogueSmemBytes <= 227 * 1024, "the stages must fit one block's shared memory");
   dispatch_layout(p.trans_a, p.trans_b, [&](auto ta, auto tb) {
     constexpr bool kTa = decltype(ta)::value, kTb = decltype(tb)::value;
     auto launch = [&](auto kernel_constant) {
       constexpr auto kernel = decltype(kernel_constant)::value;
-      opt_in_dynamic_smem<kernel>(Cfg::kSmemBytes, device);
+      const int smem = epi.active() ? Cfg::kEpilogueSmemBytes : Cfg::kSmemBytes;
+      opt_in_dynamic_smem<kernel>(smem, device);
       for_batch_chunks(batch, strides, [&](const BatchLaunch& chunk, unsigned count) {
-        kernel<<<dim3(static_cast<unsigned>(blocks), count), T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vec, chunk,
-                                                                                                     epi);
+        kernel<<<dim3(static_cast<unsigned>(blocks), count), T::kThreads, smem, stream>>>(p, c_vec, chunk, epi);
       });
     };
     // A layout with no MN-contiguous operand has a single (4-byte) copy path.
@@ -333,10 +331,12 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
       else
         launch(Scalar{});
     };
-    if (epi.active())
+    if (!epi.active())
+      pick(std::false_type{});
+    else if constexpr (kFusable)
       pick(std::true_type{});
     else
-      pick(std::false_type{});
+      throw core::Error(core::Status::InternalError, "double_buffer: this configuration has no epilogue kernel");
   });
   GK_LAUNCH_CHECK();
 }

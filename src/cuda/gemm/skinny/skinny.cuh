@@ -446,13 +446,29 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) sum[i] += (v[i][0] + v[i][1]) + (v[i][2] + v[i][3]);
   }
+  if constexpr (kEpilogue) {
+    // The sums go through shared memory (the reduction buffer, unused since the park) and
+    // are stored from a rolled loop: one copy of the activation code, not kPerThread.
 #pragma unroll
-  for (int i = 0; i < kPerThread; ++i) {
-    const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
-    if (idx >= count) break;
-    int n, t;
-    coords(idx, n, t);
-    if (n0 + n < p.n) store(n0 + n, t, sum[i]);
+    for (int i = 0; i < kPerThread; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
+      if (idx < count) red[idx] = sum[i];
+    }
+    __syncthreads();
+    for (int idx = static_cast<int>(threadIdx.x); idx < count; idx += Cfg::kThreads) {
+      int n, t;
+      coords(idx, n, t);
+      if (n0 + n < p.n) store(n0 + n, t, red[idx]);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      const int idx = static_cast<int>(threadIdx.x) + i * Cfg::kThreads;
+      if (idx >= count) break;
+      int n, t;
+      coords(idx, n, t);
+      if (n0 + n < p.n) store(n0 + n, t, sum[i]);
+    }
   }
 #endif
 }

@@ -57,12 +57,15 @@ using MmaConfigSm80 = MmaMultistageConfig<sm80::MmaMultistage>;
 using MmaConfigOther = MmaMultistageConfig<sm86::MmaMultistage>;
 
 /// On sm_90, f16/bf16 problems the tiles divide exactly take the wide tile, without the
-/// bounds-checked copy path.
+/// bounds-checked copy path; calls with an epilogue take the 128 x 128 tile (the wide
+/// tile has no epilogue instantiation: its 64 x 64 warp tiles are the unit's costliest
+/// kernels to compile).
 template <class T>
 void launch_mma_typed(const core::GemmArgs& args, const CudaContext& ctx) {
   if (ctx.arch.cc == 90) {
     if constexpr (sizeof(T) == 2)
-      if (tiles_exactly<MmaConfigSm90Wide, T>(args)) return launch_mma_layout<MmaConfigSm90Wide, T, false>(args, ctx);
+      if (!args.has_epilogue() && tiles_exactly<MmaConfigSm90Wide, T>(args))
+        return launch_mma_layout<MmaConfigSm90Wide, T, false, false>(args, ctx);
     launch_mma_layout<MmaConfigSm90, T>(args, ctx);
   } else if (ctx.arch.cc == 80) {
     launch_mma_layout<MmaConfigSm80, T>(args, ctx);

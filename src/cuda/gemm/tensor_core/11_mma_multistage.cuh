@@ -114,9 +114,54 @@ struct InteriorCopy {
   }
 };
 
+/// The fused epilogue of one block tile: the f32 accumulators are staged in shared memory
+/// (the pipeline's, idle by now; the caller has synchronized), and the block writes C from
+/// there in a rolled loop, four consecutive columns per thread and step: C = act(alpha*acc +
+/// beta*C + bias) in f32, rounded once, 16- or 8-byte accesses where C allows. One copy of
+/// the activation code per kernel instead of one per fragment element (the bias and the
+/// activation would otherwise be inlined 128-256 times: code size and compile time).
+template <class Cfg, class T>
+__device__ __forceinline__ void epilogue_from_smem(const TcProblem& p,
+                                                   const float (&acc)[Cfg::kMmaTilesM][Cfg::kMmaTilesN][4],
+                                                   float* staged, int m0, int n0, int wm0, int wn0, int lane,
+                                                   const Epilogue& epi, int64_t item) {
+  constexpr int BM = Cfg::kBlockM, BN = Cfg::kBlockN;
+  constexpr int kPitch = BN + 8;  // as the plain staged store: fragment stores in 2 wavefronts
+  static_assert(BM * kPitch * 4 <= Cfg::kSmemBytes, "the staged tile fits the pipeline's shared memory");
+  const int group = lane >> 2, quad = lane & 3;
+#pragma unroll
+  for (int i = 0; i < Cfg::kMmaTilesM; ++i)
+#pragma unroll
+    for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
+      const int row = wm0 + 16 * i + group, col = wn0 + 8 * j + 2 * quad;
+      *reinterpret_cast<float2*>(&staged[row * kPitch + col]) = make_float2(acc[i][j][0], acc[i][j][1]);
+      *reinterpret_cast<float2*>(&staged[(row + 8) * kPitch + col]) = make_float2(acc[i][j][2], acc[i][j][3]);
+    }
+  __syncthreads();
+  using Out16 = std::conditional_t<sizeof(T) == 2, T, gpu::half_t>;
+  const bool c32 = p.c_f32 || sizeof(T) == 4;
+  const int64_t out_bytes = c32 ? 4 : 2;
+  const bool vec = reinterpret_cast<uintptr_t>(p.c) % (4 * out_bytes) == 0 && p.ldc % 4 == 0;
+  constexpr int kQuadsPerRow = BN / 4;
+#pragma unroll 1
+  for (int qd = static_cast<int>(threadIdx.x); qd < BM * kQuadsPerRow; qd += Cfg::kThreads) {
+    const int r = qd / kQuadsPerRow, c = (qd % kQuadsPerRow) * 4;
+    const int row = m0 + r, col = n0 + c;
+    if (row >= p.m || col >= p.n) continue;
+    const float4 v = *reinterpret_cast<const float4*>(&staged[r * kPitch + c]);
+    const int64_t offset = static_cast<int64_t>(row) * p.ldc + col;
+    const int valid = min(4, p.n - col);
+    if (c32)
+      store_c4_epilogue(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, valid, vec, epi, item, col);
+    else
+      store_c4_epilogue(static_cast<Out16*>(p.c) + offset, v, p.alpha, p.beta, valid, vec, epi, item, col);
+  }
+}
+
 /// One block tile of C (blockIdx.x, in L2 raster order) of batch item batch.item()
-/// (blockIdx.y). kEpilogue: C = act(alpha*acc + beta*C + bias) (`epi`), in f32 before C's
-/// one rounding; without it the epilogue code is the plain one.
+/// (blockIdx.y). kEpilogue: C = act(alpha*acc + beta*C + bias) (`epi`) in f32 before C's
+/// one rounding, written from shared memory (epilogue_from_smem); without it the plain
+/// stores, unchanged.
 template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true, bool kEpilogue = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     mma_multistage_kernel(TcProblem p, BatchLaunch batch, Epilogue epi) {
@@ -253,30 +298,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       ++load_kt;
     };
     auto epilogue = [&]() {
-      // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
-      if constexpr (kEpilogue) {
-        // Fragment columns outermost: each column pair's bias is loaded once.
+    // c0,c1 = C(g, 2q..2q+1), c2,c3 = C(g+8, 2q..2q+1) of each 16x8 tile.
+#pragma unroll
+      for (int i = 0; i < Cfg::kMmaTilesM; ++i)
 #pragma unroll
         for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
-          const int col = n0 + wn0 + 8 * j + 2 * quad;
-          const float2 bias = bias_pair(epi, item, col, p.n);
-#pragma unroll
-          for (int i = 0; i < Cfg::kMmaTilesM; ++i) {
-            const int row = m0 + wm0 + 16 * i + group;
-            store_c_pair<T, true>(p, row, col, acc[i][j][0], acc[i][j][1], bias, epi.act);
-            store_c_pair<T, true>(p, row + 8, col, acc[i][j][2], acc[i][j][3], bias, epi.act);
-          }
+          const int row = m0 + wm0 + 16 * i + group, col = n0 + wn0 + 8 * j + 2 * quad;
+          store_c_pair<T>(p, row, col, acc[i][j][0], acc[i][j][1]);
+          store_c_pair<T>(p, row + 8, col, acc[i][j][2], acc[i][j][3]);
         }
-      } else {
-#pragma unroll
-        for (int i = 0; i < Cfg::kMmaTilesM; ++i)
-#pragma unroll
-          for (int j = 0; j < Cfg::kMmaTilesN; ++j) {
-            const int row = m0 + wm0 + 16 * i + group, col = n0 + wn0 + 8 * j + 2 * quad;
-            store_c_pair<T>(p, row, col, acc[i][j][0], acc[i][j][1]);
-            store_c_pair<T>(p, row + 8, col, acc[i][j][2], acc[i][j][3]);
-          }
-      }
     };
     // Prologue: kStages - 1 K blocks in flight (empty commit groups past the end keep
     // the group count, and so the wait arithmetic, uniform).
@@ -309,7 +339,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     }
     arch::cp_async_wait<0>();
-    if constexpr (!kChecked) {
+    if constexpr (kEpilogue) {
+      __syncthreads();  // every warp is done reading the last stage
+      epilogue_from_smem<Cfg, T>(p, acc, reinterpret_cast<float*>(smem_u4), m0, n0, wm0, wn0, lane, epi, item);
+    } else if constexpr (!kChecked) {
       // Whole tiles: stage the f32 accumulators in the (now idle) pipeline memory and
       // write each C row with full-width coalesced accesses (8 or 16 bytes a lane)
       // instead of 4-byte pieces of 8 rows per warp instruction. The rows are padded by
@@ -336,27 +369,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
           }
         __syncthreads();
         constexpr int kWarps = Cfg::kThreads / 32;
-        // A lane writes the same columns of every row: their bias is loaded once.
-        constexpr int kColRounds = (BN + 127) / 128;
-        [[maybe_unused]] float bias[kColRounds][4];
-        if constexpr (kEpilogue)
-#pragma unroll
-          for (int cr = 0; cr < kColRounds; ++cr)
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-              bias[cr][e] = 4 * lane + 128 * cr < BN ? epi.bias_at(item, n0 + 4 * lane + 128 * cr + e) : 0.0f;
         for (int r = warp; r < BM; r += kWarps) {
-#pragma unroll
-          for (int cr = 0; cr < kColRounds; ++cr) {
-            const int c = 4 * lane + 128 * cr;
-            if (c >= BN) break;
+          for (int c = 4 * lane; c < BN; c += 128) {
             const float4 v = *reinterpret_cast<const float4*>(&staged[r * kPitch + c]);
             float o[4] = {p.alpha * v.x, p.alpha * v.y, p.alpha * v.z, p.alpha * v.w};
-            auto finish = [&]() {
-              if constexpr (kEpilogue)
-#pragma unroll
-                for (int e = 0; e < 4; ++e) o[e] = core::activate(o[e] + bias[cr][e], epi.act);
-            };
             const int64_t offset = static_cast<int64_t>(m0 + r) * p.ldc + n0 + c;
             if (p.c_f32 || kTf32) {
               float4* dst = reinterpret_cast<float4*>(static_cast<float*>(p.c) + offset);
@@ -367,7 +383,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                 o[2] += p.beta * old.z;
                 o[3] += p.beta * old.w;
               }
-              finish();
               *dst = make_float4(o[0], o[1], o[2], o[3]);
             } else {
               using Out16 = std::conditional_t<sizeof(T) == 2, T, gpu::half_t>;
@@ -380,7 +395,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
                 o[2] += p.beta * hi.x;
                 o[3] += p.beta * hi.y;
               }
-              finish();
               *dst = make_uint2(pack_pair<Out16>(o[0], o[1]), pack_pair<Out16>(o[2], o[3]));
             }
           }
@@ -394,12 +408,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 }
 
 /// Launches the kernel over the call's tiles and batch items (the epilogue instantiation
-/// when the call has one).
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true>
+/// when the call has one; kFusable = false instantiates none, for configurations the
+/// rung never runs an epilogue with: each instantiation costs compile time).
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, bool kChecked = true, bool kFusable = true>
 void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
   const Epilogue epi = epilogue_of(args);
-  auto kernel = epi.active() ? mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, true>
-                             : mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, false>;
+  auto kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, false>;
+  if constexpr (kFusable) {
+    if (epi.active()) kernel = mma_multistage_kernel<Cfg, T, kAKMajor, kBKMajor, kChecked, true>;
+  } else if (epi.active()) {
+    throw core::Error(core::Status::InternalError, "mma_multistage: this configuration has no epilogue kernel");
+  }
   TcProblem p = make_tc_problem(args);
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
@@ -412,17 +431,17 @@ void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
   });
 }
 
-template <class Cfg, class T, bool kChecked = true>
+template <class Cfg, class T, bool kChecked = true, bool kFusable = true>
 void launch_mma_layout(const core::GemmArgs& args, const CudaContext& ctx) {
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   if (ak && bk)
-    launch_mma<Cfg, T, true, true, kChecked>(args, ctx);
+    launch_mma<Cfg, T, true, true, kChecked, kFusable>(args, ctx);
   else if (ak)
-    launch_mma<Cfg, T, true, false, kChecked>(args, ctx);
+    launch_mma<Cfg, T, true, false, kChecked, kFusable>(args, ctx);
   else if (bk)
-    launch_mma<Cfg, T, false, true, kChecked>(args, ctx);
+    launch_mma<Cfg, T, false, true, kChecked, kFusable>(args, ctx);
   else
-    launch_mma<Cfg, T, false, false, kChecked>(args, ctx);
+    launch_mma<Cfg, T, false, false, kChecked, kFusable>(args, ctx);
 }
 
 /// True when Cfg's block tiles and K blocks cover the problem exactly (no bounds checks needed).
