@@ -33,7 +33,7 @@ extern "C" {
 
 /// Library version (semantic versioning; the SONAME carries the major number).
 #define GK_VERSION_MAJOR 0
-#define GK_VERSION_MINOR 1
+#define GK_VERSION_MINOR 2
 #define GK_VERSION_PATCH 0
 
 /// Result of every call.

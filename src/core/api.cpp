@@ -104,6 +104,53 @@ void fill_device_info(const core::DeviceInfo& d, gk_device_info* out) {
   copy_text(out->extra, extra);
 }
 
+
+// One body for the plain and the extended calls: validate (the plain descriptor is the
+// extended one with one item and nothing fused), select, record, run.
+template <class Desc>
+void run_gemm(gk_handle handle, const Desc* desc) {
+  const core::LiveHandle h = live(handle);
+  core::GemmArgs args = core::validate_gemm(desc);
+  const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
+  {
+    std::lock_guard<std::mutex> lock(h->mutex);
+    h->last_gemm = h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name;
+  }
+  if (args.m == 0 || args.n == 0 || args.batch == 0) return;  // empty calls never reach a rung
+  h->dispatch->run(args, rung);
+}
+
+template <class Desc>
+void run_softmax(gk_handle handle, const Desc* desc) {
+  const core::LiveHandle h = live(handle);
+  core::SoftmaxArgs args = core::validate_softmax(desc);
+  const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
+  {
+    std::lock_guard<std::mutex> lock(h->mutex);
+    h->last_softmax = h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name;
+  }
+  if (args.rows == 0 || args.cols == 0 || args.batch == 0) return;  // empty calls never reach a rung
+  h->dispatch->run(args, rung);
+}
+
+template <class Desc>
+void select_gemm(gk_handle handle, const Desc* desc, char* name, size_t len) {
+  const core::LiveHandle h = live(handle);
+  need(name, "name");
+  core::GemmArgs args = core::validate_gemm(desc);
+  const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
+  copy_text(name, len, h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name);
+}
+
+template <class Desc>
+void select_softmax(gk_handle handle, const Desc* desc, char* name, size_t len) {
+  const core::LiveHandle h = live(handle);
+  need(name, "name");
+  core::SoftmaxArgs args = core::validate_softmax(desc);
+  const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
+  copy_text(name, len, h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name);
+}
+
 }  // namespace
 
 extern "C" {
@@ -137,7 +184,7 @@ const char* gk_decline_name(gk_decline d) {
   return core::decline_name(static_cast<core::Decline>(d));
 }
 
-const char* gk_version(void) { return "0.1.0"; }
+const char* gk_version(void) { return GPUKERN_VERSION_TEXT; }
 
 gk_status gk_set_option(const char* name, const char* value) {
   return guarded([&] { core::set_option(need(name, "name"), value ? value : ""); });
@@ -265,51 +312,28 @@ gk_status gk_set_stream(gk_handle handle, void* stream) {
 }
 
 gk_status gk_gemm(gk_handle handle, const gk_gemm_desc* desc) {
-  return guarded([&] {
-    const core::LiveHandle h = live(handle);
-    core::GemmArgs args = core::validate_gemm(desc);
-    const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
-    {
-      std::lock_guard<std::mutex> lock(h->mutex);
-      h->last_gemm = h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name;
-    }
-    if (args.m == 0 || args.n == 0) return;  // nothing to write: empty calls never reach a rung
-    h->dispatch->run(args, rung);
-  });
+  return guarded([&] { run_gemm(handle, desc); });
 }
-
+gk_status gk_gemm_ex(gk_handle handle, const gk_gemm_ex_desc* desc) {
+  return guarded([&] { run_gemm(handle, desc); });
+}
 gk_status gk_softmax(gk_handle handle, const gk_softmax_desc* desc) {
-  return guarded([&] {
-    const core::LiveHandle h = live(handle);
-    core::SoftmaxArgs args = core::validate_softmax(desc);
-    const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
-    {
-      std::lock_guard<std::mutex> lock(h->mutex);
-      h->last_softmax = h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name;
-    }
-    if (args.rows == 0 || args.cols == 0) return;  // empty calls never reach a rung
-    h->dispatch->run(args, rung);
-  });
+  return guarded([&] { run_softmax(handle, desc); });
 }
-
+gk_status gk_softmax_ex(gk_handle handle, const gk_softmax_ex_desc* desc) {
+  return guarded([&] { run_softmax(handle, desc); });
+}
 gk_status gk_gemm_select(gk_handle handle, const gk_gemm_desc* desc, char* name, size_t len) {
-  return guarded([&] {
-    const core::LiveHandle h = live(handle);
-    need(name, "name");
-    core::GemmArgs args = core::validate_gemm(desc);
-    const int rung = h->dispatch->select(args, desc->variant, core::gemm_variant());
-    copy_text(name, len, h->dispatch->rungs(core::OpKind::Gemm)[static_cast<std::size_t>(rung)].name);
-  });
+  return guarded([&] { select_gemm(handle, desc, name, len); });
 }
-
+gk_status gk_gemm_ex_select(gk_handle handle, const gk_gemm_ex_desc* desc, char* name, size_t len) {
+  return guarded([&] { select_gemm(handle, desc, name, len); });
+}
 gk_status gk_softmax_select(gk_handle handle, const gk_softmax_desc* desc, char* name, size_t len) {
-  return guarded([&] {
-    const core::LiveHandle h = live(handle);
-    need(name, "name");
-    core::SoftmaxArgs args = core::validate_softmax(desc);
-    const int rung = h->dispatch->select(args, desc->variant, core::softmax_variant());
-    copy_text(name, len, h->dispatch->rungs(core::OpKind::Softmax)[static_cast<std::size_t>(rung)].name);
-  });
+  return guarded([&] { select_softmax(handle, desc, name, len); });
+}
+gk_status gk_softmax_ex_select(gk_handle handle, const gk_softmax_ex_desc* desc, char* name, size_t len) {
+  return guarded([&] { select_softmax(handle, desc, name, len); });
 }
 
 gk_status gk_variant_count(gk_handle handle, gk_op op, int* count) {

@@ -16,6 +16,12 @@
 /// boundary (the library is built with hidden visibility by default).
 #define GK_CORE_API __attribute__((visibility("default")))
 
+#define GK_STRINGIFY_(x) #x
+#define GK_STRINGIFY(x) GK_STRINGIFY_(x)
+/// "0.2.0", from the public header's version macros.
+#define GPUKERN_VERSION_TEXT \
+  GK_STRINGIFY(GK_VERSION_MAJOR) "." GK_STRINGIFY(GK_VERSION_MINOR) "." GK_STRINGIFY(GK_VERSION_PATCH)
+
 namespace gpukern::core {
 
 /// Error kinds (same values as gk_status).

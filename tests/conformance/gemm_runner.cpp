@@ -128,9 +128,9 @@ Attempt attempt(Device& dev, const RungParam& p, const GemmCase& gc, const GemmO
   Attempt result;
   if (variant == "auto") {
     char name[GK_NAME_LEN] = {};
-    if (gk_gemm_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
+    if (gk_gemm_ex_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
   }
-  result.status = gk_gemm(dev.handle(), &desc);
+  result.status = gk_gemm_ex(dev.handle(), &desc);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
   result.c_after = dc.read(p.output_type, o.wc.total);
   return result;

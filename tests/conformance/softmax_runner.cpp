@@ -107,9 +107,9 @@ Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const So
   Attempt result;
   if (variant == "auto") {
     char name[GK_NAME_LEN] = {};
-    if (gk_softmax_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
+    if (gk_softmax_ex_select(dev.handle(), &desc, name, sizeof name) == GK_SUCCESS) result.selected = name;
   }
-  result.status = gk_softmax(dev.handle(), &desc);
+  result.status = gk_softmax_ex(dev.handle(), &desc);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
   result.y_after = (dy ? *dy : dx).read(p.input_type, o.wy.total);
   return result;

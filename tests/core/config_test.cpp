@@ -69,7 +69,7 @@ TEST_P(BadOptionValue, IsRejectedNamingTheVariable) {
   d.ldx = 3;
   d.y = y;
   d.ldy = 3;
-  expect_status(gk_softmax(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_softmax_ex(dev.handle(), &d), GK_SUCCESS, {});
 }
 
 INSTANTIATE_TEST_SUITE_P(Config, BadOptionValue, ::testing::ValuesIn(kBadValues),
@@ -94,7 +94,7 @@ gk_status cpu_gemm() {
   d.c = c.data();
   d.lda = d.ldb = d.ldc = 64;
   d.variant = "omp_simd";
-  const gk_status status = gk_gemm(dev.handle(), &d);
+  const gk_status status = gk_gemm_ex(dev.handle(), &d);
   if (status == GK_SUCCESS) {
     EXPECT_EQ(c[0], 64 * 0.5f * 0.25f);
   }
@@ -196,7 +196,7 @@ TEST_F(Options, UnknownRungNameNamesTheVariable) {
       d.b = in;
       d.lda = d.ldb = d.ldc = 4;
       d.c = out.at(16, 4);
-      status = gk_gemm(dev.handle(), &d);
+      status = gk_gemm_ex(dev.handle(), &d);
     } else {
       SoftmaxDesc d;
       d.rows = 4;
@@ -204,7 +204,7 @@ TEST_F(Options, UnknownRungNameNamesTheVariable) {
       d.x = in;
       d.ldx = d.ldy = 4;
       d.y = out.at(16, 4);
-      status = gk_softmax(dev.handle(), &d);
+      status = gk_softmax_ex(dev.handle(), &d);
     }
     const std::string message = expect_status(status, GK_INVALID_ARGUMENT, {option});
     EXPECT_TRUE(contains_text(message, "naive")) << "valid rungs not listed: " << message;
@@ -224,7 +224,7 @@ TEST_F(Options, OverridesTakeEffect) {
   d.c = c;
   d.lda = d.ldb = d.ldc = 4;
   ASSERT_EQ(gk_set_option("GPUKERN_GEMM_VARIANT", "naive"), GK_SUCCESS);
-  expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_gemm_ex(dev.handle(), &d), GK_SUCCESS, {});
   EXPECT_EQ(dev.last_variant(GK_OP_GEMM), "naive") << "GPUKERN_GEMM_VARIANT=naive was ignored";
   EXPECT_EQ(dev.select(d), "naive");
   // The descriptor's own variant wins over the option.

@@ -46,10 +46,10 @@ void expect_every_call_rejects(gk_handle h, const char* text) {
   expect_rejected(gk_memset(h, &cell, 0, 4), "handle", text);
   expect_rejected(gk_synchronize(h), "handle", text);
   expect_rejected(gk_set_stream(h, nullptr), "handle", text);
-  expect_rejected(gk_gemm(h, &gemm), "handle", text);
-  expect_rejected(gk_softmax(h, &softmax), "handle", text);
-  expect_rejected(gk_gemm_select(h, &gemm, name, sizeof name), "handle", text);
-  expect_rejected(gk_softmax_select(h, &softmax, name, sizeof name), "handle", text);
+  expect_rejected(gk_gemm_ex(h, &gemm), "handle", text);
+  expect_rejected(gk_softmax_ex(h, &softmax), "handle", text);
+  expect_rejected(gk_gemm_ex_select(h, &gemm, name, sizeof name), "handle", text);
+  expect_rejected(gk_softmax_ex_select(h, &softmax, name, sizeof name), "handle", text);
   expect_rejected(gk_variant_count(h, GK_OP_GEMM, &count), "handle", text);
   expect_rejected(gk_get_variant_info(h, GK_OP_GEMM, 0, &variant), "handle", text);
   expect_rejected(gk_last_variant(h, GK_OP_GEMM, name, sizeof name), "handle", text);

@@ -44,7 +44,7 @@ std::string threaded_gemm(Device& dev, const std::string& rung, int64_t m, int64
   d.alpha = -1.5f;
   d.beta = 0.5f;
   d.variant = rung.c_str();
-  const gk_status status = gk_gemm(dev.handle(), &d);
+  const gk_status status = gk_gemm_ex(dev.handle(), &d);
   if (status == GK_UNSUPPORTED && rung != "auto") return {};  // a decline is not a race
   if (status != GK_SUCCESS) return std::string("gemm ") + rung + ": " + gk_last_error();
   const HostArray after = dc.read(GK_F32, wc.total);
@@ -73,7 +73,7 @@ std::string threaded_softmax(Device& dev, const std::string& rung, int64_t rows,
   d.y = static_cast<float*>(dy.data()) + w.offset;
   d.ldy = cols;
   d.variant = rung.c_str();
-  const gk_status status = gk_softmax(dev.handle(), &d);
+  const gk_status status = gk_softmax_ex(dev.handle(), &d);
   if (status == GK_UNSUPPORTED && rung != "auto") return {};
   if (status != GK_SUCCESS) return std::string("softmax ") + rung + ": " + gk_last_error();
   const HostArray after = dy.read(GK_F32, w.total);

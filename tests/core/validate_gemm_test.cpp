@@ -191,6 +191,98 @@ const std::vector<BadGemm>& bad_gemm_cases() {
        },
        GK_INVALID_ARGUMENT,
        {"c"}},
+      // Strided batches (gk_gemm_ex_desc).
+      {"negative_batch_count", [](GemmDesc& d) { d.batch_count = -1; }, GK_INVALID_ARGUMENT, {"batch_count"}},
+      {"negative_stride_a",
+       [](GemmDesc& d) {
+         d.batch_count = 2;
+         d.stride_a = -kM * kK;
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_a"}},
+      {"negative_stride_bias", [](GemmDesc& d) { d.stride_bias = -1; }, GK_INVALID_ARGUMENT, {"stride_bias"}},
+      {"batch_items_of_c_overlap",  // items 1 element apart: item 1's row 0 is item 0's row 0 shifted
+       [](GemmDesc& d) {
+         d.batch_count = 3;
+         d.stride_a = kM * kK;
+         d.stride_b = kK * kN;
+         d.stride_c = 1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_c"}},
+      {"batch_items_of_c_share_one_matrix",
+       [](GemmDesc& d) {
+         d.batch_count = 2;
+         d.stride_c = 0;
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_c"}},
+      {"batched_c_reaches_into_a",  // C right after A's item 0: inside A's item 1
+       [](GemmDesc& d) {
+         d.c = byte_offset(d.a, 4 * kM * kK);
+         d.batch_count = 2;
+         d.stride_a = kM * kK;
+         d.stride_c = kM * kN;
+       },
+       GK_INVALID_ARGUMENT,
+       {"c"},
+       "a"},
+      // The fused epilogue.
+      {"bias_without_length",
+       [](GemmDesc& d) {
+         d.bias = d.a;
+         d.bias_length = 0;
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias_length"}},
+      {"bias_length_is_m_not_n",
+       [](GemmDesc& d) {
+         d.bias = d.a;
+         d.bias_length = kM;
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias_length"}},
+      {"bias_length_without_bias", [](GemmDesc& d) { d.bias_length = kN; }, GK_INVALID_ARGUMENT, {"bias_length"}},
+      {"bias_type_f16_with_f32_c",
+       [](GemmDesc& d) {
+         d.bias = d.a;
+         d.bias_length = kN;
+         d.bias_type = GK_F16;
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias_type"}},
+      {"bias_type_out_of_range",
+       [](GemmDesc& d) {
+         d.bias = d.a;
+         d.bias_length = kN;
+         set_raw(d.bias_type, 7);
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias_type"}},
+      {"bias_misaligned",
+       [](GemmDesc& d) {
+         d.bias = byte_offset(d.a, 2);
+         d.bias_length = kN;
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias"}},
+      {"bias_inside_c",
+       [](GemmDesc& d) {
+         d.bias = d.c;
+         d.bias_length = kN;
+       },
+       GK_INVALID_ARGUMENT,
+       {"bias"},
+       "c"},
+      {"unknown_activation", [](GemmDesc& d) { set_raw(d.activation, 5); }, GK_INVALID_ARGUMENT, {"activation"}},
+      {"negative_activation", [](GemmDesc& d) { set_raw(d.activation, -1); }, GK_INVALID_ARGUMENT, {"activation"}},
+      // The descriptor's size (append-only growth).
+      {"size_zero", [](GemmDesc& d) { d.size = 0; }, GK_INVALID_ARGUMENT, {"size"}},
+      {"size_of_an_older_smaller_struct",
+       [](GemmDesc& d) { d.size = sizeof(gk_gemm_ex_desc) - 8; },
+       GK_INVALID_ARGUMENT,
+       {"size"}},
+      {"size_garbage", [](GemmDesc& d) { d.size = std::size_t{1} << 40; }, GK_INVALID_ARGUMENT, {"size"}},
   };
   return cases;
 }
@@ -224,14 +316,14 @@ TEST_P(GemmBadArgument, IsRejectedAndTouchesNothing) {
   Device& dev = shared_device(backend);
   GemmBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  const std::string message = expect_status(gk_gemm(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message = expect_status(gk_gemm_ex(dev.handle(), &buffers.desc), bad.expected, bad.words);
   if (bad.also) {
     EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
   }
   buffers.expect_untouched();
   // gk_gemm_select validates the same way.
   char name[GK_NAME_LEN] = {};
-  EXPECT_EQ(gk_gemm_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
+  EXPECT_EQ(gk_gemm_ex_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
 }
 
 std::string bad_gemm_name(const ::testing::TestParamInfo<std::tuple<std::string, BadGemm>>& info) {
@@ -249,7 +341,7 @@ TEST_P(GemmArguments, UnknownRungIsRejectedListingTheValidOnes) {
   Device& dev = shared_device(GetParam());
   GemmBuffers buffers(dev);
   buffers.desc.variant = "no_such_rung";
-  expect_unknown_rung_rejected(gk_gemm(dev.handle(), &buffers.desc), dev, GK_OP_GEMM, "no_such_rung");
+  expect_unknown_rung_rejected(gk_gemm_ex(dev.handle(), &buffers.desc), dev, GK_OP_GEMM, "no_such_rung");
   buffers.expect_untouched();
 }
 
@@ -258,7 +350,7 @@ TEST_P(GemmArguments, NullDescriptorAndHandle) {
   GemmBuffers buffers(dev);
   const std::string message = expect_status(gk_gemm(dev.handle(), nullptr), GK_INVALID_ARGUMENT, {});
   EXPECT_TRUE(contains_text(message, "desc")) << message;
-  expect_status(gk_gemm(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
+  expect_status(gk_gemm_ex(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
   buffers.expect_untouched();
 }
 
@@ -292,7 +384,7 @@ TEST_P(GemmArguments, MinimalLeadingDimensionsAreAccepted) {
       d.ldb = ldb;
       d.c = static_cast<float*>(dc.data()) + wc.offset;
       d.ldc = kN;
-      expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+      expect_status(gk_gemm_ex(dev.handle(), &d), GK_SUCCESS, {});
       HostArray after = dc.read(GK_F32, wc.total);
       EXPECT_EQ(changes_outside(c, after, wc), "");
       const auto ref =
@@ -309,7 +401,7 @@ TEST_P(GemmArguments, NullInputsAreAcceptedWhenNotRead) {
   buffers.desc.a = nullptr;
   buffers.desc.b = nullptr;
   buffers.desc.beta = 0.0f;
-  expect_status(gk_gemm(dev.handle(), &buffers.desc), GK_SUCCESS, {});
+  expect_status(gk_gemm_ex(dev.handle(), &buffers.desc), GK_SUCCESS, {});
   std::vector<float> c(static_cast<std::size_t>(kM * kN));
   dev.synchronize();
   for (int64_t r = 0; r < kM; ++r)
@@ -326,7 +418,7 @@ TEST_P(GemmArguments, DefaultDescriptorIsAValidEmptyCall) {
   EXPECT_EQ(d.lda, 1);
   EXPECT_EQ(d.ldb, 1);
   EXPECT_EQ(d.ldc, 1);
-  expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_gemm_ex(dev.handle(), &d), GK_SUCCESS, {});
   const gk_gemm_desc zero{};
   expect_status(gk_gemm(dev.handle(), &zero), GK_INVALID_ARGUMENT, {"lda"});
 }
@@ -355,12 +447,54 @@ TEST_P(GemmArguments, NeighbouringOperandsAreAccepted) {
   d.a = d.b = base + wa.offset;
   d.lda = d.ldb = d.ldc = ld;
   d.c = const_cast<float*>(base) + wc.offset;
-  expect_status(gk_gemm(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_gemm_ex(dev.handle(), &d), GK_SUCCESS, {});
   const HostArray after = device_parent.read(GK_F32, wa.total);
   EXPECT_EQ(changes_outside(parent, after, wc), "") << "A or the guard cells changed";
   const MatrixView a{&parent, wa};
   const auto ref = reference_gemm(false, true, kM, kM, kK, 1.0, a, a, 0.0, nullptr);
   EXPECT_TRUE(compare(read_window(after, wc), ref, kM).passes(1e-5));
+}
+
+// An application built against a newer header passes a larger descriptor: accepted while
+// every field this library does not know is zero, refused by name when one is set.
+TEST_P(GemmArguments, LargerDescriptorFromNewerHeader) {
+  Device& dev = shared_device(GetParam());
+  GemmBuffers buffers(dev);
+  struct Newer {
+    gk_gemm_ex_desc known;
+    int64_t future_field;
+  } newer{};
+  newer.known = buffers.desc;
+  newer.known.size = sizeof newer;
+  char name[GK_NAME_LEN] = {};
+  expect_status(gk_gemm_ex_select(dev.handle(), &newer.known, name, sizeof name), GK_SUCCESS, {});
+  newer.future_field = 1;
+  expect_status(gk_gemm_ex(dev.handle(), &newer.known), GK_INVALID_ARGUMENT, {"size"});
+  buffers.expect_untouched();
+}
+
+// Layouts of batched C that are legal: blocked items, and items interleaved row by row
+// (item b's row i at b * stride_c + i * ldc, as heads interleaved in one activation tensor);
+// batch_count 0 is an empty call that touches nothing.
+TEST_P(GemmArguments, BatchLayoutsThatDoNotOverlapAreAccepted) {
+  Device& dev = shared_device(GetParam());
+  GemmBuffers buffers(dev);
+  GemmDesc& d = buffers.desc;
+  d.batch_count = 3;
+  d.stride_a = kM * kK;
+  d.stride_b = 0;
+  char name[GK_NAME_LEN] = {};
+  d.stride_c = (kM - 1) * kN + kN;
+  expect_status(gk_gemm_ex_select(dev.handle(), &d, name, sizeof name), GK_SUCCESS, {});
+  d.stride_c = kN;
+  d.ldc = 3 * kN;
+  expect_status(gk_gemm_ex_select(dev.handle(), &d, name, sizeof name), GK_SUCCESS, {});
+  d.ldc = 3 * kN - 1;  // the last item's rows reach into the next row of the first
+  expect_status(gk_gemm_ex_select(dev.handle(), &d, name, sizeof name), GK_INVALID_ARGUMENT, {"stride_c"});
+  d.ldc = 3 * kN;
+  d.batch_count = 0;
+  expect_status(gk_gemm_ex(dev.handle(), &d), GK_SUCCESS, {});
+  buffers.expect_untouched();
 }
 
 INSTANTIATE_TEST_SUITE_P(Validation, GemmArguments, ::testing::ValuesIn(available_backend_names()), BackendName());

@@ -3,6 +3,7 @@
 #include "core/rejection.hpp"
 #include "support/reference.hpp"
 
+#include <cmath>
 #include <functional>
 #include <ostream>
 #include <tuple>
@@ -113,6 +114,48 @@ const std::vector<BadSoftmax>& bad_softmax_cases() {
        },
        GK_INVALID_ARGUMENT,
        {"x"}},
+      // Strided batches, scale and mask (gk_softmax_ex_desc).
+      {"negative_batch_count", [](SoftmaxDesc& d) { d.batch_count = -2; }, GK_INVALID_ARGUMENT, {"batch_count"}},
+      {"negative_stride_x",
+       [](SoftmaxDesc& d) {
+         d.batch_count = 2;
+         d.stride_x = -1;
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_x"}},
+      {"batch_items_of_y_overlap",
+       [](SoftmaxDesc& d) {
+         d.batch_count = 2;
+         d.stride_x = kRows * kCols;
+         d.stride_y = kCols;  // item 1 starts at item 0's row 1
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_y"}},
+      {"batched_y_reaches_into_x",  // y right after x's item 0: inside x's item 1
+       [](SoftmaxDesc& d) {
+         d.batch_count = 2;
+         d.stride_x = d.stride_y = kRows * kCols;
+         d.y = byte_offset(d.x, 4 * kRows * kCols);
+       },
+       GK_INVALID_ARGUMENT,
+       {"y"},
+       "x"},
+      {"in_place_with_other_strides",
+       [](SoftmaxDesc& d) {
+         d.y = const_cast<void*>(d.x);
+         d.batch_count = 2;
+         d.stride_x = kRows * kCols;
+         d.stride_y = 2 * kRows * kCols;
+       },
+       GK_INVALID_ARGUMENT,
+       {"stride_y"}},
+      {"scale_nan", [](SoftmaxDesc& d) { d.scale = std::nanf(""); }, GK_INVALID_ARGUMENT, {"scale"}},
+      {"scale_infinite", [](SoftmaxDesc& d) { d.scale = INFINITY; }, GK_INVALID_ARGUMENT, {"scale"}},
+      {"size_of_an_older_smaller_struct",
+       [](SoftmaxDesc& d) { d.size = sizeof(gk_softmax_ex_desc) - 8; },
+       GK_INVALID_ARGUMENT,
+       {"size"}},
+      {"size_zero", [](SoftmaxDesc& d) { d.size = 0; }, GK_INVALID_ARGUMENT, {"size"}},
   };
   return cases;
 }
@@ -141,13 +184,13 @@ TEST_P(SoftmaxBadArgument, IsRejectedAndTouchesNothing) {
   Device& dev = shared_device(backend);
   SoftmaxBuffers buffers(dev);
   bad.mutate(buffers.desc);
-  const std::string message = expect_status(gk_softmax(dev.handle(), &buffers.desc), bad.expected, bad.words);
+  const std::string message = expect_status(gk_softmax_ex(dev.handle(), &buffers.desc), bad.expected, bad.words);
   if (bad.also) {
     EXPECT_TRUE(contains_word(message, bad.also)) << message << " does not name " << bad.also;
   }
   buffers.expect_untouched();
   char name[GK_NAME_LEN] = {};
-  EXPECT_EQ(gk_softmax_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
+  EXPECT_EQ(gk_softmax_ex_select(dev.handle(), &buffers.desc, name, sizeof name), bad.expected);
 }
 
 std::string bad_softmax_name(const ::testing::TestParamInfo<std::tuple<std::string, BadSoftmax>>& info) {
@@ -165,7 +208,7 @@ TEST_P(SoftmaxArguments, UnknownRungIsRejectedListingTheValidOnes) {
   Device& dev = shared_device(GetParam());
   SoftmaxBuffers buffers(dev);
   buffers.desc.variant = "no_such_rung";
-  expect_unknown_rung_rejected(gk_softmax(dev.handle(), &buffers.desc), dev, GK_OP_SOFTMAX, "no_such_rung");
+  expect_unknown_rung_rejected(gk_softmax_ex(dev.handle(), &buffers.desc), dev, GK_OP_SOFTMAX, "no_such_rung");
   buffers.expect_untouched();
 }
 
@@ -174,7 +217,7 @@ TEST_P(SoftmaxArguments, NullDescriptorAndHandle) {
   SoftmaxBuffers buffers(dev);
   const std::string message = expect_status(gk_softmax(dev.handle(), nullptr), GK_INVALID_ARGUMENT, {});
   EXPECT_TRUE(contains_text(message, "desc")) << message;
-  expect_status(gk_softmax(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
+  expect_status(gk_softmax_ex(nullptr, &buffers.desc), GK_INVALID_ARGUMENT, {"handle"});
   buffers.expect_untouched();
 }
 
@@ -185,7 +228,7 @@ TEST_P(SoftmaxArguments, DefaultDescriptorIsAValidEmptyCall) {
   SoftmaxDesc d;
   EXPECT_EQ(d.ldx, 1);
   EXPECT_EQ(d.ldy, 1);
-  expect_status(gk_softmax(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_softmax_ex(dev.handle(), &d), GK_SUCCESS, {});
   const gk_softmax_desc zero{};
   expect_status(gk_softmax(dev.handle(), &zero), GK_INVALID_ARGUMENT, {"ldx"});
 }
@@ -205,7 +248,7 @@ void expect_softmax_accepted(Device& dev, const Window& wx, const Window& wy) {
   d.ldx = wx.ld;
   d.y = base + wy.offset;
   d.ldy = wy.ld;
-  expect_status(gk_softmax(dev.handle(), &d), GK_SUCCESS, {});
+  expect_status(gk_softmax_ex(dev.handle(), &d), GK_SUCCESS, {});
   const HostArray after = device_parent.read(GK_F32, parent.size());
   EXPECT_EQ(changes_outside(parent, after, wy), "") << "x or the guard cells changed";
   const auto ref = reference_softmax(MatrixView{&parent, wx}, false);
