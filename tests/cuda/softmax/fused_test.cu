@@ -163,8 +163,6 @@ class FusedProblem {
   FusedProblem(const FusedProblem&) = delete;
   FusedProblem& operator=(const FusedProblem&) = delete;
 
-  const core::SoftmaxArgs& args() const { return args_; }
-
   /// Runs `run` on fresh buffers and checks the result: "" when it passes, "declined: ..."
   /// when the runner declined, else what is wrong.
   std::string run_and_check(const Runner& run) {
