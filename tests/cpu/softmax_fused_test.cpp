@@ -71,8 +71,8 @@ std::string run_case(const Call& call, const FusedCase& t, unsigned seed) {
   Stored x(t.type, static_cast<std::size_t>(x_items * stride_x + t.rows * ldx + 8));
   x.fill_random(rng, -4.0f, 4.0f);
   if (t.rows >= 3) {
-    const int64_t last = x_items - 1;  // special rows in the last item x holds
-    x.set(last * stride_x + 1 * ldx + 0, NAN);                                         // a NaN: the row's kept part NaN
+    const int64_t last = x_items - 1;           // special rows in the last item x holds
+    x.set(last * stride_x + 1 * ldx + 0, NAN);  // a NaN: the row's kept part NaN
     for (int64_t j = 0; j < t.cols; ++j) x.set(last * stride_x + 2 * ldx + j, -INFINITY);  // all -inf: NaN
   }
   const Stored x_in = x;

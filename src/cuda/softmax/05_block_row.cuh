@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(Ro
       store_pack<T, V>(ref.y + i * V, out);
     }
     const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
-    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) store_pack<T, V>(ref.y + i * V, fill);
+    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads)
+      store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 
@@ -146,8 +147,8 @@ void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& c
       GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
 #if defined(GPUKERN_CUDA)
       // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
-      GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
+      GK_GPU_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
 #endif
       const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
       kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);

@@ -107,8 +107,7 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
     split_stats_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
     first = gpu::last_launch_error();
     if (first == gpu::kSuccess)
-      split_write_kernel<T, V, kMasked>
-          <<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+      split_write_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
     second = gpu::last_launch_error();
   });
   GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));

@@ -148,7 +148,8 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
   bool ran = false;
   with_mask(args, [&](auto masked) {
-    const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth, decltype(masked)::value>;
+    const auto kernel =
+        hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth, decltype(masked)::value>;
     GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     GK_GPU_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));

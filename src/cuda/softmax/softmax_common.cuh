@@ -667,8 +667,7 @@ struct RowFragment {
       Pack<T, V> out;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float y =
-            use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
+        const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
       mask_output<kMasked>(out, vi, mask);

@@ -373,8 +373,7 @@ std::string fused_test_name(const ::testing::TestParamInfo<FusedRung::ParamType>
 
 INSTANTIATE_TEST_SUITE_P(Fused, FusedRung,
                          ::testing::Combine(::testing::Range(0, static_cast<int>(runners().size())),
-                                            ::testing::Values(DType::F32, DType::F16, DType::BF16),
-                                            ::testing::Bool()),
+                                            ::testing::Values(DType::F32, DType::F16, DType::BF16), ::testing::Bool()),
                          fused_test_name);
 
 // ---- cuDNN: batches only ----
