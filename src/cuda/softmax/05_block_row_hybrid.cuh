@@ -133,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       // The chunk's view of the mask; only its vectors holding a kept element are read
       // (reg_read in registers, smem_read staged), the rest are written with the fill.
       const RowMask mask = ref.mask.shifted(begin * V);
-      const int64_t chunk_read = mask.read_vecs(V, chunk);
+      const int64_t chunk_read = mask.template vecs_read<kMasked>(V, chunk);
       const int reg_read = static_cast<int>(chunk_read < reg_count ? chunk_read : reg_count);
       const int smem_read = static_cast<int>(chunk_read - reg_read);
       const T* x = ref.x + begin * V;
