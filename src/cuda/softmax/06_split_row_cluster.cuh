@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += num_clusters) {
-    const RowRef<T> ref = a.at(row);
+    const RowRef<T> ref = a.at_lean(row);
     RowFragment<T, V, kPacks> frag;
     // Only the vectors holding a kept column are read; the rest get the fill on store.
     frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.template vecs_read<kMasked>(V, end));

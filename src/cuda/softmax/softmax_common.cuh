@@ -100,7 +100,14 @@ struct RowArgs {
       kept = kept < 0 ? 0 : kept > cols ? cols : kept;
     }
     return {row_x, row_y, RowMask{scale, kept, log}};
+  }  /// at(), with the batched or causal arithmetic in a called function: a kernel whose
+  /// registers grew by 20 with it inlined (split_row's register clusters) pays a call per
+  /// row only on such calls.
+  __host__ __device__ __forceinline__ RowRef<T> at_lean(int64_t g) const {
+    if (item_rows == 0 && !causal) return {x + g * ldx, y + g * ldy, RowMask{scale, cols, log}};
+    return at_outlined(g);
   }
+  __host__ __device__ __noinline__ RowRef<T> at_outlined(int64_t g) const { return at(g); }
 };
 
 template <class T>

@@ -5,8 +5,8 @@
 // that mask part of each row, none of it, or all of it; in place; long rows (32K-1M
 // columns) with the mask ending early, mid-row and near the end; special rows (a NaN, all
 // -inf, a +inf) whose masked columns stay exactly 0 (log: -inf); every cell outside the
-// outputs bit-identical. cuDNN's batches (without scale or mask, which it does not fuse)
-// where the library is present.
+// outputs bit-identical. cuDNN's batches where the library is present, and its decline
+// of the scale and the mask, which it does not fuse.
 #include "softmax_harness.cuh"
 
 #include "../../cpu/softmax_fused_reference.hpp"
@@ -401,6 +401,12 @@ TEST(FusedCudnn, BatchesAsRowsAndItemByItem) {
         if (declined(r)) GTEST_SKIP() << r;  // cuDNN not installed
         EXPECT_EQ(r, "") << c.describe() << ", seed " << rng.seed();
       }
+  // What it does not fuse it declines (the core declines it first, by the table row).
+  for (const FusedCase& c : {FusedCase{DType::F32, 2, 3, 100, 0.5f}, FusedCase{DType::F32, 2, 3, 100, 1.0f, true}}) {
+    FusedProblem problem(c, ctx, 1);
+    const std::string r = problem.run_and_check(cudnn.run);
+    EXPECT_TRUE(declined(r) && r.find("Feature") != std::string::npos) << c.describe() << ": " << r;
+  }
 }
 
 }  // namespace
