@@ -100,7 +100,8 @@ struct RowArgs {
       kept = kept < 0 ? 0 : kept > cols ? cols : kept;
     }
     return {row_x, row_y, RowMask{scale, kept, log}};
-  }  /// at(), with the batched or causal arithmetic in a called function: a kernel whose
+  }
+  /// at(), with the batched or causal arithmetic in a called function: a kernel whose
   /// registers grew by 20 with it inlined (split_row's register clusters) pays a call per
   /// row only on such calls.
   __host__ __device__ __forceinline__ RowRef<T> at_lean(int64_t g) const {
