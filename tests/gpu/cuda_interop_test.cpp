@@ -69,7 +69,7 @@ TEST_F(CudaInterop, GemmOnApplicationMemoryAndStream) {
     d.alpha = -1.5f;
     d.beta = 0.5f;
     d.variant = rung.name;
-    const gk_status status = gk_gemm(dev.handle(), &d);
+    const gk_status status = gk_gemm_ex(dev.handle(), &d);
     if (status == GK_UNSUPPORTED) continue;
     ASSERT_EQ(status, GK_SUCCESS) << gk_last_error();
     // Only the application's stream is synchronized: the work must have been queued on it.
@@ -111,7 +111,7 @@ TEST_F(CudaInterop, SoftmaxOnApplicationMemoryAndStream) {
     d.y = dy;
     d.ldy = cols;
     d.variant = rung.name;
-    const gk_status status = gk_softmax(dev.handle(), &d);
+    const gk_status status = gk_softmax_ex(dev.handle(), &d);
     if (status == GK_UNSUPPORTED) continue;
     ASSERT_EQ(status, GK_SUCCESS) << gk_last_error();
     HostArray out(GK_F32, w.total);
