@@ -4,9 +4,12 @@
 // scales of 1, 1/8, 0 and negative ones, causal offsets that mask part of the rows, none of
 // them, or every column of some rows; in place; odd lengths (vector tails, the kept
 // length ending inside a vector, block edges); special rows (a NaN, all -inf) with their
-// masked columns still exactly 0; every cell outside the outputs untouched.
+// masked columns still exactly 0; every cell outside the outputs untouched. Then the
+// `naive` and `omp_simd` rungs (threads over the rows of every item) on the same cases
+// through gk_softmax_ex.
 #include "cpu/softmax/kernel.hpp"
 #include "cpu_test_util.hpp"
+#include "gpukern/gpukern.h"
 #include "softmax_fused_reference.hpp"
 #include "softmax_test_util.hpp"
 
@@ -68,8 +71,8 @@ std::string run_case(const Call& call, const FusedCase& t, unsigned seed) {
   Stored x(t.type, static_cast<std::size_t>(x_items * stride_x + t.rows * ldx + 8));
   x.fill_random(rng, -4.0f, 4.0f);
   if (t.rows >= 3) {
-    const int64_t last = x_items - 1;  // special rows in the last item x holds
-    x.set(last * stride_x + 1 * ldx + 0, NAN);                                         // a NaN: the row's kept part NaN
+    const int64_t last = x_items - 1;           // special rows in the last item x holds
+    x.set(last * stride_x + 1 * ldx + 0, NAN);  // a NaN: the row's kept part NaN
     for (int64_t j = 0; j < t.cols; ++j) x.set(last * stride_x + 2 * ldx + j, -INFINITY);  // all -inf: NaN
   }
   const Stored x_in = x;
@@ -185,6 +188,55 @@ TEST(SoftmaxFusedRows, LongCausalRows) {
         const std::string problems = run_case(kernel_call(kernel), c, 77);
         EXPECT_EQ(problems, "") << kernel.name << " " << c.describe();
       }
+  }
+}
+
+/// The rungs through the public entry point (gk_softmax_ex on the CPU backend, the rung
+/// forced by name): naive, and omp_simd on 3 threads, which split the rows of every item
+/// (in runs, under a causal mask).
+class SoftmaxFusedRungs : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_EQ(gk_open("cpu", &handle_), GK_SUCCESS) << gk_last_error(); }
+  void TearDown() override {
+    gk_close(handle_);
+    gk_set_option("GPUKERN_NUM_THREADS", nullptr);
+  }
+  Call api_call(const char* variant) {
+    return [this, variant](const core::SoftmaxArgs& s) -> std::string {
+      gk_softmax_ex_desc d;
+      gk_softmax_ex_desc_init(&d);
+      d.rows = s.rows;
+      d.cols = s.cols;
+      d.x = s.x;
+      d.ldx = s.ldx;
+      d.y = s.y;
+      d.ldy = s.ldy;
+      d.dtype = static_cast<gk_dtype>(s.dtype);
+      d.log_softmax = s.log;
+      d.variant = variant;
+      d.batch_count = s.batch;
+      d.stride_x = s.stride_x;
+      d.stride_y = s.stride_y;
+      d.scale = s.scale;
+      d.causal = s.causal;
+      d.causal_offset = s.causal_offset;
+      return gk_softmax_ex(handle_, &d) == GK_SUCCESS ? std::string() : std::string(gk_last_error());
+    };
+  }
+  gk_handle handle_ = nullptr;
+};
+
+TEST_F(SoftmaxFusedRungs, NaiveAndOmpSimd) {
+  ASSERT_EQ(gk_set_option("GPUKERN_NUM_THREADS", "3"), GK_SUCCESS) << gk_last_error();
+  for (const char* variant : {"naive", "omp_simd"}) {
+    unsigned seed = 100;
+    for (const FusedCase& c : cases()) {
+      const std::string problems = run_case(api_call(variant), c, ++seed);
+      EXPECT_EQ(problems, "") << variant << " " << c.describe() << ", seed " << seed;
+    }
+    // Many short causal rows: the runs of rows the threads take in turn.
+    FusedCase c{DType::F32, 5, 333, 200, 0.5f, true, -20};
+    EXPECT_EQ(run_case(api_call(variant), c, 9), "") << variant << " " << c.describe();
   }
 }
 

@@ -75,10 +75,10 @@ struct SoftmaxKernel {
   const char* name;
   /// Global rows [first, last) of the call (the rows of every batch item, item by item):
   /// softmax of scale * x over each row's kept columns, the masked ones written 0
-  /// (log-softmax: -inf) and never read; a row keeping no column is all 0 (log: -inf). stream: store y with non-temporal stores (the caller
-  /// sets it when y != x and the data far exceeds the last-level cache, so the write does
-  /// not first read every line of y into the cache). scratch: kSoftmaxScratch floats of
-  /// this thread, 64-byte aligned.
+  /// (log-softmax: -inf) and never read; a row keeping no column is all 0 (log: -inf). stream: store y with
+  /// non-temporal stores (the caller sets it when y != x and the data far exceeds the last-level cache, so the write
+  /// does not first read every line of y into the cache). scratch: kSoftmaxScratch floats of this thread, 64-byte
+  /// aligned.
   void (*rows)(const core::SoftmaxArgs& args, int64_t first, int64_t last, bool stream, float* scratch);
   /// y[i] = exp(x[i]) with this path's exp, for x[i] <= 0, -inf and NaN (what softmax
   /// feeds it). Exposed for the tests.

@@ -267,9 +267,8 @@ void softmax_row(const T* x, T* y, int64_t n, bool log, bool stream, float scale
     });
   } else if (log) {
     const __m512 vlog = _mm512_set1_ps(log_total);
-    store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {
-      return _mm512_sub_ps(_mm512_sub_ps(load16(x + j, mask), vmax), vlog);
-    });
+    store_row(y, n, stream,
+              [&](int64_t j, __mmask16 mask) { return _mm512_sub_ps(_mm512_sub_ps(load16(x + j, mask), vmax), vlog); });
   } else {
     const __m512 vinverse = _mm512_set1_ps(inverse);
     store_row(y, n, stream, [&](int64_t j, __mmask16 mask) {

@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
     for (int64_t first_row = int64_t(blockIdx.x) * kRowsPerBlock; first_row < a.rows; first_row += step) {
       // Row r of the group: first_row + r * kGroups + group (each r coalesced across
       // the block); every load of the kRows rows is issued before any reduction. A row
-      // reads only the vectors holding kept columns (RowMask::read_vecs).
+      // reads only the vectors holding kept columns (RowMask::vecs_read).
       Frag frag[kRows];
       RowRef<T> ref[kRows];
 #pragma unroll
@@ -77,7 +77,8 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
         const int64_t row = first_row + r * kGroups + group;
         const bool active = row < a.rows;
         ref[r] = a.at(active ? row : 0);
-        frag[r].template load<kCache>(ref[r].x, lane, kLanes, active ? ref[r].mask.read_vecs(V, num_vec) : 0);
+        frag[r].template load<kCache>(ref[r].x, lane, kLanes,
+                                      active ? ref[r].mask.template vecs_read<kMasked>(V, num_vec) : 0);
       }
       RowStats mine[kRows], stats[kRows];
 #pragma unroll
@@ -103,7 +104,8 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
       const int64_t row = first_row + group;
       const bool active = row < a.rows;
       cur_ref = a.at(active ? row : 0);
-      cur.template load<kCache>(cur_ref.x, lane, kLanes, active ? cur_ref.mask.read_vecs(V, num_vec) : 0);
+      cur.template load<kCache>(cur_ref.x, lane, kLanes,
+                                active ? cur_ref.mask.template vecs_read<kMasked>(V, num_vec) : 0);
     }
     for (; first_row < a.rows; first_row += step) {
       const int64_t row = first_row + group;
@@ -111,7 +113,8 @@ __global__ void __launch_bounds__(kWarpRowThreads, kMinBlocks) warp_row_kernel(R
       const bool next_active = next < a.rows;
       Frag nxt;
       const RowRef<T> next_ref = a.at(next_active ? next : 0);
-      nxt.template load<kCache>(next_ref.x, lane, kLanes, next_active ? next_ref.mask.read_vecs(V, num_vec) : 0);
+      nxt.template load<kCache>(next_ref.x, lane, kLanes,
+                                next_active ? next_ref.mask.template vecs_read<kMasked>(V, num_vec) : 0);
       const RowStats mine = cur.template stats<kMasked>(keep_exp, lane, kLanes, cur_ref.mask);
       const RowStats stats = group_reduce<kLanes>(mine);
       if (row < a.rows)

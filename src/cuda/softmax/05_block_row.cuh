@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(kThreads) block_row_kernel(RowArgs<T> a) {
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const RowRef<T> ref = a.at(row);
     RowFragment<T, V, kPacks> frag;
-    frag.load(ref.x, threadIdx.x, kThreads, ref.mask.read_vecs(V, num_vec));
+    frag.load(ref.x, threadIdx.x, kThreads, ref.mask.template vecs_read<kMasked>(V, num_vec));
     const RowStats mine = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, ref.mask);
     const RowStats stats = block_reduce<kThreads>(mine, scratch[parity]);
     parity ^= 1;
@@ -59,7 +59,7 @@ __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(Ro
   int parity = 0;
   for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x) {
     const RowRef<T> ref = a.at(row);
-    const int64_t read_vec = ref.mask.read_vecs(V, num_vec);  // the packs holding a kept element
+    const int64_t read_vec = ref.mask.template vecs_read<kMasked>(V, num_vec);  // the packs holding a kept element
     RowStats mine = empty_stats();
     // Each thread stages and later reads back only its own vectors (i = tid + k *
     // kBlockRowSmemThreads), so the staging itself needs no barrier.
@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kBlockRowSmemThreads) block_row_smem_kernel(Ro
       store_pack<T, V>(ref.y + i * V, out);
     }
     const Pack<T, V> fill = fill_pack<T, V>(ref.mask);
-    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads) store_pack<T, V>(ref.y + i * V, fill);
+    for (int64_t i = read_vec + threadIdx.x; i < num_vec; i += kBlockRowSmemThreads)
+      store_pack<T, V>(ref.y + i * V, fill);
   }
 }
 
@@ -146,8 +147,8 @@ void launch_block_row_hybrid(const core::SoftmaxArgs& args, const CudaContext& c
       GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, bytes));
 #if defined(GPUKERN_CUDA)
       // All of the SM's shared memory to the carveout: min_blocks blocks' shares side by side.
-      GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
+      GK_GPU_CHECK(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
 #endif
       const int64_t blocks = std::min(total_rows(args), kMaxGridBlocks);
       kernel<<<static_cast<unsigned>(blocks), c.threads, bytes, ctx.stream>>>(typed_args<T>(args), args.cols / V);

@@ -94,8 +94,7 @@ __device__ __forceinline__ void copy_vec(void* smem, const void* gmem) {
 }
 
 /// kMasked: each pack is checked against the kept columns (with_mask, softmax_common.cuh).
-template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0,
-          bool kMasked = false>
+template <class T, int V, int kThreads, int kPacks, int kMinBlocks, bool kCluster, int kDepth = 0, bool kMasked = false>
 __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArgs<T> a, int64_t chunk_vecs) {
   static_assert(sizeof(Pack<T, V>) == kVectorBytes, "cp.async stages whole 16-byte packs");
 #if !defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
@@ -134,7 +133,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
       // The chunk's view of the mask; only its vectors holding a kept element are read
       // (reg_read in registers, smem_read staged), the rest are written with the fill.
       const RowMask mask = ref.mask.shifted(begin * V);
-      const int64_t chunk_read = mask.read_vecs(V, chunk);
+      const int64_t chunk_read = mask.template vecs_read<kMasked>(V, chunk);
       const int reg_read = static_cast<int>(chunk_read < reg_count ? chunk_read : reg_count);
       const int smem_read = static_cast<int>(chunk_read - reg_read);
       const T* x = ref.x + begin * V;
@@ -236,7 +235,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         store_pack<T, V>(y + (reg_count + j) * V, out);
       }
       const Pack<T, V> fill = fill_pack<T, V>(mask);
-      for (int j = smem_read + threadIdx.x; j < smem_vecs; j += kThreads) store_pack<T, V>(y + (reg_count + j) * V, fill);
+      for (int j = smem_read + threadIdx.x; j < smem_vecs; j += kThreads)
+        store_pack<T, V>(y + (reg_count + j) * V, fill);
     }
 #if defined(GPUKERN_SOFTMAX_HYBRID_CLUSTER)
     if constexpr (kCluster) arch::cluster_sync_aligned();  // no CTA exits while another reads its pair

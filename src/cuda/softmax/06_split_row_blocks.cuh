@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
   int parity = 0;
   for (int64_t row = blockIdx.y; row < a.rows; row += gridDim.y) {
     const RowRef<T> ref = a.at(row);
-    const int64_t read_end = ref.mask.read_vecs(V, end);  // the chunk's vectors holding a kept column
+    const int64_t read_end = ref.mask.template vecs_read<kMasked>(V, end);  // the chunk's vectors holding a kept column
     RowStats mine = empty_stats();
     for (int64_t base = begin + threadIdx.x; base < read_end; base += int64_t(kSplitBlockUnroll) * kSplitBlockThreads) {
       Pack<T, V> packs[kSplitBlockUnroll];
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(kSplitBlockThreads)
     for (unsigned s = 0; s < gridDim.x; ++s) stats = merge(stats, partial[row * gridDim.x + s]);
     const OutputScale o = output_scale(stats, a.log);
     const RowRef<T> ref = a.at(row);
-    const int64_t read_end = ref.mask.read_vecs(V, end);
+    const int64_t read_end = ref.mask.template vecs_read<kMasked>(V, end);
     for (int64_t i = begin + threadIdx.x; i < read_end; i += kSplitBlockThreads) {
       Pack<T, V> out;
       output_pack<kMasked>(load_pack<T, V, Cache::Default>(ref.x + i * V), i, ref.mask, o, out);
@@ -107,8 +107,7 @@ void launch_split_blocks(const core::SoftmaxArgs& args, const CudaContext& ctx) 
     split_stats_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
     first = gpu::last_launch_error();
     if (first == gpu::kSuccess)
-      split_write_kernel<T, V, kMasked>
-          <<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
+      split_write_kernel<T, V, kMasked><<<grid, kSplitBlockThreads, 0, ctx.stream>>>(a, kSplitBlockChunkVecs, partial);
     second = gpu::last_launch_error();
   });
   GK_GPU_CHECK(gpu::free_async(partial, ctx.stream));

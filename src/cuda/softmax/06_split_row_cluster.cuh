@@ -59,10 +59,10 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
   const bool keep_exp = !a.log;
   int parity = 0;
   for (int64_t row = blockIdx.x / cluster_size; row < a.rows; row += num_clusters) {
-    const RowRef<T> ref = a.at(row);
+    const RowRef<T> ref = a.at_lean(row);
     RowFragment<T, V, kPacks> frag;
     // Only the vectors holding a kept column are read; the rest get the fill on store.
-    frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.read_vecs(V, end));
+    frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.template vecs_read<kMasked>(V, end));
     const RowStats mine = frag.template stats<kMasked>(keep_exp, begin + threadIdx.x, kThreads, ref.mask);
     const RowStats cta = block_reduce<kThreads>(mine, scratch[parity]);
     if (threadIdx.x == 0) cta_stats[parity] = cta;
@@ -148,7 +148,8 @@ bool launch_hybrid_cluster(const core::SoftmaxArgs& args, const CudaContext& ctx
   const size_t bytes = static_cast<size_t>(smem_vecs) * kVectorBytes;
   bool ran = false;
   with_mask(args, [&](auto masked) {
-    const auto kernel = hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth, decltype(masked)::value>;
+    const auto kernel =
+        hybrid_row_kernel<T, V, c.threads, c.packs, c.min_blocks, true, c.depth, decltype(masked)::value>;
     GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
     GK_GPU_CHECK(
         cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));

@@ -206,6 +206,10 @@ int64_t rows_per_call(const core::SoftmaxArgs& a) {
 core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) {
   const CudnnLibrary& lib = cudnn_library();
   if (!lib.unavailable.empty()) return {core::Decline::LibraryMissing, lib.unavailable};
+  // Its table row does not declare these (the core declines them); checked here as well, so
+  // that no path can run the call without them.
+  if (args.scale != 1.0f || args.causal)
+    return {core::Decline::Feature, "cudnnSoftmaxForward has no input scale or causal mask"};
   // 4-d descriptors take int sizes and strides; the span of each call's tensor must fit too.
   const int64_t rows = rows_per_call(args);
   if (std::max(span(rows, args.ldx, args.cols), span(rows, args.ldy, args.cols)) > INT_MAX)

@@ -34,40 +34,67 @@ inline constexpr uint32_t kFusesAll = core::kFuseBatch | core::kFuseScale | core
 // Auto: warp_row for short rows, block_row (a block per row, registers or shared
 // memory) unless the rows are few and long, then split_row, which takes every call
 // short of rows of billions of elements on its split across blocks.
-inline constexpr SoftmaxRung kNaiveRow = core::fusing(SoftmaxRung{
-    "naive",   "one thread per row, three passes (max, sum, output), scalar loads",
-    kAll,      {},
-    kLadder,   nullptr,
-    naive_run, core::kNeverAuto}, kFusesAll);
-inline constexpr SoftmaxRung kSafe3PassRow = core::fusing(SoftmaxRung{
-    "safe_3pass",   "one block per row, three coalesced passes, block reductions",
-    kAll,           {},
-    kLadder,        nullptr,
-    safe_3pass_run, core::kNeverAuto}, kFusesAll);
-inline constexpr SoftmaxRung kOnlineRow = core::fusing(SoftmaxRung{
-    "online",   "one block per row, two passes: running max with rescaled sum, then output",
-    kAll,       {},
-    kLadder,    nullptr,
-    online_run, core::kNeverAuto}, kFusesAll);
-inline constexpr SoftmaxRung kWarpRowRow = core::fusing(SoftmaxRung{
-    "warp_row",   "lanes of one warp per row, row in registers (one read), shuffle reductions",
-    kAll,         {},
-    kLadder,      warp_row_supports,
-    warp_row_run, 0,
-    short_rows}, kFusesAll);
-inline constexpr SoftmaxRung kBlockRowRow = core::fusing(SoftmaxRung{"block_row",
-                                             "one block per row, row in registers or shared memory (one read)",
-                                             kAll,
-                                             {},
-                                             kLadder,
-                                             block_row_supports,
-                                             block_row_run,
-                                             1,
-                                             not_few_long_rows}, kFusesAll);
-inline constexpr SoftmaxRung kSplitRowRow = core::fusing(SoftmaxRung{
-    "split_row",   "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
-    kAll,          {},
-    kLadder,       split_row_supports,
-    split_row_run, 2}, kFusesAll);
+inline constexpr SoftmaxRung kNaiveRow =
+    core::fusing(SoftmaxRung{"naive",
+                             "one thread per row, three passes (max, sum, output), scalar loads",
+                             kAll,
+                             {},
+                             kLadder,
+                             nullptr,
+                             naive_run,
+                             core::kNeverAuto},
+                 kFusesAll);
+inline constexpr SoftmaxRung kSafe3PassRow =
+    core::fusing(SoftmaxRung{"safe_3pass",
+                             "one block per row, three coalesced passes, block reductions",
+                             kAll,
+                             {},
+                             kLadder,
+                             nullptr,
+                             safe_3pass_run,
+                             core::kNeverAuto},
+                 kFusesAll);
+inline constexpr SoftmaxRung kOnlineRow =
+    core::fusing(SoftmaxRung{"online",
+                             "one block per row, two passes: running max with rescaled sum, then output",
+                             kAll,
+                             {},
+                             kLadder,
+                             nullptr,
+                             online_run,
+                             core::kNeverAuto},
+                 kFusesAll);
+inline constexpr SoftmaxRung kWarpRowRow =
+    core::fusing(SoftmaxRung{"warp_row",
+                             "lanes of one warp per row, row in registers (one read), shuffle reductions",
+                             kAll,
+                             {},
+                             kLadder,
+                             warp_row_supports,
+                             warp_row_run,
+                             0,
+                             short_rows},
+                 kFusesAll);
+inline constexpr SoftmaxRung kBlockRowRow =
+    core::fusing(SoftmaxRung{"block_row",
+                             "one block per row, row in registers or shared memory (one read)",
+                             kAll,
+                             {},
+                             kLadder,
+                             block_row_supports,
+                             block_row_run,
+                             1,
+                             not_few_long_rows},
+                 kFusesAll);
+inline constexpr SoftmaxRung kSplitRowRow =
+    core::fusing(SoftmaxRung{"split_row",
+                             "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
+                             kAll,
+                             {},
+                             kLadder,
+                             split_row_supports,
+                             split_row_run,
+                             2},
+                 kFusesAll);
 
 }  // namespace gpukern::cuda::softmax

@@ -48,6 +48,12 @@ struct RowMask {
     const int64_t n = kept <= 0 ? 0 : (kept + V - 1) / V;
     return n < limit ? n : limit;
   }
+  /// read_vecs in the kernels that check the mask (kMasked, pack_masked); `limit` in the
+  /// others, where every column is kept (and the computation cost registers).
+  template <bool kMasked>
+  __host__ __device__ __forceinline__ int64_t vecs_read(int64_t V, int64_t limit) const {
+    return kMasked ? read_vecs(V, limit) : limit;
+  }
 };
 
 /// One row of a call: its input and output and its mask.
@@ -77,18 +83,32 @@ struct RowArgs {
   /// Global row g: its pointers and mask (causal: row r of its item keeps r + offset + 1
   /// columns, clamped to [0, cols]).
   __host__ __device__ __forceinline__ RowRef<T> at(int64_t g) const {
-    int64_t item = 0, r = g;
+    int64_t r = g;
+    const T* row_x = x + g * ldx;
+    T* row_y = y + g * ldy;
+    // Separate pointer arithmetic for one item: the batched form, merged into it, cost the
+    // register-held kernels up to 18 registers.
     if (item_rows != 0) {
-      item = g / item_rows;
+      const int64_t item = g / item_rows;
       r = g - item * item_rows;
+      row_x = x + item * stride_x + r * ldx;
+      row_y = y + item * stride_y + r * ldy;
     }
     int64_t kept = cols;
     if (causal) {
       kept = r + causal_offset + 1;
       kept = kept < 0 ? 0 : kept > cols ? cols : kept;
     }
-    return {x + item * stride_x + r * ldx, y + item * stride_y + r * ldy, RowMask{scale, kept, log}};
+    return {row_x, row_y, RowMask{scale, kept, log}};
   }
+  /// at(), with the batched or causal arithmetic in a called function: a kernel whose
+  /// registers grew by 20 with it inlined (split_row's register clusters) pays a call per
+  /// row only on such calls.
+  __host__ __device__ __forceinline__ RowRef<T> at_lean(int64_t g) const {
+    if (item_rows == 0 && !causal) return {x + g * ldx, y + g * ldy, RowMask{scale, cols, log}};
+    return at_outlined(g);
+  }
+  __host__ __device__ __noinline__ RowRef<T> at_outlined(int64_t g) const { return at(g); }
 };
 
 template <class T>
@@ -667,8 +687,7 @@ struct RowFragment {
       Pack<T, V> out;
 #pragma unroll
       for (int i = 0; i < V; ++i) {
-        const float y =
-            use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
+        const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
       mask_output<kMasked>(out, vi, mask);
