@@ -174,10 +174,13 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
     const std::string read = cpu_ ? " " + fmt::format("{:>7}", percent(r.pct_of_read)) : "";
+    // An epilogue case: its speed against the same rung's plain call, after the error.
+    const std::string plain = r.pct_of_plain ? fmt::format("  {:.1f}% of plain", *r.pct_of_plain) : "";
     if (gemm)
-      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n",
+      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}{}\n",
                  type_name(c.type), c.label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
-                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
+                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r),
+                 plain);
     else
       fmt::print("{:<6} {:<18} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", type_name(c.type),
                  c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
