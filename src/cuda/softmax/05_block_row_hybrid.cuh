@@ -149,7 +149,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
         for (int j = threadIdx.x; j < smem_read; j += kThreads) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
         arch::cp_async_commit();
         frag.load(x, threadIdx.x, kThreads, reg_read);
-        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask.limited(int64_t(reg_count) * V));
         arch::cp_async_wait<0>();
         for (int j = threadIdx.x; j < smem_read; j += kThreads)
           m = nan_max(m, row_pack_max<kMasked>(staged[j], reg_count + j, mask));
@@ -181,7 +181,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks) hybrid_row_kernel(RowArg
           if (j < smem_read) copy_vec<kCluster>(staged + j, x + (reg_count + j) * V);
           arch::cp_async_commit();
         }
-        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask);
+        mine_regs = frag.template stats<kMasked>(keep_exp, threadIdx.x, kThreads, mask.limited(int64_t(reg_count) * V));
         for (int k = 0; k < steps; ++k) {
           const int jn = threadIdx.x + (k + kDepth) * kThreads;
           if (jn < smem_read) copy_vec<kCluster>(staged + jn, x + (reg_count + jn) * V);

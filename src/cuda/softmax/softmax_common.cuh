@@ -43,6 +43,10 @@ struct RowMask {
   __host__ __device__ __forceinline__ float fill() const { return log ? -INFINITY : 0.0f; }
   /// The same mask seen from element `offset` of the row (a chunk starting there).
   __host__ __device__ __forceinline__ RowMask shifted(int64_t offset) const { return {scale, kept - offset, log}; }
+  /// The same mask keeping at most the first `n` elements: for statistics over a fragment
+  /// that holds only those (a CTA's chunk of a cluster's row), so that packs past it, which
+  /// hold the load's fill, never enter the max (-inf times a scale <= 0 is not -inf).
+  __host__ __device__ __forceinline__ RowMask limited(int64_t n) const { return {scale, kept < n ? kept : n, log}; }
   /// Vectors of V elements that hold a kept element, at most `limit`: the ones to read.
   __host__ __device__ __forceinline__ int64_t read_vecs(int64_t V, int64_t limit) const {
     const int64_t n = kept <= 0 ? 0 : (kept + V - 1) / V;

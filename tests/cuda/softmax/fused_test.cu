@@ -13,6 +13,8 @@
 #include "cuda/softmax/06_split_row.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
+#include <gpukern/half.hpp>
+
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
@@ -184,7 +186,7 @@ class FusedProblem {
         for (int64_t j = 0; j < c.cols; ++j) {
           const std::size_t at = y_offset_ + b * args_.stride_y + r * args_.ldy + j;
           output[at] = true;
-          check.add(after.get(at), reference[(b * c.rows + r) * c.cols + j], j >= kept, b, r, j);
+          check.add(after.get(at), stored(reference[(b * c.rows + r) * c.cols + j]), j >= kept, b, r, j);
         }
       }
     std::string problems = check.passes(bound()) ? "" : check.describe();
@@ -215,6 +217,14 @@ class FusedProblem {
                            reference_.data() + (b * c.rows + r) * c.cols);
       }
     return reference_;
+  }
+  /// The reference as the output's storage type holds it: over a row of 2^18 or more
+  /// columns the values of 16-bit outputs are near the subnormal range, where the storage's
+  /// own rounding alone exceeds the relative bound; the rung is judged beyond that rounding.
+  double stored(double v) const {
+    if (case_.dtype == DType::F16) return f16_to_float(float_to_f16(static_cast<float>(v)));
+    if (case_.dtype == DType::BF16) return bf16_to_float(float_to_bf16(static_cast<float>(v)));
+    return v;
   }
   double bound() const { return error_bound(core::dtype_name(case_.dtype), static_cast<gk_dtype>(case_.dtype)); }
 
