@@ -1,8 +1,9 @@
 // CUDA softmax reference rung, `cudnn`: cudnnSoftmaxForward (CUDNN_SOFTMAX_ACCURATE, or
 // CUDNN_SOFTMAX_LOG for log-softmax) over an NCHW tensor with rows as N and columns as
 // C (H = W = 1, mode CHANNEL), the row strides ldx / ldy as the N strides of the two
-// descriptors. The vendor library the ladder is measured against. Batches: one call
-// when the items follow each other as further rows, else one call per item; the input
+// descriptors. The vendor library the ladder is measured against. Batches: the items as
+// further rows when they follow each other so, else one item at a time; a tensor whose span
+// exceeds cuDNN's int descriptors goes in several calls of fewer rows; the input
 // scale and the causal mask are not fused (the core declines them for this rung).
 //
 // cuDNN is optional at run time: it is loaded with dlopen (libcudnn.so.9, from
@@ -188,17 +189,17 @@ int cudnn_data_type(core::DType t) {
   }
 }
 
-/// Elements a descriptor of `rows` rows with row stride `ld` spans.
-int64_t span(int64_t rows, int64_t ld, int64_t cols) { return rows > 0 ? (rows - 1) * ld + cols : 0; }
+/// Whether the batch items follow each other as further rows (stride_x = rows * ldx,
+/// stride_y = rows * ldy): then the calls walk all rows as one matrix.
+bool items_as_rows(const core::SoftmaxArgs& a) {
+  return a.batch == 1 || (a.stride_x == a.rows * a.ldx && a.stride_y == a.rows * a.ldy);
+}
 
-/// Rows one cudnnSoftmaxForward call covers: every item's when the batch items follow
-/// each other as further rows (stride_x = rows * ldx, stride_y = rows * ldy) and the
-/// whole tensor spans int-sized descriptors; else one item's (a call per item).
-int64_t rows_per_call(const core::SoftmaxArgs& a) {
-  const int64_t all = a.rows * a.batch;
-  const bool as_rows = a.batch == 1 || (a.stride_x == a.rows * a.ldx && a.stride_y == a.rows * a.ldy);
-  if (as_rows && std::max(span(all, a.ldx, a.cols), span(all, a.ldy, a.cols)) <= INT_MAX) return all;
-  return a.rows;
+/// Rows one cudnnSoftmaxForward call may cover: 4-d descriptors take int sizes and strides,
+/// so the span of each call's tensor must fit in int; longer tensors take several calls.
+int64_t max_rows_per_call(const core::SoftmaxArgs& a) {
+  const int64_t ld = std::max(a.ldx, a.ldy);
+  return (INT_MAX - a.cols) / ld + 1;
 }
 
 }  // namespace
@@ -210,11 +211,9 @@ core::Verdict cudnn_supports(const core::SoftmaxArgs& args, const CudaContext&) 
   // that no path can run the call without them.
   if (args.scale != 1.0f || args.causal)
     return {core::Decline::Feature, "cudnnSoftmaxForward has no input scale or causal mask"};
-  // 4-d descriptors take int sizes and strides; the span of each call's tensor must fit too.
-  const int64_t rows = rows_per_call(args);
-  if (std::max(span(rows, args.ldx, args.cols), span(rows, args.ldy, args.cols)) > INT_MAX)
-    return {core::Decline::ShapeLimit,
-            "tensor spans more than 2^31-1 elements (cuDNN descriptors take int sizes and strides)"};
+  // 4-d descriptors take int sizes and strides: one row (and its stride) must fit.
+  if (std::max(args.ldx, args.ldy) > INT_MAX)
+    return {core::Decline::ShapeLimit, "row stride beyond 2^31-1 elements (cuDNN descriptors take int strides)"};
   return {};
 }
 
@@ -230,25 +229,37 @@ void cudnn_run(const core::SoftmaxArgs& args, const CudaContext& ctx) {
     check_cudnn(lib, lib.set_stream(handle, ctx.stream), "cudnnSetStream");
     TensorDesc x_desc(lib), y_desc(lib);
     const int type = cudnn_data_type(args.dtype);
-    // Batches: one call when the items are further rows, else one call per item.
-    const int64_t rows_each = rows_per_call(args);
-    const int rows = static_cast<int>(rows_each), cols = static_cast<int>(args.cols);
-    check_cudnn(lib, lib.set_tensor_4d_ex(x_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldx), 1, 1, 1),
-                "cudnnSetTensor4dDescriptorEx (x)");
-    check_cudnn(lib, lib.set_tensor_4d_ex(y_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldy), 1, 1, 1),
-                "cudnnSetTensor4dDescriptorEx (y)");
-    const int64_t calls = args.rows * args.batch / rows_each;
+    // Batches: the items as further rows when they are laid out so, else item by item; each
+    // in calls of at most max_rows_per_call rows.
+    const bool as_rows = items_as_rows(args);
+    const int64_t units = as_rows ? 1 : args.batch;
+    const int64_t unit_rows = as_rows ? args.rows * args.batch : args.rows;
+    const int64_t chunk = std::min(unit_rows, max_rows_per_call(args));
     const size_t es = core::dtype_size(args.dtype);
-    for (int64_t b = 0; b < calls; ++b) {
-      const void* x = static_cast<const char*>(args.x) + static_cast<size_t>(b * args.stride_x) * es;
-      void* y = static_cast<char*>(args.y) + static_cast<size_t>(b * args.stride_y) * es;
-      // Scaling factors are float for float, half and bfloat16 data; beta = 0: y is not read.
-      const float alpha = 1.0f, beta = 0.0f;
-      check_cudnn(lib,
-                  lib.softmax_forward(handle, args.log ? kCudnnSoftmaxLog : kCudnnSoftmaxAccurate, kCudnnModeChannel,
-                                      &alpha, x_desc.get(), x, &beta, y_desc.get(), y),
-                  "cudnnSoftmaxForward");
-    }
+    const int cols = static_cast<int>(args.cols);
+    int64_t described = -1;  // rows the descriptors hold now
+    for (int64_t u = 0; u < units; ++u)
+      for (int64_t r0 = 0; r0 < unit_rows; r0 += chunk) {
+        const int64_t n = std::min(chunk, unit_rows - r0);
+        if (n != described) {
+          const int rows = static_cast<int>(n);
+          check_cudnn(lib,
+                      lib.set_tensor_4d_ex(x_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldx), 1, 1, 1),
+                      "cudnnSetTensor4dDescriptorEx (x)");
+          check_cudnn(lib,
+                      lib.set_tensor_4d_ex(y_desc.get(), type, rows, cols, 1, 1, static_cast<int>(args.ldy), 1, 1, 1),
+                      "cudnnSetTensor4dDescriptorEx (y)");
+          described = n;
+        }
+        const void* x = static_cast<const char*>(args.x) + static_cast<size_t>(u * args.stride_x + r0 * args.ldx) * es;
+        void* y = static_cast<char*>(args.y) + static_cast<size_t>(u * args.stride_y + r0 * args.ldy) * es;
+        // Scaling factors are float for float, half and bfloat16 data; beta = 0: y is not read.
+        const float alpha = 1.0f, beta = 0.0f;
+        check_cudnn(lib,
+                    lib.softmax_forward(handle, args.log ? kCudnnSoftmaxLog : kCudnnSoftmaxAccurate, kCudnnModeChannel,
+                                        &alpha, x_desc.get(), x, &beta, y_desc.get(), y),
+                    "cudnnSoftmaxForward");
+      }
   } catch (...) {
     pool.release(ctx.device, handle);
     if (previous_device != ctx.device) cudaSetDevice(previous_device);
