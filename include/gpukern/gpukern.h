@@ -96,15 +96,15 @@ typedef struct gk_device_info {
 /// Why a rung declines a call: gk_last_decline() after an Unsupported call, and
 /// gk_variant_info::decline for a rung this device cannot run.
 typedef enum gk_decline {
-  GK_DECLINE_NONE = 0,            ///< accepted (or the last error was not a decline)
-  GK_DECLINE_DTYPE = 1,           ///< the call's data type
-  GK_DECLINE_WRONG_ARCH = 2,      ///< the device's architecture
-  GK_DECLINE_MISALIGNED = 3,      ///< a pointer or leading dimension's alignment
-  GK_DECLINE_LAYOUT = 4,          ///< a transpose or stride layout the rung does not implement
-  GK_DECLINE_SHAPE_LIMIT = 5,     ///< a size beyond what the rung handles
-  GK_DECLINE_RESOURCE = 6,        ///< shared memory, clusters or workspace the device lacks
-  GK_DECLINE_LIBRARY_MISSING = 7, ///< the vendor library the rung calls is not installed
-  GK_DECLINE_FEATURE = 8          ///< a fused feature (softmax scale or mask) the rung does not implement
+  GK_DECLINE_NONE = 0,             ///< accepted (or the last error was not a decline)
+  GK_DECLINE_DTYPE = 1,            ///< the call's data type
+  GK_DECLINE_WRONG_ARCH = 2,       ///< the device's architecture
+  GK_DECLINE_MISALIGNED = 3,       ///< a pointer or leading dimension's alignment
+  GK_DECLINE_LAYOUT = 4,           ///< a transpose or stride layout the rung does not implement
+  GK_DECLINE_SHAPE_LIMIT = 5,      ///< a size beyond what the rung handles
+  GK_DECLINE_RESOURCE = 6,         ///< shared memory, clusters or workspace the device lacks
+  GK_DECLINE_LIBRARY_MISSING = 7,  ///< the vendor library the rung calls is not installed
+  GK_DECLINE_FEATURE = 8           ///< a fused feature (softmax scale or mask) the rung does not implement
 } gk_decline;
 
 /// One rung of a ladder.
@@ -199,12 +199,12 @@ typedef struct gk_gemm_ex_desc {
   gk_dtype c_type;
   int allow_tf32;
   const char* variant;
-  int64_t batch_count;                ///< batch items (gk_gemm_ex_desc_init: 1)
+  int64_t batch_count;                   ///< batch items (gk_gemm_ex_desc_init: 1)
   int64_t stride_a, stride_b, stride_c;  ///< elements between batch items; 0 for A or B broadcasts it
-  const void* bias;                   ///< n values per batch item, or NULL for none
-  int64_t bias_length;                ///< must equal n when bias is set, 0 when it is not
-  gk_dtype bias_type;                 ///< GK_F32 or c_type
-  int64_t stride_bias;                ///< elements between the batch items' bias vectors; 0 = shared
+  const void* bias;                      ///< n values per batch item, or NULL for none
+  int64_t bias_length;                   ///< must equal n when bias is set, 0 when it is not
+  gk_dtype bias_type;                    ///< GK_F32 or c_type
+  int64_t stride_bias;                   ///< elements between the batch items' bias vectors; 0 = shared
   gk_activation activation;
 } gk_gemm_ex_desc;
 

@@ -104,7 +104,6 @@ void fill_device_info(const core::DeviceInfo& d, gk_device_info* out) {
   copy_text(out->extra, extra);
 }
 
-
 // One body for the plain and the extended calls: validate (the plain descriptor is the
 // extended one with one item and nothing fused), select, record, run.
 template <class Desc>

@@ -131,8 +131,8 @@ Extent batch_extent(const Extent& item, int64_t batch, int64_t stride, int64_t e
 /// The batch items of an output (rows x cols, leading dimension ld, items `stride` apart) must
 /// not share an element: blocked items (stride >= (rows - 1) * ld + cols) or interleaved rows
 /// (stride >= cols and ld >= (batch - 1) * stride + cols).
-void check_batch_items_disjoint(const char* stride_name, const char* ld_name, int64_t batch, int64_t rows,
-                                int64_t cols, int64_t ld, int64_t stride) {
+void check_batch_items_disjoint(const char* stride_name, const char* ld_name, int64_t batch, int64_t rows, int64_t cols,
+                                int64_t ld, int64_t stride) {
   if (batch <= 1 || rows == 0 || cols == 0) return;
   const __int128 item_span = __int128(rows - 1) * ld + cols;
   if (__int128(stride) >= item_span) return;
@@ -154,8 +154,9 @@ Desc read_sized(const Desc* d, const char* what, const char* init) {
   std::memcpy(&size, d, sizeof size);
   constexpr std::size_t kMaxSize = 4096;  // no descriptor will grow this far: the value is garbage
   if (size < sizeof(Desc) || size > kMaxSize)
-    throw invalid(std::string("size = ") + std::to_string(size) + " is not a " + what + " descriptor size (this library's " +
-                  what + " is " + std::to_string(sizeof(Desc)) + " bytes; set size with " + init + ")");
+    throw invalid(std::string("size = ") + std::to_string(size) + " is not a " + what +
+                  " descriptor size (this library's " + what + " is " + std::to_string(sizeof(Desc)) +
+                  " bytes; set size with " + init + ")");
   const unsigned char* bytes = reinterpret_cast<const unsigned char*>(d);
   for (std::size_t i = sizeof(Desc); i < size; ++i)
     if (bytes[i] != 0)
@@ -226,15 +227,15 @@ GemmArgs validate_gemm(const gk_gemm_ex_desc& d) {
   a.act = static_cast<Activation>(act);
   if (d.bias) {
     if (d.bias_length != d.n)
-      throw invalid("bias_length = " + std::to_string(d.bias_length) + " with a bias: it must equal n = " +
-                    std::to_string(d.n) + " (one value per column of C)");
+      throw invalid("bias_length = " + std::to_string(d.bias_length) +
+                    " with a bias: it must equal n = " + std::to_string(d.n) + " (one value per column of C)");
     a.bias_type = check_dtype("bias_type", raw_enum(d.bias_type));
     if (a.bias_type != DType::F32 && a.bias_type != a.c_type)
       throw invalid(std::string("bias_type = ") + dtype_name(a.bias_type) + " with c_type = " + dtype_name(a.c_type) +
                     "; the bias is f32 or C's type");
-    const Extent ebias = batch_extent(check_matrix("bias", d.bias, "bias_length", 1, d.n, d.n, a.bias_type, writes),
-                                      a.batch, d.stride_bias, static_cast<int64_t>(dtype_size(a.bias_type)),
-                                      "stride_bias");
+    const Extent ebias =
+        batch_extent(check_matrix("bias", d.bias, "bias_length", 1, d.n, d.n, a.bias_type, writes), a.batch,
+                     d.stride_bias, static_cast<int64_t>(dtype_size(a.bias_type)), "stride_bias");
     check_disjoint(ec, ebias, "C must not share memory with the bias");
     a.bias = d.bias;
     a.stride_bias = a.batch > 1 ? d.stride_bias : 0;

@@ -63,7 +63,8 @@ __global__ void __launch_bounds__(kThreads) split_row_cluster_kernel(RowArgs<T> 
     RowFragment<T, V, kPacks> frag;
     // Only the vectors holding a kept column are read; the rest get the fill on store.
     frag.load(ref.x, begin + threadIdx.x, kThreads, ref.mask.template vecs_read<kMasked>(V, end));
-    const RowStats mine = frag.template stats<kMasked>(keep_exp, begin + threadIdx.x, kThreads, ref.mask.limited(end * V));
+    const RowStats mine =
+        frag.template stats<kMasked>(keep_exp, begin + threadIdx.x, kThreads, ref.mask.limited(end * V));
     const RowStats cta = block_reduce<kThreads>(mine, scratch[parity]);
     if (threadIdx.x == 0) cta_stats[parity] = cta;
     cluster.sync();

@@ -48,17 +48,22 @@ struct FusedCase {
   int bias = 0;  // 0: none, 1: f32, 2: C's type
   bool bias_per_item = false;
   core::Activation act = core::Activation::None;
-  int64_t c_pad = 0;  // extra elements per row of C (a non-zero odd value: C rows not 16-byte addressable)
+  int64_t c_pad = 0;             // extra elements per row of C (a non-zero odd value: C rows not 16-byte addressable)
   const char* config = nullptr;  // a forced configuration (parse_wgmma_config), or the rung's choice
   bool api = false;              // through gk_gemm_ex with the rung forced (validation, dispatch), not directly
 
   std::string describe() const {
     static const char* items[] = {"padded", "broadcast", "interleaved"};
     std::ostringstream s;
-    s << (tf32 ? "tf32" : ab == DType::F16 ? "f16" : "bf16") << (c == DType::F32 && ab != DType::F32 ? ">f32" : "")
-      << ' ' << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N') << ' ' << batch << " x " << m << 'x' << n << 'x' << k
-      << " alpha=" << alpha << " beta=" << beta << " A/B/C " << items[int(a_items)] << '/' << items[int(b_items)] << '/'
-      << items[int(c_items)] << " bias=" << (bias == 0 ? "none" : bias == 1 ? "f32" : "C type")
+    s << (tf32               ? "tf32"
+          : ab == DType::F16 ? "f16"
+                             : "bf16")
+      << (c == DType::F32 && ab != DType::F32 ? ">f32" : "") << ' ' << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N')
+      << ' ' << batch << " x " << m << 'x' << n << 'x' << k << " alpha=" << alpha << " beta=" << beta << " A/B/C "
+      << items[int(a_items)] << '/' << items[int(b_items)] << '/' << items[int(c_items)] << " bias="
+      << (bias == 0   ? "none"
+          : bias == 1 ? "f32"
+                      : "C type")
       << (bias_per_item ? " per item" : "") << " act=" << static_cast<int>(act) << " c_pad=" << c_pad
       << " config=" << (config ? config : "chosen") << (api ? " (gk_gemm_ex)" : "");
     return s.str();
@@ -215,7 +220,8 @@ bool run_fused_case(const FusedCase& fc, const CudaContext& ctx, uint64_t seed) 
   HostArray bias(bt, static_cast<std::size_t>((fc.bias_per_item ? fc.batch : 1) * (fc.n + 8)));
   bias.fill(Pattern::Padding);
   for (int64_t i = 0; i < (fc.bias_per_item ? fc.batch : 1); ++i)
-    for (int64_t col = 0; col < fc.n; ++col) bias.set(static_cast<std::size_t>(i * bias_stride + col), rng.uniform(-1, 1));
+    for (int64_t col = 0; col < fc.n; ++col)
+      bias.set(static_cast<std::size_t>(i * bias_stride + col), rng.uniform(-1, 1));
 
   DeviceCopy da(a), db(b), dc(c0), dbias(bias);
   core::GemmArgs g;
@@ -269,8 +275,8 @@ bool run_fused_case(const FusedCase& fc, const CudaContext& ctx, uint64_t seed) 
     const MatrixView va{&a, Window{la.rows, la.cols, la.ld, static_cast<int64_t>(la.index(ia, 0, 0)), la.total}};
     const MatrixView vb{&b, Window{lb.rows, lb.cols, lb.ld, static_cast<int64_t>(lb.index(ib, 0, 0)), lb.total}};
     const MatrixView vc{&c0, Window{fc.m, fc.n, lc.ld, static_cast<int64_t>(lc.index(i, 0, 0)), lc.total}};
-    const std::vector<double> item = reference_gemm(fc.trans_a, fc.trans_b, fc.m, fc.n, fc.k, fc.alpha, va, vb,
-                                                    fc.beta, fc.beta != 0.0f ? &vc : nullptr);
+    const std::vector<double> item = reference_gemm(fc.trans_a, fc.trans_b, fc.m, fc.n, fc.k, fc.alpha, va, vb, fc.beta,
+                                                    fc.beta != 0.0f ? &vc : nullptr);
     for (int64_t r = 0; r < fc.m; ++r)
       for (int64_t col = 0; col < fc.n; ++col) {
         double v = item[static_cast<std::size_t>(r * fc.n + col)];
@@ -487,7 +493,7 @@ TEST_F(WgmmaFused, KZeroAppliesTheEpilogueToEveryItem) {
 TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x256c2 splitk3", "128x128", "128x128 splitk4",
+  const char* configs[] = {"128x256c2", "128x256c2 splitk3", "128x128",       "128x128 splitk4",
                            "64x128",    "64x128 splitk16",   "tf32nn splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;

@@ -203,7 +203,8 @@ core::Verdict batch_reason(const core::GemmArgs& args) {
     const char *name, *stride_name;
     const void* ptr;
     int64_t ld, stride;
-  } operands[] = {{"A", "stride_a", args.a, args.lda, args.stride_a}, {"B", "stride_b", args.b, args.ldb, args.stride_b}};
+  } operands[] = {{"A", "stride_a", args.a, args.lda, args.stride_a},
+                  {"B", "stride_b", args.b, args.ldb, args.stride_b}};
   for (const auto& o : operands) {
     if (core::Verdict v = row_alignment_reason(o.name, o.ptr, o.ld, es, 16); !v.accepted())
       return {v.reason, "batched call: " + v.detail + " (TMA; only unbatched operands are repacked)"};
@@ -278,7 +279,7 @@ namespace {
 /// C_b = act(beta * C_b + bias_b) for every item (beta == 0 never reads C).
 template <class CT>
 __global__ void epilogue_pass_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int n, int64_t batch, float beta,
-                                Epilogue epi) {
+                                     Epilogue epi) {
   const int64_t per_item = static_cast<int64_t>(m) * n, total = per_item * batch;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -288,7 +289,6 @@ __global__ void epilogue_pass_kernel(CT* c, int64_t ldc, int64_t stride_c, int m
     *dst = gpu::from_float<CT>(epi.apply(v, item, col));
   }
 }
-
 
 /// Items [first, first + count) of a batched call, as a call of their own.
 core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t count) {
@@ -330,8 +330,7 @@ void wgmma_epilogue_pass(const core::GemmArgs& args, float beta, const CudaConte
     using CT = decltype(t);
     epilogue_pass_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc,
                                                          args.batched() ? args.stride_c : 0, static_cast<int>(args.m),
-                                                         static_cast<int>(args.n), args.batch, beta,
-                                                         epilogue_of(args));
+                                                         static_cast<int>(args.n), args.batch, beta, epilogue_of(args));
   });
   GK_LAUNCH_CHECK();
 }

@@ -185,8 +185,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 template <class Cfg, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
-                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x,
-                         WgmmaSchedule sched) {
+                         const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
@@ -203,9 +202,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
   sm.init_barriers(Cfg::kConsumers * 4);
   __syncthreads();
-  auto tile_origin = [&](int t) {
-    return tile_origin_of<kTileM, kTileN, 1>(sched, t, Cfg::kGroupM / 2, false, 0);
-  };
+  auto tile_origin = [&](int t) { return tile_origin_of<kTileM, kTileN, 1>(sched, t, Cfg::kGroupM / 2, false, 0); };
   const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
   if (warpgroup == 0) {
@@ -381,7 +378,8 @@ CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_
 template <class OutT>
 CUtensorMap make_c_map(const core::GemmArgs& args) {
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
-  return make_tensor_map<OutT>(args.c, args.ldc, m, n, true, 64, tma_items(args, args.stride_c, m, args.ldc, sizeof(OutT)));
+  return make_tensor_map<OutT>(args.c, args.ldc, m, n, true, 64,
+                               tma_items(args, args.stride_c, m, args.ldc, sizeof(OutT)));
 }
 
 /// Launches wgmma_tma_kernel<Cfg> on TMA-addressable operands, as many persistent

@@ -43,8 +43,8 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
   }
   if (r != CUDA_SUCCESS)
     throw TmaEncodeError(core::Status::DeviceError, "cuTensorMapEncodeTiled failed with CUresult " +
-                                                     std::to_string(static_cast<int>(r)) +
-                                                     (rank == 3 ? " (3-D map of a batch)" : ""));
+                                                        std::to_string(static_cast<int>(r)) +
+                                                        (rank == 3 ? " (3-D map of a batch)" : ""));
   return map;
 }
 

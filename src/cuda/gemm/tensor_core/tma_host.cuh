@@ -50,8 +50,8 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
 /// The tensor map of a matrix of T (bf16, f16, or f32 described as tf32 for loads
 /// unless `plain_f32`); see encode_tensor_map.
 template <class T>
-CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false,
-                            int box_rows = 64, TmaItems batch = {}) {
+CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false, int box_rows = 64,
+                            TmaItems batch = {}) {
   const CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32

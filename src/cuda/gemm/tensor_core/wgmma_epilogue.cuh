@@ -114,8 +114,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
   float alpha = p.alpha;
   if constexpr (std::is_void_v<OutT>) {
     TcProblem q = p;  // this item's C
-    q.c = static_cast<char*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c *
-                                        static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
+    q.c = static_cast<char*>(p.c) +
+          static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {  // the staging boxes are free: this path issues no TMA stores
@@ -246,8 +246,7 @@ __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const Wgm
         },
         [&](int round) {
           tma_store_item(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round, x.maps_3d, o.item);
-          tma_store_item(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round, x.maps_3d,
-                         o.item);
+          tma_store_item(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round, x.maps_3d, o.item);
         });
   }
 }

@@ -179,7 +179,7 @@ __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int ct
 /// tile in its cluster).
 template <int kBlockM, int kBlockN, int kClusterM>
 __host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, int group_m, bool snake,
-                                                     int rank) {
+                                                              int rank) {
   const int item = tile / s.per_item;
   const TileCoord c = tile_coords(tile - item * s.per_item, s.cluster_tiles_m, s.tiles_n, group_m, snake);
   return {(c.m * kClusterM + rank) * kBlockM, c.n * kBlockN, item};
