@@ -3,6 +3,8 @@
 #include "cuda/gemm/simt_rows.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 
+#include <algorithm>
+
 namespace gpukern::cuda {
 namespace {
 
@@ -13,7 +15,8 @@ using namespace gemm;
 /// 128x256 tiles fill the SMs a few times over, and far ahead when a row pitch is not a
 /// multiple of 16 bytes (cuBLAS then takes a slow path; wgmma_tma repacks). Small grids
 /// stay with cuBLAS, which has smaller tiles; a batch's tiles count for all its items (one
-/// launch runs them). (Measurements: docs/notes/cuda-gemm.md.)
+/// launch runs them), but batches of small items stay with cuBLAS. (Measurements:
+/// docs/notes/cuda-gemm.md, docs/notes/attention.md.)
 bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
   if (args.type() == core::GemmType::F32) return false;
   const std::size_t es = core::dtype_size(args.ab_type);
@@ -21,6 +24,10 @@ bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
   };
   const bool unaligned = !pitch_ok(args.a, args.lda) || !pitch_ok(args.b, args.ldb);
+  // Batches of small items (k, m or n at most 128: attention's Q*K^T and P*V per head) stay
+  // with cuBLAS's strided-batched kernels, ahead of wgmma_tma's in 15 of the 16 bf16 cells
+  // of the attention suite (docs/notes/attention.md).
+  if (args.batched() && std::min(args.k, std::min(args.m, args.n)) <= 128) return unaligned;
   const int64_t tiles = core::ceil_div<int64_t>(args.m, 128) * core::ceil_div<int64_t>(args.n, 256) * args.batch;
   return unaligned || tiles >= 3 * static_cast<int64_t>(ctx.sm_count);
 }
