@@ -5,6 +5,7 @@
 // pass, checked by the conformance suite with every rung). Against the double reference
 // (gemm_batch_check.hpp); openblas is skipped with the reason where OpenBLAS is absent.
 #include "gemm_batch_check.hpp"
+#include "support/gemm_desc.hpp"
 
 #include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
@@ -16,40 +17,6 @@ namespace {
 
 using core::Activation;
 using core::DType;
-
-/// `g` as the public descriptor with `variant` forced.
-gk_gemm_ex_desc ex_desc(const core::GemmArgs& g, const char* variant) {
-  auto type = [](DType t) { return static_cast<gk_dtype>(static_cast<int>(t)); };
-  gk_gemm_ex_desc d;
-  gk_gemm_ex_desc_init(&d);
-  d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
-  d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
-  d.m = g.m;
-  d.n = g.n;
-  d.k = g.k;
-  d.alpha = g.alpha;
-  d.a = g.a;
-  d.lda = g.lda;
-  d.b = g.b;
-  d.ldb = g.ldb;
-  d.beta = g.beta;
-  d.c = g.c;
-  d.ldc = g.ldc;
-  d.ab_type = type(g.ab_type);
-  d.c_type = type(g.c_type);
-  d.allow_tf32 = g.allow_tf32 ? 1 : 0;
-  d.variant = variant;
-  d.batch_count = g.batch;
-  d.stride_a = g.stride_a;
-  d.stride_b = g.stride_b;
-  d.stride_c = g.stride_c;
-  d.bias = g.bias;
-  d.bias_length = g.bias ? g.n : 0;
-  d.bias_type = type(g.bias_type);
-  d.stride_bias = g.stride_bias;
-  d.activation = static_cast<gk_activation>(static_cast<int>(g.act));
-  return d;
-}
 
 class CpuBatchRungs : public ::testing::Test {
  protected:
@@ -76,7 +43,7 @@ class CpuBatchRungs : public ::testing::Test {
     check_batch(
         t,
         [&](const core::GemmArgs& g) {
-          const gk_gemm_ex_desc d = ex_desc(g, rung);
+          const gk_gemm_ex_desc d = gpukern::test::gemm_ex_desc(g, rung);
           ASSERT_EQ(gk_gemm_ex(handle_, &d), GK_SUCCESS) << rung << ": " << gk_last_error();
         },
         rung);

@@ -33,4 +33,40 @@ inline gk_gemm_desc gemm_desc(const core::GemmArgs& g, const char* variant) {
   return d;
 }
 
+/// `g` as a gk_gemm_ex_desc, batches and epilogue included, with `variant` forced (nullptr:
+/// auto): the plain fields of gemm_desc plus the extended ones.
+inline gk_gemm_ex_desc gemm_ex_desc(const core::GemmArgs& g, const char* variant) {
+  auto type = [](core::DType t) { return static_cast<gk_dtype>(static_cast<int>(t)); };
+  const gk_gemm_desc plain = gemm_desc(g, variant);
+  gk_gemm_ex_desc d;
+  gk_gemm_ex_desc_init(&d);
+  d.trans_a = plain.trans_a;
+  d.trans_b = plain.trans_b;
+  d.m = plain.m;
+  d.n = plain.n;
+  d.k = plain.k;
+  d.alpha = plain.alpha;
+  d.a = plain.a;
+  d.lda = plain.lda;
+  d.b = plain.b;
+  d.ldb = plain.ldb;
+  d.beta = plain.beta;
+  d.c = plain.c;
+  d.ldc = plain.ldc;
+  d.ab_type = plain.ab_type;
+  d.c_type = plain.c_type;
+  d.allow_tf32 = plain.allow_tf32;
+  d.variant = plain.variant;
+  d.batch_count = g.batch;
+  d.stride_a = g.stride_a;
+  d.stride_b = g.stride_b;
+  d.stride_c = g.stride_c;
+  d.bias = g.bias;
+  d.bias_length = g.bias ? g.n : 0;
+  d.bias_type = type(g.bias_type);
+  d.stride_bias = g.stride_bias;
+  d.activation = static_cast<gk_activation>(static_cast<int>(g.act));
+  return d;
+}
+
 }  // namespace gpukern::test

@@ -11,6 +11,7 @@
 //    the epilogue; attention-shaped Q K^T and P V at a reduced batch. Each result against
 //    a double reference of every item, every cell of C's buffer outside the items checked
 //    bit for bit.
+#include "support/gemm_desc.hpp"
 #include "gemm_harness.cuh"
 
 #include "cuda/gemm/tensor_core.cuh"
@@ -142,35 +143,7 @@ bool run_directly(const core::GemmArgs& g, const CudaContext& ctx, const char* c
 
 /// Runs `g` through gk_gemm_ex with wgmma_tma forced, on `stream`.
 bool run_through_api(const core::GemmArgs& g, cudaStream_t stream, const std::string& label) {
-  auto type = [](DType t) { return public_type(t); };
-  gk_gemm_ex_desc d;
-  gk_gemm_ex_desc_init(&d);
-  d.trans_a = g.trans_a ? GK_TRANS : GK_NO_TRANS;
-  d.trans_b = g.trans_b ? GK_TRANS : GK_NO_TRANS;
-  d.m = g.m;
-  d.n = g.n;
-  d.k = g.k;
-  d.alpha = g.alpha;
-  d.beta = g.beta;
-  d.a = g.a;
-  d.lda = g.lda;
-  d.b = g.b;
-  d.ldb = g.ldb;
-  d.c = g.c;
-  d.ldc = g.ldc;
-  d.ab_type = type(g.ab_type);
-  d.c_type = type(g.c_type);
-  d.allow_tf32 = g.allow_tf32 ? 1 : 0;
-  d.variant = "wgmma_tma";
-  d.batch_count = g.batch;
-  d.stride_a = g.stride_a;
-  d.stride_b = g.stride_b;
-  d.stride_c = g.stride_c;
-  d.bias = g.bias;
-  d.bias_length = g.bias ? g.n : 0;
-  d.bias_type = type(g.bias_type);
-  d.stride_bias = g.stride_bias;
-  d.activation = static_cast<gk_activation>(static_cast<int>(g.act));
+  const gk_gemm_ex_desc d = test::gemm_ex_desc(g, "wgmma_tma");
   Device& dev = shared_device("cuda");
   gk_status status = gk_set_stream(dev.handle(), stream);
   if (status == GK_SUCCESS) status = gk_gemm_ex(dev.handle(), &d);
