@@ -17,4 +17,16 @@ __device__ __forceinline__ float ex2_approx(float v) {
 #endif
 }
 
+/// tanh(v) by the hardware approximation: one MUFU.TANH (sm_75+; maximum relative error
+/// about 2^-11). tanh(+-inf) = +-1, NaN propagates. HIP and older targets: tanhf.
+__device__ __forceinline__ float tanh_approx(float v) {
+#if defined(GPUKERN_HIP) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 750)
+  return tanhf(v);
+#else
+  float r;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(r) : "f"(v));
+  return r;
+#endif
+}
+
 }  // namespace gpukern::cuda::arch

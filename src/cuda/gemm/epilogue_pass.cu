@@ -1,7 +1,9 @@
 // The module's part of the core's generic paths (core/decompose.hpp), for rungs that do
 // not fuse the epilogue: C = act(W + beta*C + bias) over a batch of m x n outputs as one
-// separate kernel (one thread per element, C rounded once), and the f32 workspace W the
-// core has a rung fill when C is 16-bit. Built by the CUDA and the HIP module.
+// separate kernel (C rounded once), and the f32 workspace W the core has a rung fill
+// when C is 16-bit. W may be absent (0): the tensor-core rungs' K = 0 calls, C = act(beta
+// * C + bias), go through the same kernel (tensor_core_common.cu), and so does wgmma_tma's
+// tf32 NN kernel's pass over its f32 C (W = C). Built by the CUDA and the HIP module.
 #include "core/decompose.hpp"
 #include "core/log.hpp"
 #include "cuda/context.cuh"
@@ -14,34 +16,68 @@ namespace gpukern::cuda::gemm {
 namespace {
 
 constexpr int kPassThreads = 256;
-/// Blocks per SM of the grid-stride launch: enough loads in flight for a streaming pass.
-constexpr int kPassBlocksPerSm = 8;
+constexpr int kPassPerThread = 4;  ///< columns a thread handles, kPassThreads apart (coalesced)
+constexpr int kPassColumns = kPassThreads * kPassPerThread;
+constexpr int64_t kGridLimit = 65535;  ///< grid y and z
 
 /// The pass's operands, by value (the bias and activation travel in an Epilogue).
 struct PassOperands {
   int64_t m, n, batch;
-  const float* w;
+  const float* w;  // null: W = 0
   int64_t ldw, stride_w;
   void* c;
   int64_t ldc, stride_c;
   float beta;
 };
 
-/// One block covers kPassThreads columns of one row of one item; blocks stride over
-/// (item, row, column block) so any batch * m fits the grid.
-template <class C>
+/// Block (x, y, z) covers kPassColumns columns of rows y, y + gridDim.y, ... of items z,
+/// z + gridDim.z, ...: no division per element, every load of a thread's four columns
+/// issued before any is used, the activation fixed at compile time (`kAct`).
+template <class C, int kAct>
 __global__ void __launch_bounds__(kPassThreads) epilogue_pass_kernel(PassOperands p, Epilogue e) {
-  const int64_t column_blocks = (p.n + kPassThreads - 1) / kPassThreads;
-  const int64_t blocks = p.batch * p.m * column_blocks;
-  for (int64_t block = blockIdx.x; block < blocks; block += gridDim.x) {
-    const int64_t row = block / column_blocks;  // over every item's rows
-    const int64_t col = (block - row * column_blocks) * kPassThreads + threadIdx.x;
-    if (col >= p.n) continue;
-    const int64_t item = row / p.m, r = row - item * p.m;
-    float v = p.w[item * p.stride_w + r * p.ldw + col];  // read before C is written: W may be C
-    C* c = static_cast<C*>(p.c) + item * p.stride_c + r * p.ldc + col;
-    if (p.beta != 0.0f) v += p.beta * gpu::to_float(*c);
-    *c = gpu::from_float<C>(e.apply(v, item, col));
+  const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kPassColumns + threadIdx.x;
+  for (int64_t item = blockIdx.z; item < p.batch; item += gridDim.z)
+    for (int64_t r = blockIdx.y; r < p.m; r += gridDim.y) {
+      C* c = static_cast<C*>(p.c) + item * p.stride_c + r * p.ldc;
+      float v[kPassPerThread];
+#pragma unroll
+      for (int j = 0; j < kPassPerThread; ++j) {
+        const int64_t col = col0 + j * kPassThreads;
+        // W is read before C is written: W may be C.
+        v[j] = p.w != nullptr && col < p.n ? p.w[item * p.stride_w + r * p.ldw + col] : 0.0f;
+      }
+      if (p.beta != 0.0f) {
+#pragma unroll
+        for (int j = 0; j < kPassPerThread; ++j) {
+          const int64_t col = col0 + j * kPassThreads;
+          if (col < p.n) v[j] += p.beta * gpu::to_float(c[col]);
+        }
+      }
+#pragma unroll
+      for (int j = 0; j < kPassPerThread; ++j) {
+        const int64_t col = col0 + j * kPassThreads;
+        if (col < p.n) c[col] = gpu::from_float<C>(core::activate(v[j] + e.bias_at(item, col), kAct));
+      }
+    }
+}
+
+template <class C>
+void launch_pass(const PassOperands& p, const Epilogue& e, dim3 grid, gpu::stream_t stream) {
+  switch (e.act) {
+    case GK_ACT_RELU:
+      epilogue_pass_kernel<C, GK_ACT_RELU><<<grid, kPassThreads, 0, stream>>>(p, e);
+      break;
+    case GK_ACT_GELU_TANH:
+      epilogue_pass_kernel<C, GK_ACT_GELU_TANH><<<grid, kPassThreads, 0, stream>>>(p, e);
+      break;
+    case GK_ACT_GELU_ERF:
+      epilogue_pass_kernel<C, GK_ACT_GELU_ERF><<<grid, kPassThreads, 0, stream>>>(p, e);
+      break;
+    case GK_ACT_SILU:
+      epilogue_pass_kernel<C, GK_ACT_SILU><<<grid, kPassThreads, 0, stream>>>(p, e);
+      break;
+    default:
+      epilogue_pass_kernel<C, GK_ACT_NONE><<<grid, kPassThreads, 0, stream>>>(p, e);
   }
 }
 
@@ -52,17 +88,17 @@ namespace gpukern::core {
 
 void GenericPaths<cuda::CudaContext>::epilogue_pass(const EpiloguePassArgs& a, const cuda::CudaContext& ctx) {
   namespace gemm = cuda::gemm;
+  if (a.m == 0 || a.n == 0 || a.batch == 0) return;
   const gemm::PassOperands p{a.m, a.n, a.batch, a.w, a.ldw, a.stride_w, a.c, a.ldc, a.stride_c, a.beta};
   gemm::Epilogue e;
   e.bias = a.bias;
   e.stride_bias = a.stride_bias;
   e.bias_type = static_cast<int>(a.bias_type);
   e.act = static_cast<int>(a.act);
-  const int64_t blocks = a.batch * a.m * ceil_div<int64_t>(a.n, gemm::kPassThreads);
-  const int64_t grid = std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t{ctx.sm_count} * gemm::kPassBlocksPerSm));
-  gpu::with_storage_type(a.c_type, [&](auto tag) {
-    gemm::epilogue_pass_kernel<decltype(tag)><<<static_cast<unsigned>(grid), gemm::kPassThreads, 0, ctx.stream>>>(p, e);
-  });
+  const dim3 grid(static_cast<unsigned>(ceil_div<int64_t>(a.n, gemm::kPassColumns)),
+                  static_cast<unsigned>(std::min(a.m, gemm::kGridLimit)),
+                  static_cast<unsigned>(std::min(a.batch, gemm::kGridLimit)));
+  gpu::with_storage_type(a.c_type, [&](auto tag) { gemm::launch_pass<decltype(tag)>(p, e, grid, ctx.stream); });
   GK_LAUNCH_CHECK();
 }
 

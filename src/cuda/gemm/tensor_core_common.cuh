@@ -8,6 +8,7 @@
 // B not transposed: N adjacent). Tensor-core instructions name their operands this way.
 #pragma once
 
+#include "core/decompose.hpp"
 #include "cuda/context.cuh"
 #include "cuda/gemm/epilogue.cuh"
 
@@ -244,12 +245,17 @@ inline core::Verdict batch_stride_reason(const core::GemmArgs& args, const char*
   return {};
 }
 
+/// The epilogue pass (core::GenericPaths, epilogue_pass.cu) over C of `batch` items of
+/// the call (C at c + item * stride_c) with epilogue `epi`; the caller sets W and beta.
+core::EpiloguePassArgs c_pass_args(const core::GemmArgs& args, const Epilogue& epi, int64_t batch);
+
 /// Handles the degenerate calls every launcher shares; returns true when nothing is
 /// left to do (M or N is 0, or K is 0 and C has been scaled: C = beta * C, zeros when
 /// beta == 0 without reading C). A rung that fuses the epilogue and batches passes them:
 /// then every one of `batch` items (C at c + item * stride_c) gets C = act(beta * C + bias).
-/// Defined once, in tensor_core_common.cu: its kernel lives in that one fat-binary unit,
-/// so a unit built for fewer targets (13_tcgen05.cu: sm_100a only) can call it too.
+/// Defined once, in tensor_core_common.cu, over the module's epilogue pass (one kernel
+/// in one fat-binary unit), so a unit built for fewer targets (13_tcgen05.cu: sm_100a
+/// only) can call it too.
 bool tc_trivial_call(const core::GemmArgs& args, const CudaContext& ctx, const Epilogue& epi = {}, int64_t batch = 1);
 
 }  // namespace gpukern::cuda::gemm

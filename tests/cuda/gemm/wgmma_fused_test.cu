@@ -466,8 +466,9 @@ TEST_F(WgmmaFused, KZeroAppliesTheEpilogueToEveryItem) {
 TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x256c2 splitk3", "128x128",       "128x128 splitk4",
-                           "64x128",    "64x128 splitk16",   "tf32nn splitk2"};
+  const char* configs[] = {"128x256c2",       "128x256c2 splitk3", "128x128",      "128x128 splitk4",
+                           "64x128",          "64x128 splitk16",   "tf32nn splitk2", "128x256store",
+                           "128x256store splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -494,6 +495,38 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
       ++v;
     }
   run_all(cases, *ctx, 3000);
+}
+
+// The store-bound configuration keeps 4 staging rounds in flight per consumer, a ring
+// over its tiles: batches with several tiles per CTA wrap it many times (attention's
+// Q K^T shape class: K of one or two blocks, 16-bit C, beta 0), with and without the
+// epilogue, chosen by the table and forced.
+TEST_F(WgmmaFused, StoreConfigurationWrapsItsStagingRing) {
+  const CudaContext* ctx = context();
+  if (!ctx) GTEST_SKIP() << skip_reason_;
+  std::vector<FusedCase> cases;
+  int v = 0;
+  for (const char* config : {static_cast<const char*>(nullptr), "128x256store"})
+    for (int64_t k : {64, 100, 128}) {
+      FusedCase fc;
+      fc.m = 384 - 8 * (v % 2);
+      fc.n = 520;
+      fc.k = k;
+      fc.batch = 40;  // ~7 staging rounds a consumer
+      fc.trans_b = true;
+      fc.ab = fc.c = v % 2 ? DType::F16 : DType::BF16;
+      fc.alpha = 0.125f;
+      fc.c_items = v % 3 == 0 ? Items::Interleaved : Items::Padded;
+      fc.config = config;
+      if (v % 2) {
+        fc.bias = 2;
+        fc.bias_per_item = true;
+        fc.act = core::Activation::GeluTanh;
+      }
+      cases.push_back(fc);
+      ++v;
+    }
+  run_all(cases, *ctx, 5000);
 }
 
 TEST_F(WgmmaFused, ThroughThePublicApi) {

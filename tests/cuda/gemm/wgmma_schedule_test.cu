@@ -189,9 +189,14 @@ TEST(WgmmaSchedule, EveryWayCountCovers) {
 TEST(WgmmaChoiceTable, IssueShapes) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;  // H100 SXM
-  auto choice = [&](int64_t m, int64_t n, int64_t k, DType ab, bool trans_b = false) {
+  auto choice = [&](int64_t m, int64_t n, int64_t k, DType ab, bool trans_b = false, int64_t batch = 1,
+                    bool c_f32 = false) {
     core::GemmArgs args{};
     args.m = m, args.n = n, args.k = k, args.ab_type = ab, args.c_type = ab, args.trans_b = trans_b;
+    if (c_f32) args.c_type = DType::F32;
+    args.batch = batch;
+    args.ldc = n;
+    args.stride_c = m * n;
     args.allow_tf32 = ab == DType::F32;
     return gemm::choose_wgmma_config(args, ctx).name();
   };
@@ -216,6 +221,12 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");
   EXPECT_EQ(choice(128, 128256, 4096, DType::BF16), "128x128");
   EXPECT_EQ(choice(256, 128256, 4096, DType::BF16), "128x256c2");
+  // Attention's Q K^T (1024 heads, K = d = 64 or 128): C's stores set the time.
+  EXPECT_EQ(choice(512, 512, 64, DType::BF16, true, 1024), "128x256store");
+  EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
+  EXPECT_EQ(choice(4096, 4096, 192, DType::F16, true, 1024), "128x256c2");  // three K blocks
+  EXPECT_NE(choice(512, 512, 64, DType::BF16, true, 1), "128x256store");  // 4 clusters: no rounds to overlap
+  EXPECT_NE(choice(512, 512, 64, DType::BF16, true, 1024, true), "128x256store");  // f32 C
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {
@@ -224,7 +235,8 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.tile, gemm::WgmmaTile::Mid);
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
-  for (const char* name : {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3"}) {
+  for (const char* name :
+       {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3", "128x256store"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -63,7 +63,24 @@ struct WgmmaTma {
   static constexpr int kClusterM = 2;                            // CTAs per cluster along M
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // setmaxnreg per warpgroup
   static constexpr int kGroupM = 16;                             // tile rows per L2 raster group
-  static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer
+  static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer and round
+  static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
+};
+
+/// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is one or
+/// two K blocks (attention's Q K^T: S x S per head from d = 64 or 128), so writing C, not
+/// the math, sets the time. A tile's math is shorter than draining its C, so each
+/// consumer keeps 4 staging rounds (64 KB) of TMA stores in flight instead of one, and
+/// C leaves while the next tiles are computed; 2 operand stages are enough to fetch the
+/// next tile during an epilogue.
+struct WgmmaTmaStore {
+  static constexpr int kBlockM = 128, kBlockN = 256;
+  static constexpr int kStages = 2;
+  static constexpr int kClusterM = 2;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kEpiBoxes = 2;
+  static constexpr int kEpiBuffers = 4;
 };
 
 /// wgmma_tma, the mid-size tile ("128x128"): twice the tiles of WgmmaTma, for problems
@@ -79,6 +96,7 @@ struct WgmmaTmaMid {
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
+  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
@@ -92,6 +110,7 @@ struct WgmmaTmaShort {
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
+  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no
@@ -103,6 +122,7 @@ struct WgmmaTf32NN {
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
+  static constexpr int kEpiBuffers = 1;
 };
 
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along

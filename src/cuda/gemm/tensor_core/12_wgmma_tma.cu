@@ -59,13 +59,15 @@
 //
 // The fused epilogue (bias over N, activation) is applied to the accumulators where
 // they leave for C, in f32 before the single rounding: on both store paths, after the
-// split-K fixup (the last CTA of a split tile holds the whole sum) and on the K = 0 path
-// (C = act(beta C + bias)); wgmma_epilogue.cuh. The tf32 NN (C^T) kernel, whose
-// registers are full, leaves it to a pass over its f32 C (the same single rounding).
+// split-K fixup (the last CTA of a split tile holds the whole sum); wgmma_epilogue.cuh.
+// The K = 0 call (C = act(beta C + bias)) and the tf32 NN (C^T) kernel, whose registers
+// are full, use the module's epilogue pass (epilogue_pass.cu; the tf32 NN C is f32, so
+// it is still rounded once).
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
-// N-contiguous B), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
+// N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
+// each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
 // other calls keep the table's choice. A malformed value fails the call naming the
@@ -98,7 +100,7 @@ bool built_for_sm90a() {
 /// The most shared memory a block of any configuration asks for.
 constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
@@ -106,7 +108,8 @@ constexpr struct {
 } kTileNames[] = {{WgmmaTile::Large, "128x256c2"},
                   {WgmmaTile::Mid, "128x128"},
                   {WgmmaTile::Short, "64x128"},
-                  {WgmmaTile::Tf32NN, "tf32nn"}};
+                  {WgmmaTile::Tf32NN, "tf32nn"},
+                  {WgmmaTile::Store, "128x256store"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -166,6 +169,9 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // tiles to spread over the SMs.
   const int64_t clusters =
       core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256) * items;
+  // One or two K blocks: writing C takes longer than the math, in every tile.
+  if (k_blocks <= 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args))
+    return {WgmmaTile::Store, 1, "one or two K blocks, C stored by TMA: 128x256 clusters with 4 C staging rounds in flight"};
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
@@ -248,7 +254,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
   if (forced.set && !forced.valid)
     throw core::Error(core::Status::InvalidArgument,
                       "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                          "': expected 128x256c2, 128x128, 64x128 or tf32nn, optionally followed by ' splitkN' "
+                          "': expected 128x256c2, 128x128, 64x128, tf32nn or 128x256store, optionally followed by ' splitkN' "
                           "(N = 1.." +
                           std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -276,20 +282,6 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
 
 namespace {
 
-/// C_b = act(beta * C_b + bias_b) for every item (beta == 0 never reads C).
-template <class CT>
-__global__ void epilogue_pass_kernel(CT* c, int64_t ldc, int64_t stride_c, int m, int n, int64_t batch, float beta,
-                                     Epilogue epi) {
-  const int64_t per_item = static_cast<int64_t>(m) * n, total = per_item * batch;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t item = i / per_item, in_item = i - item * per_item, row = in_item / n, col = in_item % n;
-    CT* dst = c + item * stride_c + row * ldc + col;
-    const float v = beta == 0.0f ? 0.0f : beta * gpu::to_float(*dst);
-    *dst = gpu::from_float<CT>(epi.apply(v, item, col));
-  }
-}
-
 /// Items [first, first + count) of a batched call, as a call of their own.
 core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t count) {
   core::GemmArgs part = args;
@@ -316,6 +308,12 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
     case WgmmaTile::Short:
       launch_wgmma_short(args, ctx, choice.ways);
       break;
+    case WgmmaTile::Store:
+      if (wgmma_store_fits(args))
+        launch_wgmma_store(args, ctx, choice.ways);
+      else
+        launch_wgmma<TmaConfig>(args, ctx, choice.ways);
+      break;
     default:
       launch_wgmma<TmaConfig>(args, ctx, choice.ways);
   }
@@ -323,25 +321,17 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
 
 }  // namespace
 
-void wgmma_epilogue_pass(const core::GemmArgs& args, float beta, const CudaContext& ctx) {
-  const int64_t total = args.m * args.n * args.batch;
-  const int blocks = static_cast<int>(std::min<int64_t>(core::ceil_div<int64_t>(total, 256), 4096));
-  gpu::with_storage_type(args.c_type, [&](auto t) {
-    using CT = decltype(t);
-    epilogue_pass_kernel<<<blocks, 256, 0, ctx.stream>>>(static_cast<CT*>(args.c), args.ldc,
-                                                         args.batched() ? args.stride_c : 0, static_cast<int>(args.m),
-                                                         static_cast<int>(args.n), args.batch, beta, epilogue_of(args));
-  });
-  GK_LAUNCH_CHECK();
+void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx) {
+  core::EpiloguePassArgs pa = c_pass_args(args, epilogue_of(args), args.batch);
+  pa.w = static_cast<const float*>(args.c);  // C = act(C + bias), read before it is written
+  pa.ldw = pa.ldc;
+  pa.stride_w = pa.stride_c;
+  core::GenericPaths<CudaContext>::epilogue_pass(pa, ctx);
 }
 
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (args.m == 0 || args.n == 0) return;
-  if (args.k == 0 && (args.batched() || args.has_epilogue())) {
-    wgmma_epilogue_pass(args, args.beta, ctx);
-    return;
-  }
-  if (tc_trivial_call(args, ctx)) return;
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 128, has
   // the most); a larger batch runs in parts.
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);

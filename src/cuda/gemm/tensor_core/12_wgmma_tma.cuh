@@ -117,6 +117,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     float acc[Cfg::kAcc];
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.0f;
+    int rounds_done = 0;  // TMA-store epilogue rounds so far (their staging ring)
     // Lane 0 of each warp hands a finished stage back to every producer that fills it.
     auto release = [&](int s) {
       if (lane != 0) return;
@@ -162,7 +163,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               [](auto) {}, release);
         },
         [&](const TileOrigin& o) {
-          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o);
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -239,6 +240,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     float acc[128];
 #pragma unroll
     for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    int rounds_done = 0;
     // [K-block parity][K step][register]: the registers a running wgmma reads are not
     // written until wgmma_wait says it is done.
     uint32_t frag[2][4][4];
@@ -281,7 +283,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             arch::keep_registers(frag[1][kk]);
           }
         },
-        [&](const TileOrigin& o) { store_tf32_nn_tile<Cfg, OutT, kTileM>(p, x, map_c, sm, consumer, q, col, acc, o); });
+        [&](const TileOrigin& o) {
+          store_tf32_nn_tile<Cfg, OutT, kTileM>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
+        });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
     }
@@ -410,23 +414,40 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
+/// Whether a call can run in a store-bound configuration (kEpiBuffers > 1: only its
+/// TMA-store kernels exist): 16-bit A, B and C, beta == 0, C addressable by TMA.
+inline bool wgmma_store_fits(const core::GemmArgs& args) {
+  return core::dtype_size(args.ab_type) == 2 && args.c_type == args.ab_type && tma_store_ok(args, 2);
+}
+
 /// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
 /// from the registers.
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  const bool c_f32 = args.c_type == core::DType::F32;
-  const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
-  const bool tma_store = tma_store_ok(args, c_bytes);
-  if (tma_store && (c_f32 || sizeof(T) == 4)) {
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(args, ctx, make_c_map<float>(args), ways);
-  } else if constexpr (sizeof(T) == 2) {
-    if (tma_store) {
-      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_c_map<T>(args), ways);
-      return;
+  if constexpr (Cfg::kEpiBuffers > 1) {
+    // A store-bound configuration exists for 16-bit C stored by TMA alone (wgmma_store_fits).
+    if constexpr (sizeof(T) == 2) {
+      if (wgmma_store_fits(args)) {
+        launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_c_map<T>(args), ways);
+        return;
+      }
     }
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
+    throw core::Error(core::Status::InternalError, "wgmma_tma: the store-bound configuration got a call it cannot store");
   } else {
-    launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
+    const bool c_f32 = args.c_type == core::DType::F32;
+    const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);
+    const bool tma_store = tma_store_ok(args, c_bytes);
+    if (tma_store && (c_f32 || sizeof(T) == 4)) {
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, float>(args, ctx, make_c_map<float>(args), ways);
+    } else if constexpr (sizeof(T) == 2) {
+      if (tma_store) {
+        launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T>(args, ctx, make_c_map<T>(args), ways);
+        return;
+      }
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
+    } else {
+      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{}, ways);
+    }
   }
 }
 
@@ -464,9 +485,9 @@ void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways =
   });
 }
 
-/// C_b = act(beta * C_b + bias_b) for every batch item of the call (beta == 0 never
-/// reads C): the K = 0 call's epilogue, and the tf32 NN kernel's (f32 C, beta = 1).
-void wgmma_epilogue_pass(const core::GemmArgs& args, float beta, const CudaContext& ctx);
+/// C_b = act(C_b + bias_b) for every batch item of a call with f32 C: the tf32 NN
+/// kernel's epilogue, through the module's epilogue pass.
+void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>,
 /// repacking the operands TMA cannot address; `ways` as for launch_wgmma. A fused
@@ -493,7 +514,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
-  if (args.has_epilogue()) wgmma_epilogue_pass(args, 1.0f, ctx);  // C (f32) = act(C + bias)
+  if (args.has_epilogue()) wgmma_epilogue_pass(args, ctx);  // C (f32) = act(C + bias)
   repacked.release(ctx);
 }
 
@@ -505,6 +526,7 @@ enum class WgmmaTile : int {
   Mid,     // 128x128 (sm90::WgmmaTmaMid)
   Short,   // 64x128 (sm90::WgmmaTmaShort)
   Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+  Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -531,9 +553,11 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid and Short tiles' launchers (launch_wgmma with their configurations), each
-/// compiled in its own translation unit (12_wgmma_tma_mid.cu, 12_wgmma_tma_short.cu).
+/// The Mid, Short and Store tiles' launchers (launch_wgmma with their configurations),
+/// each compiled in its own translation unit (12_wgmma_tma_{mid,short,store}.cu).
+/// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

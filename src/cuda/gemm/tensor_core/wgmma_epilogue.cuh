@@ -8,9 +8,8 @@
 //
 // The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) of
 // wgmma_tma_kernel runs on the accumulators before either form stores them, so C is
-// rounded once: alpha * acc (+ beta * C when C is read) + bias, then the activation, in
-// one rolled loop through shared memory (fuse_wgmma_epilogue: small code); the store
-// then runs with alpha 1, beta 0. Calls without an epilogue pass one uniform branch
+// rounded once: alpha * acc (+ beta * C when C is read) + bias, then the activation,
+// on the registers (fuse_wgmma_epilogue); the store then runs with alpha 1, beta 0. Calls without an epilogue pass one uniform branch
 // per tile and store as before.
 #pragma once
 
@@ -27,23 +26,27 @@
 namespace gpukern::cuda::gemm {
 
 /// One consumer's TMA-store epilogue in kRounds rounds: its 128 threads write their
-/// part of the round into the staging boxes (`write(round)`), then its first thread
-/// hands them to TMA stores (`store(round)`), which read shared memory while the
-/// consumer goes on; a round first waits until the previous stores have read it.
-template <int kRounds, class Write, class Store>
-__device__ __forceinline__ void tma_store_rounds(int consumer, Write write, Store store) {
+/// part of the round into staging buffer `buffer` (`write(round, buffer)`), then its
+/// first thread hands it to TMA stores (`store(round, buffer)`), which read shared
+/// memory while the consumer goes on. The buffers form a ring of kBuffers over the
+/// consumer's rounds (`rounds_done` counts them across tiles): a round first waits
+/// until the stores of the round kBuffers back, which used its buffer, have read it.
+template <int kRounds, int kBuffers, class Write, class Store>
+__device__ __forceinline__ void tma_store_rounds(int consumer, int& rounds_done, Write write, Store store) {
   const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
   for (int round = 0; round < kRounds; ++round) {
-    if (leader) arch::bulk_wait_group_read<0>();
+    const int buffer = kBuffers == 1 ? 0 : rounds_done % kBuffers;
+    if (leader) arch::bulk_wait_group_read<kBuffers - 1>();
     arch::named_barrier_sync(1 + consumer, 128);
-    write(round);
+    write(round, buffer);
     arch::fence_proxy_async();  // the generic-proxy writes, before the async-proxy read
     arch::named_barrier_sync(1 + consumer, 128);
     if (leader) {
-      store(round);
+      store(round, buffer);
       arch::bulk_commit_group();
     }
+    ++rounds_done;
   }
 }
 
@@ -57,44 +60,85 @@ __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
   return static_cast<const float*>(p.c)[i];
 }
 
+/// bias[col + 8i + p] of batch item `item` at b[2i + p] (i < kCols / 2, p < 2; 0 past n
+/// or without a bias): one uniform branch on the bias type, the loads issued together.
+template <int kCols>
+__device__ __forceinline__ void load_bias_pairs(float (&b)[kCols], const Epilogue& epi, int item, int col, int n) {
+  auto load = [&](auto* bias) {
+    bias += static_cast<int64_t>(item) * epi.stride_bias;
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) {
+      const int cj = col + 8 * (j / 2) + j % 2;
+      b[j] = cj < n ? gpu::to_float(bias[cj]) : 0.0f;
+    }
+  };
+  if (epi.bias == nullptr) {
+#pragma unroll
+    for (int j = 0; j < kCols; ++j) b[j] = 0.0f;
+  } else if (epi.bias_type == GK_F16) {
+    load(static_cast<const gpu::half_t*>(epi.bias));
+  } else if (epi.bias_type == GK_BF16) {
+    load(static_cast<const gpu::bf16_t*>(epi.bias));
+  } else {
+    load(static_cast<const float*>(epi.bias));
+  }
+}
+
+template <int kAct, int kN>
+__device__ __forceinline__ void activate_all(float (&w)[kN]) {
+#pragma unroll
+  for (int e = 0; e < kN; ++e) w[e] = activate_tc<kAct>(w[e]);
+}
+
 /// The fused epilogue of a consumer thread of wgmma_tma_kernel: acc = act(alpha * acc
 /// (+ beta * C when `read_c`) + bias[col]), where acc[4i + 2h + p] is C(row0 + 8h, col0 +
-/// 8i + p) of the item's C `q`. The arithmetic runs in one rolled loop (one copy of the
-/// activation and bias code per kernel, whatever the types: unrolled over 128
-/// accumulators it was thousands of instructions a kernel and slowed the build) over
-/// chunks of 32 values that each thread parks in its own column of `scratch` (word
-/// 128 e + thread: conflict-free, read by no other thread, so no barrier); the chunks
-/// are parked and taken back with register indices fixed at compile time.
+/// 8i + p) of the item's C `q`. It runs in a rolled loop over chunks of 16 accumulators
+/// (the code of one chunk per activation, not of all 128: unrolled over every
+/// accumulator the activations were thousands of instructions a kernel): a chunk is
+/// copied into 16 working registers by a select whose indices are fixed at compile time
+/// (the accumulators never leave the registers), its bias values are loaded together,
+/// and the activation, chosen by one uniform switch a chunk, runs unrolled over it with
+/// no data-dependent branch. Everything stays in registers, with 16 independent values
+/// in flight for the special-function unit.
 template <class T, int kAcc>
 __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const TcProblem& q, bool read_c,
-                                                    const Epilogue& epi, float alpha, int item, int row0, int col0,
-                                                    uint32_t scratch) {
-  constexpr int kChunk = 32, kChunks = kAcc / kChunk;
+                                                    const Epilogue& epi, float alpha, int item, int row0, int col0) {
+  constexpr int kChunk = 16, kChunks = kAcc / kChunk, kCols = kChunk / 2;
   static_assert(kAcc % kChunk == 0, "whole chunks");
-  const uint32_t mine = scratch + (threadIdx.x % 128) * 4;
 #pragma unroll 1
   for (int c = 0; c < kChunks; ++c) {
+    float w[kChunk];
 #pragma unroll
     for (int k = 0; k < kChunks; ++k)
       if (k == c) {
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) arch::st_shared_f32(mine + e * 512, acc[k * kChunk + e]);
+        for (int e = 0; e < kChunk; ++e) w[e] = acc[k * kChunk + e];
       }
-#pragma unroll 1
-    for (int e = 0; e < kChunk; ++e) {
-      const int j = c * kChunk + e;
-      const int row = row0 + 8 * ((j % 4) / 2), col = col0 + 8 * (j / 4) + j % 2;
-      const uint32_t addr = mine + e * 512;
-      float v = alpha * __uint_as_float(arch::ld_shared_u32(addr));
-      if (read_c && row < q.m && col < q.n) v += q.beta * load_c<T>(q, row, col);
-      if (col < q.n) v += epi.bias_at(item, col);  // 0 without a bias; the bias has n values
-      arch::st_shared_f32(addr, core::activate(v, epi.act));
+    // w[4i + 2h + p] = C(row0 + 8h, col + 8i + p), i < kChunk / 4.
+    const int col = col0 + 8 * (kChunk / 4) * c;
+    float b[kCols];
+    load_bias_pairs(b, epi, item, col, q.n);
+#pragma unroll
+    for (int e = 0; e < kChunk; ++e) w[e] = fmaf(alpha, w[e], b[2 * (e / 4) + e % 2]);
+    if (read_c) {
+#pragma unroll
+      for (int e = 0; e < kChunk; ++e) {
+        const int row = row0 + 8 * ((e % 4) / 2), cc = col + 8 * (e / 4) + e % 2;
+        if (row < q.m && cc < q.n) w[e] += q.beta * load_c<T>(q, row, cc);
+      }
+    }
+    switch (epi.act) {
+      case GK_ACT_RELU: activate_all<GK_ACT_RELU>(w); break;
+      case GK_ACT_GELU_TANH: activate_all<GK_ACT_GELU_TANH>(w); break;
+      case GK_ACT_GELU_ERF: activate_all<GK_ACT_GELU_ERF>(w); break;
+      case GK_ACT_SILU: activate_all<GK_ACT_SILU>(w); break;
+      default: break;
     }
 #pragma unroll
     for (int k = 0; k < kChunks; ++k)
       if (k == c) {
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) acc[k * kChunk + e] = __uint_as_float(arch::ld_shared_u32(mine + e * 512));
+        for (int e = 0; e < kChunk; ++e) acc[k * kChunk + e] = w[e];
       }
   }
 }
@@ -107,7 +151,8 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Tc
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                  const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o) {
+                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o,
+                                                 int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
@@ -118,8 +163,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
           static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
-    if (x.epi.active()) {  // the staging boxes are free: this path issues no TMA stores
-      fuse_wgmma_epilogue<T>(acc, q, p.beta != 0.0f, x.epi, alpha, o.item, row, col, sm.c_staging(consumer));
+    if (x.epi.active()) {
+      fuse_wgmma_epilogue<T>(acc, q, p.beta != 0.0f, x.epi, alpha, o.item, row, col);
       q.alpha = 1.0f;
       q.beta = 0.0f;
     }
@@ -130,10 +175,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     }
   } else {
     if (x.epi.active()) {
-      // The staging boxes hold the previous tile's C until its TMA stores have read them.
-      if (threadIdx.x % 128 == 0) arch::bulk_wait_group_read<0>();
-      arch::named_barrier_sync(1 + consumer, 128);
-      fuse_wgmma_epilogue<T>(acc, p, false, x.epi, alpha, o.item, 0, n0 + 2 * (lane % 4), sm.c_staging(consumer));
+      fuse_wgmma_epilogue<T>(acc, p, false, x.epi, alpha, o.item, 0, n0 + 2 * (lane % 4));
       alpha = 1.0f;
     }
     // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
@@ -142,10 +184,10 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
     constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
     constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
-    const uint32_t staging = sm.c_staging(consumer);
-    tma_store_rounds<Cfg::kBlockN / kRoundCols>(
-        consumer,
-        [&](int round) {
+    tma_store_rounds<Cfg::kBlockN / kRoundCols, Cfg::kEpiBuffers>(
+        consumer, rounds_done,
+        [&](int round, int buffer) {
+          const uint32_t staging = sm.c_staging(consumer, buffer);
           if constexpr (kOutBytes == 2) {
             // stmatrix: 8-column groups g and g + 1 (one 16-byte chunk of a row
             // each) of the warp's 16 rows are four 8x8 matrices, one store; lane
@@ -191,7 +233,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
             }
           }
         },
-        [&](int round) {
+        [&](int round, int buffer) {
+          const uint32_t staging = sm.c_staging(consumer, buffer);
 #pragma unroll
           for (int b = 0; b < Cfg::kEpiBoxes; ++b)
             tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
@@ -210,7 +253,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 template <class Cfg, class OutT, int kTileM>
 __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                    const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   const float (&acc)[128], const TileOrigin& o) {
+                                                   const float (&acc)[128], const TileOrigin& o,
+                                                   int& rounds_done) {
   // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
   const int m0 = o.m0, n0 = o.n0;
   const float alpha = p.alpha, beta = p.beta;
@@ -228,10 +272,11 @@ __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const Wgm
         }
   } else {
     // Rounds of 64 rows x the consumer's 64 columns (2 boxes of 32 f32 columns).
+    static_assert(Cfg::kEpiBuffers == 1, "one staging buffer a consumer");
     const uint32_t staging = sm.c_staging(consumer);
-    tma_store_rounds<kTileM / 64>(
-        consumer,
-        [&](int round) {
+    tma_store_rounds<kTileM / 64, 1>(
+        consumer, rounds_done,
+        [&](int round, int) {
 #pragma unroll
           for (int j = 0; j < 8; ++j)
 #pragma unroll
@@ -244,7 +289,7 @@ __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const Wgm
                 arch::st_shared_f32(addr, alpha * acc[4 * (8 * round + j) + 2 * h + pp]);
               }
         },
-        [&](int round) {
+        [&](int round, int) {
           tma_store_item(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round, x.maps_3d, o.item);
           tma_store_item(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round, x.maps_3d, o.item);
         });

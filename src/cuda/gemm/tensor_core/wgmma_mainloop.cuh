@@ -18,7 +18,8 @@ namespace gpukern::cuda::gemm {
 /// 64; 256 or 128 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
 /// per cluster along M, which share B through TMA multicast), kProducerRegs /
 /// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group) and
-/// kEpiBoxes (C staging boxes per consumer in the TMA-store epilogue). Every operand
+/// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
+/// kEpiBuffers (rounds whose TMA stores may be in flight per consumer). Every operand
 /// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
 /// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
 /// 8 KB.
@@ -39,9 +40,11 @@ struct WgmmaConfig {
   static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
   // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
-  // at a time, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds.
+  // a round, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds, in a ring of
+  // kEpiBuffers round buffers (a round waits only for the stores kEpiBuffers rounds back).
   static constexpr int kEpiBoxes = Tile::kEpiBoxes;
-  static constexpr int kEpiBytes = kConsumers * kEpiBoxes * kBoxBytes;
+  static constexpr int kEpiBuffers = Tile::kEpiBuffers;
+  static constexpr int kEpiBytes = kConsumers * kEpiBuffers * kEpiBoxes * kBoxBytes;
   static constexpr int kBarrierBytes = 2 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
@@ -68,15 +71,15 @@ template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
 /// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
-/// repeats every 1024 bytes): kStages operand stages, each consumer's C staging boxes,
+/// repeats every 1024 bytes): kStages operand stages, each consumer's C staging buffers,
 /// then a "full" and an "empty" mbarrier per stage.
 template <class Cfg>
 struct WgmmaSmem {
   uint32_t base;
   __device__ explicit WgmmaSmem(const void* raw) : base((arch::smem_addr(raw) + 1023) & ~1023u) {}
   __device__ uint32_t stage(int s) const { return base + s * Cfg::kStageBytes; }
-  __device__ uint32_t c_staging(int consumer) const {
-    return base + Cfg::kStages * Cfg::kStageBytes + consumer * Cfg::kEpiBoxes * Cfg::kBoxBytes;
+  __device__ uint32_t c_staging(int consumer, int buffer = 0) const {
+    return base + Cfg::kStages * Cfg::kStageBytes + (consumer * Cfg::kEpiBuffers + buffer) * Cfg::kEpiBoxes * Cfg::kBoxBytes;
   }
   __device__ uint32_t full(int s) const { return base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes + 8 * s; }
   __device__ uint32_t empty(int s) const { return full(Cfg::kStages) + 8 * s; }
