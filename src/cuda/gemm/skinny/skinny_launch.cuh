@@ -187,14 +187,19 @@ inline std::string skinny_tma_refusal(const SkinnyCall& call, std::size_t elem_b
 }
 
 /// The TMA path's ring depth and grid for `shape` on this device: as many stages as fit
-/// ctas_per_sm blocks per SM (each block's 1 KB of reserved shared memory counted).
+/// ctas_per_sm blocks per SM in `dynamic_limit` bytes of dynamic shared memory a block
+/// (the opt-in less the kernel's static shared memory; each block also holds 1 KB the
+/// system reserves, counted when several share an SM).
 struct SkinnyTmaLaunch {
   int stages = 0, ctas = 0;
 };
-inline SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, const CudaContext& ctx) {
-  using Cfg = SkinnyTmaCfg;
+template <class Cfg = SkinnyTmaCfg>
+SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int dynamic_limit,
+                                        const CudaContext& ctx) {
   const int per_sm = std::max(shape.ctas_per_sm, 1);
-  const int64_t budget = static_cast<int64_t>(ctx.smem_per_block_optin + 1024) / per_sm - 1024;
+  const int64_t static_bytes = static_cast<int64_t>(ctx.smem_per_block_optin) - dynamic_limit;
+  const int64_t budget = std::min<int64_t>(
+      dynamic_limit, static_cast<int64_t>(ctx.smem_per_block_optin + 1024) / per_sm - 1024 - static_bytes);
   const int fit = static_cast<int>(std::max<int64_t>((budget - 1024) / (Cfg::kStageBytes + 16), 2));
   SkinnyTmaLaunch l;
   l.stages = shape.stages > 0 ? std::min(shape.stages, fit) : fit;
@@ -204,29 +209,34 @@ inline SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t uni
   return l;
 }
 
-/// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal).
-template <class T>
+/// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
+/// than the shipped one for development drivers.
+template <class T, class Cfg = SkinnyTmaCfg>
 void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
-  using Cfg = SkinnyTmaCfg;
   SkinnyProblem p = call.problem;
   SkinnyTmaWork wk;
   wk.n_tiles = ceil_div(p.n, Cfg::kBlockN);
   wk.k_blocks = ceil_div(p.k, Cfg::kBlockK);
-  const SkinnyTmaLaunch l = skinny_tma_launch_shape(shape, static_cast<int64_t>(wk.n_tiles) * wk.k_blocks, ctx);
+  auto kernel = call.w_k_major ? skinny_tma_kernel<Cfg, T, true> : skinny_tma_kernel<Cfg, T, false>;
+  // Once per device and kernel: the dynamic shared memory a block may use (the opt-in less
+  // the kernel's static shared memory), opted in at that limit so every ring depth fits.
+  const int dynamic_limit =
+      cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* limit) {
+        cudaFuncAttributes attr{};
+        const cudaError_t e = cudaFuncGetAttributes(&attr, kernel);
+        if (e != cudaSuccess) return e;
+        *limit = static_cast<int>(ctx.smem_per_block_optin - attr.sharedSizeBytes);
+        return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *limit);
+      });
+  if (dynamic_limit < Cfg::smem_bytes(2))
+    throw core::Error(core::Status::DeviceError, "skinny: the TMA kernel cannot opt in to two stages of shared memory");
+  const SkinnyTmaLaunch l =
+      skinny_tma_launch_shape<Cfg>(shape, static_cast<int64_t>(wk.n_tiles) * wk.k_blocks, dynamic_limit, ctx);
   wk.stages = l.stages;
   const int smem = Cfg::smem_bytes(l.stages);
   const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
                                            : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, 64);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
-  auto kernel = call.w_k_major ? skinny_tma_kernel<Cfg, T, true> : skinny_tma_kernel<Cfg, T, false>;
-  // Once per device and kernel: the shared-memory opt-in at the device's limit (so every
-  // ring depth fits under it).
-  const int opted = cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* ok) {
-    *ok = 1;
-    return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                static_cast<int>(ctx.smem_per_block_optin));
-  });
-  if (opted < 1) throw core::Error(core::Status::DeviceError, "skinny: the TMA kernel's shared-memory opt-in failed");
   void* ws = nullptr;
   if (l.ctas > 1) {
     // Parked sums of cut tiles (two slots per CTA) and the arrival words per tile and warp.
