@@ -77,21 +77,21 @@ __device__ __forceinline__ int skinny_tma_owner(int64_t units, int ctas, int64_t
   return static_cast<int>(((u + 1) * ctas + units - 1) / units - 1);
 }
 
-/// C(t, n) = act(alpha * v + beta * C + bias) of one element, rounded once. Not inlined: the
-/// 32 stores of a warp's tile share one copy of the activation code.
+/// C[offset] = act(alpha * v + beta * C + bias[bias_col]) of one element, rounded once. Not
+/// inlined: the 32 stores of a warp's tile share one copy of the activation code.
 template <class T>
-__device__ __noinline__ void skinny_tma_store(const SkinnyProblem& p, int n, int t, float v) {
-  const int64_t offset = static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n;
-  if (p.epi.active()) {
-    const float bias = p.epi.bias_at(0, p.bias_along_t ? t : n);
-    if (p.c_f32)
-      store_one<float, true>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
+__device__ __noinline__ void skinny_tma_store(void* c, int64_t offset, bool c_f32, float v, float alpha, float beta,
+                                              Epilogue epi, int bias_col) {
+  if (epi.active()) {
+    const float bias = epi.bias_at(0, bias_col);
+    if (c_f32)
+      store_one<float, true>(static_cast<float*>(c) + offset, v, alpha, beta, bias, epi.act);
     else
-      store_one<T, true>(static_cast<T*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
-  } else if (p.c_f32) {
-    store_one<float, false>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta);
+      store_one<T, true>(static_cast<T*>(c) + offset, v, alpha, beta, bias, epi.act);
+  } else if (c_f32) {
+    store_one<float, false>(static_cast<float*>(c) + offset, v, alpha, beta);
   } else {
-    store_one<T, false>(static_cast<T*>(p.c) + offset, v, p.alpha, p.beta);
+    store_one<T, false>(static_cast<T*>(c) + offset, v, alpha, beta);
   }
 }
 
@@ -182,7 +182,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int n = tile * BN + frag_n(i, e), t = frag_t(j, e);
-          if (n < p.n && t < p.t) skinny_tma_store<T>(p, n, t, v[i][j][e]);
+          if (n < p.n && t < p.t)
+            skinny_tma_store<T>(p.c, static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n,
+                                p.c_f32, v[i][j][e], p.alpha, p.beta, p.epi, p.bias_along_t ? t : n);
         }
   };
   // This warp's 32 x 16 sums in a parking slot: row-major, 16 floats a row.
