@@ -8,6 +8,10 @@
 //             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
+//   skinny  : the skinny rung, skinny_kernel alone and TMA-path configurations (other tile
+//             rows, ring depths, CTAs per SM: skinny_variants()), bf16 NN and NT at T = 1, 4,
+//             16 against the llm suite's weights (TC_SIZES replaces them; m is T). Run with
+//             TC_FLUSH_MB=512 (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny.
 // Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
 // drift hit both alike) and its output compared with cuBLAS's. The correctness of the
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
@@ -17,6 +21,7 @@
 #include "tc_bench.hpp"
 
 #include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/skinny/skinny_launch.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core/11_mma_multistage.cuh"
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
@@ -161,6 +166,44 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"mid_c2", with(WgmmaMidCluster2{}, rung)},
           {"mid_s4", with(WgmmaMidStages4{}, rung)},
           {"short_n256", with(WgmmaShortWide{}, rung)}};
+}
+
+/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows).
+struct SkinnyTma64 {
+  static constexpr int kBlockN = 64;
+};
+struct SkinnyTma256 {
+  static constexpr int kBlockN = 256;
+};
+
+/// skinny's kernels side by side: skinny_kernel alone, and the TMA path with other tiles,
+/// ring depths and CTAs per SM (16-bit calls the TMA path accepts).
+std::vector<Variant> skinny_variants(const CudaContext& ctx) {
+  using gemm::SkinnyTmaShape;
+  auto tma = [&ctx](auto tile, SkinnyTmaShape shape) {
+    using Cfg = gemm::SkinnyTmaConfig<decltype(tile)>;
+    return [&ctx, shape](const core::GemmArgs& g) {
+      const gemm::SkinnyCall call = gemm::make_skinny_call(g);
+      const std::string why = gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx);
+      if (!why.empty()) {
+        std::printf("skinny TMA variant: %s\n", why.c_str());
+        return;
+      }
+      if (g.ab_type == DType::F16)
+        gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
+      else
+        gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
+    };
+  };
+  return {
+      {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
+      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},
+      {"tma128_s8", tma(gemm::sm90::SkinnyTma{}, {8, 0, 0})},
+      {"tma128_s4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 0})},
+      {"tma128_2sm", tma(gemm::sm90::SkinnyTma{}, {0, 2, 0})},
+      {"tma64", tma(SkinnyTma64{}, {})},
+      {"tma64_2sm", tma(SkinnyTma64{}, {0, 2, 0})},
+      {"tma256", tma(SkinnyTma256{}, {})}};
 }
 
 __device__ uint32_t hash32(uint64_t x) {
@@ -355,9 +398,11 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
   const float cublas_ms = median_ms([&] { run_cublas(h, x.g, x.c, ab); }, ctx.stream, reps);
   const double cublas_err = error_vs(x, ctx.stream);
   const char* tname = tf32 ? "tf32" : dtype_label(ab);
-  std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e\n", "cublas", tname,
-              ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, cublas_ms,
-              flop / cublas_ms / 1e9, 100.0, cublas_err);
+  // Bytes of A, B and C (the memory-bound calls' measure: GB/s beside TFLOP/s).
+  const double bytes = static_cast<double>(m * k + k * n + m * n) * core::dtype_size(ab);
+  std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %9.4f ms %7.1f TFLOP/s %6.0f GB/s %6.1f%%  err %.1e\n", "cublas",
+              tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, cublas_ms,
+              flop / cublas_ms / 1e9, bytes / cublas_ms / 1e6, 100.0, cublas_err);
   auto report = [&](const std::string& name, const std::function<void(const core::GemmArgs&)>& run) {
     CHECK(cudaMemsetAsync(x.c, 0xFF, m * n * core::dtype_size(ab), ctx.stream));
     run(x.g);
@@ -367,9 +412,10 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
     const auto [ref_ms, ms] =
         paired_median_ms([&] { run_cublas(h, x.g, x.c, ab); }, [&] { run(x.g); }, ctx.stream, reps);
     std::printf(
-        "%-22s %-4s %c%c %5lldx%5lldx%5lld %8.3f ms %7.1f TFLOP/s %6.1f%%  err %.1e  (cublas alternating: %.1f)\n",
+        "%-22s %-4s %c%c %5lldx%5lldx%5lld %9.4f ms %7.1f TFLOP/s %6.0f GB/s %6.1f%%  err %.1e  (cublas "
+        "alternating: %.1f TFLOP/s %.0f GB/s)\n",
         name.c_str(), tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, ms,
-        flop / ms / 1e9, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9);
+        flop / ms / 1e9, bytes / ms / 1e6, 100.0 * ref_ms / ms, err, flop / ref_ms / 1e9, bytes / ref_ms / 1e6);
   };
   // TC_RUNGS="a,b": time only these rungs (and the extras), e.g. for a short device call.
   const char* only = std::getenv("TC_RUNGS");
@@ -437,8 +483,23 @@ int main(int argc, char** argv) {
       for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);
     return 0;
   }
+  if (mode == "skinny") {
+    std::vector<std::array<int64_t, 3>> cases;
+    if (std::getenv("TC_SIZES")) {
+      cases = shapes;
+    } else {
+      const int64_t weights[][2] = {{4096, 4096},  {11008, 4096}, {4096, 11008},
+                                    {14336, 4096}, {4096, 14336}, {128256, 4096}};
+      for (int64_t t : {1, 4, 16})
+        for (const auto& w : weights) cases.push_back({t, w[0], w[1]});
+    }
+    const std::vector<Variant> v = skinny_variants(ctx);
+    for (const auto& s : cases)
+      for (bool tb : {false, true}) bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, tb, v);
+    return 0;
+  }
   if (mode != "bench") {
-    std::fprintf(stderr, "usage: gemm_tc_bench bench|variants|power\n");
+    std::fprintf(stderr, "usage: gemm_tc_bench bench|variants|power|skinny\n");
     return 2;
   }
   const std::vector<Variant> none;

@@ -143,6 +143,37 @@ TEST_F(FusedRungs, SkinnyForcedSplits) {
   EXPECT_GT(ran, 0);
 }
 
+TEST_F(FusedRungs, SkinnyTmaPath) {
+  const CudaContext* ctx = context();
+  if (!ctx) GTEST_SKIP() << skip_reason_;
+  if (ctx->arch.cc != 90) GTEST_SKIP() << "skinny's TMA path runs on sm_90 only";
+  // One item (the TMA path fuses no batch); tiles stored from the registers (one CTA) and
+  // cut between CTAs (7), both orientations (bias along N, then along T).
+  const std::vector<std::vector<int64_t>> shapes = {{3, 300, 2050}, {300, 13, 2050}, {16, 129, 100}};
+  int ran = 0, index = 0;
+  for (const TypeChoice& type : {kF16, kBF16})
+    for (const auto& s : shapes)
+      for (int ctas : {1, 7}) {
+        FusedCase c;
+        c.m = s[0], c.n = s[1], c.k = s[2];
+        c.trans_b = true;
+        c.trans_a = c.m > c.n && index % 2 == 1;  // W N- or K-contiguous when the short side is n
+        c.ab = type.ab;
+        c.c = index % 3 == 0 ? DType::F32 : type.ab;
+        c.bias = index % 2 ? BiasKind::CType : BiasKind::F32;
+        c.act = 1 + index % 4;
+        if (index % 3 == 1) c.alpha = 0.5f, c.beta = -1.5f;
+        ++index;
+        ran += run_fused(
+            c, 3000 + index, stream_, "skinny TMA, " + std::to_string(ctas) + " CTAs",
+            [&](const core::GemmArgs& args) {
+              gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kForce, {0, 0, ctas});
+            },
+            2);
+      }
+  EXPECT_GT(ran, 0);
+}
+
 TEST_F(FusedRungs, MoreItemsThanOneLaunch) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;

@@ -7,7 +7,11 @@
 //  * the K split forced: one range per N tile (no workspace), two, an odd count, and one
 //    K block per range, each launched several times in a row (the arrival words left by
 //    one launch must not confuse the next, which reuses the pooled workspace);
-//  * its declines: min(m, n) > 64 and rows off 16-byte boundaries.
+//  * its declines: min(m, n) > 64 and rows off 16-byte boundaries;
+//  * the TMA path (16-bit, T <= 16, K-contiguous X, sm_90) forced over T 1..16, odd N, K
+//    tails, NN / NT in both orientations, C types, alpha/beta, ring depths and grids that cut
+//    tiles between CTAs (repeated: stale arrival words), bit-identical repeats, the same calls
+//    on skinny_kernel (the TMA path off), and its refusals (T = 17, f32, T-contiguous X).
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh),
 // with guard cells around C.
 #include "gemm_harness.cuh"
@@ -127,6 +131,135 @@ TEST_F(SkinnySplits, ForcedSplitsAgreeWithTheReference) {
           }
         }
   EXPECT_GT(ran, 0);
+}
+
+// The TMA path (skinny_tma.cuh: 16-bit, T <= 16, X stored K-contiguous, sm_90).
+class SkinnyTma : public OnStream {
+ protected:
+  /// The context, or null after GTEST_SKIP where the TMA path cannot run.
+  const CudaContext* tma_context() {
+    std::string why_not;
+    const CudaContext* ctx = device_context(stream_, &why_not);
+    if (!ctx) {
+      ADD_FAILURE() << why_not;
+      return nullptr;
+    }
+    if (ctx->arch.cc != 90) return nullptr;
+    return ctx;
+  }
+};
+
+/// Cases the TMA path accepts: f16 / bf16, T on both sides of 8 up to 16, N not a multiple
+/// of the 128-row tile, K not a multiple of the 64-element K block, NN and NT (and the short
+/// side n with B transposed: X = op(B)^T is then K-contiguous), C in the input type or f32
+/// with alpha/beta, padded or packed rows.
+std::vector<Case> tma_cases() {
+  struct Shape {
+    int64_t t, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},    {1, 128, 64},   {2, 129, 65},    {5, 300, 1000}, {8, 257, 4100},
+                          {9, 64, 520}, {12, 1000, 77}, {15, 130, 2050}, {16, 333, 640}, {16, 4096, 512}};
+  std::vector<Case> cases;
+  int index = 0;
+  for (const TypeCase& type : {kTypes[0], kTypes[1]})
+    for (const Shape& s : shapes)
+      for (int layout : {0, 2})  // NN, NT with the short side m
+        for (bool short_n : {false, true}) {
+          // Short side n: B transposed keeps X = op(B)^T K-contiguous; A transposed or not
+          // makes W N- or K-contiguous.
+          const int lay = short_n ? (layout == 0 ? 3 : 2) : layout;
+          const int variant = index++ % 3;
+          if (variant == 2 && (lay & 1)) continue;
+          cases.push_back(skinny_case(s.t, s.n, s.k, short_n, lay, type, variant));
+        }
+  return cases;
+}
+
+TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
+  const CudaContext* ctx = tma_context();
+  if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
+  // Default shape (as many stages as fit, one CTA per SM); two stages (the ring wraps every
+  // other unit); grids of 1 (nothing cut), 3 and 7 CTAs (tiles cut at odd places, several
+  // CTAs per tile); two CTAs per SM.
+  const gemm::SkinnyTmaShape shapes[] = {{0, 0, 0}, {2, 0, 0}, {0, 0, 1}, {3, 0, 3}, {0, 0, 7}, {0, 2, 0}};
+  uint64_t seed = 7000;
+  int ran = 0;
+  for (const Case& c : tma_cases()) {
+    Problem problem(c, stream_, ++seed);
+    if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
+    for (const gemm::SkinnyTmaShape& shape : shapes) {
+      const std::string label = "skinny TMA, " + std::to_string(shape.stages) + " stages, " +
+                                std::to_string(shape.ctas_per_sm) + " per SM, " + std::to_string(shape.ctas) + " CTAs";
+      for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
+        const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
+          gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kForce, shape);
+        });
+        ran += ok;
+        if (!ok) break;
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
+}
+
+TEST_F(SkinnyTma, TheOtherKernelStillRunsTheseCalls) {
+  const CudaContext* ctx = tma_context();
+  if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
+  uint64_t seed = 8000;
+  int ran = 0;
+  for (const Case& c : tma_cases()) {
+    Problem problem(c, stream_, ++seed);
+    if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;
+    ran += run_and_check(problem, "skinny_kernel (TMA path off)", [&](const core::GemmArgs& args) {
+      gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kOff);
+    });
+  }
+  EXPECT_GT(ran, 0);
+}
+
+TEST_F(SkinnyTma, CutTilesAddInAFixedOrder) {
+  const CudaContext* ctx = tma_context();
+  if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
+  // 16 x 4096 x 4096 bf16 NT on every SM: each tile is cut between 2-3 CTAs; two runs must
+  // agree bit for bit (the last arriver changes, the order of the sum does not).
+  Case c = skinny_case(16, 4096, 4096, false, 2, kTypes[1], 0);
+  Problem problem(c, stream_, 9001);
+  const core::GemmArgs& args = problem.args();
+  const std::size_t bytes = static_cast<std::size_t>((args.m - 1) * args.ldc + args.n) * 2;
+  std::vector<std::vector<unsigned char>> out;
+  for (int run = 0; run < 3; ++run) {
+    ASSERT_TRUE(run_and_check(problem, "skinny TMA, repeat " + std::to_string(run), [&](const core::GemmArgs& a) {
+      gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce);
+    }));
+    out.emplace_back(bytes);
+    ASSERT_EQ(cudaMemcpyAsync(out.back().data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
+    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+  }
+  EXPECT_TRUE(out[0] == out[1] && out[1] == out[2]);
+}
+
+TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
+  const CudaContext* ctx = tma_context();
+  if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
+  auto forced_status = [&](const Case& c) {
+    Problem problem(c, stream_, 9100);
+    try {
+      gemm::skinny_run_mode(problem.args(), *ctx, gemm::SkinnyTmaMode::kForce);
+    } catch (const core::Error& e) {
+      return e.status();
+    }
+    return core::Status::Success;
+  };
+  // T = 17; f32; X stored T-contiguous (short side m, A transposed).
+  EXPECT_EQ(forced_status(skinny_case(17, 100, 64, false, 2, kTypes[0], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 3, kTypes[0], 0)), core::Status::InvalidArgument);
+  // The same calls through the rung's policy run on skinny_kernel.
+  for (const Case& c :
+       {skinny_case(17, 100, 64, false, 2, kTypes[0], 0), skinny_case(4, 100, 64, false, 3, kTypes[0], 0)}) {
+    Problem problem(c, stream_, 9200);
+    EXPECT_TRUE(run_and_check(problem, "skinny (policy)", [&](const core::GemmArgs& a) { gemm::skinny_run(a, *ctx); }));
+  }
 }
 
 TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {

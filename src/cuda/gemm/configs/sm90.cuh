@@ -155,4 +155,12 @@ struct SkinnyWide {
   static constexpr int kMaxStages = 4;
 };
 
+/// skinny's TMA path (16-bit, T <= 16, sm_90): 128 rows of W per work unit by 64 K elements
+/// (one 128-byte row of a TMA box per W row, 16 KB, plus 2 KB of X), 4 consumer warps of 32
+/// rows each and one producer warp. The ring takes as many stages as the block's shared
+/// memory holds (12 at one CTA per SM: 192 KB of W requested per SM before the first use).
+struct SkinnyTma {
+  static constexpr int kBlockN = 128;
+};
+
 }  // namespace gpukern::cuda::gemm::sm90

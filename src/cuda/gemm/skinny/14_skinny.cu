@@ -33,12 +33,19 @@
 // and K past the end are zeros); C is written element by element through its strides
 // (any ldc, any alignment; beta == 0 never reads C). Operands whose rows do not start on
 // 16-byte boundaries are declined (Misaligned).
+// TMA path (skinny_tma.cuh): on sm_90, f16/bf16 calls with T <= 16 whose activations are
+// stored K-contiguous and that have one batch item run a persistent kernel instead (one CTA
+// per SM, each streaming an equal share of the weights by TMA into a ~200 KB ring); every
+// other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
 // bias + activation applied where C is written, once, by whichever block writes it (the
 // block itself, or a split tile's last arriving block). The epilogue is a separate kernel
 // instantiation, so the plain one is unchanged.
 #include "cuda/gemm/skinny/skinny_launch.cuh"
 #include "cuda/gemm/tensor_core.cuh"
+
+#include <cstdlib>
+#include <string>
 
 namespace gpukern::cuda::gemm {
 
@@ -61,10 +68,9 @@ core::Verdict skinny_supports(const core::GemmArgs& args, const CudaContext& ctx
   return {};
 }
 
-void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
-  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
-  SkinnyCall call = make_skinny_call(args);
-  call.forced_splits = forced_splits;
+namespace {
+
+void skinny_dispatch(const core::GemmArgs& args, const CudaContext& ctx, const SkinnyCall& call) {
   switch (args.type()) {
     case core::GemmType::F16:
       return skinny_launch_f16(call, ctx);
@@ -75,6 +81,68 @@ void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int fo
     case core::GemmType::F32:
       return skinny_launch_f32(call, ctx);
   }
+}
+
+/// A count of 1..4096 at the start of `s` (advanced past it), or -1.
+int parse_count(const char*& s) {
+  if (*s < '0' || *s > '9') return -1;
+  int v = 0;
+  while (*s >= '0' && *s <= '9' && v <= 4096) v = v * 10 + (*s++ - '0');
+  return v <= 4096 ? v : -1;
+}
+
+}  // namespace
+
+SkinnyTmaSetting skinny_tma_setting() {
+  struct Parsed {
+    SkinnyTmaSetting setting;
+    std::string error;  // the malformed value
+  };
+  static const Parsed parsed = [] {
+    Parsed r;
+    const char* value = std::getenv("GPUKERN_SKINNY_TMA");
+    if (value == nullptr || *value == '\0') return r;
+    if (std::string(value) == "off") {
+      r.setting.off = true;
+      return r;
+    }
+    const char* s = value;
+    const int stages = parse_count(s);
+    int per_sm = 0;
+    bool ok = stages >= 0 && stages != 1;
+    if (ok && *s == 'x') {
+      ++s;
+      per_sm = parse_count(s);
+      ok = per_sm >= 1 && per_sm <= 8;
+    }
+    if (!ok || *s != '\0') {
+      r.error = value;
+      return r;
+    }
+    r.setting.shape.stages = stages;
+    r.setting.shape.ctas_per_sm = per_sm;
+    return r;
+  }();
+  if (!parsed.error.empty())
+    throw core::Error(core::Status::InvalidArgument,
+                      "GPUKERN_SKINNY_TMA='" + parsed.error +
+                          "': expected off, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
+  return parsed.setting;
+}
+
+void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
+  SkinnyCall call = make_skinny_call(args);
+  call.forced_splits = forced_splits;
+  skinny_dispatch(args, ctx, call);
+}
+
+void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyTmaMode mode, SkinnyTmaShape shape) {
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
+  SkinnyCall call = make_skinny_call(args);
+  call.tma_mode = mode;
+  call.tma = shape;
+  skinny_dispatch(args, ctx, call);
 }
 
 void skinny_run(const core::GemmArgs& args, const CudaContext& ctx) { skinny_run_split(args, ctx, 0); }

@@ -6,14 +6,37 @@
 
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/skinny/skinny.cuh"
+#include "cuda/gemm/skinny/skinny_tma.cuh"
+#include "cuda/gemm/tensor_core/tma_host.cuh"
 #include "cuda/workspace.cuh"
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <tuple>
 #include <type_traits>
 
 namespace gpukern::cuda::gemm {
+
+/// How the TMA path (skinny_tma.cuh) runs: ring stages and CTAs per SM, 0 = chosen (as many
+/// stages as fit, one CTA per SM); `ctas` > 0 fixes the grid (tests of the cut tiles).
+struct SkinnyTmaShape {
+  int stages = 0, ctas_per_sm = 0, ctas = 0;
+};
+
+/// Which kernel takes a call that the TMA path can run: kAuto follows GPUKERN_SKINNY_TMA
+/// (unset: the TMA path), kForce takes the TMA path with `tma` (an error where it cannot),
+/// kOff keeps skinny_kernel.
+enum class SkinnyTmaMode { kAuto, kForce, kOff };
+
+/// GPUKERN_SKINNY_TMA, read once, for measurement: "off" keeps every call on skinny_kernel;
+/// "<stages>" or "<stages>x<CTAs per SM>" (0 stages: as many as fit) shapes the TMA path.
+/// `off` is true for "off"; a malformed value throws InvalidArgument where it is used.
+struct SkinnyTmaSetting {
+  bool off = false;
+  SkinnyTmaShape shape;
+};
+SkinnyTmaSetting skinny_tma_setting();
 
 /// A GEMM call as the skinny kernel sees it, plus the storage of its two operands.
 struct SkinnyCall {
@@ -21,6 +44,8 @@ struct SkinnyCall {
   bool w_k_major = false, x_k_major = false;
   int forced_splits = 0;  // K ranges per N tile (clamped to the K blocks); 0: skinny_splits decides
   int64_t batch = 1;      // batch items (strides in problem.batch.strides)
+  SkinnyTmaMode tma_mode = SkinnyTmaMode::kAuto;
+  SkinnyTmaShape tma;  // kForce: the TMA path's shape
 };
 
 /// The skinny call of a row-major GEMM: the short side (m or n, whichever is smaller) is T.
@@ -143,9 +168,120 @@ void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const Cuda
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
+using SkinnyTmaCfg = SkinnyTmaConfig<sm90::SkinnyTma>;
+
+/// "" when the TMA path can run `call` (16-bit elements, T <= 16, X stored K-contiguous, one
+/// batch item, no forced split, an sm_90 device whose driver encodes tensor maps; the rung's
+/// checks already made every row and base 16-byte aligned), else why not.
+inline std::string skinny_tma_refusal(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx) {
+  if (elem_bytes != 2) return "32-bit elements";
+  if (call.problem.t > SkinnyTmaCfg::kMaxT) return "T > " + std::to_string(SkinnyTmaCfg::kMaxT);
+  if (!call.x_k_major) return "the activations are not stored K-contiguous";
+  if (call.batch != 1) return "a batch";
+  if (call.forced_splits > 0) return "a forced K split (skinny_kernel's)";
+  if (ctx.arch.cc != 90) return "not an sm_90 device";
+  if (tensor_map_encoder() == nullptr) return "the driver has no cuTensorMapEncodeTiled";
+  if (ctx.smem_per_block_optin < static_cast<std::size_t>(SkinnyTmaCfg::smem_bytes(2)))
+    return "too little shared memory for two stages";
+  return "";
+}
+
+/// The TMA path's ring depth and grid for `shape` on this device: as many stages as fit
+/// ctas_per_sm blocks per SM in `dynamic_limit` bytes of dynamic shared memory a block
+/// (the opt-in less the kernel's static shared memory; each block also holds 1 KB the
+/// system reserves, counted when several share an SM).
+struct SkinnyTmaLaunch {
+  int stages = 0, ctas = 0;
+};
+template <class Cfg = SkinnyTmaCfg>
+SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int dynamic_limit,
+                                        const CudaContext& ctx) {
+  const int per_sm = std::max(shape.ctas_per_sm, 1);
+  const int64_t static_bytes = static_cast<int64_t>(ctx.smem_per_block_optin) - dynamic_limit;
+  const int64_t budget = std::min<int64_t>(
+      dynamic_limit, static_cast<int64_t>(ctx.smem_per_block_optin + 1024) / per_sm - 1024 - static_bytes);
+  const int fit = static_cast<int>(std::max<int64_t>((budget - 1024) / (Cfg::kStageBytes + 16), 2));
+  SkinnyTmaLaunch l;
+  l.stages = shape.stages > 0 ? std::min(shape.stages, fit) : fit;
+  l.stages = std::max(l.stages, 2);
+  const int64_t grid = shape.ctas > 0 ? shape.ctas : static_cast<int64_t>(per_sm) * ctx.sm_count;
+  l.ctas = static_cast<int>(std::max<int64_t>(1, std::min(grid, units)));
+  return l;
+}
+
+/// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
+/// than the shipped one for development drivers.
+template <class T, class Cfg = SkinnyTmaCfg>
+void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
+  SkinnyProblem p = call.problem;
+  SkinnyTmaWork wk;
+  wk.n_tiles = ceil_div(p.n, Cfg::kBlockN);
+  wk.k_blocks = ceil_div(p.k, Cfg::kBlockK);
+  auto kernel = call.w_k_major ? skinny_tma_kernel<Cfg, T, true> : skinny_tma_kernel<Cfg, T, false>;
+  // Once per device and kernel: the dynamic shared memory a block may use (the opt-in less
+  // the kernel's static shared memory), opted in at that limit so every ring depth fits.
+  const int dynamic_limit =
+      cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* limit) {
+        cudaFuncAttributes attr{};
+        const cudaError_t e = cudaFuncGetAttributes(&attr, kernel);
+        if (e != cudaSuccess) return e;
+        *limit = static_cast<int>(ctx.smem_per_block_optin - attr.sharedSizeBytes);
+        return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, *limit);
+      });
+  if (dynamic_limit < Cfg::smem_bytes(2))
+    throw core::Error(core::Status::DeviceError, "skinny: the TMA kernel cannot opt in to two stages of shared memory");
+  const SkinnyTmaLaunch l =
+      skinny_tma_launch_shape<Cfg>(shape, static_cast<int64_t>(wk.n_tiles) * wk.k_blocks, dynamic_limit, ctx);
+  wk.stages = l.stages;
+  const int smem = Cfg::smem_bytes(l.stages);
+  const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
+                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, 64);
+  const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
+  void* ws = nullptr;
+  if (l.ctas > 1) {
+    // Parked sums of cut tiles (two slots per CTA) and the arrival words per tile and warp.
+    const std::size_t partial_bytes = static_cast<std::size_t>(2) * l.ctas * Cfg::kBlockN * Cfg::kMaxT * sizeof(float);
+    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps * sizeof(uint64_t),
+                         ctx);
+    wk.partials = static_cast<float*>(ws);
+    wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
+    wk.epoch = launch_tags(static_cast<uint64_t>(l.ctas));
+  }
+  kernel<<<l.ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
+  GK_LAUNCH_CHECK();
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+}
+
+/// The TMA path for `call` if its mode and skinny_tma_refusal let it run; true when it ran.
+template <class T>
+bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
+  if (call.tma_mode == SkinnyTmaMode::kOff) return false;
+  const std::string refusal = skinny_tma_refusal(call, sizeof(T), ctx);
+  if (call.tma_mode == SkinnyTmaMode::kForce) {
+    if (!refusal.empty())
+      throw core::Error(core::Status::InvalidArgument, "skinny: the TMA path cannot run this call: " + refusal);
+    launch_skinny_tma<T>(call, call.tma, ctx);
+    return true;
+  }
+  if (!refusal.empty()) return false;
+  const SkinnyTmaSetting setting = skinny_tma_setting();
+  if (setting.off) return false;
+  try {
+    launch_skinny_tma<T>(call, setting.shape, ctx);
+  } catch (const TmaEncodeError&) {
+    return false;  // a shape the driver cannot describe: skinny_kernel runs it
+  }
+  return true;
+}
+
 /// Launches the instantiation for the call's T and operand storage.
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
+  if constexpr (sizeof(T) == 2 && !kSplitF32) {
+    if (try_skinny_tma<T>(call, ctx)) return;
+  } else if (call.tma_mode == SkinnyTmaMode::kForce) {
+    throw core::Error(core::Status::InvalidArgument, "skinny: the TMA path cannot run this call: 32-bit elements");
+  }
   auto by_layout = [&](auto nt) {
     using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;
     using CfgK = SkinnyConfigFor<decltype(nt)::value, true>;
@@ -186,8 +322,13 @@ inline std::size_t skinny_smem_needed(std::size_t elem_bytes) {
 }
 
 /// skinny_run with the K split forced to `forced_splits` ranges per N tile (0: chosen by
-/// occupancy, as skinny_run does); for tests of the split paths.
+/// occupancy, as skinny_run does); for tests of the split paths. A forced split always runs
+/// skinny_kernel.
 void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits);
+
+/// skinny_run on the kernel `mode` names: kForce runs the TMA path with `shape` (throws
+/// InvalidArgument where it cannot), kOff skinny_kernel; for tests of both.
+void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyTmaMode mode, SkinnyTmaShape shape = {});
 
 // One launch unit per input type (skinny_f16.cu, skinny_bf16.cu, skinny_f32.cu).
 void skinny_launch_f16(const SkinnyCall& call, const CudaContext& ctx);

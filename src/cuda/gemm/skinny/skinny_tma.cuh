@@ -1,0 +1,319 @@
+// skinny's TMA path (rung 14, see 14_skinny.cu): f16/bf16, T <= 16 activation rows stored
+// K-contiguous, on sm_90. The same product as skinny_kernel (Y(t, n) = sum_k X(t, k) W(n, k),
+// swap AB: W is mma.sync's m16 operand, X its n8 operand), with the loads and the work
+// split changed so that every SM streams the same bytes at the copy engine's rate:
+//  * One wave, persistent: the grid is one CTA per SM (or a few), and the work units, (N tile
+//    of kBlockN rows, K block of 64 elements) in tile-major order, are cut into one equal
+//    contiguous range per CTA ("stream-K"). Every CTA reads the same number of bytes, give or
+//    take one 16 KB unit, so no SM idles while a tail of blocks finishes.
+//  * Weights by TMA: one producer thread issues each unit's W box (128 rows x 128 bytes, or two
+//    64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a ring
+//    of stages that fills the block's shared memory (~200 KB at one CTA per SM), completing
+//    on a "full" mbarrier; W with an evict-first L2 policy (read once), X evict-last (every
+//    CTA reads it). The bytes in flight per SM are set by the ring, not by how many 16-byte
+//    cp.async the threads can keep outstanding.
+//  * Four consumer warps, 32 rows of the tile each, read fragments with ldmatrix from the
+//    128-byte swizzle TMA writes and hand the stage back on its "empty" mbarrier.
+//  * A CTA's range covers the middle of some tiles wholly and cuts at most two (its first and
+//    last). A wholly covered tile is stored from the registers; a cut one is parked as f32 per
+//    (CTA, first/last) slot and, per consumer warp's 32 rows, the last of the tile's CTAs to
+//    arrive (a tagged arrival word, no clearing pass) adds the parked sums in CTA order, which
+//    is fixed by the grid: the result is deterministic for a given grid size. Nobody waits.
+#pragma once
+
+#include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/cache_policy.cuh"
+#include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/memory_order.cuh"
+#include "cuda/arch/mma_sm80.cuh"
+#include "cuda/arch/shared_memory.cuh"
+#include "cuda/gemm/skinny/skinny.cuh"
+
+#include <cuda.h>  // CUtensorMap (types only)
+
+#include <cstdint>
+
+namespace gpukern::cuda::gemm {
+
+/// The TMA path's layout for a tuning `Tile` with the named field kBlockN (rows of W per
+/// work unit, a multiple of 64 up to 256): 16-bit elements, 64 of K per unit (one 128-byte
+/// swizzle row), T padded to 16 (two n8 tiles), one consumer warp per 32 rows.
+template <class Tile>
+struct SkinnyTmaConfig {
+  static constexpr int kBlockN = Tile::kBlockN;
+  static constexpr int kBlockK = 64;  // K elements per unit: 128 bytes of 16-bit data
+  static constexpr int kRowBytes = 128;
+  static constexpr int kMaxT = 16;
+  static constexpr int kMmaM = 2;  // m16 tiles per consumer warp
+  static constexpr int kConsumerWarps = kBlockN / (16 * kMmaM);
+  static constexpr int kThreads = (kConsumerWarps + 1) * 32;
+  static constexpr int kWBytes = kBlockN * kRowBytes;
+  static constexpr int kXBytes = kMaxT * kRowBytes;
+  static constexpr int kStageBytes = kWBytes + kXBytes;
+  static constexpr int kBoxBytes = 64 * kRowBytes;  // one 64 x 64 box of N-contiguous W
+  static_assert(kBlockN % 64 == 0 && kBlockN <= 256, "whole 64-row boxes, at most 256 rows a TMA box");
+  static_assert(kStageBytes % 1024 == 0, "the 128-byte swizzle needs every box 1024-byte aligned");
+  /// Shared memory of `stages` stages: the ring, a full and an empty barrier per stage, and
+  /// the slack that aligns the ring to 1024 bytes.
+  static constexpr int smem_bytes(int stages) { return stages * kStageBytes + 16 * stages + 1024; }
+};
+
+/// The grid's share of the work and the workspace of cut tiles, passed by value.
+struct SkinnyTmaWork {
+  int n_tiles = 0;               // N tiles of kBlockN rows
+  int k_blocks = 0;              // K blocks of 64 elements
+  int stages = 2;                // ring depth
+  float* partials = nullptr;     // 2 slots per CTA x kBlockN x 16 f32 sums (cut tiles only)
+  uint64_t* arrivals = nullptr;  // one arrival word per (N tile, consumer warp)
+  uint64_t epoch = 0;            // first of gridDim.x launch-unique tags (launch_tags)
+};
+
+/// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
+/// CTA whose range holds unit u (the largest cta whose range starts at or before u).
+__device__ __forceinline__ int64_t skinny_tma_first_unit(int64_t units, int cta, int ctas) {
+  return units * cta / ctas;
+}
+__device__ __forceinline__ int skinny_tma_owner(int64_t units, int ctas, int64_t u) {
+  return static_cast<int>(((u + 1) * ctas + units - 1) / units - 1);
+}
+
+/// C[offset] = act(alpha * v + beta * C + bias[bias_col]) of one element, rounded once. Not
+/// inlined: the 32 stores of a warp's tile share one copy of the activation code.
+template <class T>
+__device__ __noinline__ void skinny_tma_store(void* c, int64_t offset, bool c_f32, float v, float alpha, float beta,
+                                              Epilogue epi, int bias_col) {
+  if (epi.active()) {
+    const float bias = epi.bias_at(0, bias_col);
+    if (c_f32)
+      store_one<float, true>(static_cast<float*>(c) + offset, v, alpha, beta, bias, epi.act);
+    else
+      store_one<T, true>(static_cast<T*>(c) + offset, v, alpha, beta, bias, epi.act);
+  } else if (c_f32) {
+    store_one<float, false>(static_cast<float*>(c) + offset, v, alpha, beta);
+  } else {
+    store_one<T, false>(static_cast<T*>(c) + offset, v, alpha, beta);
+  }
+}
+
+/// One CTA of the persistent grid (see the top of this file). `kWKMajor`: W stored (n, k) at
+/// n * ldw + k (a linear layer's weight, trans_b); else at k * ldw + n. X is stored (t, k).
+/// Batches are not fused here (the launcher keeps them on skinny_kernel).
+template <class Cfg, class T, bool kWKMajor>
+__global__ void __launch_bounds__(Cfg::kThreads, 1)
+    skinny_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
+                      SkinnyProblem p, SkinnyTmaWork wk) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  static_assert(sizeof(T) == 2, "16-bit operands: 64 elements per 128-byte row");
+  constexpr int BN = Cfg::kBlockN, kWarps = Cfg::kConsumerWarps;
+  extern __shared__ uint8_t smem_raw[];
+  const uint32_t base = (arch::smem_addr(smem_raw) + 1023) & ~1023u;
+  const int stages = wk.stages;
+  auto w_tile = [&](int s) { return base + static_cast<uint32_t>(s * Cfg::kStageBytes); };
+  auto x_tile = [&](int s) { return w_tile(s) + Cfg::kWBytes; };
+  auto full = [&](int s) { return base + static_cast<uint32_t>(stages * Cfg::kStageBytes + 8 * s); };
+  auto empty = [&](int s) { return full(stages + s); };
+
+  // Warp-uniform role (broadcast from lane 0, so the branches below are uniform).
+  const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);
+  const int lane = static_cast<int>(threadIdx.x) % 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      arch::mbar_init(full(s), 1);
+      arch::mbar_init(empty(s), kWarps);
+    }
+    arch::fence_barrier_init();
+  }
+  __syncthreads();
+
+  const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
+  const int64_t kb_count = wk.k_blocks;
+  const int64_t units = static_cast<int64_t>(wk.n_tiles) * kb_count;
+  const int64_t u_begin = skinny_tma_first_unit(units, cta, ctas), u_end = skinny_tma_first_unit(units, cta + 1, ctas);
+
+  if (warp == kWarps) {
+    // ---------------- producer: one thread ----------------
+    if (lane != 0) return;
+    arch::prefetch_tensor_map(&map_w);
+    arch::prefetch_tensor_map(&map_x);
+    const uint64_t stream = arch::l2_evict_first_policy(), keep = arch::l2_evict_last_policy();
+    int s = 0;
+    uint32_t phase = 0;
+    int tile = static_cast<int>(u_begin / kb_count), kb = static_cast<int>(u_begin % kb_count);
+    for (int64_t u = u_begin; u < u_end; ++u) {
+      const int n0 = tile * BN, k0 = kb * Cfg::kBlockK;
+      if (++kb == wk.k_blocks) kb = 0, ++tile;
+      arch::mbar_wait(empty(s), phase ^ 1);  // a fresh barrier passes parity 1 at once
+      arch::mbar_arrive_expect_tx(full(s), Cfg::kStageBytes);
+      if constexpr (kWKMajor) {
+        arch::tma_load_2d_hint(w_tile(s), &map_w, full(s), k0, n0, stream);
+      } else {
+#pragma unroll
+        for (int b = 0; b < BN / 64; ++b)
+          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kBoxBytes, &map_w, full(s), n0 + 64 * b, k0, stream);
+      }
+      arch::tma_load_2d_hint(x_tile(s), &map_x, full(s), k0, 0, keep);
+      if (++s == stages) s = 0, phase ^= 1;
+    }
+    return;
+  }
+
+  // ---------------- consumers: warp `warp` owns rows 32 warp .. of every tile ----------------
+  const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
+  const int mat = lane >> 3;              // the 8x8 matrix whose row address this lane gives to ldmatrix
+  float acc[Cfg::kMmaM][2][4];
+  auto clear = [&] {
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  };
+  clear();
+
+  // Element (i, j, e) of a fragment-shaped sum: W row (n) and X row (t) of the tile.
+  auto frag_n = [&](int i, int e) { return warp * 32 + 16 * i + g + 8 * (e >> 1); };
+  auto frag_t = [&](int j, int e) { return 8 * j + 2 * q + (e & 1); };
+  auto store = [&](int tile, const float(&v)[Cfg::kMmaM][2][4]) {
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int n = tile * BN + frag_n(i, e), t = frag_t(j, e);
+          if (n < p.n && t < p.t)
+            skinny_tma_store<T>(p.c, static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n,
+                                p.c_f32, v[i][j][e], p.alpha, p.beta, p.epi, p.bias_along_t ? t : n);
+        }
+  };
+  // This warp's 32 x 16 sums in a parking slot: row-major, 16 floats a row.
+  auto slot_of = [&](int owner, int64_t tile_first_unit) {
+    const bool first = skinny_tma_first_unit(units, owner, ctas) >= tile_first_unit;  // the tile is owner's first
+    return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * 32) * Cfg::kMaxT;
+  };
+
+  int s = 0;
+  uint32_t phase = 0;
+  for (int64_t u = u_begin; u < u_end;) {
+    const int tile = static_cast<int>(u / kb_count);
+    const int64_t tile_first = tile * kb_count, seg_end = u_end < tile_first + kb_count ? u_end : tile_first + kb_count;
+    for (; u < seg_end; ++u) {
+      arch::mbar_wait(full(s), phase);
+      const uint32_t ws = w_tile(s), xs = x_tile(s);
+      // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
+      // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
+      uint32_t xf[2][4][2];
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint32_t r[4];
+          arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
+#pragma unroll
+          for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
+        }
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+        for (int i = 0; i < Cfg::kMmaM; ++i) {
+          const int mm = warp * 32 + 16 * i;  // first W row of the m16 tile
+          uint32_t a[4];
+          if constexpr (kWKMajor) {
+            // Stored (n, k): rows mm + lane % 16, chunk 2 kk + lane / 16.
+            arch::ldmatrix_x4<false>(a, ws + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
+          } else {
+            // Stored (k, n) in 64-column boxes: k rows 16 kk + 8 (mat / 2).., n chunk mm / 8 + mat % 2.
+            const int chunk = mm / 8 + (mat & 1);
+            arch::ldmatrix_x4<true>(a, ws + (chunk / 8) * Cfg::kBoxBytes +
+                                           arch::sw128_offset(16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
+          }
+#pragma unroll
+          for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc[i][j], a, xf[j][kk]);
+        }
+      // The mma consumed every fragment, so this warp's reads of the stage are done.
+      __syncwarp();
+      if (lane == 0) arch::mbar_arrive(empty(s));
+      if (++s == stages) s = 0, phase ^= 1;
+    }
+
+    // The tile's CTAs: `first` .. `last` (this one among them).
+    const int first = skinny_tma_owner(units, ctas, tile_first);
+    const int last = skinny_tma_owner(units, ctas, tile_first + kb_count - 1);
+    if (first == last) {
+      store(tile, acc);
+      clear();
+      continue;
+    }
+    float* park = slot_of(cta, tile_first);
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          __stcg(reinterpret_cast<float2*>(park + (16 * i + g + 8 * h) * Cfg::kMaxT + 8 * j + 2 * q),
+                 make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]));
+    __threadfence();
+    __syncwarp();
+    int is_last = 0;
+    if (lane == 0) {
+      // The word holds epoch + arrivals - 1 of this launch; a word of any other launch
+      // (outside [epoch, epoch + count - 1)) counts as no arrival.
+      uint64_t* word = wk.arrivals + static_cast<int64_t>(tile) * kWarps + warp;
+      unsigned long long cur = arch::ld_relaxed_gpu(word);
+      const uint64_t lo = wk.epoch, hi = wk.epoch + static_cast<uint64_t>(last - first);
+      for (;;) {
+        const bool ours = cur >= lo && cur < hi;
+        const unsigned long long next = ours ? cur + 1 : lo;
+        const unsigned long long seen = atomicCAS(reinterpret_cast<unsigned long long*>(word), cur, next);
+        if (seen == cur) {
+          is_last = next == hi;
+          break;
+        }
+        cur = seen;
+      }
+    }
+    if (__shfl_sync(0xffffffffu, is_last, 0)) {
+      __threadfence();
+      // Sum in CTA order (this CTA's share from its registers, the same values it parked);
+      // the loads of up to four CTAs are issued before any is added.
+      float sum[Cfg::kMmaM][2][4] = {};
+      for (int o0 = first; o0 <= last; o0 += 4) {
+        float2 v[4][Cfg::kMmaM][2][2];
+#pragma unroll
+        for (int d = 0; d < 4; ++d) {
+          const int o = o0 + d;
+          const float* src = o <= last && o != cta ? slot_of(o, tile_first) : nullptr;
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h)
+                v[d][i][j][h] = src ? __ldcg(reinterpret_cast<const float2*>(src + (16 * i + g + 8 * h) * Cfg::kMaxT +
+                                                                             8 * j + 2 * q))
+                                : o == cta ? make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1])
+                                           : make_float2(0.0f, 0.0f);
+        }
+#pragma unroll
+        for (int d = 0; d < 4; ++d)
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                if (o0 + d > last) continue;
+                sum[i][j][2 * h] += v[d][i][j][h].x;
+                sum[i][j][2 * h + 1] += v[d][i][j][h].y;
+              }
+      }
+      store(tile, sum);
+    }
+    clear();
+  }
+#endif
+}
+
+}  // namespace gpukern::cuda::gemm
