@@ -623,11 +623,14 @@ struct RowFragment {
   /// (see `kept`), or zeros when the thread saw only -inf.
   template <bool kMasked>
   __device__ __forceinline__ RowStats stats(bool keep_exp, int64_t first, int64_t stride, const RowMask& mask) {
+    // The mask is checked against pack k's offset k * stride from this thread's first
+    // vector (the mask shifted there): see thread_mask.
+    const RowMask from_first = thread_mask(mask, first);
     // Unmasked (a positive scale, with_mask): the max of the stored values, scaled once.
     float m = -INFINITY;
 #pragma unroll
     for (int k = 0; k < S; ++k)
-      m = nan_max(m, kMasked ? row_pack_max<kMasked>(pack[k], first + k * stride, mask) : pack_max(pack[k]));
+      m = nan_max(m, kMasked ? row_pack_max<kMasked>(pack[k], k * stride, from_first) : pack_max(pack[k]));
     if constexpr (!kMasked) m *= mask.scale;
     kept = keep_exp && (kIsF32 || kSeparateExps);
     if (m == -INFINITY) {
@@ -643,7 +646,7 @@ struct RowFragment {
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       float v[V];
-      row_values<kMasked>(pack[k], first + k * stride, mask, v);
+      row_values<kMasked>(pack[k], k * stride, from_first, v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float e = fast_exp2((v[i] - m) * kLog2e);
@@ -667,6 +670,7 @@ struct RowFragment {
     // kept: y = e * 2^((m_thread - max) log2e) / sum. A thread of only -inf holds e = 0
     // and gets 0 (finite row max) or 0 * NaN = NaN (row of all -inf), as required.
     const float factor = fast_exp2((mine.max - row.max) * kLog2e) / row.sum;
+    const RowMask from_first = thread_mask(mask, first);
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       const int64_t vi = first + k * stride;
@@ -679,12 +683,20 @@ struct RowFragment {
         const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
-      mask_output<kMasked>(out, vi, mask);
+      mask_output<kMasked>(out, k * stride, from_first);
       store_pack<T, V, kCache>(row_out + vi * V, out);
     }
   }
 
  private:
+  /// `mask` seen from vector `first` (this thread's pack 0): the masked kernels then test
+  /// pack k at offset k * stride, where the stride is the launch's thread count (a
+  /// constant once inlined), so the per-element tests compare one 64-bit bound against
+  /// constants. Testing at first + k * stride kept a 64-bit index a pack alive from the
+  /// statistics to the stores, which made the masked long-row kernels spill.
+  static __device__ __forceinline__ RowMask thread_mask(const RowMask& mask, int64_t first) {
+    return mask.shifted(first * V);
+  }
   __device__ __forceinline__ void set_exp(int k, int i, float e) {
     if constexpr (kIsF32)
       pack[k].v[i] = e;
