@@ -4,6 +4,7 @@
 #include "gemm_harness.cuh"
 
 #include "support/backends.hpp"
+#include "support/cuda_check.hpp"
 #include "support/device_random.cuh"
 #include "support/gemm_desc.hpp"
 #include "support/reference.hpp"
@@ -19,12 +20,6 @@
 
 namespace gpukern::test::cuda_gemm {
 namespace {
-
-#define CUDA_OK(call)                                                                                    \
-  do {                                                                                                   \
-    const cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_)); \
-  } while (0)
 
 /// Every element of `count` raw 16- or 32-bit words set to `bits` (NaN patterns).
 template <class Word>
@@ -150,11 +145,11 @@ Problem::Problem(const Case& c, cudaStream_t stream, uint64_t seed) : case_(c), 
   const int64_t c_elems = (c.m + 1) * args_.ldc;  // a guard row below C
   const size_t es = core::dtype_size(c.ab), cs = core::dtype_size(c.c);
   c_bytes_ = static_cast<size_t>(c_elems) * cs;
-  CUDA_OK(cudaMalloc(&a_, a_elems * es));
-  CUDA_OK(cudaMalloc(&b_, b_elems * es));
-  CUDA_OK(cudaMalloc(&c_, c_bytes_));
-  CUDA_OK(cudaMalloc(&c0_, c_bytes_));
-  CUDA_OK(cudaMalloc(&ref_, std::max<int64_t>(1, c.m * c.n) * sizeof(double)));
+  GK_TEST_CUDA_OK(cudaMalloc(&a_, a_elems * es));
+  GK_TEST_CUDA_OK(cudaMalloc(&b_, b_elems * es));
+  GK_TEST_CUDA_OK(cudaMalloc(&c_, c_bytes_));
+  GK_TEST_CUDA_OK(cudaMalloc(&c0_, c_bytes_));
+  GK_TEST_CUDA_OK(cudaMalloc(&ref_, std::max<int64_t>(1, c.m * c.n) * sizeof(double)));
   args_.a = static_cast<char*>(a_) + c.offset_a * es;
   args_.b = b_;
   args_.c = c_;
@@ -178,7 +173,7 @@ Problem::Problem(const Case& c, cudaStream_t stream, uint64_t seed) : case_(c), 
       reference_gemm<T, CT><<<grid, block, 0, stream_>>>(args_, c0_, ref_);
     }
   });
-  CUDA_OK(cudaGetLastError());
+  GK_TEST_CUDA_OK(cudaGetLastError());
   reset_c();
 }
 
@@ -191,23 +186,23 @@ Problem::~Problem() {
   cudaFree(ref_);
 }
 
-void Problem::reset_c() { CUDA_OK(cudaMemcpyAsync(c_, c0_, c_bytes_, cudaMemcpyDeviceToDevice, stream_)); }
+void Problem::reset_c() { GK_TEST_CUDA_OK(cudaMemcpyAsync(c_, c0_, c_bytes_, cudaMemcpyDeviceToDevice, stream_)); }
 
 Outcome Problem::check() {
   double* sums = nullptr;
   unsigned long long* counts = nullptr;
-  CUDA_OK(cudaMalloc(&sums, 2 * sizeof(double)));
-  CUDA_OK(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
-  CUDA_OK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), stream_));
-  CUDA_OK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), stream_));
+  GK_TEST_CUDA_OK(cudaMalloc(&sums, 2 * sizeof(double)));
+  GK_TEST_CUDA_OK(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
+  GK_TEST_CUDA_OK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), stream_));
+  GK_TEST_CUDA_OK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), stream_));
   with_types(case_.ab, case_.c, [&](auto, auto out) {
     compare<decltype(out)><<<256, 256, 0, stream_>>>(c_, c0_, ref_, case_.m, case_.n, args_.ldc, sums, counts);
   });
   double h_sums[2];
   unsigned long long h_counts[2];
-  CUDA_OK(cudaMemcpyAsync(h_sums, sums, sizeof h_sums, cudaMemcpyDeviceToHost, stream_));
-  CUDA_OK(cudaMemcpyAsync(h_counts, counts, sizeof h_counts, cudaMemcpyDeviceToHost, stream_));
-  CUDA_OK(cudaStreamSynchronize(stream_));
+  GK_TEST_CUDA_OK(cudaMemcpyAsync(h_sums, sums, sizeof h_sums, cudaMemcpyDeviceToHost, stream_));
+  GK_TEST_CUDA_OK(cudaMemcpyAsync(h_counts, counts, sizeof h_counts, cudaMemcpyDeviceToHost, stream_));
+  GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
   cudaFree(sums);
   cudaFree(counts);
   Outcome o;
