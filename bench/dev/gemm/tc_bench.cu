@@ -25,6 +25,7 @@
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core/11_mma_multistage.cuh"
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+#include "support/device_random.cuh"
 
 #include <algorithm>
 #include <cmath>
@@ -206,21 +207,6 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"tma256", tma(SkinnyTma256{}, {})}};
 }
 
-__device__ uint32_t hash32(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return static_cast<uint32_t>(x);
-}
-
-/// Uniform [-1, 1) values in the storage type, `count` elements.
-template <class T>
-__global__ void fill_random(T* p, int64_t count, uint64_t seed) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
-    p[i] = gpu::from_float<T>(static_cast<float>(hash32(seed * 0x9E3779B97F4A7C15ULL + i) >> 8) / 8388608.0f - 1.0f);
-}
 CudaContext make_context() {
   int dev = 0;
   CHECK(cudaGetDevice(&dev));
@@ -234,11 +220,11 @@ CudaContext make_context() {
 
 void fill(void* p, DType t, int64_t count, uint64_t seed, cudaStream_t s) {
   if (t == DType::F32)
-    fill_random<<<1024, 256, 0, s>>>(static_cast<float*>(p), count, seed);
+    test::fill_random_window<<<1024, 256, 0, s>>>(static_cast<float*>(p), 1, count, count, seed);
   else if (t == DType::F16)
-    fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), count, seed);
+    test::fill_random_window<<<1024, 256, 0, s>>>(static_cast<gpu::half_t*>(p), 1, count, count, seed);
   else
-    fill_random<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), count, seed);
+    test::fill_random_window<<<1024, 256, 0, s>>>(static_cast<gpu::bf16_t*>(p), 1, count, count, seed);
   CHECK(cudaGetLastError());
 }
 

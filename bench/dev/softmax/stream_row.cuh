@@ -15,8 +15,10 @@
 // finished reading slot p for row i and waiting on its phase.
 #pragma once
 
+#include "cuda/arch/bulk_copy.cuh"
 #include "cuda/arch/cluster.cuh"
 #include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/shared_memory.cuh"
 #include "cuda/softmax/06_split_row_cluster.cuh"
 #include "cuda/softmax/softmax_common.cuh"
 
@@ -46,43 +48,9 @@ struct StreamConfig {
 constexpr size_t kStreamSmemReserve = 4 * 1024;
 
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// ---- mbarriers and bulk copies (sm_90): private copies until the shared ones of
-// cuda/arch/ (mbarrier.cuh, bulk_copy.cuh) take their place ----
-__device__ __forceinline__ uint32_t smem_u32(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-/// One arrival that also expects `bytes` of transactions in the current phase.
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
-}
-/// Waits for the phase of parity `parity` to complete (acquire, cluster scope: the
-/// transactions may come from other CTAs of the cluster).
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(smem_u32(bar)),
-      "r"(parity)
-      : "memory");
-}
-/// Bulk copy global -> this CTA's shared memory, completing `bytes` on `bar`.
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(smem_u32(dst)),
-      "l"(src), "r"(bytes), "r"(smem_u32(bar))
-      : "memory");
-}
-// ---- end of the private copies ----
-
 /// The shared::cluster address of `local` (this CTA's variable) in CTA `rank`.
 __device__ __forceinline__ uint32_t map_rank(const void* local, uint32_t rank) {
-  return arch::map_shared_rank(smem_u32(local), rank);
+  return arch::map_shared_rank(arch::smem_addr(local), rank);
 }
 #endif
 
@@ -109,9 +77,9 @@ __global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T
   const int64_t row_step = gridDim.x / cluster_size;
 
   if (threadIdx.x == 0) {
-    for (int s = 0; s < stages; ++s) mbar_init(&full[s], 1);
-    mbar_init(&exchanged[0], 1);
-    mbar_init(&exchanged[1], 1);
+    for (int s = 0; s < stages; ++s) arch::mbar_init(arch::smem_addr(&full[s]), 1);
+    arch::mbar_init(arch::smem_addr(&exchanged[0]), 1);
+    arch::mbar_init(arch::smem_addr(&exchanged[1]), 1);
     arch::fence_barrier_init();
   }
   cluster.sync();  // every CTA's barriers initialized before any CTA pushes into them
@@ -120,11 +88,12 @@ __global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T
   // last row or for an empty chunk, so that every stage's phases stay in step).
   const auto issue = [&](int64_t row, int s) {
     if (row >= a.rows) return;
-    mbar_arrive_expect_tx(&full[s], my_bytes);
+    arch::mbar_arrive_expect_tx(arch::smem_addr(&full[s]), my_bytes);
     const char* src = reinterpret_cast<const char*>(a.x + row * a.ldx + begin * V);
     char* dst = reinterpret_cast<char*>(ring + int64_t(s) * chunk_vecs);
     for (uint32_t off = 0; off < my_bytes; off += kBulkPiece)
-      bulk_load(dst + off, src + off, my_bytes - off < kBulkPiece ? my_bytes - off : kBulkPiece, &full[s]);
+      arch::bulk_load(arch::smem_addr(dst + off), src + off, my_bytes - off < kBulkPiece ? my_bytes - off : kBulkPiece,
+                      arch::smem_addr(&full[s]));
   };
   if (threadIdx.x == 0)
     for (int s = 0; s < stages; ++s) issue(first_row + s * row_step, s);
@@ -132,7 +101,7 @@ __global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T
   int64_t it = 0;
   for (int64_t row = first_row; row < a.rows; row += row_step, ++it) {
     const int s = static_cast<int>(it % stages);
-    mbar_wait(&full[s], static_cast<uint32_t>((it / stages) & 1));
+    arch::mbar_wait_acquire_cluster(arch::smem_addr(&full[s]), static_cast<uint32_t>((it / stages) & 1));
     const Pack<T, V>* chunk = ring + int64_t(s) * chunk_vecs;
 
     float m = -INFINITY;
@@ -150,11 +119,12 @@ __global__ void __launch_bounds__(kThreads, 1) split_row_stream_kernel(RowArgs<T
     const RowStats cta = block_reduce<kThreads>(own, scratch[parity]);
 
     // Exchange: lane r of warp 0 pushes this CTA's pair into CTA r's slot [parity][rank].
-    if (threadIdx.x == 0) mbar_arrive_expect_tx(&exchanged[parity], cluster_size * uint32_t(sizeof(RowStats)));
+    if (threadIdx.x == 0)
+      arch::mbar_arrive_expect_tx(arch::smem_addr(&exchanged[parity]), cluster_size * uint32_t(sizeof(RowStats)));
     if (threadIdx.x < cluster_size)
       arch::st_async_v2(map_rank(&pairs[parity][rank], threadIdx.x), cta.max, cta.sum,
                         map_rank(&exchanged[parity], threadIdx.x));
-    mbar_wait(&exchanged[parity], static_cast<uint32_t>((it >> 1) & 1));
+    arch::mbar_wait_acquire_cluster(arch::smem_addr(&exchanged[parity]), static_cast<uint32_t>((it >> 1) & 1));
     // Every thread merges the pairs in rank order: identical results in every CTA.
     RowStats stats = empty_stats();
     for (unsigned r = 0; r < cluster_size; ++r) stats = merge(stats, pairs[parity][r]);

@@ -31,70 +31,35 @@ inline constexpr core::RungKind kLadder = core::RungKind::Ladder;
 /// and the causal mask.
 inline constexpr uint32_t kFusesAll = core::kFuseBatch | core::kFuseScale | core::kFuseCausal;
 
+/// A row of this ladder: every dtype, every architecture, fusing batches, scale and mask.
+/// `auto_rank` and `auto_when` as in core::Rung (kNeverAuto: auto never tries it).
+constexpr SoftmaxRung ladder_row(const char* name, const char* description,
+                                 core::Verdict (*supports)(const core::SoftmaxArgs&, const CudaContext&),
+                                 void (*run)(const core::SoftmaxArgs&, const CudaContext&), int auto_rank,
+                                 bool (*auto_when)(const core::SoftmaxArgs&, const CudaContext&) = nullptr) {
+  return core::fusing(SoftmaxRung{name, description, kAll, {}, kLadder, supports, run, auto_rank, auto_when},
+                      kFusesAll);
+}
+
 // Auto: warp_row for short rows, block_row (a block per row, registers or shared
 // memory) unless the rows are few and long, then split_row, which takes every call
 // short of rows of billions of elements on its split across blocks.
-inline constexpr SoftmaxRung kNaiveRow =
-    core::fusing(SoftmaxRung{"naive",
-                             "one thread per row, three passes (max, sum, output), scalar loads",
-                             kAll,
-                             {},
-                             kLadder,
-                             nullptr,
-                             naive_run,
-                             core::kNeverAuto},
-                 kFusesAll);
+inline constexpr SoftmaxRung kNaiveRow = ladder_row(
+    "naive", "one thread per row, three passes (max, sum, output), scalar loads", nullptr, naive_run, core::kNeverAuto);
 inline constexpr SoftmaxRung kSafe3PassRow =
-    core::fusing(SoftmaxRung{"safe_3pass",
-                             "one block per row, three coalesced passes, block reductions",
-                             kAll,
-                             {},
-                             kLadder,
-                             nullptr,
-                             safe_3pass_run,
-                             core::kNeverAuto},
-                 kFusesAll);
+    ladder_row("safe_3pass", "one block per row, three coalesced passes, block reductions", nullptr, safe_3pass_run,
+               core::kNeverAuto);
 inline constexpr SoftmaxRung kOnlineRow =
-    core::fusing(SoftmaxRung{"online",
-                             "one block per row, two passes: running max with rescaled sum, then output",
-                             kAll,
-                             {},
-                             kLadder,
-                             nullptr,
-                             online_run,
-                             core::kNeverAuto},
-                 kFusesAll);
+    ladder_row("online", "one block per row, two passes: running max with rescaled sum, then output", nullptr,
+               online_run, core::kNeverAuto);
 inline constexpr SoftmaxRung kWarpRowRow =
-    core::fusing(SoftmaxRung{"warp_row",
-                             "lanes of one warp per row, row in registers (one read), shuffle reductions",
-                             kAll,
-                             {},
-                             kLadder,
-                             warp_row_supports,
-                             warp_row_run,
-                             0,
-                             short_rows},
-                 kFusesAll);
+    ladder_row("warp_row", "lanes of one warp per row, row in registers (one read), shuffle reductions",
+               warp_row_supports, warp_row_run, 0, short_rows);
 inline constexpr SoftmaxRung kBlockRowRow =
-    core::fusing(SoftmaxRung{"block_row",
-                             "one block per row, row in registers or shared memory (one read)",
-                             kAll,
-                             {},
-                             kLadder,
-                             block_row_supports,
-                             block_row_run,
-                             1,
-                             not_few_long_rows},
-                 kFusesAll);
+    ladder_row("block_row", "one block per row, row in registers or shared memory (one read)", block_row_supports,
+               block_row_run, 1, not_few_long_rows);
 inline constexpr SoftmaxRung kSplitRowRow =
-    core::fusing(SoftmaxRung{"split_row",
-                             "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
-                             kAll,
-                             {},
-                             kLadder,
-                             split_row_supports,
-                             split_row_run,
-                             2},
-                 kFusesAll);
+    ladder_row("split_row", "long rows split across a thread-block cluster (DSMEM merge) or across blocks",
+               split_row_supports, split_row_run, 2);
 
 }  // namespace gpukern::cuda::softmax

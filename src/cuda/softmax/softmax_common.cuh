@@ -415,12 +415,14 @@ __device__ __forceinline__ void unpack(const Pack<T, V>& p, float (&out)[V]) {
   for (int i = 0; i < V; ++i) out[i] = gpu::to_float(p.v[i]);
 }
 
-/// Max of a pack, NaN kept. 16-bit packs compare in their own type two at a time
-/// (exact: the max of representable values is representable). Besides halving the
-/// compares, this keeps the compiler from converting every element to f32 up front and
-/// holding the converted copies alive until the output pass (which spilled).
-template <class T, int V>
-__device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
+/// Max of a pack (kMin: its min, for negative scales), NaN kept. 16-bit packs compare in
+/// their own type two at a time (exact: the max or min of representable values is
+/// representable). Besides halving the compares, this keeps the compiler from converting
+/// every element to f32 up front and holding the converted copies alive until the output
+/// pass (which spilled).
+template <bool kMin, class T, int V>
+__device__ __forceinline__ float pack_extreme(const Pack<T, V>& p) {
+  const auto pick = [](float a, float b) { return kMin ? nan_min(a, b) : nan_max(a, b); };
 #if defined(GPUKERN_CUDA)
   if constexpr (!std::is_same_v<T, float> && V % 2 == 0) {
     using T2 = std::conditional_t<std::is_same_v<T, gpu::half_t>, __half2, __nv_bfloat162>;
@@ -430,42 +432,29 @@ __device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
     for (int i = 2; i < V; i += 2) {
       T2 u;
       memcpy(&u, &p.v[i], sizeof(T2));
-      m = __hmax2_nan(m, u);
+      if constexpr (kMin)
+        m = __hmin2_nan(m, u);
+      else
+        m = __hmax2_nan(m, u);
     }
-    return nan_max(gpu::to_float(m.x), gpu::to_float(m.y));
+    return pick(gpu::to_float(m.x), gpu::to_float(m.y));
   } else
 #endif
   {
-    float m = -INFINITY;
+    float m = kMin ? INFINITY : -INFINITY;
 #pragma unroll
-    for (int i = 0; i < V; ++i) m = nan_max(m, gpu::to_float(p.v[i]));
+    for (int i = 0; i < V; ++i) m = pick(m, gpu::to_float(p.v[i]));
     return m;
   }
 }
-
-/// Min of a pack, NaN kept (pack_max's counterpart, for negative scales).
+/// pack_extreme's max and min.
+template <class T, int V>
+__device__ __forceinline__ float pack_max(const Pack<T, V>& p) {
+  return pack_extreme<false>(p);
+}
 template <class T, int V>
 __device__ __forceinline__ float pack_min(const Pack<T, V>& p) {
-#if defined(GPUKERN_CUDA)
-  if constexpr (!std::is_same_v<T, float> && V % 2 == 0) {
-    using T2 = std::conditional_t<std::is_same_v<T, gpu::half_t>, __half2, __nv_bfloat162>;
-    T2 m;
-    memcpy(&m, &p.v[0], sizeof(T2));
-#pragma unroll
-    for (int i = 2; i < V; i += 2) {
-      T2 u;
-      memcpy(&u, &p.v[i], sizeof(T2));
-      m = __hmin2_nan(m, u);
-    }
-    return nan_min(gpu::to_float(m.x), gpu::to_float(m.y));
-  } else
-#endif
-  {
-    float m = INFINITY;
-#pragma unroll
-    for (int i = 0; i < V; ++i) m = nan_min(m, gpu::to_float(p.v[i]));
-    return m;
-  }
+  return pack_extreme<true>(p);
 }
 
 /// The output of one element given the row's statistics (logs precomputed per row):
@@ -634,16 +623,15 @@ struct RowFragment {
   /// (see `kept`), or zeros when the thread saw only -inf.
   template <bool kMasked>
   __device__ __forceinline__ RowStats stats(bool keep_exp, int64_t first, int64_t stride, const RowMask& mask) {
+    // The mask is checked against pack k's offset k * stride from this thread's first
+    // vector (the mask shifted there): see thread_mask.
+    const RowMask from_first = thread_mask(mask, first);
+    // Unmasked (a positive scale, with_mask): the max of the stored values, scaled once.
     float m = -INFINITY;
-    if constexpr (kMasked) {
 #pragma unroll
-      for (int k = 0; k < S; ++k) m = nan_max(m, row_pack_max<kMasked>(pack[k], first + k * stride, mask));
-    } else {
-      // A positive scale (with_mask): the max of the stored values, scaled once.
-#pragma unroll
-      for (int k = 0; k < S; ++k) m = nan_max(m, pack_max(pack[k]));
-      m *= mask.scale;
-    }
+    for (int k = 0; k < S; ++k)
+      m = nan_max(m, kMasked ? row_pack_max<kMasked>(pack[k], k * stride, from_first) : pack_max(pack[k]));
+    if constexpr (!kMasked) m *= mask.scale;
     kept = keep_exp && (kIsF32 || kSeparateExps);
     if (m == -INFINITY) {
       if (kept) {
@@ -658,7 +646,7 @@ struct RowFragment {
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       float v[V];
-      row_values<kMasked>(pack[k], first + k * stride, mask, v);
+      row_values<kMasked>(pack[k], k * stride, from_first, v);
 #pragma unroll
       for (int i = 0; i < V; ++i) {
         const float e = fast_exp2((v[i] - m) * kLog2e);
@@ -682,6 +670,7 @@ struct RowFragment {
     // kept: y = e * 2^((m_thread - max) log2e) / sum. A thread of only -inf holds e = 0
     // and gets 0 (finite row max) or 0 * NaN = NaN (row of all -inf), as required.
     const float factor = fast_exp2((mine.max - row.max) * kLog2e) / row.sum;
+    const RowMask from_first = thread_mask(mask, first);
 #pragma unroll
     for (int k = 0; k < S; ++k) {
       const int64_t vi = first + k * stride;
@@ -694,12 +683,20 @@ struct RowFragment {
         const float y = use_kept ? kept_exp(k, i) * factor : output_value(gpu::to_float(in.v[i]) * mask.scale, o);
         out.v[i] = gpu::from_float<T>(y);
       }
-      mask_output<kMasked>(out, vi, mask);
+      mask_output<kMasked>(out, k * stride, from_first);
       store_pack<T, V, kCache>(row_out + vi * V, out);
     }
   }
 
  private:
+  /// `mask` seen from vector `first` (this thread's pack 0): the masked kernels then test
+  /// pack k at offset k * stride, where the stride is the launch's thread count (a
+  /// constant once inlined), so the per-element tests compare one 64-bit bound against
+  /// constants. Testing at first + k * stride kept a 64-bit index a pack alive from the
+  /// statistics to the stores, which made the masked long-row kernels spill.
+  static __device__ __forceinline__ RowMask thread_mask(const RowMask& mask, int64_t first) {
+    return mask.shifted(first * V);
+  }
   __device__ __forceinline__ void set_exp(int k, int i, float e) {
     if constexpr (kIsF32)
       pack[k].v[i] = e;

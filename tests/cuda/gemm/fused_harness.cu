@@ -3,6 +3,7 @@
 #include "fused_harness.cuh"
 
 #include "core/activation.hpp"
+#include "support/cuda_check.hpp"
 #include "support/reference.hpp"
 
 #include <gpukern/half.hpp>
@@ -16,12 +17,6 @@
 
 namespace gpukern::test::cuda_gemm {
 namespace {
-
-#define FUSED_CUDA_OK(call)                                                                              \
-  do {                                                                                                   \
-    const cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_)); \
-  } while (0)
 
 /// Host storage of one dtype, read and written as double / float.
 struct HostBuffer {
@@ -202,8 +197,8 @@ FusedProblem::FusedProblem(const FusedCase& c, cudaStream_t stream, uint64_t see
 
   // The device copies and the call.
   auto upload = [&](void** dst, const HostBuffer& src) {
-    FUSED_CUDA_OK(cudaMalloc(dst, std::max<size_t>(src.bytes.size(), 16)));
-    FUSED_CUDA_OK(cudaMemcpy(*dst, src.bytes.data(), src.bytes.size(), cudaMemcpyHostToDevice));
+    GK_TEST_CUDA_OK(cudaMalloc(dst, std::max<size_t>(src.bytes.size(), 16)));
+    GK_TEST_CUDA_OK(cudaMemcpy(*dst, src.bytes.data(), src.bytes.size(), cudaMemcpyHostToDevice));
   };
   upload(&a_, h.a);
   upload(&b_, h.b);
@@ -245,15 +240,15 @@ FusedProblem::~FusedProblem() {
 }
 
 void FusedProblem::reset_c() {
-  FUSED_CUDA_OK(cudaMemcpyAsync(c_, host_->c0.bytes.data(), host_->c0.bytes.size(), cudaMemcpyHostToDevice, stream_));
-  FUSED_CUDA_OK(cudaStreamSynchronize(stream_));
+  GK_TEST_CUDA_OK(cudaMemcpyAsync(c_, host_->c0.bytes.data(), host_->c0.bytes.size(), cudaMemcpyHostToDevice, stream_));
+  GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
 }
 
 FusedOutcome FusedProblem::check() {
   Host& h = *host_;
   h.c = HostBuffer(case_.c, h.c0.count());
-  FUSED_CUDA_OK(cudaStreamSynchronize(stream_));
-  FUSED_CUDA_OK(cudaMemcpy(h.c.bytes.data(), c_, h.c.bytes.size(), cudaMemcpyDeviceToHost));
+  GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
+  GK_TEST_CUDA_OK(cudaMemcpy(h.c.bytes.data(), c_, h.c.bytes.size(), cudaMemcpyDeviceToHost));
   FusedOutcome o;
   double d2 = 0, r2 = 0;
   for (int64_t i = 0; i < h.c.count(); ++i)

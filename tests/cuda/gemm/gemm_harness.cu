@@ -4,6 +4,8 @@
 #include "gemm_harness.cuh"
 
 #include "support/backends.hpp"
+#include "support/cuda_check.hpp"
+#include "support/device_random.cuh"
 #include "support/gemm_desc.hpp"
 #include "support/reference.hpp"
 
@@ -19,37 +21,11 @@
 namespace gpukern::test::cuda_gemm {
 namespace {
 
-#define CUDA_OK(call)                                                                                    \
-  do {                                                                                                   \
-    const cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) throw std::runtime_error(std::string(#call) + ": " + cudaGetErrorString(e_)); \
-  } while (0)
-
-__device__ uint32_t hash32(uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ULL;
-  x ^= x >> 33;
-  return static_cast<uint32_t>(x);
-}
-
 /// Every element of `count` raw 16- or 32-bit words set to `bits` (NaN patterns).
 template <class Word>
 __global__ void fill_bits(Word* p, int64_t count, Word bits) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count; i += int64_t(gridDim.x) * blockDim.x)
     p[i] = bits;
-}
-
-/// The rows x cols window at `p` (leading dimension ld): uniform values in [-1, 1) in
-/// the storage type T, from `seed`.
-template <class T>
-__global__ void fill_window(T* p, int64_t rows, int64_t cols, int64_t ld, uint64_t seed) {
-  const int64_t total = rows * cols;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total; i += int64_t(gridDim.x) * blockDim.x) {
-    const float v = static_cast<float>(hash32(seed * 0x9E3779B97F4A7C15ULL + i) >> 8) / 8388608.0f - 1.0f;
-    p[(i / cols) * ld + i % cols] = gpu::from_float<T>(v);
-  }
 }
 
 template <class T>
@@ -169,11 +145,11 @@ Problem::Problem(const Case& c, cudaStream_t stream, uint64_t seed) : case_(c), 
   const int64_t c_elems = (c.m + 1) * args_.ldc;  // a guard row below C
   const size_t es = core::dtype_size(c.ab), cs = core::dtype_size(c.c);
   c_bytes_ = static_cast<size_t>(c_elems) * cs;
-  CUDA_OK(cudaMalloc(&a_, a_elems * es));
-  CUDA_OK(cudaMalloc(&b_, b_elems * es));
-  CUDA_OK(cudaMalloc(&c_, c_bytes_));
-  CUDA_OK(cudaMalloc(&c0_, c_bytes_));
-  CUDA_OK(cudaMalloc(&ref_, std::max<int64_t>(1, c.m * c.n) * sizeof(double)));
+  GK_TEST_CUDA_OK(cudaMalloc(&a_, a_elems * es));
+  GK_TEST_CUDA_OK(cudaMalloc(&b_, b_elems * es));
+  GK_TEST_CUDA_OK(cudaMalloc(&c_, c_bytes_));
+  GK_TEST_CUDA_OK(cudaMalloc(&c0_, c_bytes_));
+  GK_TEST_CUDA_OK(cudaMalloc(&ref_, std::max<int64_t>(1, c.m * c.n) * sizeof(double)));
   args_.a = static_cast<char*>(a_) + c.offset_a * es;
   args_.b = b_;
   args_.c = c_;
@@ -186,17 +162,18 @@ Problem::Problem(const Case& c, cudaStream_t stream, uint64_t seed) : case_(c), 
     fill_nan<T>(b_, b_elems, stream_);
     fill_nan<CT>(c0_, c_elems, stream_);
     const auto a = static_cast<T*>(const_cast<void*>(args_.a));
-    if (a_rows * a_cols > 0) fill_window<T><<<1024, 256, 0, stream_>>>(a, a_rows, a_cols, args_.lda, seed * 4 + 1);
+    if (a_rows * a_cols > 0)
+      fill_random_window<T><<<1024, 256, 0, stream_>>>(a, a_rows, a_cols, args_.lda, seed * 4 + 1);
     if (b_rows * b_cols > 0)
-      fill_window<T><<<1024, 256, 0, stream_>>>(static_cast<T*>(b_), b_rows, b_cols, args_.ldb, seed * 4 + 2);
+      fill_random_window<T><<<1024, 256, 0, stream_>>>(static_cast<T*>(b_), b_rows, b_cols, args_.ldb, seed * 4 + 2);
     if (c.beta != 0.0f && c.m * c.n > 0)
-      fill_window<CT><<<1024, 256, 0, stream_>>>(static_cast<CT*>(c0_), c.m, c.n, args_.ldc, seed * 4 + 3);
+      fill_random_window<CT><<<1024, 256, 0, stream_>>>(static_cast<CT*>(c0_), c.m, c.n, args_.ldc, seed * 4 + 3);
     if (c.m * c.n > 0) {
       const dim3 block(16, 16), grid(static_cast<unsigned>((c.n + 15) / 16), static_cast<unsigned>((c.m + 15) / 16));
       reference_gemm<T, CT><<<grid, block, 0, stream_>>>(args_, c0_, ref_);
     }
   });
-  CUDA_OK(cudaGetLastError());
+  GK_TEST_CUDA_OK(cudaGetLastError());
   reset_c();
 }
 
@@ -209,23 +186,23 @@ Problem::~Problem() {
   cudaFree(ref_);
 }
 
-void Problem::reset_c() { CUDA_OK(cudaMemcpyAsync(c_, c0_, c_bytes_, cudaMemcpyDeviceToDevice, stream_)); }
+void Problem::reset_c() { GK_TEST_CUDA_OK(cudaMemcpyAsync(c_, c0_, c_bytes_, cudaMemcpyDeviceToDevice, stream_)); }
 
 Outcome Problem::check() {
   double* sums = nullptr;
   unsigned long long* counts = nullptr;
-  CUDA_OK(cudaMalloc(&sums, 2 * sizeof(double)));
-  CUDA_OK(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
-  CUDA_OK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), stream_));
-  CUDA_OK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), stream_));
+  GK_TEST_CUDA_OK(cudaMalloc(&sums, 2 * sizeof(double)));
+  GK_TEST_CUDA_OK(cudaMalloc(&counts, 2 * sizeof(unsigned long long)));
+  GK_TEST_CUDA_OK(cudaMemsetAsync(sums, 0, 2 * sizeof(double), stream_));
+  GK_TEST_CUDA_OK(cudaMemsetAsync(counts, 0, 2 * sizeof(unsigned long long), stream_));
   with_types(case_.ab, case_.c, [&](auto, auto out) {
     compare<decltype(out)><<<256, 256, 0, stream_>>>(c_, c0_, ref_, case_.m, case_.n, args_.ldc, sums, counts);
   });
   double h_sums[2];
   unsigned long long h_counts[2];
-  CUDA_OK(cudaMemcpyAsync(h_sums, sums, sizeof h_sums, cudaMemcpyDeviceToHost, stream_));
-  CUDA_OK(cudaMemcpyAsync(h_counts, counts, sizeof h_counts, cudaMemcpyDeviceToHost, stream_));
-  CUDA_OK(cudaStreamSynchronize(stream_));
+  GK_TEST_CUDA_OK(cudaMemcpyAsync(h_sums, sums, sizeof h_sums, cudaMemcpyDeviceToHost, stream_));
+  GK_TEST_CUDA_OK(cudaMemcpyAsync(h_counts, counts, sizeof h_counts, cudaMemcpyDeviceToHost, stream_));
+  GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
   cudaFree(sums);
   cudaFree(counts);
   Outcome o;

@@ -9,6 +9,8 @@
 // of the scale and the mask, which it does not fuse.
 #include "softmax_harness.cuh"
 
+#include "support/cuda_check.hpp"
+
 #include "../../cpu/softmax_fused_reference.hpp"
 #include "cuda/softmax/06_split_row.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
@@ -31,10 +33,6 @@ using cuda::CudaContext;
 using cuda::softmax::SplitLayout;
 using cuda::softmax::SplitPlan;
 namespace ref = softmax_fused_test;
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 /// How the batch sits in memory. Items: rows one after another (Contiguous), padded
 /// between items (Padded), x broadcast (stride_x 0), an item stride that is not a whole

@@ -1,6 +1,8 @@
 // The harness of the CUDA softmax internals tests; see softmax_harness.cuh.
 #include "softmax_harness.cuh"
 
+#include "support/cuda_check.hpp"
+
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -11,10 +13,6 @@
 
 namespace gpukern::test::cuda_softmax {
 namespace {
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 /// Elements of guard before each buffer: 64 keeps 16-byte alignment in every dtype; the
 /// misaligned layout adds one element.
