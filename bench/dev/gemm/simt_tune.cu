@@ -42,7 +42,7 @@ void launch_nn(const SgemmProblem& p, cudaStream_t stream) {
   auto kernel = double_buffer_kernel<Cfg, false, false, kVec>;
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
   const int blocks = ceil_div(p.m, T::kBlockM) * ceil_div(p.n, T::kBlockN);
-  kernel<<<blocks, T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vector_ok(p));
+  kernel<<<blocks, T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vector_ok(p), BatchLaunch{}, Epilogue{});
   GK_LAUNCH_CHECK();
 }
 

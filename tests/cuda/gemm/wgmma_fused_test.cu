@@ -347,10 +347,12 @@ TEST(WgmmaFusedHost, ChoiceCountsTheTilesOfEveryItem) {
   const cuda::CudaContext ctx = h100_like();
   for (int64_t s : {512, 1024, 4096})
     for (int64_t d : {64, 128}) {
-      // Q K^T: S x S x d, NT. Many items fill the SMs: no K split, the 128x256 clusters.
+      // Q K^T: S x S x d, NT. Many items fill the SMs: no K split, the 128x256 clusters;
+      // at d = 128 (two K blocks) in the store-bound configuration.
       const gemm::WgmmaChoice qk = gemm::choose_wgmma_config(batched_call(s, s, d, true, 1024), ctx);
       EXPECT_EQ(qk.ways, 1) << "S " << s << " d " << d << ": " << qk.name();
-      EXPECT_EQ(qk.tile, gemm::WgmmaTile::Large) << "S " << s << " d " << d << ": " << qk.name();
+      EXPECT_EQ(qk.tile, d == 128 ? gemm::WgmmaTile::Store : gemm::WgmmaTile::Large)
+          << "S " << s << " d " << d << ": " << qk.name();
       // P V: S x d x S, NN. At most 128 columns: the 128x128 tile (a 256-wide one would be
       // half or three quarters padding), no split.
       const gemm::WgmmaChoice pv = gemm::choose_wgmma_config(batched_call(s, d, s, false, 1024), ctx);

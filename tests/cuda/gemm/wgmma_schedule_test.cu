@@ -222,11 +222,12 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(128, 128256, 4096, DType::BF16), "128x128");
   EXPECT_EQ(choice(256, 128256, 4096, DType::BF16), "128x256c2");
   // Attention's Q K^T (1024 heads, K = d = 64 or 128): C's stores set the time.
-  EXPECT_EQ(choice(512, 512, 64, DType::BF16, true, 1024), "128x256store");
+  EXPECT_EQ(choice(512, 512, 128, DType::BF16, true, 1024), "128x256store");
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
+  EXPECT_EQ(choice(4096, 4096, 64, DType::F16, true, 1024), "128x256c2");  // one K block: the 4 stages win
   EXPECT_EQ(choice(4096, 4096, 192, DType::F16, true, 1024), "128x256c2");  // three K blocks
-  EXPECT_NE(choice(512, 512, 64, DType::BF16, true, 1), "128x256store");  // 4 clusters: no rounds to overlap
-  EXPECT_NE(choice(512, 512, 64, DType::BF16, true, 1024, true), "128x256store");  // f32 C
+  EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1), "128x256store");  // 4 clusters: no rounds to overlap
+  EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1024, true), "128x256store");  // f32 C
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {

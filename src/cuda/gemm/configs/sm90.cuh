@@ -67,9 +67,9 @@ struct WgmmaTma {
   static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
 };
 
-/// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is one or
-/// two K blocks (attention's Q K^T: S x S per head from d = 64 or 128), so writing C, not
-/// the math, sets the time. A tile's math is shorter than draining its C, so each
+/// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
+/// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
+/// sets the time. A tile's math is shorter than draining its C, so each
 /// consumer keeps 4 staging rounds (64 KB) of TMA stores in flight instead of one, and
 /// C leaves while the next tiles are computed; 2 operand stages are enough to fetch the
 /// next tile during an epilogue.

@@ -60,86 +60,61 @@ __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
   return static_cast<const float*>(p.c)[i];
 }
 
-/// bias[col + 8i + p] of batch item `item` at b[2i + p] (i < kCols / 2, p < 2; 0 past n
-/// or without a bias): one uniform branch on the bias type, the loads issued together.
-template <int kCols>
-__device__ __forceinline__ void load_bias_pairs(float (&b)[kCols], const Epilogue& epi, int item, int col, int n) {
-  auto load = [&](auto* bias) {
-    bias += static_cast<int64_t>(item) * epi.stride_bias;
-#pragma unroll
-    for (int j = 0; j < kCols; ++j) {
-      const int cj = col + 8 * (j / 2) + j % 2;
-      b[j] = cj < n ? gpu::to_float(bias[cj]) : 0.0f;
-    }
-  };
-  if (epi.bias == nullptr) {
-#pragma unroll
-    for (int j = 0; j < kCols; ++j) b[j] = 0.0f;
-  } else if (epi.bias_type == GK_F16) {
-    load(static_cast<const gpu::half_t*>(epi.bias));
-  } else if (epi.bias_type == GK_BF16) {
-    load(static_cast<const gpu::bf16_t*>(epi.bias));
-  } else {
-    load(static_cast<const float*>(epi.bias));
-  }
-}
-
 template <int kAct, int kN>
-__device__ __forceinline__ void activate_all(float (&w)[kN]) {
+__device__ __forceinline__ void activate_all(float (&v)[kN]) {
 #pragma unroll
-  for (int e = 0; e < kN; ++e) w[e] = activate_tc<kAct>(w[e]);
+  for (int e = 0; e < kN; ++e) v[e] = activate_tc<kAct>(v[e]);
 }
 
 /// The fused epilogue of a consumer thread of wgmma_tma_kernel: acc = act(alpha * acc
 /// (+ beta * C when `read_c`) + bias[col]), where acc[4i + 2h + p] is C(row0 + 8h, col0 +
-/// 8i + p) of the item's C `q`. It runs in a rolled loop over chunks of 16 accumulators
-/// (the code of one chunk per activation, not of all 128: unrolled over every
-/// accumulator the activations were thousands of instructions a kernel): a chunk is
-/// copied into 16 working registers by a select whose indices are fixed at compile time
-/// (the accumulators never leave the registers), its bias values are loaded together,
-/// and the activation, chosen by one uniform switch a chunk, runs unrolled over it with
-/// no data-dependent branch. Everything stays in registers, with 16 independent values
-/// in flight for the special-function unit.
+/// 8i + p) of the item's C `q`. Straight-line code over the registers: the bias pair of
+/// each column pair loaded once for both rows (the loads issued ahead of their use, one
+/// uniform branch on the bias type), and the activation, chosen by one uniform switch a
+/// tile, unrolled over every accumulator with no data-dependent branch and the
+/// tensor-core forms of the transcendentals (activate_tc: one or two special-function
+/// instructions a value). Nothing goes through memory, so the tensor cores wait only for
+/// the arithmetic.
 template <class T, int kAcc>
 __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const TcProblem& q, bool read_c,
                                                     const Epilogue& epi, float alpha, int item, int row0, int col0) {
-  constexpr int kChunk = 16, kChunks = kAcc / kChunk, kCols = kChunk / 2;
-  static_assert(kAcc % kChunk == 0, "whole chunks");
-#pragma unroll 1
-  for (int c = 0; c < kChunks; ++c) {
-    float w[kChunk];
+  auto add_bias = [&](auto* bias) {
+    bias += static_cast<int64_t>(item) * epi.stride_bias;
 #pragma unroll
-    for (int k = 0; k < kChunks; ++k)
-      if (k == c) {
+    for (int i = 0; i < kAcc / 4; ++i)
 #pragma unroll
-        for (int e = 0; e < kChunk; ++e) w[e] = acc[k * kChunk + e];
+      for (int p = 0; p < 2; ++p) {
+        const int col = col0 + 8 * i + p;
+        const float b = col < q.n ? gpu::to_float(bias[col]) : 0.0f;
+        acc[4 * i + p] = fmaf(alpha, acc[4 * i + p], b);
+        acc[4 * i + 2 + p] = fmaf(alpha, acc[4 * i + 2 + p], b);
       }
-    // w[4i + 2h + p] = C(row0 + 8h, col + 8i + p), i < kChunk / 4.
-    const int col = col0 + 8 * (kChunk / 4) * c;
-    float b[kCols];
-    load_bias_pairs(b, epi, item, col, q.n);
+  };
+  if (epi.bias == nullptr) {
+    if (alpha != 1.0f) {
 #pragma unroll
-    for (int e = 0; e < kChunk; ++e) w[e] = fmaf(alpha, w[e], b[2 * (e / 4) + e % 2]);
-    if (read_c) {
-#pragma unroll
-      for (int e = 0; e < kChunk; ++e) {
-        const int row = row0 + 8 * ((e % 4) / 2), cc = col + 8 * (e / 4) + e % 2;
-        if (row < q.m && cc < q.n) w[e] += q.beta * load_c<T>(q, row, cc);
-      }
+      for (int e = 0; e < kAcc; ++e) acc[e] *= alpha;
     }
-    switch (epi.act) {
-      case GK_ACT_RELU: activate_all<GK_ACT_RELU>(w); break;
-      case GK_ACT_GELU_TANH: activate_all<GK_ACT_GELU_TANH>(w); break;
-      case GK_ACT_GELU_ERF: activate_all<GK_ACT_GELU_ERF>(w); break;
-      case GK_ACT_SILU: activate_all<GK_ACT_SILU>(w); break;
-      default: break;
+  } else if (epi.bias_type == GK_F16) {
+    add_bias(static_cast<const gpu::half_t*>(epi.bias));
+  } else if (epi.bias_type == GK_BF16) {
+    add_bias(static_cast<const gpu::bf16_t*>(epi.bias));
+  } else {
+    add_bias(static_cast<const float*>(epi.bias));
+  }
+  if (read_c) {
+#pragma unroll
+    for (int e = 0; e < kAcc; ++e) {
+      const int row = row0 + 8 * ((e % 4) / 2), col = col0 + 8 * (e / 4) + e % 2;
+      if (row < q.m && col < q.n) acc[e] += q.beta * load_c<T>(q, row, col);
     }
-#pragma unroll
-    for (int k = 0; k < kChunks; ++k)
-      if (k == c) {
-#pragma unroll
-        for (int e = 0; e < kChunk; ++e) acc[k * kChunk + e] = w[e];
-      }
+  }
+  switch (epi.act) {
+    case GK_ACT_RELU: activate_all<GK_ACT_RELU>(acc); break;
+    case GK_ACT_GELU_TANH: activate_all<GK_ACT_GELU_TANH>(acc); break;
+    case GK_ACT_GELU_ERF: activate_all<GK_ACT_GELU_ERF>(acc); break;
+    case GK_ACT_SILU: activate_all<GK_ACT_SILU>(acc); break;
+    default: break;
   }
 }
 
