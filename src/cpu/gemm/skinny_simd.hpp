@@ -20,6 +20,7 @@
 #include "cpu/gemm/skinny.hpp"
 #include "cpu/storage_types.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace gpukern::cpu::skinny_simd {
@@ -30,17 +31,26 @@ namespace {
 /// side: as many sequential streams for the hardware prefetchers.
 constexpr int kNnDepthSteps = 8;
 
-/// Software prefetch from T = kNnPrefetchMinT / kNtPrefetchMinT on, as __builtin_prefetch's
-/// locality (3: all cache levels, 1: L2 only). NN form: each tile prefetches the rows of
-/// the next pass at its own columns (a pass over a strip takes far longer than a memory
-/// access), into L2. NT form: each tile prefetches the next tile's rows at the same depth,
-/// so every row starts warm. With enough FMAs per byte of W the kernel otherwise stalls on
-/// each new page of W before the hardware prefetchers catch up (T = 8, one core: 20-25%
-/// more bandwidth with it; NN at T = 2 and 4 on two cores: up to 15%); with T = 1 (NN) or
-/// T <= 4 (NT) the extra load-port work cost 5-13%.
-constexpr int kNnPrefetchMinT = 2, kNtPrefetchMinT = 5;
+/// Software prefetch from T = kNnPrefetchMinT / kSkinnyNtStreamMinT on, as
+/// __builtin_prefetch's locality (3: all cache levels, 1: L2 only). NN form: each tile
+/// prefetches the rows of the next pass at its own columns (a pass over a strip takes far
+/// longer than a memory access), into L2. With enough FMAs per byte of W the kernel
+/// otherwise stalls on each new page of W before the hardware prefetchers catch up (NN at
+/// T = 2 and 4 on two cores: up to 15%); with T = 1 the extra load-port work cost 5-13%.
+///
+/// NT form: the depth blocks are short (1-2.7 KB of each W row, skinny.hpp), so the
+/// hardware prefetchers see short streams that start cold; each tile prefetches the rows
+/// of the tile about kNtPrefetchBytes of W ahead in read order (the same depth, rows
+/// further down the strip). The out-of-order window alone holds too few loads of W: each
+/// depth step also loads T vectors of S, which fill the load queue first. One core,
+/// T = 4 and 8: 1.4-1.6x the bandwidth of the 8 KB blocks that prefetched one tile ahead
+/// at K = 11008; 10-12 KB ahead beat 3-6 KB and 20 KB.
+constexpr int kNnPrefetchMinT = 2;
 constexpr int kNnPrefetchLocality = 1;
 constexpr int kNtPrefetchLocality = 3;
+constexpr int64_t kNtPrefetchBytes = 10 << 10;
+/// At most this many tiles ahead (short blocks of f16 / bf16 rows).
+constexpr int64_t kNtPrefetchMaxTiles = 8;
 
 /// NN form: vectors of columns per register tile for T rows, so that the T x V accumulators,
 /// the V vectors of W and one broadcast fit the registers (at most 4: wider tiles only
@@ -118,9 +128,12 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
 }
 
 /// R rows of W (from w) against the T rows of S over the depth block, added into
-/// acc[t * ld_acc + r]: R x T vector dot products, then one horizontal sum each.
+/// acc[t * ld_acc + r]: R x T vector dot products, then one horizontal sum each. From
+/// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
+/// step (never dereferenced: a prefetch past the end of W does not fault).
 template <class Ops, class W, int T, int R>
-inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, float* acc, int64_t ld_acc) {
+inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
+                    int64_t ld_acc) {
   using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
   Vec c[R][T];  // (R, T) dot products, L partial sums each
@@ -133,9 +146,9 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
-    if (T >= kNtPrefetchMinT)
+    if (T >= kSkinnyNtStreamMinT)
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + R) * ldw + p, 0, kNtPrefetchLocality);
+      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, kNtPrefetchLocality);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::in_register(Ops::loadf(s + t * lds + p));
@@ -166,9 +179,13 @@ void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64
               int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
   constexpr int R = nt_rows(Ops::kRegisters, T);
+  // Rows ahead to prefetch: whole tiles, about kNtPrefetchBytes of W.
+  const int64_t tile_bytes = R * kc * static_cast<int64_t>(sizeof(W));
+  const int64_t ahead =
+      R * std::clamp<int64_t>((kNtPrefetchBytes + tile_bytes - 1) / tile_bytes, 1, kNtPrefetchMaxTiles);
   int64_t j = 0;
-  for (; j + R <= rows; j += R) nt_tile<Ops, W, T, R>(kc, s, lds, w + j * ldw, ldw, acc + j, ld_acc);
-  for (; j < rows; ++j) nt_tile<Ops, W, T, 1>(kc, s, lds, w + j * ldw, ldw, acc + j, ld_acc);
+  for (; j + R <= rows; j += R) nt_tile<Ops, W, T, R>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+  for (; j < rows; ++j) nt_tile<Ops, W, T, 1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
 }
 
 /// The runtime T (1..kSkinnyMaxT) as a template argument.
