@@ -27,9 +27,13 @@ namespace gpukern::cpu::skinny_simd {
 namespace {
 
 /// NN form: depth steps (rows of W) per pass over the strip. The accumulator tile is
-/// loaded and stored once per pass, and the pass reads kNnDepthSteps rows of W side by
-/// side: as many sequential streams for the hardware prefetchers.
-constexpr int kNnDepthSteps = 8;
+/// loaded and stored once per pass, and the pass reads that many rows of W side by side:
+/// as many sequential streams for the hardware prefetchers. From T = 2 the accumulator
+/// (T x strip floats, 32-64 KB at T = 4-8 on two threads) no longer fits L1, so each pass
+/// also moves it through L2 twice; 16 rows per pass halve that traffic per byte of W (one
+/// core, 2048-5504-wide strips, K = 4096: T = 2/4/6/8 +10-25% over 8 rows). At T = 1 the
+/// accumulator is small and 8 rows were faster (77% against 69% of a plain read).
+constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : 16; }
 
 /// Software prefetch from T = kNnPrefetchMinT / kSkinnyNtStreamMinT on, as
 /// __builtin_prefetch's locality (3: all cache levels, 1: L2 only). NN form: each tile
@@ -38,13 +42,14 @@ constexpr int kNnDepthSteps = 8;
 /// otherwise stalls on each new page of W before the hardware prefetchers catch up (NN at
 /// T = 2 and 4 on two cores: up to 15%); with T = 1 the extra load-port work cost 5-13%.
 ///
-/// NT form: the depth blocks are short (1-2.7 KB of each W row, skinny.hpp), so the
+/// NT form: the depth blocks are short (2-4 KB of each W row, skinny.hpp), so the
 /// hardware prefetchers see short streams that start cold; each tile prefetches the rows
 /// of the tile about kNtPrefetchBytes of W ahead in read order (the same depth, rows
 /// further down the strip). The out-of-order window alone holds too few loads of W: each
 /// depth step also loads T vectors of S, which fill the load queue first. One core,
-/// T = 4 and 8: 1.4-1.6x the bandwidth of the 8 KB blocks that prefetched one tile ahead
-/// at K = 11008; 10-12 KB ahead beat 3-6 KB and 20 KB.
+/// 4096 x 11008, against 32 KB blocks that prefetched one tile ahead from T = 5 only:
+/// T = 3-7 6-30% more bandwidth, T = 4 x 4096 x 4096 12%; T = 8 unchanged (there the FMAs
+/// and S loads take as long as the memory traffic). 10-12 KB ahead beat 3-6 KB and 20 KB.
 constexpr int kNnPrefetchMinT = 2;
 constexpr int kNnPrefetchLocality = 1;
 constexpr int kNtPrefetchLocality = 3;
@@ -121,9 +126,9 @@ void nn_pass(const float* s, const W* w, int64_t ldw, int64_t cols, float* acc, 
 template <class Ops, class W, int T>
 void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
+  constexpr int U = nn_depth_steps(T);
   int64_t p = 0;
-  for (; p + kNnDepthSteps <= kc; p += kNnDepthSteps)
-    nn_pass<Ops, W, T, kNnDepthSteps>(s + p * T, w + p * ldw, ldw, cols, acc, ld_acc);
+  for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U>(s + p * T, w + p * ldw, ldw, cols, acc, ld_acc);
   for (; p < kc; ++p) nn_pass<Ops, W, T, 1>(s + p * T, w + p * ldw, ldw, cols, acc, ld_acc);
 }
 
