@@ -49,15 +49,16 @@ double timed_call(Timer& timer, CacheFlusher* flusher, const std::function<void(
 
 }  // namespace
 
-uint64_t read_stream(const void* data, std::size_t bytes, int threads) {
+uint64_t read_stream(const void* data, std::size_t bytes, int threads, ReadPattern pattern) {
   const auto* in = static_cast<const unsigned char*>(data);
   // At least 1 MiB a thread, as the CPU backend's copy: waking threads for less costs more
   // than it saves.
   constexpr std::size_t kMinChunkBytes = std::size_t(1) << 20;
   const int team = int(std::clamp<std::size_t>(bytes / kMinChunkBytes, 1, std::size_t(std::max(threads, 1))));
-  // Groups of four pages read a line of each page in turn with the source prefetched
-  // ahead, as the backend's streaming copy reads (four DRAM pages open at once stream
-  // faster than one sequential run); the bytes after the last whole group one by one.
+  // PageGroups: groups of four pages read a line of each page in turn with the source
+  // prefetched ahead, as the backend's streaming copy reads; Sequential: the same lines in
+  // address order, left to the hardware prefetchers. The bytes after the last whole group
+  // one by one.
   constexpr std::size_t kLine = 64, kPage = 4096, kPages = 4, kGroup = kPages * kPage;
   const std::size_t groups = bytes / kGroup;
   uint64_t total = 0;
@@ -65,17 +66,25 @@ uint64_t read_stream(const void* data, std::size_t bytes, int threads) {
   {
 #if defined(__SSE2__)
     __m128i sum0 = _mm_setzero_si128(), sum1 = sum0, sum2 = sum0, sum3 = sum0;
+    auto add_line = [&](const unsigned char* line) {
+      sum0 = _mm_add_epi64(sum0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line)));
+      sum1 = _mm_add_epi64(sum1, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 16)));
+      sum2 = _mm_add_epi64(sum2, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 32)));
+      sum3 = _mm_add_epi64(sum3, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 48)));
+    };
+    if (pattern == ReadPattern::PageGroups) {
 #pragma omp for schedule(static)
-    for (std::size_t g = 0; g < groups; ++g)
-      for (std::size_t offset = 0; offset < kPage; offset += kLine)
-        for (std::size_t page = 0; page < kPages; ++page) {
-          const unsigned char* line = in + g * kGroup + page * kPage + offset;
-          _mm_prefetch(reinterpret_cast<const char*>(line + 4 * kLine), _MM_HINT_T0);
-          sum0 = _mm_add_epi64(sum0, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line)));
-          sum1 = _mm_add_epi64(sum1, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 16)));
-          sum2 = _mm_add_epi64(sum2, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 32)));
-          sum3 = _mm_add_epi64(sum3, _mm_loadu_si128(reinterpret_cast<const __m128i*>(line + 48)));
-        }
+      for (std::size_t g = 0; g < groups; ++g)
+        for (std::size_t offset = 0; offset < kPage; offset += kLine)
+          for (std::size_t page = 0; page < kPages; ++page) {
+            const unsigned char* line = in + g * kGroup + page * kPage + offset;
+            _mm_prefetch(reinterpret_cast<const char*>(line + 4 * kLine), _MM_HINT_T0);
+            add_line(line);
+          }
+    } else {
+#pragma omp for schedule(static)
+      for (std::size_t line = 0; line < groups * kGroup / kLine; ++line) add_line(in + line * kLine);
+    }
     uint64_t lanes[2];
     _mm_storeu_si128(reinterpret_cast<__m128i*>(lanes),
                      _mm_add_epi64(_mm_add_epi64(sum0, sum1), _mm_add_epi64(sum2, sum3)));
