@@ -30,10 +30,11 @@ namespace {
 /// loaded and stored once per pass, and the pass reads that many rows of W side by side:
 /// as many sequential streams for the hardware prefetchers. From T = 2 the accumulator
 /// (T x strip floats, 32-64 KB at T = 4-8 on two threads) no longer fits L1, so each pass
-/// also moves it through L2 twice; 16 rows per pass halve that traffic per byte of W (one
-/// core, 2048-5504-wide strips, K = 4096: T = 2/4/6/8 +10-25% over 8 rows). At T = 1 the
-/// accumulator is small and 8 rows were faster (77% against 69% of a plain read).
-constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : 16; }
+/// also moves it through L2 twice; more rows per pass cut that traffic per byte of W, up to
+/// the point where the streams in flight cost more. Two cores, K = 4096 and 11008: 16 rows
+/// over 8 gave T = 4/8 +10-20%; 32 over 16 T = 4 +4-8% and T = 6 +13-15%, but T = 2 -4..+2%
+/// and T = 8 -7..-16% (one core). At T = 1 the accumulator is small and 8 rows were faster.
+constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : t >= 3 && t <= 6 ? 32 : 16; }
 
 /// Software prefetch from T = kNnPrefetchMinT / kSkinnyNtStreamMinT on, as
 /// __builtin_prefetch's locality (3: all cache levels, 1: L2 only). NN form: each tile
