@@ -7,11 +7,12 @@
 // Ops provides: Vec, kLanes (floats per Vec), kRegisters (vector registers of the ISA),
 // zero(), set1(float), fma(a, b, c) = a * b + c, load(const X*) of kLanes stored elements
 // (float, Half or BFloat16) as f32, load_partial(const X*, count) (lanes >= count are 0 and
-// read nothing), loadf / loadf_partial / storef / storef_partial of f32, hsum(Vec), and
-// in_register(Vec): the value, which the compiler must then hold in a register (an empty
-// asm statement that may change it). A value used by several FMAs is loaded once that way;
-// left alone, GCC folds the load into each FMA as a memory operand, and the kernels become
-// bound by the load ports (24 loads for 24 FMAs per depth step of the NT tile at T = 8).
+// read nothing), loadf / loadf_partial / storef / storef_partial of f32, hsum(Vec),
+// add_hsums<N>(v, out): out[i] += hsum(v[i]) for i < N <= 8 (AVX-512: one transposed
+// reduction; the NT tiles end in T of them), and in_register(Vec): the value, which the compiler must then hold in a
+// register (an empty asm statement that may change it). A value used by several FMAs is loaded once that way; left
+// alone, GCC folds the load into each FMA as a memory operand, and the kernels become bound by the load ports (24 loads
+// for 24 FMAs per depth step of the NT tile at T = 8).
 //
 // Both kernels are bound by the bandwidth of W, read once; the register tiles below only
 // have to keep the FMA and load ports well ahead of memory.
@@ -174,10 +175,14 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
       for (int r = 0; r < R; ++r) c[r][t] = Ops::fma(b[r], a, c[r][t]);
     }
   }
+  // Row t of the accumulator gains R sums side by side: one transposed reduction each.
 #pragma GCC unroll 8
-  for (int t = 0; t < T; ++t)
+  for (int t = 0; t < T; ++t) {
+    Vec column[R];
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) acc[t * ld_acc + r] += Ops::hsum(c[r][t]);
+    for (int r = 0; r < R; ++r) column[r] = c[r][t];
+    Ops::template add_hsums<R>(column, acc + t * ld_acc);
+  }
 }
 
 template <class Ops, class W, int T>
