@@ -9,13 +9,17 @@
 // (float, Half or BFloat16) as f32, load_partial(const X*, count) (lanes >= count are 0 and
 // read nothing), loadf / loadf_partial / storef / storef_partial of f32, hsum(Vec),
 // add_hsums<N>(v, out): out[i] += hsum(v[i]) for i < N <= 8 (AVX-512: one transposed
-// reduction; the NT tiles end in T of them), and in_register(Vec): the value, which the compiler must then hold in a
-// register (an empty asm statement that may change it). A value used by several FMAs is loaded once that way; left
-// alone, GCC folds the load into each FMA as a memory operand, and the kernels become bound by the load ports (24 loads
+// reduction; each NT tile ends in T of them), and in_register(Vec): the value, which the
+// compiler must then hold in a register (an empty asm statement that may change it). A
+// value used by several FMAs is loaded once that way; left alone, GCC folds the load into
+// each FMA as a memory operand, and the kernels become bound by the load ports (24 loads
 // for 24 FMAs per depth step of the NT tile at T = 8).
 //
-// Both kernels are bound by the bandwidth of W, read once; the register tiles below only
-// have to keep the FMA and load ports well ahead of memory.
+// Both kernels are meant to be bound by the bandwidth of W, read once; the register tiles
+// below have to keep the FMA and load ports ahead of memory. Where a core reads W about as
+// fast as its FMAs consume it (AMD Zen 5: ~45 GB/s of memory per core on two threads,
+// against ~100 GB/s of W at T = 4 and ~57 GB/s at T = 8 with W in L1), the times come out
+// near the sum of the two, not the larger (docs/notes/llm-gemm.md, CPU skinny).
 #pragma once
 
 #include "cpu/gemm/skinny.hpp"
@@ -135,7 +139,8 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
 }
 
 /// R rows of W (from w) against the T rows of S over the depth block, added into
-/// acc[t * ld_acc + r]: R x T vector dot products, then one horizontal sum each. From
+/// acc[t * ld_acc + r]: R x T vector dot products, then their sums (Ops::add_hsums, one
+/// call per row of S: the R sums of a row of acc are side by side). From
 /// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
 /// step (never dereferenced: a prefetch past the end of W does not fault).
 template <class Ops, class W, int T, int R>
