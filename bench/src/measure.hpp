@@ -56,11 +56,18 @@ int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call);
 
+/// How read_stream walks memory. CPUs differ in which is faster, so the bench times both
+/// and keeps the faster: PageGroups reads a line of each of four pages in turn (four DRAM
+/// pages open at once: the faster on the Intel Xeon VMs measured), Sequential reads each
+/// thread's range in order (the faster on AMD Zen 5, where the page groups reach about
+/// half of it).
+enum class ReadPattern { PageGroups, Sequential };
+
 /// The CPU backend's read-only stream: sums `bytes` of host memory as 64-bit words with
 /// up to `threads` OpenMP threads (the backend's count; at least 1 MiB a thread, as the
-/// backend's copy), so that the machine's read bandwidth is measured as the rungs see it. Returns the sum, which the
-/// caller keeps so that no load can be optimized away.
-uint64_t read_stream(const void* data, std::size_t bytes, int threads);
+/// backend's copy), so that the machine's read bandwidth is measured as the rungs see it.
+/// Returns the sum, which the caller keeps so that no load can be optimized away.
+uint64_t read_stream(const void* data, std::size_t bytes, int threads, ReadPattern pattern);
 
 /// Median / quartiles of a sample (sorted copy).
 Timing summarize(std::vector<double> times_ms);

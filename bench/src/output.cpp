@@ -245,7 +245,8 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "too only when beta != 0, which the bench never sets; softmax: x read once, y written "
        "once); gbps = bytes / ms. copy_ms: a device-to-device copy of bytes/2 bytes (traffic = "
        "read + write = bytes), and on the CPU read_ms: a read-only sum over bytes with the "
-       "backend's threads; each timed once per distinct byte count per run, flushed like the "
+       "backend's threads, the faster of two walks (lines of four pages in turn, and in "
+       "address order); each timed once per distinct byte count per run, flushed like the "
        "rungs; pct_of_copy = 100 * copy_ms / ms, pct_of_read = 100 * read_ms / ms"},
       {"error_check",
        "rel_error = ||out - ref||_F / ||ref||_F against a double-precision host reference on the "

@@ -2,9 +2,12 @@
 // every column, row and depth tail, the algorithm with forced small blocks (many strips
 // and depth blocks on several threads) and with the blocking the rung chooses, against a
 // double-precision reference with C poisoned and guarded; the blocking within its
-// buffers; the shapes it declines; auto's choice of it.
+// buffers; the shapes it declines; auto's choice of it; batches and the epilogue through
+// the public API with the rung forced (the core runs the items and the epilogue pass).
 #include "cpu/gemm/skinny.hpp"
+#include "gemm_batch_check.hpp"
 #include "gemm_check.hpp"
+#include "support/gemm_desc.hpp"
 
 #include <gtest/gtest.h>
 
@@ -126,7 +129,7 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
   for (Isa isa : supported_isas()) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
     for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}})
-      for (int64_t t : {1, 8})
+      for (int64_t t : {1, 4, 5, 8})
         for (bool tb : {false, true}) {
           const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
           for (int threads : {2, 3}) check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
@@ -188,6 +191,9 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
             const int64_t padded =
                 nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
             EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
+            // NT form with prefetch: the smaller S block (skinny.hpp).
+            if (nt && t >= kSkinnyNtStreamMinT)
+              EXPECT_LE(t * padded, SkinnyBudget::kNtStreamPackFloats + t * SkinnyBudget::kPad) << where;
             EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
             EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
             // NT form: blocks start on whole vectors of W's rows.
@@ -202,6 +208,43 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
 }
 
 // ---- the rung in the ladder ----
+
+// Batches of linear-layer calls (W shared or per item) with every activation and bias,
+// through gk_gemm_ex with `skinny` forced: T = 1..8 rows against an odd number of weight
+// rows, K over several of the rung's own depth blocks and no multiple of them, both
+// forms of W, alpha and beta.
+TEST(SkinnyRung, BatchesAndEpilogue) {
+  gk_handle h = nullptr;
+  ASSERT_EQ(gk_open("cpu", &h), GK_SUCCESS) << gk_last_error();
+  int layout = 0;
+  for (int64_t t = 1; t <= kSkinnyMaxT; ++t, ++layout) {
+    BatchCase c;
+    c.batch = t % 2 == 0 ? 3 : 1;
+    const bool t_is_m = t % 3 != 2;
+    c.m = t_is_m ? t : 203;
+    c.n = t_is_m ? 203 : t;
+    c.k = 1300;
+    c.ta = layout % 4 == 3;
+    c.tb = layout % 2 == 0;
+    c.b_items = layout % 3 == 0 ? ItemLayout::Broadcast : ItemLayout::Padded;
+    c.act = static_cast<core::Activation>(layout % 5);
+    c.bias = layout % 3;
+    c.bias_per_item = layout % 2 == 1;
+    c.alpha = t == 3 ? -0.5f : 1.0f;
+    c.beta = t % 2 == 0 ? 0.75f : 0.0f;
+    for (DType type : {DType::F32, DType::BF16}) {
+      c.ab = c.c = type;
+      check_batch(
+          c,
+          [&](const core::GemmArgs& g) {
+            const gk_gemm_ex_desc d = gpukern::test::gemm_ex_desc(g, "skinny");
+            ASSERT_EQ(gk_gemm_ex(h, &d), GK_SUCCESS) << gk_last_error();
+          },
+          "skinny");
+    }
+  }
+  gk_close(h);
+}
 
 /// A call with B stored n x k (a linear layer's weight), for the public API.
 gk_gemm_desc desc_for(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {

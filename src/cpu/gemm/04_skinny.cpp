@@ -137,8 +137,10 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   // form: a multiple of kPad, so that every block starts W's rows on a whole vector (a
   // block of 1835 made every load of the next ones straddle two cache lines: 65% of a
   // plain read at T = 4, K = 11008, against 93% at K = 4096).
-  const int64_t most_kc = nt_form ? round_down(SkinnyBudget::kPackFloats / t_count, SkinnyBudget::kPad)
-                                  : SkinnyBudget::kPackFloats / t_count;
+  // NT form from kSkinnyNtStreamMinT: the smaller S block of kNtStreamPackFloats (skinny.hpp).
+  const int64_t pack =
+      nt_form && t_count >= kSkinnyNtStreamMinT ? SkinnyBudget::kNtStreamPackFloats : SkinnyBudget::kPackFloats;
+  const int64_t most_kc = nt_form ? round_down(pack / t_count, SkinnyBudget::kPad) : pack / t_count;
   b.kc = core::ceil_div(k, core::ceil_div(k, most_kc));
   if (nt_form) b.kc = std::min(round_up(b.kc, SkinnyBudget::kPad), k);
   // Strip: kNnStripsPerThread / kNtStripsPerThread per thread where the long side allows,

@@ -153,6 +153,10 @@ struct Avx2Ops {
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
+  template <int N>
+  static void add_hsums(const Vec (&v)[N], float* out) {
+    for (int i = 0; i < N; ++i) out[i] += hsum(v[i]);
+  }
 };
 
 }  // namespace

@@ -290,6 +290,42 @@ struct Avx512Ops {
     return v;
   }
   static float hsum(Vec v) { return _mm512_reduce_add_ps(v); }
+  /// out[i] += hsum(v[i]) for i < N <= 8, as one transposed reduction: pairs of vectors
+  /// are halved together (256-bit, then 128-bit lanes), so that each add works on several
+  /// sums at once; 17 instructions for 4 sums and 27 for 8, where one hsum each takes ~11.
+  template <int N>
+  static void add_hsums(const Vec (&v)[N], float* out) {
+    static_assert(N >= 1 && N <= 8, "the transposed reduction takes 1 to 8 vectors");
+    if constexpr (N == 1) {
+      out[0] += hsum(v[0]);
+    } else {
+      constexpr int kWays = N <= 4 ? 4 : 8;
+      Vec a[kWays];
+      for (int i = 0; i < kWays; ++i) a[i] = i < N ? v[i] : zero();
+      // b[k]: 128-bit lanes 0-1 hold a[2k]'s halves summed, lanes 2-3 a[2k + 1]'s.
+      Vec b[kWays / 2];
+      for (int k = 0; k < kWays / 2; ++k)
+        b[k] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0x44),
+                             _mm512_shuffle_f32x4(a[2 * k], a[2 * k + 1], 0xee));
+      // c[m]: 128-bit lane i holds four partial sums of a[4m + i].
+      Vec c[kWays / 4];
+      for (int m = 0; m < kWays / 4; ++m)
+        c[m] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * m], b[2 * m + 1], 0x88),
+                             _mm512_shuffle_f32x4(b[2 * m], b[2 * m + 1], 0xdd));
+      __m512 sums;  // element 4i: the sum of a[i]; with 8 ways element 4i + 1: of a[i + 4]
+      if constexpr (kWays == 4) {
+        const Vec d = _mm512_add_ps(c[0], _mm512_permute_ps(c[0], _MM_SHUFFLE(1, 0, 3, 2)));
+        sums = _mm512_add_ps(d, _mm512_permute_ps(d, _MM_SHUFFLE(2, 3, 0, 1)));
+        sums = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), sums);
+      } else {
+        const Vec d = _mm512_add_ps(_mm512_unpacklo_ps(c[0], c[1]), _mm512_unpackhi_ps(c[0], c[1]));
+        sums = _mm512_add_ps(d, _mm512_permute_ps(d, _MM_SHUFFLE(1, 0, 3, 2)));
+        sums = _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0), sums);
+      }
+      const __mmask16 lanes = first_lanes(N);
+      _mm512_mask_storeu_ps(out, lanes, _mm512_add_ps(_mm512_maskz_loadu_ps(lanes, out), sums));
+    }
+  }
 };
 
 }  // namespace

@@ -93,6 +93,10 @@ struct ScalarOps {
     return v;
   }
   static float hsum(Vec v) { return (v[0] + v[1]) + (v[2] + v[3]); }
+  template <int N>
+  static void add_hsums(const Vec (&v)[N], float* out) {
+    for (int i = 0; i < N; ++i) out[i] += hsum(v[i]);
+  }
 };
 
 }  // namespace

@@ -31,11 +31,22 @@ constexpr int kSkinnyMaxT = 8;
 constexpr int kSkinnyAutoMaxT = 8;
 static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for calls it accepts");
 
+/// NT form from this T on: depth blocks of at most SkinnyBudget::kNtStreamPackFloats and
+/// software prefetch of W ahead in read order (skinny_simd.hpp). With T activation rows
+/// per weight row the kernel does enough arithmetic per byte that the loads of S and W
+/// alone no longer keep enough of W in flight; at T <= 2 they do, and the larger blocks
+/// without prefetch instructions are faster.
+constexpr int kSkinnyNtStreamMinT = 3;
+
 /// Per-thread buffers of the skinny path, in floats: the payload T x kc and T x strip;
 /// each row is rounded up to whole vectors and one cache line (kPad) longer (see
 /// skinny_row_stride), which the allocation adds.
 struct SkinnyBudget {
   static constexpr int64_t kPackFloats = 8192;  // packed S block: T x kc (32 KB, L1/L2)
+  /// NT form from kSkinnyNtStreamMinT: T x kc within 16 KB, so that the S block stays in
+  /// L1 next to the W rows in flight (T = 4: kc 1024, T = 8: 512, each W row read in
+  /// 4 or 2 KB pieces).
+  static constexpr int64_t kNtStreamPackFloats = 4096;
   static constexpr int64_t kAccFloats = 65536;  // accumulator: T x strip (256 KB, L2)
   static constexpr int64_t kPad = 16;           // a cache line, the widest vector
   static constexpr int64_t kPackAlloc = kPackFloats + kSkinnyMaxT * kPad;
