@@ -99,6 +99,20 @@ struct WgmmaTmaMid {
   static constexpr int kEpiBuffers = 1;
 };
 
+/// wgmma_tma, the mid-size tile in clusters of 2 along M ("128x128c2"): WgmmaTmaMid whose
+/// two CTAs share each B tile through TMA multicast. For calls that stream A past a
+/// narrow B (attention's P V: n = d = 64 or 128, K = S): each tile row reads all of B
+/// again from L2, as much as A at n = 128, and the cluster halves that.
+struct WgmmaTmaMidC2 {
+  static constexpr int kBlockM = 128, kBlockN = 128;
+  static constexpr int kStages = 6;
+  static constexpr int kClusterM = 2;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kEpiBoxes = 2;
+  static constexpr int kEpiBuffers = 1;
+};
+
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
 /// of at most 64 rows (a 128-row tile would compute twice the rows, and the B tile is
 /// what such calls stream), K split so that tiles x ways fill the SMs. 8 stages of 24 KB

@@ -67,6 +67,7 @@
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
+// "128x128c2" (128x128 in clusters of 2),
 // each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
@@ -100,7 +101,8 @@ bool built_for_sm90a() {
 /// The most shared memory a block of any configuration asks for.
 constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
+              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
@@ -109,7 +111,8 @@ constexpr struct {
                   {WgmmaTile::Mid, "128x128"},
                   {WgmmaTile::Short, "64x128"},
                   {WgmmaTile::Tf32NN, "tf32nn"},
-                  {WgmmaTile::Store, "128x256store"}};
+                  {WgmmaTile::Store, "128x256store"},
+                  {WgmmaTile::MidC2, "128x128c2"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -169,6 +172,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // tiles to spread over the SMs.
   const int64_t clusters =
       core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256) * items;
+  // At most 128 columns over a long K (attention's P V: n = d, K = S): each tile row reads
+  // all of B again, from L2; 128x128 tiles in clusters of 2 share it.
+  if (n <= 128 && k_blocks >= 8 && mid_tiles >= 2 * sms)
+    return {WgmmaTile::MidC2, 1, "at most 128 columns, long K: 128x128 tiles in clusters of 2 sharing B"};
   // Two K blocks (attention's Q K^T at d = 128): writing C takes longer than the math in
   // every tile, and 4 staging rounds in flight beat 4 operand stages (measured, % of
   // cuBLAS: 89-95 against 72-90 for S 512-4096). At one K block (d = 64) the large
@@ -257,7 +264,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
   if (forced.set && !forced.valid)
     throw core::Error(core::Status::InvalidArgument,
                       "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                          "': expected 128x256c2, 128x128, 64x128, tf32nn or 128x256store, optionally followed by ' splitkN' "
+                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store or 128x128c2, optionally followed by ' splitkN' "
                           "(N = 1.." +
                           std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -310,6 +317,9 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
       break;
     case WgmmaTile::Short:
       launch_wgmma_short(args, ctx, choice.ways);
+      break;
+    case WgmmaTile::MidC2:
+      launch_wgmma_mid_c2(args, ctx, choice.ways);
       break;
     case WgmmaTile::Store:
       if (wgmma_store_fits(args))

@@ -527,6 +527,7 @@ enum class WgmmaTile : int {
   Short,   // 64x128 (sm90::WgmmaTmaShort)
   Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
   Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
+  MidC2,   // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -557,6 +558,7 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
 /// each compiled in its own translation unit (12_wgmma_tma_{mid,short,store}.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 

@@ -1,4 +1,5 @@
-// Rung 12 `wgmma_tma`, the 128x128 tile configuration (sm90::WgmmaTmaMid; see
+// Rung 12 `wgmma_tma`, the 128x128 tile configurations (sm90::WgmmaTmaMid and, in
+// clusters of 2, sm90::WgmmaTmaMidC2; see
 // 12_wgmma_tma.cu for when the rung picks it), in its own translation unit so its
 // kernels compile beside the others'.
 #include "cuda/gemm/configs/sm90.cuh"
@@ -8,6 +9,10 @@ namespace gpukern::cuda::gemm {
 
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
   launch_wgmma<WgmmaConfig<sm90::WgmmaTmaMid>>(args, ctx, ways);
+}
+
+void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  launch_wgmma<WgmmaConfig<sm90::WgmmaTmaMidC2>>(args, ctx, ways);
 }
 
 }  // namespace gpukern::cuda::gemm
