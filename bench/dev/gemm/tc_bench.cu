@@ -168,12 +168,19 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"short_n256", with(WgmmaShortWide{}, rung)}};
 }
 
-/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows).
+/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows, one 64-element K
+/// box per unit).
 struct SkinnyTma64 {
-  static constexpr int kBlockN = 64;
+  static constexpr int kBlockN = 64, kKBoxes = 1;
 };
 struct SkinnyTma256 {
-  static constexpr int kBlockN = 256;
+  static constexpr int kBlockN = 256, kKBoxes = 1;
+};
+struct SkinnyTma64K2 {  // 256 contiguous bytes of each K-contiguous W row per unit
+  static constexpr int kBlockN = 64, kKBoxes = 2;
+};
+struct SkinnyTma128K2 {
+  static constexpr int kBlockN = 128, kKBoxes = 2;
 };
 
 /// skinny's kernels side by side: skinny_kernel alone, and the TMA path with other tiles,
@@ -203,7 +210,9 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"tma128_2sm", tma(gemm::sm90::SkinnyTma{}, {0, 2, 0})},
       {"tma64", tma(SkinnyTma64{}, {})},
       {"tma64_2sm", tma(SkinnyTma64{}, {0, 2, 0})},
-      {"tma256", tma(SkinnyTma256{}, {})}};
+      {"tma256", tma(SkinnyTma256{}, {})},
+      {"tma64k2", tma(SkinnyTma64K2{}, {})},
+      {"tma128k2", tma(SkinnyTma128K2{}, {})}};
 }
 
 __device__ uint32_t hash32(uint64_t x) {

@@ -141,6 +141,7 @@ struct SkinnyWide {
 /// memory holds (12 at one CTA per SM: 192 KB of W requested per SM before the first use).
 struct SkinnyTma {
   static constexpr int kBlockN = 128;
+  static constexpr int kKBoxes = 1;  // 64 K elements per unit
 };
 
 }  // namespace gpukern::cuda::gemm::sm90

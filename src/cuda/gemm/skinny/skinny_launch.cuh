@@ -235,7 +235,7 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   wk.stages = l.stages;
   const int smem = Cfg::smem_bytes(l.stages);
   const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
-                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, 64);
+                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
   void* ws = nullptr;
   if (l.ctas > 1) {
