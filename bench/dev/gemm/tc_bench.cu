@@ -170,21 +170,18 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
 
 /// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows, one 64-element K
 /// box per unit).
-struct SkinnyTma64 {
-  static constexpr int kBlockN = 64, kKBoxes = 1;
-};
 struct SkinnyTma256 {
-  static constexpr int kBlockN = 256, kKBoxes = 1;
+  static constexpr int kBlockN = 256, kKBoxes = 1, kMmaM = 1;
 };
-struct SkinnyTma64K2 {  // 256 contiguous bytes of each K-contiguous W row per unit
-  static constexpr int kBlockN = 64, kKBoxes = 2;
+struct SkinnyTmaM2 {  // 4 consumer warps of 32 rows (two m16 tiles each)
+  static constexpr int kBlockN = 128, kKBoxes = 1, kMmaM = 2;
 };
-struct SkinnyTma128K2 {
-  static constexpr int kBlockN = 128, kKBoxes = 2;
+struct SkinnyTma128K2 {  // 256 contiguous bytes of each K-contiguous W row per unit
+  static constexpr int kBlockN = 128, kKBoxes = 2, kMmaM = 1;
 };
 
 /// skinny's kernels side by side: skinny_kernel alone, and the TMA path with other tiles,
-/// ring depths and CTAs per SM (16-bit calls the TMA path accepts).
+/// consumer warps and ring depths (16-bit calls the TMA path accepts).
 std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   using gemm::SkinnyTmaShape;
   auto tma = [&ctx](auto tile, SkinnyTmaShape shape) {
@@ -204,14 +201,15 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   };
   return {
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
-      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},
-      {"tma128_s8", tma(gemm::sm90::SkinnyTma{}, {8, 0, 0})},
+      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},  // the shipped tile and ring policy
+      {"tma128_s2", tma(gemm::sm90::SkinnyTma{}, {2, 0, 0})},
+      {"tma128_s3", tma(gemm::sm90::SkinnyTma{}, {3, 0, 0})},
       {"tma128_s4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 0})},
-      {"tma128_2sm", tma(gemm::sm90::SkinnyTma{}, {0, 2, 0})},
-      {"tma64", tma(SkinnyTma64{}, {})},
-      {"tma64_2sm", tma(SkinnyTma64{}, {0, 2, 0})},
+      {"tma128_s6", tma(gemm::sm90::SkinnyTma{}, {6, 0, 0})},
+      {"tma128_smax", tma(gemm::sm90::SkinnyTma{}, {64, 0, 0})},  // as many stages as fit
+      {"tma128_m2_s4", tma(SkinnyTmaM2{}, {4, 0, 0})},
+      {"tma128_m2_smax", tma(SkinnyTmaM2{}, {64, 0, 0})},
       {"tma256", tma(SkinnyTma256{}, {})},
-      {"tma64k2", tma(SkinnyTma64K2{}, {})},
       {"tma128k2", tma(SkinnyTma128K2{}, {})}};
 }
 

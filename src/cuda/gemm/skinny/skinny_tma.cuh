@@ -36,11 +36,11 @@
 namespace gpukern::cuda::gemm {
 
 /// The TMA path's layout for a tuning `Tile` with the named fields kBlockN (rows of W per
-/// work unit, a multiple of 64 up to 256) and kKBoxes (128-byte K boxes per unit, 1 to 4):
-/// 16-bit elements, 64 kKBoxes of K per unit, T padded to 16 (two n8 tiles), one consumer
-/// warp per 32 rows. A stage holds W as kKBoxes boxes of kBlockN rows x 128 bytes
-/// (K-contiguous W) or kBlockN / 64 boxes of kBlockK rows (K) x 128 bytes (N-contiguous W),
-/// then X as kKBoxes boxes of 16 rows x 128 bytes; every box in the 128-byte swizzle.
+/// work unit, a multiple of 64 up to 256), kKBoxes (128-byte K boxes per unit, 1 to 4) and
+/// kMmaM (m16 tiles per consumer warp, 1 or 2): 16-bit elements, 64 kKBoxes of K per unit, T
+/// padded to 16 (two n8 tiles), one consumer warp per 16 kMmaM rows. A stage holds W as kKBoxes boxes of kBlockN rows x
+/// 128 bytes (K-contiguous W) or kBlockN / 64 boxes of kBlockK rows (K) x 128 bytes (N-contiguous W), then X as kKBoxes
+/// boxes of 16 rows x 128 bytes; every box in the 128-byte swizzle.
 template <class Tile>
 struct SkinnyTmaConfig {
   static constexpr int kBlockN = Tile::kBlockN;
@@ -48,8 +48,9 @@ struct SkinnyTmaConfig {
   static constexpr int kRowBytes = 128;
   static constexpr int kBlockK = 64 * kKBoxes;  // K elements per unit
   static constexpr int kMaxT = 16;
-  static constexpr int kMmaM = 2;  // m16 tiles per consumer warp
-  static constexpr int kConsumerWarps = kBlockN / (16 * kMmaM);
+  static constexpr int kMmaM = Tile::kMmaM;     // m16 tiles per consumer warp
+  static constexpr int kWarpRows = 16 * kMmaM;  // W rows per consumer warp
+  static constexpr int kConsumerWarps = kBlockN / kWarpRows;
   static constexpr int kThreads = (kConsumerWarps + 1) * 32;
   static constexpr int kWBytes = kBlockN * kBlockK * 2;
   static constexpr int kXBytes = kKBoxes * kMaxT * kRowBytes;
@@ -59,6 +60,7 @@ struct SkinnyTmaConfig {
   static constexpr int kXBoxBytes = kMaxT * kRowBytes;
   static_assert(kBlockN % 64 == 0 && kBlockN <= 256, "whole 64-row boxes, at most 256 rows a TMA box");
   static_assert(kKBoxes >= 1 && kBlockK <= 256, "at most 256 K rows a TMA box (N-contiguous W)");
+  static_assert(kMmaM == 1 || kMmaM == 2, "one or two m16 tiles per consumer warp");
   static_assert(kStageBytes % 1024 == 0 && kXBoxBytes % 1024 == 0 && kWKBoxBytes % 1024 == 0,
                 "the 128-byte swizzle needs every box 1024-byte aligned");
   /// Shared memory of `stages` stages: the ring, a full and an empty barrier per stage, and
@@ -172,19 +174,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // ---------------- consumers: warp `warp` owns rows 32 warp .. of every tile ----------------
   const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
   const int mat = lane >> 3;              // the 8x8 matrix whose row address this lane gives to ldmatrix
-  float acc[Cfg::kMmaM][2][4];
+  // Two sets of sums, for even and odd K steps: each mma depends on the one two steps back,
+  // so a burst of stages drains at twice the rate of a single chain.
+  float acc2[2][Cfg::kMmaM][2][4];
   auto clear = [&] {
 #pragma unroll
-    for (int i = 0; i < Cfg::kMmaM; ++i)
+    for (int p2 = 0; p2 < 2; ++p2)
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < Cfg::kMmaM; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc2[p2][i][j][e] = 0.0f;
   };
   clear();
 
   // Element (i, j, e) of a fragment-shaped sum: W row (n) and X row (t) of the tile.
-  auto frag_n = [&](int i, int e) { return warp * 32 + 16 * i + g + 8 * (e >> 1); };
+  auto frag_n = [&](int i, int e) { return warp * Cfg::kWarpRows + 16 * i + g + 8 * (e >> 1); };
   auto frag_t = [&](int j, int e) { return 8 * j + 2 * q + (e & 1); };
   auto store = [&](int tile, const float(&v)[Cfg::kMmaM][2][4]) {
 #pragma unroll
@@ -202,7 +208,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // This warp's 32 x 16 sums in a parking slot: row-major, 16 floats a row.
   auto slot_of = [&](int owner, int64_t tile_first_unit) {
     const bool first = skinny_tma_first_unit(units, owner, ctas) >= tile_first_unit;  // the tile is owner's first
-    return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * 32) * Cfg::kMaxT;
+    return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * Cfg::kWarpRows) * Cfg::kMaxT;
   };
 
   int s = 0;
@@ -231,7 +237,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
           for (int i = 0; i < Cfg::kMmaM; ++i) {
-            const int mm = warp * 32 + 16 * i;  // first W row of the m16 tile
+            const int mm = warp * Cfg::kWarpRows + 16 * i;  // first W row of the m16 tile
             uint32_t a[4];
             if constexpr (kWKMajor) {
               // Stored (n, k) in K box kb: rows mm + lane % 16, chunk 2 kk + lane / 16.
@@ -246,7 +252,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          arch::sw128_offset(64 * kb + 16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
             }
 #pragma unroll
-            for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc[i][j], a, xf[j][kk]);
+            for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
           }
       }
       // The mma consumed every fragment, so this warp's reads of the stage are done.
@@ -254,6 +260,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (lane == 0) arch::mbar_arrive(empty(s));
       if (++s == stages) s = 0, phase ^= 1;
     }
+
+    // This CTA's sums for the tile (the two K-step sets added in a fixed order).
+    float acc[Cfg::kMmaM][2][4];
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = acc2[0][i][j][e] + acc2[1][i][j][e];
 
     // The tile's CTAs: `first` .. `last` (this one among them).
     const int first = skinny_tma_owner(units, ctas, tile_first);
@@ -278,9 +293,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (lane == 0) {
       // The word holds epoch + arrivals - 1 of this launch; a word of any other launch
       // (outside [epoch, epoch + count - 1)) counts as no arrival.
+      // The first guess is one earlier arrival (a tile cut in two): the arrival that completes
+      // it, on the kernel's critical path at its end, then costs one atomic round trip.
       uint64_t* word = wk.arrivals + static_cast<int64_t>(tile) * kWarps + warp;
-      unsigned long long cur = arch::ld_relaxed_gpu(word);
       const uint64_t lo = wk.epoch, hi = wk.epoch + static_cast<uint64_t>(last - first);
+      unsigned long long cur = lo;
       for (;;) {
         const bool ours = cur >= lo && cur < hi;
         const unsigned long long next = ours ? cur + 1 : lo;
