@@ -209,6 +209,11 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"tma128_smax", tma(gemm::sm90::SkinnyTma{}, {64, 0, 0})},  // as many stages as fit
       {"tma128_m2_s4", tma(SkinnyTmaM2{}, {4, 0, 0})},
       {"tma128_m2_smax", tma(SkinnyTmaM2{}, {64, 0, 0})},
+      // Several CTAs per SM's worth of equal shares: up to three 4-stage CTAs share an SM and
+      // the block scheduler hands the rest to the SMs that finish first (dynamic balance).
+      {"tma128_g2", tma(gemm::sm90::SkinnyTma{}, {4, 0, 2 * ctx.sm_count})},
+      {"tma128_g4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 4 * ctx.sm_count})},
+      {"tma128_g8", tma(gemm::sm90::SkinnyTma{}, {4, 0, 8 * ctx.sm_count})},
       {"tma256", tma(SkinnyTma256{}, {})},
       {"tma128k2", tma(SkinnyTma128K2{}, {})}};
 }
