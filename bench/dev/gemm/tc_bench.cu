@@ -170,6 +170,9 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
 
 /// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows, one 64-element K
 /// box per unit).
+struct SkinnyTma64 {
+  static constexpr int kBlockN = 64, kKBoxes = 1, kMmaM = 1;
+};
 struct SkinnyTma256 {
   static constexpr int kBlockN = 256, kKBoxes = 1, kMmaM = 1;
 };
@@ -215,6 +218,19 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"tma128_g4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 4 * ctx.sm_count})},
       {"tma128_g8", tma(gemm::sm90::SkinnyTma{}, {4, 0, 8 * ctx.sm_count})},
       {"tma256", tma(SkinnyTma256{}, {})},
+      // One CTA per 64-row tile over the whole K (as cuBLAS's 64 CTAs at 4096 x 4096): no cut
+      // tiles, no reduction, fewer SMs; the deepest ring.
+      {"tma64_tiles",
+       [&ctx](const core::GemmArgs& g) {
+         const gemm::SkinnyCall call = gemm::make_skinny_call(g);
+         if (!gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx).empty()) return;
+         const gemm::SkinnyTmaShape shape{64, 0, static_cast<int>((call.problem.n + 63) / 64)};
+         using Cfg = gemm::SkinnyTmaConfig<SkinnyTma64>;
+         if (g.ab_type == DType::F16)
+           gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
+         else
+           gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
+       }},
       {"tma128k2", tma(SkinnyTma128K2{}, {})}};
 }
 
