@@ -169,16 +169,23 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"short_n256", with(WgmmaShortWide{}, rung)}};
 }
 
-/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows).
+/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows, one 64-element K
+/// box per unit).
 struct SkinnyTma64 {
-  static constexpr int kBlockN = 64;
+  static constexpr int kBlockN = 64, kKBoxes = 1, kMmaM = 1;
 };
 struct SkinnyTma256 {
-  static constexpr int kBlockN = 256;
+  static constexpr int kBlockN = 256, kKBoxes = 1, kMmaM = 1;
+};
+struct SkinnyTmaM2 {  // 4 consumer warps of 32 rows (two m16 tiles each)
+  static constexpr int kBlockN = 128, kKBoxes = 1, kMmaM = 2;
+};
+struct SkinnyTma128K2 {  // 256 contiguous bytes of each K-contiguous W row per unit
+  static constexpr int kBlockN = 128, kKBoxes = 2, kMmaM = 1;
 };
 
 /// skinny's kernels side by side: skinny_kernel alone, and the TMA path with other tiles,
-/// ring depths and CTAs per SM (16-bit calls the TMA path accepts).
+/// consumer warps and ring depths (16-bit calls the TMA path accepts).
 std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   using gemm::SkinnyTmaShape;
   auto tma = [&ctx](auto tile, SkinnyTmaShape shape) {
@@ -198,13 +205,34 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   };
   return {
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
-      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},
-      {"tma128_s8", tma(gemm::sm90::SkinnyTma{}, {8, 0, 0})},
+      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},  // the shipped tile and ring policy
+      {"tma128_s2", tma(gemm::sm90::SkinnyTma{}, {2, 0, 0})},
+      {"tma128_s3", tma(gemm::sm90::SkinnyTma{}, {3, 0, 0})},
       {"tma128_s4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 0})},
-      {"tma128_2sm", tma(gemm::sm90::SkinnyTma{}, {0, 2, 0})},
-      {"tma64", tma(SkinnyTma64{}, {})},
-      {"tma64_2sm", tma(SkinnyTma64{}, {0, 2, 0})},
-      {"tma256", tma(SkinnyTma256{}, {})}};
+      {"tma128_s6", tma(gemm::sm90::SkinnyTma{}, {6, 0, 0})},
+      {"tma128_smax", tma(gemm::sm90::SkinnyTma{}, {64, 0, 0})},  // as many stages as fit
+      {"tma128_m2_s4", tma(SkinnyTmaM2{}, {4, 0, 0})},
+      {"tma128_m2_smax", tma(SkinnyTmaM2{}, {64, 0, 0})},
+      // Several CTAs per SM's worth of equal shares: up to three 4-stage CTAs share an SM and
+      // the block scheduler hands the rest to the SMs that finish first (dynamic balance).
+      {"tma128_g2", tma(gemm::sm90::SkinnyTma{}, {4, 0, 2 * ctx.sm_count})},
+      {"tma128_g4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 4 * ctx.sm_count})},
+      {"tma128_g8", tma(gemm::sm90::SkinnyTma{}, {4, 0, 8 * ctx.sm_count})},
+      {"tma256", tma(SkinnyTma256{}, {})},
+      // One CTA per 64-row tile over the whole K (as cuBLAS's 64 CTAs at 4096 x 4096): no cut
+      // tiles, no reduction, fewer SMs; the deepest ring.
+      {"tma64_tiles",
+       [&ctx](const core::GemmArgs& g) {
+         const gemm::SkinnyCall call = gemm::make_skinny_call(g);
+         if (!gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx).empty()) return;
+         const gemm::SkinnyTmaShape shape{64, 0, static_cast<int>((call.problem.n + 63) / 64)};
+         using Cfg = gemm::SkinnyTmaConfig<SkinnyTma64>;
+         if (g.ab_type == DType::F16)
+           gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
+         else
+           gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
+       }},
+      {"tma128k2", tma(SkinnyTma128K2{}, {})}};
 }
 
 CudaContext make_context() {

@@ -170,11 +170,12 @@ struct SkinnyWide {
 };
 
 /// skinny's TMA path (16-bit, T <= 16, sm_90): 128 rows of W per work unit by 64 K elements
-/// (one 128-byte row of a TMA box per W row, 16 KB, plus 2 KB of X), 4 consumer warps of 32
-/// rows each and one producer warp. The ring takes as many stages as the block's shared
-/// memory holds (12 at one CTA per SM: 192 KB of W requested per SM before the first use).
+/// (one 128-byte row of a TMA box per W row, 16 KB, plus 2 KB of X), 8 consumer warps of 16
+/// rows each (a stage that lands is drained by 8 warps at once) and one producer warp.
 struct SkinnyTma {
   static constexpr int kBlockN = 128;
+  static constexpr int kKBoxes = 1;  // 64 K elements per unit
+  static constexpr int kMmaM = 1;    // m16 tiles per consumer warp
 };
 
 }  // namespace gpukern::cuda::gemm::sm90

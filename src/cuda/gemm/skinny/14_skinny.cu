@@ -35,8 +35,9 @@
 // 16-byte boundaries are declined (Misaligned).
 // TMA path (skinny_tma.cuh): on sm_90, f16/bf16 calls with T <= 16 whose activations are
 // stored K-contiguous and that have one batch item run a persistent kernel instead (one CTA
-// per SM, each streaming an equal share of the weights by TMA into a ~200 KB ring); every
-// other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
+// per SM, each streaming an equal share of the weights by TMA into a ring of stages) when
+// T > 8 or the weights are large (skinny_tma_preferred); every other call, and
+// GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
 // bias + activation applied where C is written, once, by whichever block writes it (the
 // block itself, or a split tile's last arriving block). The epilogue is a separate kernel
@@ -106,6 +107,8 @@ SkinnyTmaSetting skinny_tma_setting() {
       r.setting.off = true;
       return r;
     }
+    r.setting.all = true;
+    if (std::string(value) == "all") return r;
     const char* s = value;
     const int stages = parse_count(s);
     int per_sm = 0;
@@ -124,9 +127,10 @@ SkinnyTmaSetting skinny_tma_setting() {
     return r;
   }();
   if (!parsed.error.empty())
-    throw core::Error(core::Status::InvalidArgument,
-                      "GPUKERN_SKINNY_TMA='" + parsed.error +
-                          "': expected off, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
+    throw core::Error(
+        core::Status::InvalidArgument,
+        "GPUKERN_SKINNY_TMA='" + parsed.error +
+            "': expected off, all, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
   return parsed.setting;
 }
 

@@ -30,10 +30,11 @@ struct SkinnyTmaShape {
 enum class SkinnyTmaMode { kAuto, kForce, kOff };
 
 /// GPUKERN_SKINNY_TMA, read once, for measurement: "off" keeps every call on skinny_kernel;
-/// "<stages>" or "<stages>x<CTAs per SM>" (0 stages: as many as fit) shapes the TMA path.
-/// `off` is true for "off"; a malformed value throws InvalidArgument where it is used.
+/// "all" runs every call the TMA path can run on it (not only those the policy gives it);
+/// "<stages>" or "<stages>x<CTAs per SM>" (0 stages: the ring policy's) does that with this
+/// shape. A malformed value throws InvalidArgument where it is used.
 struct SkinnyTmaSetting {
-  bool off = false;
+  bool off = false, all = false;
   SkinnyTmaShape shape;
 };
 SkinnyTmaSetting skinny_tma_setting();
@@ -202,10 +203,17 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
       dynamic_limit, static_cast<int64_t>(ctx.smem_per_block_optin + 1024) / per_sm - 1024 - static_bytes);
   const int fit = static_cast<int>(std::max<int64_t>((budget - 1024) / (Cfg::kStageBytes + 16), 2));
   SkinnyTmaLaunch l;
-  l.stages = shape.stages > 0 ? std::min(shape.stages, fit) : fit;
-  l.stages = std::max(l.stages, 2);
   const int64_t grid = shape.ctas > 0 ? shape.ctas : static_cast<int64_t>(per_sm) * ctx.sm_count;
   l.ctas = static_cast<int>(std::max<int64_t>(1, std::min(grid, units)));
+  // Ring depth: a shallow ring (kShallowStages) while each CTA streams fewer than
+  // kDeepRingUnits units: fewer bytes queued in the memory system, so the round trips of the
+  // cut tiles' arrivals wait less and no CTA sits on a backlog of landed stages at the end;
+  // the deepest ring that fits for the long streams (the vocabulary projection), where the
+  // bytes in flight set the rate.
+  constexpr int kShallowStages = 4;
+  constexpr int64_t kDeepRingUnits = 200;
+  const int chosen = units / l.ctas >= kDeepRingUnits ? fit : std::min(fit, kShallowStages);
+  l.stages = std::max(shape.stages > 0 ? std::min(shape.stages, fit) : chosen, 2);
   return l;
 }
 
@@ -235,7 +243,7 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   wk.stages = l.stages;
   const int smem = Cfg::smem_bytes(l.stages);
   const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
-                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, 64);
+                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
   void* ws = nullptr;
   if (l.ctas > 1) {
@@ -252,6 +260,20 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
+/// Whether the rung's policy runs `call` (which the TMA path can run) on the TMA path: for T > 8,
+/// or when each CTA of the one-wave grid streams at least kTmaMinUnits units (W of at least
+/// ~50 MB on 132 SMs). Below that, at T <= 8, skinny_kernel's two blocks per SM finish first
+/// (4096 x 4096 weights). `force_all` (GPUKERN_SKINNY_TMA set to a shape or "all") takes
+/// every call it can.
+template <class Cfg = SkinnyTmaCfg>
+bool skinny_tma_preferred(const SkinnyCall& call, const CudaContext& ctx, bool force_all) {
+  constexpr int64_t kTmaMinUnits = 24;
+  if (force_all || call.problem.t > 8) return true;
+  const int64_t units =
+      static_cast<int64_t>(ceil_div(call.problem.n, Cfg::kBlockN)) * ceil_div(call.problem.k, Cfg::kBlockK);
+  return units >= kTmaMinUnits * ctx.sm_count;
+}
+
 /// The TMA path for `call` if its mode and skinny_tma_refusal let it run; true when it ran.
 template <class T>
 bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
@@ -265,7 +287,7 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   }
   if (!refusal.empty()) return false;
   const SkinnyTmaSetting setting = skinny_tma_setting();
-  if (setting.off) return false;
+  if (setting.off || !skinny_tma_preferred(call, ctx, setting.all)) return false;
   try {
     launch_skinny_tma<T>(call, setting.shape, ctx);
   } catch (const TmaEncodeError&) {

@@ -35,24 +35,34 @@
 
 namespace gpukern::cuda::gemm {
 
-/// The TMA path's layout for a tuning `Tile` with the named field kBlockN (rows of W per
-/// work unit, a multiple of 64 up to 256): 16-bit elements, 64 of K per unit (one 128-byte
-/// swizzle row), T padded to 16 (two n8 tiles), one consumer warp per 32 rows.
+/// The TMA path's layout for a tuning `Tile` with the named fields kBlockN (rows of W per
+/// work unit, a multiple of 64 up to 256), kKBoxes (128-byte K boxes per unit, 1 to 4) and
+/// kMmaM (m16 tiles per consumer warp, 1 or 2): 16-bit elements, 64 kKBoxes of K per unit, T
+/// padded to 16 (two n8 tiles), one consumer warp per 16 kMmaM rows. A stage holds W as kKBoxes boxes of kBlockN rows x
+/// 128 bytes (K-contiguous W) or kBlockN / 64 boxes of kBlockK rows (K) x 128 bytes (N-contiguous W), then X as kKBoxes
+/// boxes of 16 rows x 128 bytes; every box in the 128-byte swizzle.
 template <class Tile>
 struct SkinnyTmaConfig {
   static constexpr int kBlockN = Tile::kBlockN;
-  static constexpr int kBlockK = 64;  // K elements per unit: 128 bytes of 16-bit data
+  static constexpr int kKBoxes = Tile::kKBoxes;
   static constexpr int kRowBytes = 128;
+  static constexpr int kBlockK = 64 * kKBoxes;  // K elements per unit
   static constexpr int kMaxT = 16;
-  static constexpr int kMmaM = 2;  // m16 tiles per consumer warp
-  static constexpr int kConsumerWarps = kBlockN / (16 * kMmaM);
+  static constexpr int kMmaM = Tile::kMmaM;     // m16 tiles per consumer warp
+  static constexpr int kWarpRows = 16 * kMmaM;  // W rows per consumer warp
+  static constexpr int kConsumerWarps = kBlockN / kWarpRows;
   static constexpr int kThreads = (kConsumerWarps + 1) * 32;
-  static constexpr int kWBytes = kBlockN * kRowBytes;
-  static constexpr int kXBytes = kMaxT * kRowBytes;
+  static constexpr int kWBytes = kBlockN * kBlockK * 2;
+  static constexpr int kXBytes = kKBoxes * kMaxT * kRowBytes;
   static constexpr int kStageBytes = kWBytes + kXBytes;
-  static constexpr int kBoxBytes = 64 * kRowBytes;  // one 64 x 64 box of N-contiguous W
+  static constexpr int kWKBoxBytes = kBlockN * kRowBytes;  // K-contiguous W: one K box
+  static constexpr int kWNBoxBytes = kBlockK * kRowBytes;  // N-contiguous W: one 64-column box
+  static constexpr int kXBoxBytes = kMaxT * kRowBytes;
   static_assert(kBlockN % 64 == 0 && kBlockN <= 256, "whole 64-row boxes, at most 256 rows a TMA box");
-  static_assert(kStageBytes % 1024 == 0, "the 128-byte swizzle needs every box 1024-byte aligned");
+  static_assert(kKBoxes >= 1 && kBlockK <= 256, "at most 256 K rows a TMA box (N-contiguous W)");
+  static_assert(kMmaM == 1 || kMmaM == 2, "one or two m16 tiles per consumer warp");
+  static_assert(kStageBytes % 1024 == 0 && kXBoxBytes % 1024 == 0 && kWKBoxBytes % 1024 == 0,
+                "the 128-byte swizzle needs every box 1024-byte aligned");
   /// Shared memory of `stages` stages: the ring, a full and an empty barrier per stage, and
   /// the slack that aligns the ring to 1024 bytes.
   static constexpr int smem_bytes(int stages) { return stages * kStageBytes + 16 * stages + 1024; }
@@ -145,13 +155,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       arch::mbar_wait(empty(s), phase ^ 1);  // a fresh barrier passes parity 1 at once
       arch::mbar_arrive_expect_tx(full(s), Cfg::kStageBytes);
       if constexpr (kWKMajor) {
-        arch::tma_load_2d_hint(w_tile(s), &map_w, full(s), k0, n0, stream);
+#pragma unroll
+        for (int b = 0; b < Cfg::kKBoxes; ++b)
+          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + 64 * b, n0, stream);
       } else {
 #pragma unroll
         for (int b = 0; b < BN / 64; ++b)
-          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kBoxBytes, &map_w, full(s), n0 + 64 * b, k0, stream);
+          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + 64 * b, k0, stream);
       }
-      arch::tma_load_2d_hint(x_tile(s), &map_x, full(s), k0, 0, keep);
+#pragma unroll
+      for (int b = 0; b < Cfg::kKBoxes; ++b)
+        arch::tma_load_2d_hint(x_tile(s) + b * Cfg::kXBoxBytes, &map_x, full(s), k0 + 64 * b, 0, keep);
       if (++s == stages) s = 0, phase ^= 1;
     }
     return;
@@ -160,19 +174,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // ---------------- consumers: warp `warp` owns rows 32 warp .. of every tile ----------------
   const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
   const int mat = lane >> 3;              // the 8x8 matrix whose row address this lane gives to ldmatrix
-  float acc[Cfg::kMmaM][2][4];
+  // Two sets of sums, for even and odd K steps: each mma depends on the one two steps back,
+  // so a burst of stages drains at twice the rate of a single chain.
+  float acc2[2][Cfg::kMmaM][2][4];
   auto clear = [&] {
 #pragma unroll
-    for (int i = 0; i < Cfg::kMmaM; ++i)
+    for (int p2 = 0; p2 < 2; ++p2)
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int i = 0; i < Cfg::kMmaM; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+        for (int j = 0; j < 2; ++j)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc2[p2][i][j][e] = 0.0f;
   };
   clear();
 
   // Element (i, j, e) of a fragment-shaped sum: W row (n) and X row (t) of the tile.
-  auto frag_n = [&](int i, int e) { return warp * 32 + 16 * i + g + 8 * (e >> 1); };
+  auto frag_n = [&](int i, int e) { return warp * Cfg::kWarpRows + 16 * i + g + 8 * (e >> 1); };
   auto frag_t = [&](int j, int e) { return 8 * j + 2 * q + (e & 1); };
   auto store = [&](int tile, const float(&v)[Cfg::kMmaM][2][4]) {
 #pragma unroll
@@ -190,7 +208,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // This warp's 32 x 16 sums in a parking slot: row-major, 16 floats a row.
   auto slot_of = [&](int owner, int64_t tile_first_unit) {
     const bool first = skinny_tma_first_unit(units, owner, ctas) >= tile_first_unit;  // the tile is owner's first
-    return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * 32) * Cfg::kMaxT;
+    return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * Cfg::kWarpRows) * Cfg::kMaxT;
   };
 
   int s = 0;
@@ -200,42 +218,57 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const int64_t tile_first = tile * kb_count, seg_end = u_end < tile_first + kb_count ? u_end : tile_first + kb_count;
     for (; u < seg_end; ++u) {
       arch::mbar_wait(full(s), phase);
-      const uint32_t ws = w_tile(s), xs = x_tile(s);
-      // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
-      // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
-      uint32_t xf[2][4][2];
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int kb = 0; kb < Cfg::kKBoxes; ++kb) {
+        const uint32_t xs = x_tile(s) + kb * Cfg::kXBoxBytes;
+        // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
+        // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
+        uint32_t xf[2][4][2];
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          uint32_t r[4];
-          arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
+        for (int j = 0; j < 2; ++j)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
-        }
+          for (int h = 0; h < 2; ++h) {
+            uint32_t r[4];
+            arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
 #pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int i = 0; i < Cfg::kMmaM; ++i) {
-          const int mm = warp * 32 + 16 * i;  // first W row of the m16 tile
-          uint32_t a[4];
-          if constexpr (kWKMajor) {
-            // Stored (n, k): rows mm + lane % 16, chunk 2 kk + lane / 16.
-            arch::ldmatrix_x4<false>(a, ws + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
-          } else {
-            // Stored (k, n) in 64-column boxes: k rows 16 kk + 8 (mat / 2).., n chunk mm / 8 + mat % 2.
-            const int chunk = mm / 8 + (mat & 1);
-            arch::ldmatrix_x4<true>(a, ws + (chunk / 8) * Cfg::kBoxBytes +
-                                           arch::sw128_offset(16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
+            for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
           }
 #pragma unroll
-          for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc[i][j], a, xf[j][kk]);
-        }
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaM; ++i) {
+            const int mm = warp * Cfg::kWarpRows + 16 * i;  // first W row of the m16 tile
+            uint32_t a[4];
+            if constexpr (kWKMajor) {
+              // Stored (n, k) in K box kb: rows mm + lane % 16, chunk 2 kk + lane / 16.
+              arch::ldmatrix_x4<false>(
+                  a, w_tile(s) + kb * Cfg::kWKBoxBytes + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
+            } else {
+              // Stored (k, n) in 64-column boxes: k rows 64 kb + 16 kk + 8 (mat / 2).., n chunk
+              // mm / 8 + mat % 2.
+              const int chunk = mm / 8 + (mat & 1);
+              arch::ldmatrix_x4<true>(
+                  a, w_tile(s) + (chunk / 8) * Cfg::kWNBoxBytes +
+                         arch::sw128_offset(64 * kb + 16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
+            }
+#pragma unroll
+            for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
+          }
+      }
       // The mma consumed every fragment, so this warp's reads of the stage are done.
       __syncwarp();
       if (lane == 0) arch::mbar_arrive(empty(s));
       if (++s == stages) s = 0, phase ^= 1;
     }
+
+    // This CTA's sums for the tile (the two K-step sets added in a fixed order).
+    float acc[Cfg::kMmaM][2][4];
+#pragma unroll
+    for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+      for (int j = 0; j < 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[i][j][e] = acc2[0][i][j][e] + acc2[1][i][j][e];
 
     // The tile's CTAs: `first` .. `last` (this one among them).
     const int first = skinny_tma_owner(units, ctas, tile_first);
@@ -260,9 +293,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (lane == 0) {
       // The word holds epoch + arrivals - 1 of this launch; a word of any other launch
       // (outside [epoch, epoch + count - 1)) counts as no arrival.
+      // The first guess is one earlier arrival (a tile cut in two): the arrival that completes
+      // it, on the kernel's critical path at its end, then costs one atomic round trip.
       uint64_t* word = wk.arrivals + static_cast<int64_t>(tile) * kWarps + warp;
-      unsigned long long cur = arch::ld_relaxed_gpu(word);
       const uint64_t lo = wk.epoch, hi = wk.epoch + static_cast<uint64_t>(last - first);
+      unsigned long long cur = lo;
       for (;;) {
         const bool ours = cur >= lo && cur < hi;
         const unsigned long long next = ours ? cur + 1 : lo;
