@@ -1,6 +1,7 @@
 // gpukern-bench --op attention; see attention.hpp.
 #include "attention.hpp"
 
+#include "output.hpp"
 #include "suite.hpp"
 
 #include <fmt/core.h>
@@ -301,13 +302,7 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
       r.error_ok = r.rel_error && *r.rel_error <= error_bound(c.type);
       r.measured = true;
     } catch (const Error& e) {
-      r.reason = e.what();
-      r.failed = e.status() != Status::Unsupported;
-      if (e.decline() != GK_DECLINE_NONE) r.decline = gk_decline_name(e.decline());
-      try {
-        device.synchronize();
-      } catch (const Error&) {
-      }
+      note_error(r, e, device);
     }
     records.push_back(r);
   }
@@ -363,18 +358,11 @@ nlohmann::json attention_json(const AttentionRecord& r, const DeviceInfo& info) 
   j["backend"] = info.backend;
   j["device"] = info.name;
   if (!r.measured) {
-    j["status"] = r.failed ? "failed" : "skipped";
-    j["reason"] = r.reason;
-    if (!r.decline.empty()) j["decline"] = r.decline;
+    put_not_measured(j, r);
     return j;
   }
   j["rungs"] = {{"scores", r.rungs[0]}, {"softmax", r.rungs[1]}, {"weighted", r.rungs[2]}};
-  j["ms"] = r.timing.median_ms;
-  j["ms_min"] = r.timing.min_ms;
-  j["ms_max"] = r.timing.max_ms;
-  j["ms_q1"] = r.timing.q1_ms;
-  j["ms_q3"] = r.timing.q3_ms;
-  j["repeats"] = r.timing.repeats;
+  put_timing(j, r.timing);
   j["scores_ms"] = r.step_ms[0];
   j["softmax_ms"] = r.step_ms[1];
   j["weighted_ms"] = r.step_ms[2];

@@ -191,6 +191,15 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
 
 // ---- JSON ----
 
+void put_timing(nlohmann::json& j, const Timing& t) {
+  j["ms"] = t.median_ms;
+  j["ms_min"] = t.min_ms;
+  j["ms_max"] = t.max_ms;
+  j["ms_q1"] = t.q1_ms;
+  j["ms_q3"] = t.q3_ms;
+  j["repeats"] = t.repeats;
+}
+
 nlohmann::json run_json(const DeviceRunner& runner, const Options& options, const std::vector<Record>& records) {
   using nlohmann::json;
   const DeviceInfo& i = runner.info();
@@ -268,20 +277,13 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
     j["dtype"] = type_name(c.type);
     put_shape(j, c);
     if (!r.measured) {
-      j["status"] = r.failed ? "failed" : "skipped";
-      j["reason"] = r.reason;
-      if (!r.decline.empty()) j["decline"] = r.decline;
+      put_not_measured(j, r);
       j["backend"] = i.backend;
       j["device"] = i.name;
       skipped.push_back(j);
       continue;
     }
-    j["ms"] = r.timing.median_ms;
-    j["ms_min"] = r.timing.min_ms;
-    j["ms_max"] = r.timing.max_ms;
-    j["ms_q1"] = r.timing.q1_ms;
-    j["ms_q3"] = r.timing.q3_ms;
-    j["repeats"] = r.timing.repeats;
+    put_timing(j, r.timing);
     if (gemm) {
       j["gflops"] = r.rate;
       j["peak_gflops"] = r.peak > 0 ? json(r.peak) : json(nullptr);

@@ -48,6 +48,17 @@ class TablePrinter {
   bool cpu_ = false;  // the CPU's table has a % of read column
 };
 
+/// The median and spread of `t` into `j`: ms, ms_min, ms_max, ms_q1, ms_q3, repeats.
+void put_timing(nlohmann::json& j, const Timing& t);
+/// A record not measured (a Record or an AttentionRecord) into `j`: status "failed" or
+/// "skipped", the reason, and the typed decline when there is one.
+template <class R>
+void put_not_measured(nlohmann::json& j, const R& r) {
+  j["status"] = r.failed ? "failed" : "skipped";
+  j["reason"] = r.reason;
+  if (!r.decline.empty()) j["decline"] = r.decline;
+}
+
 /// The JSON object of one run on one device.
 nlohmann::json run_json(const DeviceRunner& runner, const Options& options, const std::vector<Record>& records);
 

@@ -526,13 +526,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       r.error_ok = r.rel_error && *r.rel_error <= error_bound(c.type);
       r.measured = true;
     } catch (const Error& e) {
-      r.reason = e.what();
-      r.failed = e.status() != Status::Unsupported;
-      if (e.decline() != GK_DECLINE_NONE) r.decline = gk_decline_name(e.decline());
-      try {
-        device_.synchronize();
-      } catch (const Error&) {
-      }
+      note_error(r, e, device_);
     }
     if (r.measured) {
       const double bytes = c.bytes_moved();

@@ -54,6 +54,20 @@ struct Record {
   std::optional<double> plain_ms, pct_of_plain;
 };
 
+/// Notes a failed or declined call in `r` (a Record or an AttentionRecord): the reason,
+/// failed unless the rung declined, the typed decline; then waits for `device`'s queue so
+/// that the next call starts on an idle device (an error there is left to that call).
+template <class R>
+void note_error(R& r, const Error& e, Device& device) {
+  r.reason = e.what();
+  r.failed = e.status() != Status::Unsupported;
+  if (e.decline() != GK_DECLINE_NONE) r.decline = gk_decline_name(e.decline());
+  try {
+    device.synchronize();
+  } catch (const Error&) {
+  }
+}
+
 /// The copy and read streams of one byte count (StreamTimes::read on the CPU only).
 struct StreamTimes {
   std::optional<Timing> copy, read;

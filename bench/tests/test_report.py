@@ -31,6 +31,17 @@ def check(condition, message):
         FAILURES.append(message)
 
 
+def check_png(out, name, text):
+    """`name` in `out` is a PNG of some size, and the report text links it."""
+    path = os.path.join(out, name)
+    ok = os.path.exists(path) and os.path.getsize(path) > 1000
+    if ok:
+        with open(path, "rb") as f:
+            ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
+    check(ok, "missing or invalid PNG {}".format(name))
+    check("]({})".format(name) in text, "report.md does not include {}".format(name))
+
+
 def run_report(report, args):
     return subprocess.run([report] + args, capture_output=True, text=True)
 
@@ -167,13 +178,7 @@ def check_report(report, fixtures, tmp):
         "fixture-cpu-2-core-cpu-2-threads-softmax-cols.png",
     ]
     for name in expected_pngs:
-        path = os.path.join(out, name)
-        ok = os.path.exists(path) and os.path.getsize(path) > 1000
-        if ok:
-            with open(path, "rb") as f:
-                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
-        check(ok, "missing or invalid PNG {}".format(name))
-        check("]({})".format(name) in text, "report.md does not include {}".format(name))
+        check_png(out, name, text)
 
     # Deterministic: a second run (inputs in another order) gives identical files.
     out2 = os.path.join(tmp, "again")
@@ -237,13 +242,7 @@ def check_suite(report, fixtures, tmp):
     check(find_row(ladder, rung="wgmma_tma", size="1000³") is not None, "square suite size 1000³ not in the ladder")
 
     for name in ("fixture-gpu-80gb-cuda-llm-vs-vendor.png", "fixture-gpu-80gb-cuda-llm-copy.png"):
-        path = os.path.join(out, name)
-        ok = os.path.exists(path) and os.path.getsize(path) > 1000
-        if ok:
-            with open(path, "rb") as f:
-                ok = f.read(8) == b"\x89PNG\r\n\x1a\n"
-        check(ok, "missing or invalid PNG {}".format(name))
-        check("]({})".format(name) in text, "report.md does not include {}".format(name))
+        check_png(out, name, text)
 
     # README tables of kind llm: rows T, columns N x K, % of the vendor or % of copy.
     readme = os.path.join(tmp, "SUITE-README.md")

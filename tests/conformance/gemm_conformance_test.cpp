@@ -12,14 +12,6 @@ namespace {
 
 class GemmConformance : public LadderTest {};
 
-GemmCase shape(int64_t m, int64_t n, int64_t k) {
-  GemmCase c;
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  return c;
-}
-
 GemmCase transposed(GemmCase c, bool trans_a, bool trans_b) {
   c.trans_a = trans_a;
   c.trans_b = trans_b;

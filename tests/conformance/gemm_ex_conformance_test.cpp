@@ -17,14 +17,6 @@ class GemmExConformance : public LadderTest {};
 
 using Bias = GemmCase::Bias;
 
-GemmCase shape(int64_t m, int64_t n, int64_t k) {
-  GemmCase c;
-  c.m = m;
-  c.n = n;
-  c.k = k;
-  return c;
-}
-
 const bool kTransposes[4][2] = {{false, false}, {false, true}, {true, false}, {true, true}};
 
 GemmCase transposed(GemmCase c, int which) {

@@ -1,6 +1,8 @@
 // One gemm case through device buffers; see gemm_runner.hpp.
 #include "conformance/gemm_runner.hpp"
 
+#include "conformance/case_flow.hpp"
+
 #include "support/backends.hpp"
 #include "support/host_array.hpp"
 #include "support/reference.hpp"
@@ -200,24 +202,9 @@ bool check_result(const GemmCase& gc, const GemmOperands& o, const HostArray& c_
                      "read although beta = 0)";
     ok = false;
   }
-  const Comparison cmp = compare(out, reference_of(gc, o), std::max<int64_t>(1, gc.n));
-  if (!cmp.passes(bound)) {
-    ADD_FAILURE() << "result differs from the double reference: relative error " << cmp.relative_error << " (bound "
-                  << bound << ")"
-                  << (cmp.special_mismatches ? ", " + std::to_string(cmp.special_mismatches) +
-                                                   " NaN/inf mismatches, first: " + cmp.first_problem
-                                             : std::string());
-    ok = false;
-  }
+  if (!expect_within_bound(compare(out, reference_of(gc, o), std::max<int64_t>(1, gc.n)), bound)) ok = false;
   return ok;
 }
-
-struct Attempt {
-  gk_status status = GK_SUCCESS;
-  std::string message;
-  std::string selected;  // auto's choice, asked before the call
-  HostArray c_after;
-};
 
 /// The device copies of a case's operands (bias only when the case has one).
 struct DeviceOperands {
@@ -244,8 +231,34 @@ Attempt attempt(Device& dev, const RungParam& p, const GemmCase& gc, const GemmO
   }
   result.status = gc.extended() ? gk_gemm_ex(dev.handle(), &desc) : gk_gemm(dev.handle(), &plain);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
-  result.c_after = d.c.read(p.output_type, o.wc.first.total);
+  result.output = d.c.read(p.output_type, o.wc.first.total);
   return result;
+}
+
+/// The shared flow's view of one case on the device copies `d` of its operands.
+CaseOps gemm_ops(Device& dev, const RungParam& p, const GemmCase& gc, const GemmOperands& o, DeviceOperands& d) {
+  CaseOps ops;
+  ops.call = "gk_gemm";
+  ops.output = "C";
+  ops.description = gc.describe();
+  ops.op = GK_OP_GEMM;
+  ops.nonempty = gc.m > 0 && gc.n > 0 && gc.batch > 0;
+  ops.attempt = [&](const std::string& variant) { return attempt(dev, p, gc, o, variant, d); };
+  ops.output_before = &o.c_initial;
+  ops.check = [&](const HostArray& c, bool through_auto) {
+    // auto may pick a rung with tf32 arithmetic where the forced rung would be exact.
+    return check_result(gc, o, c, through_auto ? error_bound(p.arithmetic, p.output_type) : p.bound());
+  };
+  ops.inputs_unchanged = [&] {
+    if (changes_anywhere(o.a, d.a.read(p.input_type, o.wa.first.total)) != "" ||
+        changes_anywhere(o.b, d.b.read(p.input_type, o.wb.first.total)) != "" ||
+        (d.bias && changes_anywhere(o.bias, d.bias->read(o.bias.type(), o.wbias.first.total)) != "")) {
+      ADD_FAILURE() << "the call modified A, B or the bias";
+      return false;
+    }
+    return true;
+  };
+  return ops;
 }
 
 }  // namespace
@@ -257,46 +270,7 @@ Outcome run_gemm_case(const RungParam& p, const GemmCase& gc) {
   Device& dev = shared_device(p.backend);
   const GemmOperands o = make_operands(p, gc, rng);
   DeviceOperands d(dev, o);
-  const bool nonempty = gc.m > 0 && gc.n > 0 && gc.batch > 0;
-
-  Attempt first = attempt(dev, p, gc, o, p.rung, d);
-  if (first.status == GK_UNSUPPORTED && p.forced()) {
-    EXPECT_FALSE(first.message.empty()) << "rung '" << p.rung << "' declined without a message";
-    EXPECT_EQ(changes_anywhere(o.c_initial, first.c_after), "") << "rung '" << p.rung << "' declined but wrote to C";
-    std::cout << "[ DECLINED ] " << p.test_name() << " " << gc.describe() << ": " << first.message << "\n";
-    // auto must accept every valid call.
-    Attempt fallback = attempt(dev, p, gc, o, "auto", d);
-    if (fallback.status != GK_SUCCESS) {
-      ADD_FAILURE() << "auto failed a case that rung '" << p.rung << "' declined: " << gk_status_name(fallback.status)
-                    << ": " << fallback.message;
-      return Outcome::Failed;
-    }
-    // auto may pick a rung with tf32 arithmetic where the forced rung would be exact.
-    check_result(gc, o, fallback.c_after, error_bound(p.arithmetic, p.output_type));
-    return Outcome::Declined;
-  }
-  if (first.status != GK_SUCCESS) {
-    ADD_FAILURE() << "gk_gemm with variant '" << p.rung << "' returned " << gk_status_name(first.status) << ": "
-                  << first.message;
-    return Outcome::Failed;
-  }
-  bool ok = check_result(gc, o, first.c_after, p.bound());
-  if (nonempty) {
-    const std::string used = dev.last_variant(GK_OP_GEMM);
-    const std::string expected = p.forced() ? p.rung : first.selected;
-    if (used != expected) {
-      ADD_FAILURE() << "last_variant is '" << used << "', expected '" << expected << "'"
-                    << (p.forced() ? " (the forced rung)" : " (what gk_gemm_select chose)");
-      ok = false;
-    }
-  }
-  if (changes_anywhere(o.a, d.a.read(p.input_type, o.wa.first.total)) != "" ||
-      changes_anywhere(o.b, d.b.read(p.input_type, o.wb.first.total)) != "" ||
-      (d.bias && changes_anywhere(o.bias, d.bias->read(o.bias.type(), o.wbias.first.total)) != "")) {
-    ADD_FAILURE() << "the call modified A, B or the bias";
-    ok = false;
-  }
-  return ok ? Outcome::Passed : Outcome::Failed;
+  return run_case(p, gemm_ops(dev, p, gc, o, d));
 }
 
 void run_gemm_cases(const RungParam& param, const std::vector<GemmCase>& cases) {
@@ -309,15 +283,7 @@ void expect_gemm_declined(const RungParam& p, const GemmCase& gc) {
   Device& dev = shared_device(p.backend);
   const GemmOperands o = make_operands(p, gc, rng);
   DeviceOperands d(dev, o);
-  Attempt result = attempt(dev, p, gc, o, p.rung, d);
-  EXPECT_EQ(result.status, GK_UNSUPPORTED)
-      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with " << p.arithmetic
-      << " and returned " << gk_status_name(result.status) << ": " << result.message;
-  if (result.status != GK_SUCCESS) {
-    EXPECT_FALSE(result.message.empty());
-    std::cout << "[ DECLINED ] " << p.test_name() << ": " << result.message << "\n";
-  }
-  EXPECT_EQ(changes_anywhere(o.c_initial, result.c_after), "") << "C was modified";
+  expect_declined(p, gemm_ops(dev, p, gc, o, d));
 }
 
 }  // namespace gpukern::test

@@ -44,6 +44,15 @@ struct GemmCase {
 
 /// Runs `c` with `param`; failures are reported through gtest (EXPECT/ADD_FAILURE)
 /// with the case and the seed. A declined case is printed.
+/// A plain m x n x k case (NN, alpha 1, beta 0), for the test groups to vary.
+inline GemmCase shape(int64_t m, int64_t n, int64_t k) {
+  GemmCase c;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  return c;
+}
+
 Outcome run_gemm_case(const RungParam& param, const GemmCase& c);
 
 /// Runs every case and prints how many passed and were declined.

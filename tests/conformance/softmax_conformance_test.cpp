@@ -12,13 +12,6 @@ namespace {
 
 class SoftmaxConformance : public LadderTest {};
 
-SoftmaxCase shape(int64_t rows, int64_t cols) {
-  SoftmaxCase c;
-  c.rows = rows;
-  c.cols = cols;
-  return c;
-}
-
 SoftmaxCase with(SoftmaxCase c, bool log_softmax, Special special = Special::None) {
   c.log_softmax = log_softmax;
   c.special = special;

@@ -13,13 +13,6 @@ namespace {
 
 class SoftmaxExConformance : public LadderTest {};
 
-SoftmaxCase shape(int64_t rows, int64_t cols) {
-  SoftmaxCase c;
-  c.rows = rows;
-  c.cols = cols;
-  return c;
-}
-
 SoftmaxCase batched(SoftmaxCase c, int64_t batch, int64_t gap, bool broadcast_x = false) {
   c.batch = batch;
   c.gap = gap;

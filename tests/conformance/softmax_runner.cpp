@@ -1,6 +1,8 @@
 // One softmax case through device buffers; see softmax_runner.hpp.
 #include "conformance/softmax_runner.hpp"
 
+#include "conformance/case_flow.hpp"
+
 #include "support/backends.hpp"
 #include "support/host_array.hpp"
 #include "support/reference.hpp"
@@ -98,13 +100,6 @@ SoftmaxOperands make_operands(const RungParam& p, const SoftmaxCase& sc, Random&
   return o;
 }
 
-struct Attempt {
-  gk_status status = GK_SUCCESS;
-  std::string message;
-  std::string selected;
-  HostArray y_after;
-};
-
 Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperands& o,
                 const std::string& variant, DeviceArray& dx, DeviceArray* dy) {
   dx.upload(o.x);
@@ -138,7 +133,7 @@ Attempt attempt(Device& dev, const RungParam& p, const SoftmaxCase& sc, const So
   }
   result.status = sc.extended() ? gk_softmax_ex(dev.handle(), &desc) : gk_softmax(dev.handle(), &plain);
   if (result.status != GK_SUCCESS) result.message = gk_last_error();
-  result.y_after = (dy ? *dy : dx).read(p.input_type, o.wy.first.total);
+  result.output = (dy ? *dy : dx).read(p.input_type, o.wy.first.total);
   return result;
 }
 
@@ -168,16 +163,31 @@ bool check_result(const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperan
                   << " y elements still hold the poison value (never written)";
     ok = false;
   }
-  const Comparison cmp = compare(out, ref, std::max<int64_t>(1, sc.cols));
-  if (!cmp.passes(p.bound())) {
-    ADD_FAILURE() << "result differs from the double reference: relative error " << cmp.relative_error << " (bound "
-                  << p.bound() << ")"
-                  << (cmp.special_mismatches ? ", " + std::to_string(cmp.special_mismatches) +
-                                                   " NaN/inf mismatches, first: " + cmp.first_problem
-                                             : std::string());
-    ok = false;
-  }
+  if (!expect_within_bound(compare(out, ref, std::max<int64_t>(1, sc.cols)), p.bound())) ok = false;
   return ok;
+}
+
+/// The shared flow's view of one case on the device copies dx and dy (null in place) of
+/// its buffers; `before` is the output's initial content.
+CaseOps softmax_ops(Device& dev, const RungParam& p, const SoftmaxCase& sc, const SoftmaxOperands& o, DeviceArray& dx,
+                    DeviceArray* dy, const HostArray& before) {
+  CaseOps ops;
+  ops.call = "gk_softmax";
+  ops.output = "y";
+  ops.description = sc.describe();
+  ops.op = GK_OP_SOFTMAX;
+  ops.nonempty = sc.rows > 0 && sc.cols > 0;
+  ops.attempt = [&, dy](const std::string& variant) { return attempt(dev, p, sc, o, variant, dx, dy); };
+  ops.output_before = &before;
+  ops.check = [&](const HostArray& y, bool) { return check_result(p, sc, o, y); };
+  ops.inputs_unchanged = [&] {
+    if (!sc.in_place && changes_anywhere(o.x, dx.read(p.input_type, o.wx.first.total)) != "") {
+      ADD_FAILURE() << "the call modified x";
+      return false;
+    }
+    return true;
+  };
+  return ops;
 }
 
 }  // namespace
@@ -191,41 +201,7 @@ Outcome run_softmax_case(const RungParam& p, const SoftmaxCase& sc) {
   DeviceArray dx(dev, o.x);
   std::unique_ptr<DeviceArray> dy;
   if (!sc.in_place) dy = std::make_unique<DeviceArray>(dev, o.y_initial);
-
-  Attempt first = attempt(dev, p, sc, o, p.rung, dx, dy.get());
-  if (first.status == GK_UNSUPPORTED && p.forced()) {
-    EXPECT_FALSE(first.message.empty()) << "rung '" << p.rung << "' declined without a message";
-    EXPECT_EQ(changes_anywhere(output_before(sc, o), first.y_after), "")
-        << "rung '" << p.rung << "' declined but wrote to y";
-    std::cout << "[ DECLINED ] " << p.test_name() << " " << sc.describe() << ": " << first.message << "\n";
-    Attempt fallback = attempt(dev, p, sc, o, "auto", dx, dy.get());
-    if (fallback.status != GK_SUCCESS) {
-      ADD_FAILURE() << "auto failed a case that rung '" << p.rung << "' declined: " << gk_status_name(fallback.status)
-                    << ": " << fallback.message;
-      return Outcome::Failed;
-    }
-    check_result(p, sc, o, fallback.y_after);
-    return Outcome::Declined;
-  }
-  if (first.status != GK_SUCCESS) {
-    ADD_FAILURE() << "gk_softmax with variant '" << p.rung << "' returned " << gk_status_name(first.status) << ": "
-                  << first.message;
-    return Outcome::Failed;
-  }
-  bool ok = check_result(p, sc, o, first.y_after);
-  if (sc.rows > 0 && sc.cols > 0) {
-    const std::string used = dev.last_variant(GK_OP_SOFTMAX);
-    const std::string expected = p.forced() ? p.rung : first.selected;
-    if (used != expected) {
-      ADD_FAILURE() << "last_variant is '" << used << "', expected '" << expected << "'";
-      ok = false;
-    }
-  }
-  if (!sc.in_place && changes_anywhere(o.x, dx.read(p.input_type, o.wx.first.total)) != "") {
-    ADD_FAILURE() << "the call modified x";
-    ok = false;
-  }
-  return ok ? Outcome::Passed : Outcome::Failed;
+  return run_case(p, softmax_ops(dev, p, sc, o, dx, dy.get(), output_before(sc, o)));
 }
 
 void run_softmax_cases(const RungParam& param, const std::vector<SoftmaxCase>& cases) {
@@ -238,15 +214,7 @@ void expect_softmax_declined(const RungParam& p, const SoftmaxCase& sc) {
   Device& dev = shared_device(p.backend);
   const SoftmaxOperands o = make_operands(p, sc, rng);
   DeviceArray dx(dev, o.x), dy(dev, o.y_initial);
-  Attempt result = attempt(dev, p, sc, o, p.rung, dx, &dy);
-  EXPECT_EQ(result.status, GK_UNSUPPORTED)
-      << "rung '" << p.rung << "' lists dtypes '" << p.dtypes << "' but was called with " << p.arithmetic
-      << " and returned " << gk_status_name(result.status) << ": " << result.message;
-  if (result.status != GK_SUCCESS) {
-    EXPECT_FALSE(result.message.empty());
-    std::cout << "[ DECLINED ] " << p.test_name() << ": " << result.message << "\n";
-  }
-  EXPECT_EQ(changes_anywhere(o.y_initial, result.y_after), "") << "y was modified";
+  expect_declined(p, softmax_ops(dev, p, sc, o, dx, &dy, o.y_initial));
 }
 
 }  // namespace gpukern::test

@@ -43,6 +43,14 @@ struct SoftmaxCase {
   std::string describe() const;
 };
 
+/// A plain rows x cols case (softmax, no padding), for the test groups to vary.
+inline SoftmaxCase shape(int64_t rows, int64_t cols) {
+  SoftmaxCase c;
+  c.rows = rows;
+  c.cols = cols;
+  return c;
+}
+
 Outcome run_softmax_case(const RungParam& param, const SoftmaxCase& c);
 void run_softmax_cases(const RungParam& param, const std::vector<SoftmaxCase>& cases);
 void expect_softmax_declined(const RungParam& param, const SoftmaxCase& c);

@@ -6,6 +6,7 @@
 // decomposed calls, softmax features that cannot be decomposed declined as Feature.
 #include "core/dispatch.hpp"
 #include "core/rung_table.hpp"
+#include "support/null_backend.hpp"
 
 #include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
@@ -430,17 +431,9 @@ TEST(Decompose, SoftmaxBatchRunsItemByItem) {
 }
 
 /// A backend over the two fake tables, so auto's walk can be seen through Dispatch.
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public test::NullBackend {
  public:
   std::vector<Event> events;
-  DeviceInfo device_info() const override { return {}; }
-  void* alloc(std::size_t) override { return nullptr; }
-  void free(void*) noexcept override {}
-  void copy(void*, const void*, std::size_t, CopyKind) override {}
-  void memset(void*, int, std::size_t) override {}
-  void synchronize() override {}
-  void set_stream(void*) override {}
-  std::unique_ptr<Timer> create_timer() override { return nullptr; }
   std::vector<RungInfo> variants(OpKind op) const override {
     return op == OpKind::Gemm ? gemm_table().infos(kHost) : softmax_table().infos(kHost);
   }
@@ -454,9 +447,6 @@ class RecordingBackend final : public Backend {
   bool auto_candidate(const SoftmaxArgs& a, int rung) const override {
     return softmax_table().auto_candidate(rung, a, ctx());
   }
-  std::vector<AutoEntryInfo> auto_table(OpKind) const override { return {}; }
-  AutoPick auto_pick(const GemmArgs&) const override { return {}; }
-  AutoPick auto_pick(const SoftmaxArgs&) const override { return {}; }
   void gemm(const GemmArgs& a, int rung) override { gemm_table().run(rung, a, ctx()); }
   void softmax(const SoftmaxArgs& a, int rung) override { softmax_table().run(rung, a, ctx()); }
 

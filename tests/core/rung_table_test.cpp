@@ -5,6 +5,7 @@
 // call and then declines it is reported as the library's bug (InternalError).
 #include "core/dispatch.hpp"
 #include "core/rung_table.hpp"
+#include "support/null_backend.hpp"
 
 #include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
@@ -125,31 +126,19 @@ TEST(RungTable, RankedSharesARowWithAnotherRank) {
 }
 
 /// A backend whose one GEMM ladder is the fake table, on an sm_90 device.
-class FakeBackend final : public Backend {
+class FakeBackend final : public test::NullBackend {
  public:
   int runs = 0;
-  DeviceInfo device_info() const override { return {}; }
-  void* alloc(std::size_t) override { return nullptr; }
-  void free(void*) noexcept override {}
-  void copy(void*, const void*, std::size_t, CopyKind) override {}
-  void memset(void*, int, std::size_t) override {}
-  void synchronize() override {}
-  void set_stream(void*) override {}
-  std::unique_ptr<Timer> create_timer() override { return nullptr; }
   std::vector<RungInfo> variants(OpKind op) const override {
     return op == OpKind::Gemm ? table().infos(kSm90) : std::vector<RungInfo>{};
   }
   Verdict supports(const GemmArgs& a, int rung) const override { return table().supports(rung, a, ctx(), kSm90); }
-  Verdict supports(const SoftmaxArgs&, int) const override { return {}; }
   bool auto_candidate(const GemmArgs& a, int rung) const override { return table().auto_candidate(rung, a, ctx()); }
-  bool auto_candidate(const SoftmaxArgs&, int) const override { return false; }
   std::vector<AutoEntryInfo> auto_table(OpKind op) const override {
     return op == OpKind::Gemm ? table().auto_table() : std::vector<AutoEntryInfo>{};
   }
   AutoPick auto_pick(const GemmArgs& a) const override { return table().auto_pick(a, kSm90); }
-  AutoPick auto_pick(const SoftmaxArgs&) const override { return {}; }
   void gemm(const GemmArgs& a, int rung) override { table().run(rung, a, ctx()); }
-  void softmax(const SoftmaxArgs&, int) override {}
 
  private:
   FakeCtx ctx() const {

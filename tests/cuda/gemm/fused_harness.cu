@@ -130,12 +130,6 @@ std::string FusedCase::describe() const {
   return s.str();
 }
 
-std::string FusedOutcome::describe() const {
-  std::ostringstream s;
-  s << "error " << error << ", non-finite outputs " << nonfinite << ", guard cells changed " << guard_changed;
-  return s.str();
-}
-
 FusedProblem::FusedProblem(const FusedCase& c, cudaStream_t stream, uint64_t seed)
     : case_(c), stream_(stream), host_(new Host) {
   std::mt19937_64 rng(seed);
@@ -244,12 +238,12 @@ void FusedProblem::reset_c() {
   GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
 }
 
-FusedOutcome FusedProblem::check() {
+Outcome FusedProblem::check() {
   Host& h = *host_;
   h.c = HostBuffer(case_.c, h.c0.count());
   GK_TEST_CUDA_OK(cudaStreamSynchronize(stream_));
   GK_TEST_CUDA_OK(cudaMemcpy(h.c.bytes.data(), c_, h.c.bytes.size(), cudaMemcpyDeviceToHost));
-  FusedOutcome o;
+  Outcome o;
   double d2 = 0, r2 = 0;
   for (int64_t i = 0; i < h.c.count(); ++i)
     if (!h.in_item[i] && !h.c.same_bits(h.c0, i)) ++o.guard_changed;
@@ -286,7 +280,7 @@ bool run_fused(const FusedCase& c, uint64_t seed, cudaStream_t stream, const std
       ADD_FAILURE() << label << ", " << c.describe() << ": " << cudaGetErrorString(launch);
       return false;
     }
-    const FusedOutcome o = problem.check();
+    const Outcome o = problem.check();
     if (!o.passes(bound)) {
       ADD_FAILURE() << label << ", " << c.describe() << " (seed " << seed << ", run " << r << "): " << o.describe()
                     << " (bound " << bound << ")";

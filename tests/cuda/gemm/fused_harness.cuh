@@ -44,14 +44,6 @@ struct FusedCase {
   std::string arithmetic() const;
 };
 
-/// The outcome of one run against the reference.
-struct FusedOutcome {
-  double error = 0;
-  int64_t nonfinite = 0, guard_changed = 0;
-  bool passes(double bound) const { return nonfinite == 0 && guard_changed == 0 && error <= bound; }
-  std::string describe() const;
-};
-
 /// A batched call prepared on the device, with its host reference (buffers freed by the destructor).
 class FusedProblem {
  public:
@@ -65,7 +57,7 @@ class FusedProblem {
   /// Puts C back to its initial contents.
   void reset_c();
   /// Compares C on the device with the reference and the guard cells with their initial bits.
-  FusedOutcome check();
+  Outcome check();
 
  private:
   struct Host;  // host copies and the reference

@@ -161,15 +161,7 @@ class FusedProblem {
     if (y_dev_)
       check_cuda(cudaMemcpyAsync(y_dev_, y_.data(), y_.bytes(), cudaMemcpyHostToDevice, ctx_.stream), "copy y");
     check_cuda(cudaStreamSynchronize(ctx_.stream), "reset");
-    try {
-      const std::string why = run(args_, ctx_);
-      if (!why.empty()) return "declined: " + why;
-    } catch (const core::Error& e) {
-      cudaGetLastError();
-      return std::string("threw: ") + e.what();
-    }
-    const cudaError_t e = cudaStreamSynchronize(ctx_.stream);
-    if (e != cudaSuccess) return std::string("device error: ") + cudaGetErrorString(e);
+    if (std::string ran = run_on_device(run, args_, ctx_); !ran.empty()) return ran;
     const bool in_place = case_.batching == Batching::InPlace;
     const HostArray& before = in_place ? x_ : y_;
     HostArray after(before.type(), before.size());

@@ -161,10 +161,9 @@ Outcome Problem::check() {
   return o;
 }
 
-std::string run_and_check(Problem& problem, const Runner& run, const cuda::CudaContext& ctx) {
-  problem.reset();
+std::string run_on_device(const Runner& run, const core::SoftmaxArgs& args, const cuda::CudaContext& ctx) {
   try {
-    const std::string why = run(problem.args(), ctx);
+    const std::string why = run(args, ctx);
     if (!why.empty()) return "declined: " + why;
   } catch (const core::Error& e) {
     cudaGetLastError();
@@ -172,6 +171,12 @@ std::string run_and_check(Problem& problem, const Runner& run, const cuda::CudaC
   }
   const cudaError_t e = cudaStreamSynchronize(ctx.stream);
   if (e != cudaSuccess) return std::string("device error: ") + cudaGetErrorString(e);
+  return {};
+}
+
+std::string run_and_check(Problem& problem, const Runner& run, const cuda::CudaContext& ctx) {
+  problem.reset();
+  if (std::string ran = run_on_device(run, problem.args(), ctx); !ran.empty()) return ran;
   const Outcome o = problem.check();
   return o.passes(problem.bound()) ? std::string() : o.describe();
 }

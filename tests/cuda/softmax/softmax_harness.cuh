@@ -87,6 +87,9 @@ class Problem {
 /// it declined, else what went wrong.
 using Runner = std::function<std::string(const core::SoftmaxArgs&, const cuda::CudaContext&)>;
 std::string run_and_check(Problem& problem, const Runner& run, const cuda::CudaContext& ctx);
+/// Runs `run` on `args` and waits for the stream: "" when it ran, "declined: ..." when it
+/// declined, "threw: ..." or "device error: ..." when it failed.
+std::string run_on_device(const Runner& run, const core::SoftmaxArgs& args, const cuda::CudaContext& ctx);
 
 /// True when `result` (from run_and_check) says the runner declined the call.
 inline bool declined(const std::string& result) { return result.rfind("declined: ", 0) == 0; }
