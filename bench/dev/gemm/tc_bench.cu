@@ -98,11 +98,8 @@ struct WgmmaGroup : gemm::sm90::WgmmaTma {
   static constexpr int kGroupM = kRows;
 };
 // Mid-size candidates beside the rung's 128x128 and 64x128 tiles (run with the K split
-// the rung's table picks for the shape): 128x128 in clusters of 2 (B multicast, for
-// 256+ rows), 128x128 with 4 stages, 64x256 (half the B tiles of 64x128 per row).
-struct WgmmaMidCluster2 : gemm::sm90::WgmmaTmaMid {
-  static constexpr int kClusterM = 2;
-};
+// the rung's table picks for the shape): 128x128 in clusters of 2 (the shipped
+// 128x128c2), 128x128 with 4 stages, 64x256 (half the B tiles of 64x128 per row).
 struct WgmmaMidStages4 : gemm::sm90::WgmmaTmaMid {
   static constexpr int kStages = 4;
 };
@@ -164,7 +161,7 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"c4", with(WgmmaCluster4{}, rung)},
           {"noserp", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<0>{})},
           {"serp1", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<1>{})},
-          {"mid_c2", with(WgmmaMidCluster2{}, rung)},
+          {"mid_c2", with(gemm::sm90::WgmmaTmaMidC2{}, rung)},  // shipped as 128x128c2
           {"mid_s4", with(WgmmaMidStages4{}, rung)},
           {"short_n256", with(WgmmaShortWide{}, rung)}};
 }
