@@ -8,10 +8,11 @@
 //             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
-//   skinny  : the skinny rung, skinny_kernel alone and TMA-path configurations (other tile
-//             rows, ring depths, CTAs per SM: skinny_variants()), bf16 NN and NT at T = 1, 4,
-//             16 against the llm suite's weights (TC_SIZES replaces them; m is T). Run with
-//             TC_FLUSH_MB=512 (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny.
+//   skinny  : the skinny rung, skinny_kernel alone and TMA-path configurations (ring depth,
+//             consumer warps, grids of several CTAs per SM, one CTA per 64-row tile, two K
+//             boxes per unit: skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
+//             llm suite's weights (TC_SIZES replaces them; m is T). Run with TC_FLUSH_MB=512
+//             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny.
 // Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
 // drift hit both alike) and its output compared with cuBLAS's. The correctness of the
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
@@ -171,9 +172,6 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
 struct SkinnyTma64 {
   static constexpr int kBlockN = 64, kKBoxes = 1, kMmaM = 1;
 };
-struct SkinnyTma256 {
-  static constexpr int kBlockN = 256, kKBoxes = 1, kMmaM = 1;
-};
 struct SkinnyTmaM2 {  // 4 consumer warps of 32 rows (two m16 tiles each)
   static constexpr int kBlockN = 128, kKBoxes = 1, kMmaM = 2;
 };
@@ -203,19 +201,12 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   return {
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
       {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},  // the shipped tile and ring policy
-      {"tma128_s2", tma(gemm::sm90::SkinnyTma{}, {2, 0, 0})},
-      {"tma128_s3", tma(gemm::sm90::SkinnyTma{}, {3, 0, 0})},
       {"tma128_s4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 0})},
-      {"tma128_s6", tma(gemm::sm90::SkinnyTma{}, {6, 0, 0})},
       {"tma128_smax", tma(gemm::sm90::SkinnyTma{}, {64, 0, 0})},  // as many stages as fit
       {"tma128_m2_s4", tma(SkinnyTmaM2{}, {4, 0, 0})},
-      {"tma128_m2_smax", tma(SkinnyTmaM2{}, {64, 0, 0})},
-      // Several CTAs per SM's worth of equal shares: up to three 4-stage CTAs share an SM and
-      // the block scheduler hands the rest to the SMs that finish first (dynamic balance).
-      {"tma128_g2", tma(gemm::sm90::SkinnyTma{}, {4, 0, 2 * ctx.sm_count})},
+      // Four SMs' worth of equal shares: up to three 4-stage CTAs share an SM and the block
+      // scheduler hands the rest to the SMs that finish first (dynamic balance).
       {"tma128_g4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 4 * ctx.sm_count})},
-      {"tma128_g8", tma(gemm::sm90::SkinnyTma{}, {4, 0, 8 * ctx.sm_count})},
-      {"tma256", tma(SkinnyTma256{}, {})},
       // One CTA per 64-row tile over the whole K (as cuBLAS's 64 CTAs at 4096 x 4096): no cut
       // tiles, no reduction, fewer SMs; the deepest ring.
       {"tma64_tiles",

@@ -8,15 +8,15 @@
 //    take one 16 KB unit, so no SM idles while a tail of blocks finishes.
 //  * Weights by TMA: one producer thread issues each unit's W box (128 rows x 128 bytes, or two
 //    64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a ring
-//    of stages that fills the block's shared memory (~200 KB at one CTA per SM), completing
-//    on a "full" mbarrier; W with an evict-first L2 policy (read once), X evict-last (every
-//    CTA reads it). The bytes in flight per SM are set by the ring, not by how many 16-byte
-//    cp.async the threads can keep outstanding.
-//  * Four consumer warps, 32 rows of the tile each, read fragments with ldmatrix from the
-//    128-byte swizzle TMA writes and hand the stage back on its "empty" mbarrier.
+//    of stages (skinny_tma_launch_shape: shallow for short streams, as deep as shared memory
+//    allows for long ones), completing on a "full" mbarrier; W with an evict-first L2 policy
+//    (read once), X evict-last (every CTA reads it). The bytes in flight per SM are set by
+//    the ring, not by how many 16-byte cp.async the threads can keep outstanding.
+//  * Consumer warps, 16 rows of the tile each, read fragments with ldmatrix from the 128-byte
+//    swizzle TMA writes and hand the stage back on its "empty" mbarrier.
 //  * A CTA's range covers the middle of some tiles wholly and cuts at most two (its first and
 //    last). A wholly covered tile is stored from the registers; a cut one is parked as f32 per
-//    (CTA, first/last) slot and, per consumer warp's 32 rows, the last of the tile's CTAs to
+//    (CTA, first/last) slot and, per consumer warp's rows, the last of the tile's CTAs to
 //    arrive (a tagged arrival word, no clearing pass) adds the parked sums in CTA order, which
 //    is fixed by the grid: the result is deterministic for a given grid size. Nobody waits.
 #pragma once
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     return;
   }
 
-  // ---------------- consumers: warp `warp` owns rows 32 warp .. of every tile ----------------
+  // ------------ consumers: warp `warp` owns rows kWarpRows warp .. of every tile ------------
   const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
   const int mat = lane >> 3;              // the 8x8 matrix whose row address this lane gives to ldmatrix
   // Two sets of sums, for even and odd K steps: each mma depends on the one two steps back,
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                 p.c_f32, v[i][j][e], p.alpha, p.beta, p.epi, p.bias_along_t ? t : n);
         }
   };
-  // This warp's 32 x 16 sums in a parking slot: row-major, 16 floats a row.
+  // This warp's kWarpRows x 16 sums in a parking slot: row-major, 16 floats a row.
   auto slot_of = [&](int owner, int64_t tile_first_unit) {
     const bool first = skinny_tma_first_unit(units, owner, ctas) >= tile_first_unit;  // the tile is owner's first
     return wk.partials + (static_cast<int64_t>(2 * owner + (first ? 0 : 1)) * BN + warp * Cfg::kWarpRows) * Cfg::kMaxT;
