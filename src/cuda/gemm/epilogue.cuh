@@ -56,7 +56,7 @@ __device__ __forceinline__ float activate_tc(float v) {
     const float t = __fdividef(1.0f, fmaf(0.3275911f, x, 1.0f));
     const float poly =
         t * fmaf(t, fmaf(t, fmaf(t, fmaf(t, 1.061405429f, -1.453152027f), 1.421413741f), -0.284496736f), 0.254829592f);
-    const float erf_abs = fmaf(-poly, __expf(-x * x), 1.0f);   // erf(|v| / sqrt(2))
+    const float erf_abs = fmaf(-poly, __expf(-x * x), 1.0f);  // erf(|v| / sqrt(2))
     const float half = 0.5f * v;
     return fmaf(half, copysignf(erf_abs, v), half);  // 0.5 v (1 + erf(v / sqrt(2)))
   } else if constexpr (kAct == GK_ACT_SILU) {

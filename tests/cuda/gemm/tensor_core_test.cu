@@ -184,10 +184,21 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
   if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
   // "tf32nn ..." runs tf32 calls with N-contiguous B; on other calls the tile given runs
   // (the C^T kernel takes every tf32 NN call whatever the tile, with the given split).
-  const char* configs[] = {"128x256c2",       "128x256c2 splitk3", "128x128",        "128x128 splitk2",
-                           "128x128 splitk4", "128x128 splitk16",  "64x128",         "64x128 splitk3",
-                           "64x128 splitk16", "tf32nn splitk2",    "tf32nn splitk16", "128x256store",
-                           "128x256store splitk2", "128x128c2",       "128x128c2 splitk3"};
+  const char* configs[] = {"128x256c2",
+                           "128x256c2 splitk3",
+                           "128x128",
+                           "128x128 splitk2",
+                           "128x128 splitk4",
+                           "128x128 splitk16",
+                           "64x128",
+                           "64x128 splitk3",
+                           "64x128 splitk16",
+                           "tf32nn splitk2",
+                           "tf32nn splitk16",
+                           "128x256store",
+                           "128x256store splitk2",
+                           "128x128c2",
+                           "128x128c2 splitk3"};
   // T x N x K: the issue's row counts; N off the 128 grid; K tails (not a multiple of
   // the 64 / 32-element K block) and K long enough for 16 ranges of several blocks.
   const int64_t shapes[][3] = {{1, 136, 1100}, {7, 520, 1000}, {64, 250, 4100}, {130, 384, 300}, {1000, 1000, 1000}};

@@ -224,9 +224,9 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   // Attention's Q K^T (1024 heads, K = d = 64 or 128): C's stores set the time.
   EXPECT_EQ(choice(512, 512, 128, DType::BF16, true, 1024), "128x256store");
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
-  EXPECT_EQ(choice(4096, 4096, 64, DType::F16, true, 1024), "128x256c2");  // one K block: the 4 stages win
-  EXPECT_EQ(choice(4096, 4096, 192, DType::F16, true, 1024), "128x256c2");  // three K blocks
-  EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1), "128x256store");  // 4 clusters: no rounds to overlap
+  EXPECT_EQ(choice(4096, 4096, 64, DType::F16, true, 1024), "128x256c2");           // one K block: the 4 stages win
+  EXPECT_EQ(choice(4096, 4096, 192, DType::F16, true, 1024), "128x256c2");          // three K blocks
+  EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1), "128x256store");           // 4 clusters: no rounds to overlap
   EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1024, true), "128x256store");  // f32 C
 }
 

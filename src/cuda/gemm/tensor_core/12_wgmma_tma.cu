@@ -107,12 +107,8 @@ constexpr int kMaxSmemBytes =
 constexpr struct {
   WgmmaTile tile;
   const char* name;
-} kTileNames[] = {{WgmmaTile::Large, "128x256c2"},
-                  {WgmmaTile::Mid, "128x128"},
-                  {WgmmaTile::Short, "64x128"},
-                  {WgmmaTile::Tf32NN, "tf32nn"},
-                  {WgmmaTile::Store, "128x256store"},
-                  {WgmmaTile::MidC2, "128x128c2"}};
+} kTileNames[] = {{WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
+                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -262,11 +258,11 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
-    throw core::Error(core::Status::InvalidArgument,
-                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store or 128x128c2, optionally followed by ' splitkN' "
-                          "(N = 1.." +
-                          std::to_string(kMaxWays) + ")");
+    throw core::Error(core::Status::InvalidArgument, "GPUKERN_WGMMA_CONFIG='" + forced.raw +
+                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store "
+                                                         "or 128x128c2, optionally followed by ' splitkN' "
+                                                         "(N = 1.." +
+                                                         std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
   return table_choice(args, ctx);
 }

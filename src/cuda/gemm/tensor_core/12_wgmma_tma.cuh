@@ -432,7 +432,8 @@ void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, i
         return;
       }
     }
-    throw core::Error(core::Status::InternalError, "wgmma_tma: the store-bound configuration got a call it cannot store");
+    throw core::Error(core::Status::InternalError,
+                      "wgmma_tma: the store-bound configuration got a call it cannot store");
   } else {
     const bool c_f32 = args.c_type == core::DType::F32;
     const std::size_t c_bytes = c_f32 ? 4 : sizeof(T);

@@ -9,8 +9,8 @@
 // The fused epilogue (bias over N, activation; cuda/gemm/epilogue.cuh) of
 // wgmma_tma_kernel runs on the accumulators before either form stores them, so C is
 // rounded once: alpha * acc (+ beta * C when C is read) + bias, then the activation,
-// on the registers (fuse_wgmma_epilogue); the store then runs with alpha 1, beta 0. Calls without an epilogue pass one uniform branch
-// per tile and store as before.
+// on the registers (fuse_wgmma_epilogue); the store then runs with alpha 1, beta 0. Calls without an epilogue pass one
+// uniform branch per tile and store as before.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
@@ -110,11 +110,20 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Tc
     }
   }
   switch (epi.act) {
-    case GK_ACT_RELU: activate_all<GK_ACT_RELU>(acc); break;
-    case GK_ACT_GELU_TANH: activate_all<GK_ACT_GELU_TANH>(acc); break;
-    case GK_ACT_GELU_ERF: activate_all<GK_ACT_GELU_ERF>(acc); break;
-    case GK_ACT_SILU: activate_all<GK_ACT_SILU>(acc); break;
-    default: break;
+    case GK_ACT_RELU:
+      activate_all<GK_ACT_RELU>(acc);
+      break;
+    case GK_ACT_GELU_TANH:
+      activate_all<GK_ACT_GELU_TANH>(acc);
+      break;
+    case GK_ACT_GELU_ERF:
+      activate_all<GK_ACT_GELU_ERF>(acc);
+      break;
+    case GK_ACT_SILU:
+      activate_all<GK_ACT_SILU>(acc);
+      break;
+    default:
+      break;
   }
 }
 
@@ -126,8 +135,7 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Tc
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                  const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o,
-                                                 int& rounds_done) {
+                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o, int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
@@ -228,8 +236,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 template <class Cfg, class OutT, int kTileM>
 __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                    const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   const float (&acc)[128], const TileOrigin& o,
-                                                   int& rounds_done) {
+                                                   const float (&acc)[128], const TileOrigin& o, int& rounds_done) {
   // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
   const int m0 = o.m0, n0 = o.n0;
   const float alpha = p.alpha, beta = p.beta;

@@ -79,7 +79,8 @@ struct WgmmaSmem {
   __device__ explicit WgmmaSmem(const void* raw) : base((arch::smem_addr(raw) + 1023) & ~1023u) {}
   __device__ uint32_t stage(int s) const { return base + s * Cfg::kStageBytes; }
   __device__ uint32_t c_staging(int consumer, int buffer = 0) const {
-    return base + Cfg::kStages * Cfg::kStageBytes + (consumer * Cfg::kEpiBuffers + buffer) * Cfg::kEpiBoxes * Cfg::kBoxBytes;
+    return base + Cfg::kStages * Cfg::kStageBytes +
+           (consumer * Cfg::kEpiBuffers + buffer) * Cfg::kEpiBoxes * Cfg::kBoxBytes;
   }
   __device__ uint32_t full(int s) const { return base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes + 8 * s; }
   __device__ uint32_t empty(int s) const { return full(Cfg::kStages) + 8 * s; }
