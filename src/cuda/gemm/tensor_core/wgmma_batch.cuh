@@ -1,5 +1,6 @@
-// Strided batches in the wgmma_tma kernels (12_wgmma_tma.cuh): the 3-D TMA copies that
-// address a batch item through the tensor map's third dimension, and what a launch passes
+// Strided batches in the wgmma_tma kernels (12_wgmma_tma.cuh): the copies that address a
+// batch item through the tensor map's third dimension (arch/bulk_copy.cuh's 3-D forms),
+// and what a launch passes
 // the kernels beyond the plain call (WgmmaExtras: the item coordinates of A and B, C's
 // item stride for the stores from registers, the fused epilogue).
 //
@@ -20,38 +21,6 @@
 #include "cuda/gemm/epilogue.cuh"
 
 #include <cstdint>
-
-namespace gpukern::cuda::arch {
-
-// The 3-D forms of tma_load_2d, tma_load_2d_multicast and tma_store_2d
-// (arch/bulk_copy.cuh): coordinate c2 is the batch item.
-
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
-                                            int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
-                                                      int c1, int c2, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_store_3d(const void* tensor_map, uint32_t src, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(tensor_map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(src)
-               : "memory");
-}
-
-}  // namespace gpukern::cuda::arch
 
 namespace gpukern::cuda::gemm {
 
