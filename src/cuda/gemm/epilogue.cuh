@@ -8,6 +8,7 @@
 #include "cuda/portable.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpukern::cuda::gemm {
 
@@ -34,6 +35,29 @@ struct Epilogue {
     return core::activate(v + bias_at(batch, col), act);
   }
 };
+
+/// Calls f(std::integral_constant<int, act>{}) for the runtime activation `act`: the one
+/// switch wherever code is specialized per activation (the epilogue pass's kernels,
+/// wgmma_tma's unrolled epilogue), so each specialization carries no branch per value.
+template <class F>
+__host__ __device__ __forceinline__ void with_activation(int act, F&& f) {
+  switch (act) {
+    case GK_ACT_RELU:
+      f(std::integral_constant<int, GK_ACT_RELU>{});
+      break;
+    case GK_ACT_GELU_TANH:
+      f(std::integral_constant<int, GK_ACT_GELU_TANH>{});
+      break;
+    case GK_ACT_GELU_ERF:
+      f(std::integral_constant<int, GK_ACT_GELU_ERF>{});
+      break;
+    case GK_ACT_SILU:
+      f(std::integral_constant<int, GK_ACT_SILU>{});
+      break;
+    default:
+      f(std::integral_constant<int, GK_ACT_NONE>{});
+  }
+}
 
 /// act(v) (activation `kAct`, known at compile time) for the tensor-core rungs, whose
 /// products are tf32 or 16-bit: the same formulas as core::activate with the hardware

@@ -63,22 +63,8 @@ __global__ void __launch_bounds__(kPassThreads) epilogue_pass_kernel(PassOperand
 
 template <class C>
 void launch_pass(const PassOperands& p, const Epilogue& e, dim3 grid, gpu::stream_t stream) {
-  switch (e.act) {
-    case GK_ACT_RELU:
-      epilogue_pass_kernel<C, GK_ACT_RELU><<<grid, kPassThreads, 0, stream>>>(p, e);
-      break;
-    case GK_ACT_GELU_TANH:
-      epilogue_pass_kernel<C, GK_ACT_GELU_TANH><<<grid, kPassThreads, 0, stream>>>(p, e);
-      break;
-    case GK_ACT_GELU_ERF:
-      epilogue_pass_kernel<C, GK_ACT_GELU_ERF><<<grid, kPassThreads, 0, stream>>>(p, e);
-      break;
-    case GK_ACT_SILU:
-      epilogue_pass_kernel<C, GK_ACT_SILU><<<grid, kPassThreads, 0, stream>>>(p, e);
-      break;
-    default:
-      epilogue_pass_kernel<C, GK_ACT_NONE><<<grid, kPassThreads, 0, stream>>>(p, e);
-  }
+  with_activation(
+      e.act, [&](auto act) { epilogue_pass_kernel<C, decltype(act)::value><<<grid, kPassThreads, 0, stream>>>(p, e); });
 }
 
 }  // namespace

@@ -73,13 +73,8 @@ struct WgmmaTma {
 /// consumer keeps 4 staging rounds (64 KB) of TMA stores in flight instead of one, and
 /// C leaves while the next tiles are computed; 2 operand stages are enough to fetch the
 /// next tile during an epilogue.
-struct WgmmaTmaStore {
-  static constexpr int kBlockM = 128, kBlockN = 256;
+struct WgmmaTmaStore : WgmmaTma {
   static constexpr int kStages = 2;
-  static constexpr int kClusterM = 2;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr int kGroupM = 16;
-  static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 4;
 };
 
@@ -103,14 +98,8 @@ struct WgmmaTmaMid {
 /// two CTAs share each B tile through TMA multicast. For calls that stream A past a
 /// narrow B (attention's P V: n = d = 64 or 128, K = S): each tile row reads all of B
 /// again from L2, as much as A at n = 128, and the cluster halves that.
-struct WgmmaTmaMidC2 {
-  static constexpr int kBlockM = 128, kBlockN = 128;
-  static constexpr int kStages = 6;
+struct WgmmaTmaMidC2 : WgmmaTmaMid {
   static constexpr int kClusterM = 2;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr int kGroupM = 16;
-  static constexpr int kEpiBoxes = 2;
-  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems

@@ -173,9 +173,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (n <= 128 && k_blocks >= 8 && mid_tiles >= 2 * sms)
     return {WgmmaTile::MidC2, 1, "at most 128 columns, long K: 128x128 tiles in clusters of 2 sharing B"};
   // Two K blocks (attention's Q K^T at d = 128): writing C takes longer than the math in
-  // every tile, and 4 staging rounds in flight beat 4 operand stages (measured, % of
-  // cuBLAS: 89-95 against 72-90 for S 512-4096). At one K block (d = 64) the large
-  // tile's 4 stages are still 1-3 points ahead, so it keeps them.
+  // every tile, and 4 staging rounds in flight beat 4 operand stages. At one K block
+  // (d = 64) they are level, and the large tile keeps its stages (notes/attention.md).
   if (k_blocks == 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args))
     return {WgmmaTile::Store, 1, "two K blocks, C stored by TMA: 128x256 clusters with 4 C staging rounds in flight"};
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);

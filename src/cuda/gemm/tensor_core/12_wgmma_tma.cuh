@@ -555,8 +555,9 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, Short and Store tiles' launchers (launch_wgmma with their configurations),
-/// each compiled in its own translation unit (12_wgmma_tma_{mid,short,store}.cu).
+/// The Mid, MidC2, Short and Store tiles' launchers (launch_wgmma with their
+/// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
+/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);

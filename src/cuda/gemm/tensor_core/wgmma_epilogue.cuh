@@ -109,22 +109,7 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Tc
       if (row < q.m && col < q.n) acc[e] += q.beta * load_c<T>(q, row, col);
     }
   }
-  switch (epi.act) {
-    case GK_ACT_RELU:
-      activate_all<GK_ACT_RELU>(acc);
-      break;
-    case GK_ACT_GELU_TANH:
-      activate_all<GK_ACT_GELU_TANH>(acc);
-      break;
-    case GK_ACT_GELU_ERF:
-      activate_all<GK_ACT_GELU_ERF>(acc);
-      break;
-    case GK_ACT_SILU:
-      activate_all<GK_ACT_SILU>(acc);
-      break;
-    default:
-      break;
-  }
+  with_activation(epi.act, [&](auto act) { activate_all<decltype(act)::value>(acc); });
 }
 
 /// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
