@@ -10,8 +10,7 @@
 //  * wgmma_tma's tf32 NN kernel with the K split of the last round of tiles, as the
 //    rung's cost model plans it and forced to either extreme;
 //  * wgmma_tma's tile configurations (128x256c2, 128x128, 64x128, the tf32 NN kernel,
-//    128x256store: 16-bit C stored by TMA, other calls in 128x256c2; 128x128c2;
-//    128x128pp: ping-pong consumers)
+//    128x256store: 16-bit C stored by TMA, other calls in 128x256c2; 128x128c2)
 //    forced, unsplit and with every tile split in K ranges (2, 3, 4, 16 ways: helpers
 //    with several ranges each), over the issue's odd shape classes (T = 1, 7, 64, 130,
 //    1000; K tails; N not a multiple of 128), f16/bf16/tf32, every transpose the rung
@@ -199,9 +198,7 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",
-                           "128x128c2 splitk3",
-                           "128x128pp",
-                           "128x128pp splitk3"};
+                           "128x128c2 splitk3"};
   // T x N x K: the issue's row counts; N off the 128 grid; K tails (not a multiple of
   // the 64 / 32-element K block) and K long enough for 16 ranges of several blocks.
   const int64_t shapes[][3] = {{1, 136, 1100}, {7, 520, 1000}, {64, 250, 4100}, {130, 384, 300}, {1000, 1000, 1000}};
@@ -230,36 +227,6 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
       }
   }
   std::printf("[ wgmma configs ] %d forced runs\n", runs);
-}
-
-// Ping-pong: the two consumers take a CTA's tiles in turn, skipping each other's stages
-// and handing over at every tile. Shapes with several tiles per CTA (an odd and an even
-// count, so either consumer ends the walk), a last partial round (the tail split of the
-// schedule's policy), K of one block and of many (the ring wraps inside a tile, or a
-// tile is shorter than the ring), every split forced.
-TEST_F(WgmmaTmaConfigs, PingPongConsumersTakeTilesInTurn) {
-  std::string why_not;
-  const CudaContext* ctx = device_context(stream_, &why_not);
-  if (!ctx) GTEST_SKIP() << why_not;
-  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
-  const int64_t shapes[][3] = {{3000, 1500, 130}, {2304, 2048, 64}, {1536, 3968, 1000}, {4100, 1100, 520}};
-  uint64_t seed = 900;
-  int runs = 0;
-  for (const char* name : {"128x128pp", "128x128pp splitk2"}) {
-    gemm::WgmmaChoice choice;
-    ASSERT_TRUE(gemm::parse_wgmma_config(name, &choice)) << name;
-    for (DType ab : {DType::F16, DType::BF16})
-      for (int layout = 0; layout < 4; ++layout)
-        for (size_t i = 0; i < std::size(shapes); ++i) {
-          const auto& s = shapes[i];
-          Case c = edge_case(s[0], s[1], s[2], layout, ab, false, static_cast<int>((i + layout) % 5));
-          Problem problem(c, stream_, ++seed);
-          ++runs;
-          run_and_check(problem, std::string("wgmma_tma forced ") + name,
-                        [&](const core::GemmArgs& args) { gemm::wgmma_tma_run_with(args, *ctx, choice); });
-        }
-  }
-  std::printf("[ wgmma ping-pong ] %d forced runs\n", runs);
 }
 
 }  // namespace

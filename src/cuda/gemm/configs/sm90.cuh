@@ -65,7 +65,6 @@ struct WgmmaTma {
   static constexpr int kGroupM = 16;                             // tile rows per L2 raster group
   static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer and round
   static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
-  static constexpr bool kPingPong = false;                       // consumers split each tile
 };
 
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
@@ -93,7 +92,6 @@ struct WgmmaTmaMid {
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
-  static constexpr bool kPingPong = false;                       // consumers split each tile
 };
 
 /// wgmma_tma, the mid-size tile in clusters of 2 along M ("128x128c2"): WgmmaTmaMid whose
@@ -102,25 +100,6 @@ struct WgmmaTmaMid {
 /// again from L2, as much as A at n = 128, and the cluster halves that.
 struct WgmmaTmaMidC2 : WgmmaTmaMid {
   static constexpr int kClusterM = 2;
-};
-
-/// wgmma_tma, ping-pong ("128x128pp"): each consumer warpgroup owns whole 128 x 128 tiles
-/// (two m64n128 slices, 128 accumulators a thread) and the two take the CTA's tiles in
-/// turn, so one consumer's epilogue (the fused bias and activation, the C staging)
-/// runs while the other's wgmmas keep the tensor cores busy; with the two consumers
-/// splitting one tile (the other configurations) both run their epilogue at once and
-/// the tensor cores wait. The producer fills one ring in tile order; a consumer starts
-/// a tile once the other has seen its last stage land, so the two main loops follow
-/// each other. Clusters of 2 along M share B through multicast, as in WgmmaTma.
-struct WgmmaTmaPingPong {
-  static constexpr int kBlockM = 128, kBlockN = 128;
-  static constexpr int kStages = 6;
-  static constexpr int kClusterM = 2;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr int kGroupM = 16;
-  static constexpr int kEpiBoxes = 2;
-  static constexpr int kEpiBuffers = 1;
-  static constexpr bool kPingPong = true;
 };
 
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
@@ -135,7 +114,6 @@ struct WgmmaTmaShort {
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
-  static constexpr bool kPingPong = false;                       // consumers split each tile
 };
 
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no
@@ -148,7 +126,6 @@ struct WgmmaTf32NN {
   static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
-  static constexpr bool kPingPong = false;                       // consumers split each tile
 };
 
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along

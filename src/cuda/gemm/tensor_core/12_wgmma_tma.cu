@@ -67,7 +67,7 @@
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
-// "128x128c2" (128x128 in clusters of 2), "128x128pp" (ping-pong consumers),
+// "128x128c2" (128x128 in clusters of 2),
 // each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
@@ -102,14 +102,13 @@ bool built_for_sm90a() {
 constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
               WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaPingPong>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
   const char* name;
 } kTileNames[] = {{WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
-                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
-                  {WgmmaTile::PingPong, "128x128pp"}};
+                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -259,8 +258,8 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
     throw core::Error(core::Status::InvalidArgument, "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                                                         "128x128c2 or 128x128pp, optionally followed by ' splitkN' "
+                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store "
+                                                         "or 128x128c2, optionally followed by ' splitkN' "
                                                          "(N = 1.." +
                                                          std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -316,9 +315,6 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
       break;
     case WgmmaTile::MidC2:
       launch_wgmma_mid_c2(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::PingPong:
-      launch_wgmma_pingpong(args, ctx, choice.ways);
       break;
     case WgmmaTile::Store:
       if (wgmma_store_fits(args))

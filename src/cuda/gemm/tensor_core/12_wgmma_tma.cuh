@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
-  sm.init_barriers(Cfg::kReaders * kCluster);
+  sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1)
     arch::cluster_sync();  // peers arrive on and write to our barriers
   else
@@ -134,19 +134,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // the sum never carries out of it). Building each descriptor from its address costs
     // ~70 instructions a K block a warp (masks, shifts, moves), and under the H100's
     // power limit instructions cost clock.
-    // The m64 slice of A a consumer reads: its own half of every tile, or (ping-pong)
-    // each of its tile's slices in turn, kBoxBytes apart.
-    const uint64_t desc_a0 =
-        arch::make_sw128_desc(a_tile(0) + (Cfg::kPingPong ? 0 : consumer) * Cfg::kBoxBytes, kALbo, kSbo);
+    const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
     const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
-    auto slice_acc = [&](int s) -> float(&)[Cfg::kSliceAcc] {
-      return *reinterpret_cast<float(*)[Cfg::kSliceAcc]>(acc + s * Cfg::kSliceAcc);
-    };
-    constexpr int kKeys = Cfg::kPingPong ? 1 : Cfg::kConsumers;  // split keys per CTA of a tile
-    consume_units<Cfg::kPingPong>(
-        sched, cluster_id, clusters, kCluster * kKeys,
-        static_cast<int>(rank) * kKeys + (Cfg::kPingPong ? 0 : consumer), consumer, acc, tile_origin,
-        [&](const WorkUnit& u, auto landed) {
+    consume_units(
+        sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
+        consumer, acc, tile_origin,
+        [&](const WorkUnit& u) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -154,32 +147,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 const uint32_t stage_field = static_cast<uint32_t>(stage) * (Cfg::kStageBytes >> 4);
 #pragma unroll
                 for (int kk = 0; kk < kKSteps; ++kk) {
+                  const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
                   const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-#pragma unroll
-                  for (int sl = 0; sl < Cfg::kSlices; ++sl) {
-                    const uint64_t desc_a = arch::desc_advance(
-                        desc_a0, stage_field + kk * (kAStep >> 4) + sl * (Cfg::kBoxBytes >> 4));
-                    float(&d)[Cfg::kSliceAcc] = slice_acc(sl);
-                    if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
-                      arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, desc_a, desc_b, accumulate);
-                    else if constexpr (sizeof(T) == 2)
-                      arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(d, desc_a, desc_b, accumulate);
-                    else if constexpr (Cfg::kBlockN == 256)
-                      arch::wgmma_m64n256k8_tf32(d, desc_a, desc_b, accumulate);
-                    else
-                      arch::wgmma_m64n128k8_tf32(d, desc_a, desc_b, accumulate);
-                  }
+                  if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
+                    arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (Cfg::kBlockN == 256)
+                    arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                  else
+                    arch::wgmma_m64n128k8_tf32(acc, desc_a, desc_b, accumulate);
                 }
               },
-              [](auto) {}, release, landed);
+              [](auto) {}, release);
         },
-        [&](int stages) { ring.skip(stages); },
         [&](const TileOrigin& o) {
-#pragma unroll
-          for (int sl = 0; sl < Cfg::kSlices; ++sl)
-            store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, Cfg::kPingPong ? sl : consumer, warp_in_group,
-                                           lane, slice_acc(sl), o, rounds_done);
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -264,9 +248,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (lane == 0) arch::mbar_arrive(sm.empty(s));
     };
     StageRing<Cfg::kStages> ring;
-    consume_units<false>(
+    consume_units(
         sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin,
-        [&](const WorkUnit& u, auto landed) {
+        [&](const WorkUnit& u) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto parity) {
@@ -292,14 +276,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
                 for (int kk = 0; kk < 4; ++kk) arch::keep_registers(frag[1 - decltype(parity)::value][kk]);
               },
-              release, landed);
+              release);
 #pragma unroll
           for (int kk = 0; kk < 4; ++kk) {
             arch::keep_registers(frag[0][kk]);
             arch::keep_registers(frag[1][kk]);
           }
         },
-        [](int) {},
         [&](const TileOrigin& o) {
           store_tf32_nn_tile<Cfg, OutT, kTileM>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
         });
@@ -546,7 +529,6 @@ enum class WgmmaTile : int {
   Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
   Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
   MidC2,   // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
-  PingPong,  // 128x128 a consumer, the two in turn, clusters of 2 (sm90::WgmmaTmaPingPong)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -573,14 +555,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, Store and PingPong tiles' launchers (launch_wgmma with their
+/// The Mid, MidC2, Short and Store tiles' launchers (launch_wgmma with their
 /// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
-/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_pingpong.cu).
+/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_pingpong(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -112,18 +112,15 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const Tc
   with_activation(epi.act, [&](auto act) { activate_all<decltype(act)::value>(acc); });
 }
 
-/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: the 64 x kBlockN slice
-/// `slice` (rows 64 slice ..) of the tile at `o` (origin and batch item), whose
-/// accumulators `acc` the consumer holds; `consumer` names its staging buffers and
-/// barrier. `OutT` = void: stores from the registers;
+/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
+/// the tile at `o` (origin and batch item). `OutT` = void: stores from the registers;
 /// otherwise (beta == 0, TMA-addressable C of type OutT) through the consumer's staging
 /// boxes and `map_c`. A call with an epilogue (x.epi) first runs fuse_wgmma_epilogue
 /// (one uniform branch per tile; the store code is shared).
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
-                                                 const WgmmaSmem<Cfg>& sm, int consumer, int slice, int warp_in_group,
-                                                 int lane, float (&acc)[Cfg::kSliceAcc], const TileOrigin& o,
-                                                 int& rounds_done) {
+                                                 const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
+                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o, int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
@@ -132,7 +129,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     TcProblem q = p;  // this item's C
     q.c = static_cast<char*>(p.c) +
           static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
-    const int row = m0 + slice * 64 + warp_in_group * 16 + lane / 4;
+    const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
       fuse_wgmma_epilogue<T>(acc, q, p.beta != 0.0f, x.epi, alpha, o.item, row, col);
@@ -209,7 +206,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 #pragma unroll
           for (int b = 0; b < Cfg::kEpiBoxes; ++b)
             tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                           m0 + slice * 64, x.maps_3d, o.item);
+                           m0 + consumer * 64, x.maps_3d, o.item);
         });
   }
 }

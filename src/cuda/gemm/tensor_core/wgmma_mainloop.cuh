@@ -19,22 +19,15 @@ namespace gpukern::cuda::gemm {
 /// per cluster along M, which share B through TMA multicast), kProducerRegs /
 /// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group) and
 /// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
-/// kEpiBuffers (rounds whose TMA stores may be in flight per consumer), kPingPong (the two
-/// consumers take whole tiles in turn instead of 64 rows of every tile each). Every operand
+/// kEpiBuffers (rounds whose TMA stores may be in flight per consumer). Every operand
 /// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
 /// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
 /// 8 KB.
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
-  static constexpr bool kPingPong = Tile::kPingPong;
-  // Consumer warpgroups: 64 rows of every tile each, or (ping-pong) two taking whole
-  // tiles in turn, each computing its tile's kSlices m64 slices.
-  static constexpr int kConsumers = kPingPong ? 2 : kBlockM / 64;
-  static constexpr int kSlices = kPingPong ? kBlockM / 64 : 1;
-  static constexpr int kSliceAcc = kBlockN / 2;       // f32 accumulators per thread of one 64 x kBlockN slice
-  static constexpr int kAcc = kSlices * kSliceAcc;    // per consumer thread
-  static constexpr int kReaders = (kPingPong ? 1 : kConsumers) * 4;  // consumer warps reading each stage
+  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kAcc = kBlockN / 2;         // f32 accumulators per consumer thread (64 x kBlockN / 128)
   static constexpr int kStages = Tile::kStages;
   static constexpr int kClusterM = Tile::kClusterM;
   static constexpr int kGroupM = Tile::kGroupM;
@@ -56,8 +49,6 @@ struct WgmmaConfig {
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
-  static_assert(!kPingPong || kBlockM == 128, "ping-pong: two consumers on whole tiles of two m64 slices");
-  static_assert(kAcc <= 128, "the accumulators of a consumer thread must leave room for the rest");
   static_assert(kBlockN == 128 || kBlockN == 256, "the consumers issue m64n256 or m64n128 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
   static_assert(kBBoxes % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
@@ -70,11 +61,10 @@ struct WgmmaConfig {
 };
 
 /// The split workspace's shape for configuration `Cfg` (wgmma_schedule.cuh): a key per
-/// CTA of a cluster and consumer warpgroup of a tile (ping-pong: one), each parking its
-/// kSlices x 64 x kBlockN sums.
+/// CTA of a cluster and consumer warpgroup, each parking its 64 x kBlockN sums.
 template <class Cfg>
 constexpr SplitSlots split_slots() {
-  return {Cfg::kClusterM * (Cfg::kPingPong ? 1 : Cfg::kConsumers), Cfg::kSlices * 64 * Cfg::kBlockN};
+  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kBlockN};
 }
 
 template <class T>
@@ -117,12 +107,6 @@ struct StageRing {
       phase ^= 1;
     }
   }
-  /// Past `n` stages another consumer reads (ping-pong).
-  __device__ void skip(int n) {
-    stage += n;
-    phase ^= static_cast<uint32_t>(stage / kStages) & 1u;
-    stage %= kStages;
-  }
 };
 
 /// The producer thread: for each of this CTA's work units (work_unit) and each of
@@ -156,15 +140,12 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
 /// block's group is done, `retired(parity)` (that group read the other parity's
 /// registers), and hand the previous stage back with `release`. K blocks go in pairs,
 /// so `parity` is a compile-time constant (0, 1) that can name register buffers.
-/// `landed()` runs once the last K block's stage has landed (ping-pong: the other
-/// consumer may start its tile).
-template <class Cfg, class Issue, class Retired, class Release, class Landed>
+template <class Cfg, class Issue, class Retired, class Release>
 __device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, int k_blocks,
-                                             Issue issue, Retired retired, Release release, Landed landed) {
+                                             Issue issue, Retired retired, Release release) {
   int prev = 0;
   auto step = [&](int kb, auto parity) {
     arch::mbar_wait(sm.full(ring.stage), ring.phase);
-    if (kb == k_blocks - 1) landed();
     issue(ring.stage, kb, parity);
     arch::wgmma_commit();
     arch::wgmma_wait<1>();  // the previous K block's wgmmas are done reading its stage

@@ -157,43 +157,18 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int
   return true;
 }
 
-/// Named barriers of the ping-pong hand-over: consumer c waits on kOrderBarrier + c
-/// before each of its tiles but its first, the other consumer arrives on it once the
-/// last stage of the tile before has landed (ids 1 and 2: the consumers' own barriers).
-constexpr int kOrderBarrier = 3;
-
 /// A consumer warpgroup's walk over its CTA's work units, in the producer's order
-/// (work_unit): `mainloop(unit, landed)` accumulates the unit's K blocks into `acc` and
-/// calls `landed()` once its last stage has landed; a split tile then goes through
-/// split_fixup (key: slot x keys_per_tile + key_in_tile, one per CTA of the cluster and
-/// consumer), and the warpgroup left holding the whole sum runs `epilogue(origin(tile))`
-/// (a TileOrigin). kPingPong: the two consumers take the units in turn (consumer c the
-/// units i with i % 2 == c), `skip(n)` stepping the ring past the other's n stages. A
-/// consumer starts a unit only after the other has seen the last stage of the unit
-/// before land: every earlier fill of the ring has then completed, so a stage's "full"
-/// barrier is never more than one phase behind the phase this consumer waits for (a
-/// parity wait cannot tell phases two apart), and the two main loops follow each other
-/// while each one's epilogue overlaps the other's math.
-template <bool kPingPong, int kAcc, class Origin, class Mainloop, class Skip, class Store>
+/// (work_unit): `mainloop(unit)` accumulates the unit's K blocks into `acc`; a
+/// split tile then goes through split_fixup (key: slot x keys_per_tile + key_in_tile,
+/// one per CTA of the cluster and consumer), and the warpgroup left holding the whole
+/// sum runs `epilogue(origin(tile))` (a TileOrigin).
+template <int kAcc, class Origin, class Mainloop, class Store>
 __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int keys_per_tile,
                                               int key_in_tile, int consumer, float (&acc)[kAcc], Origin origin,
-                                              Mainloop mainloop, Skip skip, Store epilogue) {
-  WorkUnit u, next;
-  bool more = work_unit(sched, cta, ctas, 0, u);
-  for (int i = 0; more; ++i, u = next) {
-    more = work_unit(sched, cta, ctas, i + 1, next);
-    if constexpr (kPingPong) {
-      if (i % 2 != consumer) {
-        skip(u.kb_end - u.kb_begin);
-        continue;
-      }
-      if (i > 0) arch::named_barrier_sync(kOrderBarrier + consumer, 256);
-      mainloop(u, [&] {
-        if (more) arch::named_barrier_arrive(kOrderBarrier + 1 - consumer, 256);
-      });
-    } else {
-      mainloop(u, [] {});
-    }
+                                              Mainloop mainloop, Store epilogue) {
+  WorkUnit u;
+  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
+    mainloop(u);
     if (u.split && !split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) continue;
     epilogue(origin(u.tile));
   }
