@@ -136,10 +136,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // power limit instructions cost clock.
     const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
     const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
+    TileBias<Cfg::kBlockN> bias;  // the tile's bias, loaded as its main loop starts
     consume_units(
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
         consumer, acc, tile_origin,
         [&](const WorkUnit& u) {
+          if (x.epi.active()) {
+            const TileOrigin o = tile_origin(u.tile);
+            bias.load(x.epi, o.item, o.n0, p.n);
+          }
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -163,7 +168,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               [](auto) {}, release);
         },
         [&](const TileOrigin& o) {
-          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, o, rounds_done);
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits

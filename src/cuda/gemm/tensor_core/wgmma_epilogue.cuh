@@ -25,17 +25,21 @@
 
 namespace gpukern::cuda::gemm {
 
-/// One consumer's TMA-store epilogue in kRounds rounds: its 128 threads write their
-/// part of the round into staging buffer `buffer` (`write(round, buffer)`), then its
-/// first thread hands it to TMA stores (`store(round, buffer)`), which read shared
-/// memory while the consumer goes on. The buffers form a ring of kBuffers over the
-/// consumer's rounds (`rounds_done` counts them across tiles): a round first waits
-/// until the stores of the round kBuffers back, which used its buffer, have read it.
-template <int kRounds, int kBuffers, class Write, class Store>
-__device__ __forceinline__ void tma_store_rounds(int consumer, int& rounds_done, Write write, Store store) {
+/// One consumer's TMA-store epilogue in kRounds rounds: its 128 threads compute the
+/// round's values in registers (`prepare(round)`: the fused epilogue, which so runs
+/// while the previous round's stores still read their buffer), write their part of
+/// the round into staging buffer `buffer` (`write(round, buffer)`), then its first
+/// thread hands it to TMA stores (`store(round, buffer)`), which read shared memory
+/// while the consumer goes on. The buffers form a ring of kBuffers over the consumer's
+/// rounds (`rounds_done` counts them across tiles): a round's write first waits until
+/// the stores of the round kBuffers back, which used its buffer, have read it.
+template <int kRounds, int kBuffers, class Prepare, class Write, class Store>
+__device__ __forceinline__ void tma_store_rounds(int consumer, int& rounds_done, Prepare prepare, Write write,
+                                                 Store store) {
   const bool leader = threadIdx.x % 128 == 0;
 #pragma unroll
   for (int round = 0; round < kRounds; ++round) {
+    prepare(round);
     const int buffer = kBuffers == 1 ? 0 : rounds_done % kBuffers;
     if (leader) arch::bulk_wait_group_read<kBuffers - 1>();
     arch::named_barrier_sync(1 + consumer, 128);
@@ -60,67 +64,96 @@ __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
   return static_cast<const float*>(p.c)[i];
 }
 
-template <int kAct, int kN>
-__device__ __forceinline__ void activate_all(float (&v)[kN]) {
+/// The bias of a tile's kCols columns from n0, spread over a warp: lane l holds
+/// columns n0 + 32q + l (q < kCols / 32) in f32, 0 past n or without a bias. A
+/// consumer loads it as the tile's main loop starts, so the loads' latency passes
+/// behind the wgmmas instead of stalling the epilogue, and the epilogue takes each
+/// thread's columns from the lanes holding them (one shuffle a column pair element)
+/// instead of a global load apiece.
+template <int kCols>
+struct TileBias {
+  float v[kCols / 32];
+  __device__ __forceinline__ void load(const Epilogue& epi, int item, int n0, int n) {
+    const int lane = static_cast<int>(threadIdx.x) % 32;
+    auto fetch = [&](auto* bias) {
+      bias += static_cast<int64_t>(item) * epi.stride_bias;
 #pragma unroll
-  for (int e = 0; e < kN; ++e) v[e] = activate_tc<kAct>(v[e]);
-}
-
-/// The fused epilogue of a consumer thread of wgmma_tma_kernel: acc = act(alpha * acc
-/// (+ beta * C when `read_c`) + bias[col]), where acc[4i + 2h + p] is C(row0 + 8h, col0 +
-/// 8i + p) of the item's C `q`. Straight-line code over the registers: the bias pair of
-/// each column pair loaded once for both rows (the loads issued ahead of their use, one
-/// uniform branch on the bias type), and the activation, chosen by one uniform switch a
-/// tile, unrolled over every accumulator with no data-dependent branch and the
-/// tensor-core forms of the transcendentals (activate_tc: one or two special-function
-/// instructions a value). Nothing goes through memory, so the tensor cores wait only for
-/// the arithmetic.
-template <class T, int kAcc>
-__device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], const TcProblem& q, bool read_c,
-                                                    const Epilogue& epi, float alpha, int item, int row0, int col0) {
-  auto add_bias = [&](auto* bias) {
-    bias += static_cast<int64_t>(item) * epi.stride_bias;
-#pragma unroll
-    for (int i = 0; i < kAcc / 4; ++i)
-#pragma unroll
-      for (int p = 0; p < 2; ++p) {
-        const int col = col0 + 8 * i + p;
-        const float b = col < q.n ? gpu::to_float(bias[col]) : 0.0f;
-        acc[4 * i + p] = fmaf(alpha, acc[4 * i + p], b);
-        acc[4 * i + 2 + p] = fmaf(alpha, acc[4 * i + 2 + p], b);
+      for (int q = 0; q < kCols / 32; ++q) {
+        const int col = n0 + 32 * q + lane;
+        v[q] = col < n ? gpu::to_float(bias[col]) : 0.0f;
       }
-  };
-  if (epi.bias == nullptr) {
-    if (alpha != 1.0f) {
+    };
+    if (epi.bias == nullptr) {
 #pragma unroll
-      for (int e = 0; e < kAcc; ++e) acc[e] *= alpha;
+      for (int q = 0; q < kCols / 32; ++q) v[q] = 0.0f;
+    } else if (epi.bias_type == GK_F16) {
+      fetch(static_cast<const gpu::half_t*>(epi.bias));
+    } else if (epi.bias_type == GK_BF16) {
+      fetch(static_cast<const gpu::bf16_t*>(epi.bias));
+    } else {
+      fetch(static_cast<const float*>(epi.bias));
     }
-  } else if (epi.bias_type == GK_F16) {
-    add_bias(static_cast<const gpu::half_t*>(epi.bias));
-  } else if (epi.bias_type == GK_BF16) {
-    add_bias(static_cast<const gpu::bf16_t*>(epi.bias));
-  } else {
-    add_bias(static_cast<const float*>(epi.bias));
+  }
+  /// The bias of column n0 + 8g + c (c < 8): register g / 4 of lane 8 (g % 4) + c.
+  __device__ __forceinline__ float column(int g, int c) const {
+    return __shfl_sync(0xffffffffu, v[g / 4], 8 * (g % 4) + c);
+  }
+};
+
+/// The fused epilogue of a consumer thread of wgmma_tma_kernel over the accumulators
+/// of column groups [g0, g0 + kGroups): acc = act(alpha * acc (+ beta * C when
+/// `read_c`) + bias), where acc[4i + 2h + p] is C(row0 + 8h, col0 + 8i + p) of the
+/// item's C `q` and col0 = n0 + 2 (lane % 4). Straight-line code over the registers:
+/// the bias pair of each column pair taken from the tile's TileBias once for both
+/// rows, the activation chosen by one uniform switch, unrolled over the accumulators
+/// with no data-dependent branch and the tensor-core forms of the transcendentals
+/// (activate_tc: one or two special-function instructions a value). Nothing goes
+/// through memory, so the tensor cores wait only for the arithmetic.
+template <class T, int kGroups, int kAcc, int kCols>
+__device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], int g0, const TileBias<kCols>& bias,
+                                                    const TcProblem& q, bool read_c, int act, float alpha, int row0,
+                                                    int col0) {
+  const int c = 2 * (static_cast<int>(threadIdx.x) % 4);
+#pragma unroll
+  for (int g = 0; g < kGroups; ++g) {
+    const int i = g0 + g;
+#pragma unroll
+    for (int p = 0; p < 2; ++p) {
+      const float b = bias.column(i, c + p);
+      acc[4 * i + p] = fmaf(alpha, acc[4 * i + p], b);
+      acc[4 * i + 2 + p] = fmaf(alpha, acc[4 * i + 2 + p], b);
+    }
   }
   if (read_c) {
 #pragma unroll
-    for (int e = 0; e < kAcc; ++e) {
-      const int row = row0 + 8 * ((e % 4) / 2), col = col0 + 8 * (e / 4) + e % 2;
-      if (row < q.m && col < q.n) acc[e] += q.beta * load_c<T>(q, row, col);
-    }
+    for (int g = 0; g < kGroups; ++g)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int i = g0 + g;
+        const int row = row0 + 8 * (e / 2), col = col0 + 8 * i + e % 2;
+        if (row < q.m && col < q.n) acc[4 * i + e] += q.beta * load_c<T>(q, row, col);
+      }
   }
-  with_activation(epi.act, [&](auto act) { activate_all<decltype(act)::value>(acc); });
+  with_activation(act, [&](auto a) {
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[4 * (g0 + g) + e] = activate_tc<decltype(a)::value>(acc[4 * (g0 + g) + e]);
+  });
 }
 
 /// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
 /// the tile at `o` (origin and batch item). `OutT` = void: stores from the registers;
 /// otherwise (beta == 0, TMA-addressable C of type OutT) through the consumer's staging
-/// boxes and `map_c`. A call with an epilogue (x.epi) first runs fuse_wgmma_epilogue
-/// (one uniform branch per tile; the store code is shared).
+/// boxes and `map_c`. A call with an epilogue (x.epi) runs fuse_wgmma_epilogue with the
+/// tile's bias (one uniform branch per tile or TMA-store round; the store code is
+/// shared): before the stores from the registers, or round by round before each
+/// round's staging.
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                  const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 float (&acc)[Cfg::kAcc], const TileOrigin& o, int& rounds_done) {
+                                                 float (&acc)[Cfg::kAcc], const TileBias<Cfg::kBlockN>& bias,
+                                                 const TileOrigin& o, int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
@@ -132,7 +165,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
-      fuse_wgmma_epilogue<T>(acc, q, p.beta != 0.0f, x.epi, alpha, o.item, row, col);
+      fuse_wgmma_epilogue<T, Cfg::kBlockN / 8>(acc, 0, bias, q, p.beta != 0.0f, x.epi.act, alpha, row, col);
       q.alpha = 1.0f;
       q.beta = 0.0f;
     }
@@ -142,10 +175,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
       store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
     }
   } else {
-    if (x.epi.active()) {
-      fuse_wgmma_epilogue<T>(acc, p, false, x.epi, alpha, o.item, 0, n0 + 2 * (lane % 4));
-      alpha = 1.0f;
-    }
+    const bool fused = x.epi.active();
+    if (fused) alpha = 1.0f;  // applied by the fused epilogue
     // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
     // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
     // the store clips whatever lies outside C.
@@ -154,6 +185,11 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
     tma_store_rounds<Cfg::kBlockN / kRoundCols, Cfg::kEpiBuffers>(
         consumer, rounds_done,
+        [&](int round) {
+          if (fused)
+            fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha,
+                                                    0, 0);
+        },
         [&](int round, int buffer) {
           const uint32_t staging = sm.c_staging(consumer, buffer);
           if constexpr (kOutBytes == 2) {
@@ -242,7 +278,7 @@ __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const Wgm
     static_assert(Cfg::kEpiBuffers == 1, "one staging buffer a consumer");
     const uint32_t staging = sm.c_staging(consumer);
     tma_store_rounds<kTileM / 64, 1>(
-        consumer, rounds_done,
+        consumer, rounds_done, [](int) {},
         [&](int round, int) {
 #pragma unroll
           for (int j = 0; j < 8; ++j)
