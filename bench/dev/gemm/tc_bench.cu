@@ -8,11 +8,12 @@
 //             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
-//   skinny  : the skinny rung, skinny_kernel alone and TMA-path configurations (ring depth,
-//             consumer warps, grids of several CTAs per SM, one CTA per 64-row tile, two K
-//             boxes per unit: skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
+//   skinny  : the skinny rung, skinny_kernel alone and TMA-path schedules (equal shares,
+//             claimed items of several sizes, one item per CTA, several CTAs per SM, one CTA
+//             per 64-row tile: skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
 //             llm suite's weights (TC_SIZES replaces them; m is T). Run with TC_FLUSH_MB=512
-//             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny.
+//             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny; TC_SKINNY="a,b"
+//             times only the listed variants, TC_COPY=1 adds a same-traffic device copy.
 // Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
 // drift hit both alike) and its output compared with cuBLAS's. The correctness of the
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
@@ -172,55 +173,58 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
 struct SkinnyTma64 {
   static constexpr int kBlockN = 64, kKBoxes = 1, kMmaM = 1;
 };
-struct SkinnyTmaM2 {  // 4 consumer warps of 32 rows (two m16 tiles each)
-  static constexpr int kBlockN = 128, kKBoxes = 1, kMmaM = 2;
-};
-struct SkinnyTma128K2 {  // 256 contiguous bytes of each K-contiguous W row per unit
-  static constexpr int kBlockN = 128, kKBoxes = 2, kMmaM = 1;
-};
 
-/// skinny's kernels side by side: skinny_kernel alone, and the TMA path with other tiles,
-/// consumer warps and ring depths (16-bit calls the TMA path accepts).
+/// skinny's kernels side by side: the rung (its policy), skinny_kernel alone, and the TMA
+/// path with equal shares (shipped ring policy), with claimed items of 2-16 units, with one
+/// item per CTA, and the two layouts that were prepared before (several CTAs' worth of
+/// shares per SM; one CTA per 64-row tile over the whole K).
 std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   using gemm::SkinnyTmaShape;
-  auto tma = [&ctx](auto tile, SkinnyTmaShape shape) {
+  auto tma = [&ctx](auto tile, auto shape_of) {
     using Cfg = gemm::SkinnyTmaConfig<decltype(tile)>;
-    return [&ctx, shape](const core::GemmArgs& g) {
+    return [&ctx, shape_of](const core::GemmArgs& g) {
       const gemm::SkinnyCall call = gemm::make_skinny_call(g);
       const std::string why = gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx);
       if (!why.empty()) {
         std::printf("skinny TMA variant: %s\n", why.c_str());
         return;
       }
+      const int64_t units = static_cast<int64_t>(core::ceil_div(call.problem.n, Cfg::kBlockN)) *
+                            core::ceil_div(call.problem.k, Cfg::kBlockK);
+      const SkinnyTmaShape shape = shape_of(call, units);
       if (g.ab_type == DType::F16)
         gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
       else
         gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
     };
   };
+  auto fixed = [](SkinnyTmaShape shape) { return [shape](const gemm::SkinnyCall&, int64_t) { return shape; }; };
+  const gemm::sm90::SkinnyTma shipped{};
+  const int sms = ctx.sm_count;
   return {
+      {"skinny", [&ctx](const core::GemmArgs& g) { gemm::skinny_run(g, ctx); }},
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
-      {"tma128", tma(gemm::sm90::SkinnyTma{}, {})},  // the shipped tile and ring policy
-      {"tma128_s4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 0})},
-      {"tma128_smax", tma(gemm::sm90::SkinnyTma{}, {64, 0, 0})},  // as many stages as fit
-      {"tma128_m2_s4", tma(SkinnyTmaM2{}, {4, 0, 0})},
+      {"tma128", tma(shipped, fixed({}))},        // equal shares, the shipped ring policy
+      {"d2", tma(shipped, fixed({0, 0, 0, 2}))},  // claimed items of ~2 / 4 / 8 / 16 units
+      {"d4", tma(shipped, fixed({0, 0, 0, 4}))},
+      {"d8", tma(shipped, fixed({0, 0, 0, 8}))},
+      {"d16", tma(shipped, fixed({0, 0, 0, 16}))},
+      {"d4_s8", tma(shipped, fixed({8, 0, 0, 4}))},  // a deeper ring
+      {"d4_x2", tma(shipped, fixed({0, 2, 0, 4}))},  // two CTAs per SM, each its own ring
+      // One item per CTA: tiles cut into as many K chunks as fill the SMs once (no claims
+      // after the first), the ring as deep as fits.
+      {"items1", tma(shipped,
+                     [sms](const gemm::SkinnyCall&, int64_t units) {
+                       return SkinnyTmaShape{64, 0, 0, static_cast<int>(core::ceil_div<int64_t>(units, sms))};
+                     })},
       // Four SMs' worth of equal shares: up to three 4-stage CTAs share an SM and the block
-      // scheduler hands the rest to the SMs that finish first (dynamic balance).
-      {"tma128_g4", tma(gemm::sm90::SkinnyTma{}, {4, 0, 4 * ctx.sm_count})},
+      // scheduler hands the rest to the SMs that finish first.
+      {"tma128_g4", tma(shipped, fixed({4, 0, 4 * sms}))},
       // One CTA per 64-row tile over the whole K (as cuBLAS's 64 CTAs at 4096 x 4096): no cut
       // tiles, no reduction, fewer SMs; the deepest ring.
-      {"tma64_tiles",
-       [&ctx](const core::GemmArgs& g) {
-         const gemm::SkinnyCall call = gemm::make_skinny_call(g);
-         if (!gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx).empty()) return;
-         const gemm::SkinnyTmaShape shape{64, 0, static_cast<int>((call.problem.n + 63) / 64)};
-         using Cfg = gemm::SkinnyTmaConfig<SkinnyTma64>;
-         if (g.ab_type == DType::F16)
-           gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
-         else
-           gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
-       }},
-      {"tma128k2", tma(SkinnyTma128K2{}, {})}};
+      {"tma64_tiles", tma(SkinnyTma64{}, [](const gemm::SkinnyCall& call, int64_t) {
+         return SkinnyTmaShape{64, 0, static_cast<int>((call.problem.n + 63) / 64)};
+       })}};
 }
 
 CudaContext make_context() {
@@ -405,6 +409,24 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
   std::printf("%-22s %-4s %c%c %5lldx%5lldx%5lld %9.4f ms %7.1f TFLOP/s %6.0f GB/s %6.1f%%  err %.1e\n", "cublas",
               tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, cublas_ms,
               flop / cublas_ms / 1e9, bytes / cublas_ms / 1e6, 100.0, cublas_err);
+  if (std::getenv("TC_COPY")) {
+    // A device copy whose read + write traffic equals the call's bytes, alternating with
+    // cuBLAS as the rungs do: the bandwidth bound of a call of this size.
+    void *src = nullptr, *dst = nullptr;
+    const size_t half = static_cast<size_t>(bytes / 2);
+    CHECK(cudaMalloc(&src, half));
+    CHECK(cudaMalloc(&dst, half));
+    CHECK(cudaMemsetAsync(src, 1, half, ctx.stream));
+    const auto [ref_ms, copy_ms] = paired_median_ms(
+        [&] { run_cublas(h, x.g, x.c, ab); },
+        [&] { CHECK(cudaMemcpyAsync(dst, src, half, cudaMemcpyDeviceToDevice, ctx.stream)); }, ctx.stream, reps);
+    std::printf(
+        "%-22s %-4s %c%c %5lldx%5lldx%5lld %9.4f ms %6.0f GB/s  (cublas alternating: %.0f GB/s, %.1f%% of copy)\n",
+        "copy", tname, ta ? 'T' : 'N', tb ? 'T' : 'N', (long long)m, (long long)n, (long long)k, copy_ms,
+        bytes / copy_ms / 1e6, bytes / ref_ms / 1e6, 100.0 * copy_ms / ref_ms);
+    cudaFree(src);
+    cudaFree(dst);
+  }
   auto report = [&](const std::string& name, const std::function<void(const core::GemmArgs&)>& run) {
     CHECK(cudaMemsetAsync(x.c, 0xFF, m * n * core::dtype_size(ab), ctx.stream));
     run(x.g);
@@ -495,7 +517,12 @@ int main(int argc, char** argv) {
       for (int64_t t : {1, 4, 16})
         for (const auto& w : weights) cases.push_back({t, w[0], w[1]});
     }
-    const std::vector<Variant> v = skinny_variants(ctx);
+    std::vector<Variant> v = skinny_variants(ctx);
+    if (const char* only = std::getenv("TC_SKINNY")) {  // the listed variants only (exact names)
+      const std::string list = std::string(",") + only + ",";
+      auto unlisted = [&list](const auto& e) { return list.find("," + e.first + ",") == std::string::npos; };
+      v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
+    }
     for (const auto& s : cases)
       for (bool tb : {false, true}) bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, tb, v);
     return 0;

@@ -10,8 +10,9 @@
 //  * its declines: min(m, n) > 64 and rows off 16-byte boundaries;
 //  * the TMA path (16-bit, T <= 16, K-contiguous X, sm_90) forced over T 1..16, odd N, K
 //    tails, NN / NT in both orientations, C types, alpha/beta, ring depths and grids that cut
-//    tiles between CTAs (repeated: stale arrival words), bit-identical repeats, the same calls
-//    on skinny_kernel (the TMA path off), and its refusals (T = 17, f32, T-contiguous X).
+//    tiles between CTAs, claimed items of several sizes (each repeated: stale ticket words),
+//    bit-identical repeats, the same calls on skinny_kernel (the TMA path off), and its
+//    refusals (T = 17, f32, T-contiguous X).
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh),
 // with guard cells around C.
 #include "gemm_harness.cuh"
@@ -21,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -179,10 +181,14 @@ std::vector<Case> tma_cases() {
 TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
   const CudaContext* ctx = tma_context();
   if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
-  // Default shape (as many stages as fit, one CTA per SM); two stages (the ring wraps every
-  // other unit); grids of 1 (nothing cut), 3 and 7 CTAs (tiles cut at odd places, several
-  // CTAs per tile); two CTAs per SM.
-  const gemm::SkinnyTmaShape shapes[] = {{0, 0, 0}, {2, 0, 0}, {0, 0, 1}, {3, 0, 3}, {0, 0, 7}, {0, 2, 0}};
+  // Equal shares: default shape (as many stages as fit, one CTA per SM); two stages (the
+  // ring wraps every other unit); grids of 1 (nothing cut), 3 and 7 CTAs (tiles cut at odd
+  // places, several CTAs per tile); two CTAs per SM. Claimed items: of one unit (every K
+  // block its own piece) on every SM, on 3 CTAs with two stages (many claims each), of 3
+  // units on 7 CTAs and two per SM, and larger than the whole K (one piece per tile).
+  const gemm::SkinnyTmaShape shapes[] = {{0, 0, 0},    {2, 0, 0},    {0, 0, 1},        {3, 0, 3},
+                                         {0, 0, 7},    {0, 2, 0},    {0, 0, 0, 1},     {2, 0, 3, 1},
+                                         {0, 0, 7, 3}, {3, 2, 0, 3}, {0, 0, 0, 100000}};
   uint64_t seed = 7000;
   int ran = 0;
   for (const Case& c : tma_cases()) {
@@ -190,7 +196,8 @@ TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
     if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
     for (const gemm::SkinnyTmaShape& shape : shapes) {
       const std::string label = "skinny TMA, " + std::to_string(shape.stages) + " stages, " +
-                                std::to_string(shape.ctas_per_sm) + " per SM, " + std::to_string(shape.ctas) + " CTAs";
+                                std::to_string(shape.ctas_per_sm) + " per SM, " + std::to_string(shape.ctas) +
+                                " CTAs, items of " + std::to_string(shape.chunk_units) + " units";
       for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
         const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
           gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kForce, shape);
@@ -221,22 +228,36 @@ TEST_F(SkinnyTma, TheOtherKernelStillRunsTheseCalls) {
 TEST_F(SkinnyTma, CutTilesAddInAFixedOrder) {
   const CudaContext* ctx = tma_context();
   if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
-  // 16 x 4096 x 4096 bf16 NT on every SM: each tile is cut between 2-3 CTAs; two runs must
-  // agree bit for bit (the last arriver changes, the order of the sum does not).
+  // 16 x 4096 x 4096 bf16 NT on every SM: with equal shares each tile is cut between 2-3
+  // CTAs; with claimed items of 2 units into 32 pieces, which CTA takes which piece changes
+  // from run to run. Three runs of each must agree bit for bit (the last arriver changes,
+  // the order of the sum does not), and claimed items do not depend on the grid.
   Case c = skinny_case(16, 4096, 4096, false, 2, kTypes[1], 0);
   Problem problem(c, stream_, 9001);
   const core::GemmArgs& args = problem.args();
   const std::size_t bytes = static_cast<std::size_t>((args.m - 1) * args.ldc + args.n) * 2;
+  const gemm::SkinnyTmaShape shapes[] = {{}, {0, 0, 0, 2}, {0, 0, 0, 2}, {0, 0, 0, 2}, {2, 0, 5, 2}};
   std::vector<std::vector<unsigned char>> out;
-  for (int run = 0; run < 3; ++run) {
-    ASSERT_TRUE(run_and_check(problem, "skinny TMA, repeat " + std::to_string(run), [&](const core::GemmArgs& a) {
-      gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce);
+  for (std::size_t run = 0; run < std::size(shapes); ++run) {
+    ASSERT_TRUE(run_and_check(problem, "skinny TMA, run " + std::to_string(run), [&](const core::GemmArgs& a) {
+      gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce, shapes[run]);
     }));
     out.emplace_back(bytes);
     ASSERT_EQ(cudaMemcpyAsync(out.back().data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
     ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    if (run == 0) {  // equal shares, twice more
+      for (int again = 0; again < 2; ++again) {
+        ASSERT_TRUE(run_and_check(problem, "skinny TMA, equal shares again", [&](const core::GemmArgs& a) {
+          gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce, shapes[0]);
+        }));
+        std::vector<unsigned char> copy(bytes);
+        ASSERT_EQ(cudaMemcpyAsync(copy.data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
+        ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+        EXPECT_TRUE(copy == out[0]) << "equal shares, repeat " << again;
+      }
+    }
   }
-  EXPECT_TRUE(out[0] == out[1] && out[1] == out[2]);
+  for (std::size_t run = 2; run < out.size(); ++run) EXPECT_TRUE(out[run] == out[1]) << "claimed items, run " << run;
 }
 
 TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
@@ -274,6 +295,20 @@ TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
   EXPECT_EQ(gemm::skinny_splits(4, 1, 396), 1);
   // Never more ranges than K blocks.
   EXPECT_LE(gemm::skinny_splits(1, 5, 396), 5);
+}
+
+TEST(SkinnyTmaChunks, CutsTilesIntoClaimedItems) {
+  // Equal shares unless items are asked for.
+  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 0), 0);
+  // 64 K blocks in items of ~4 units: 16 chunks per tile; ~3 units of 10: rounded, 3 chunks.
+  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 4), 16);
+  EXPECT_EQ(gemm::skinny_tma_chunks(32, 10, 4), 3);
+  // At least one chunk (items longer than K: whole tiles), at most one per K block.
+  EXPECT_EQ(gemm::skinny_tma_chunks(32, 5, 100), 1);
+  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 1), 64);
+  // Items must fit the ticket word: fewer chunks, then equal shares.
+  EXPECT_EQ(gemm::skinny_tma_chunks(1 << 22, 64, 1), 1);
+  EXPECT_EQ(gemm::skinny_tma_chunks(1 << 23, 64, 4), 0);
 }
 
 }  // namespace

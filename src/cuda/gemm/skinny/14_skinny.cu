@@ -118,19 +118,27 @@ SkinnyTmaSetting skinny_tma_setting() {
       per_sm = parse_count(s);
       ok = per_sm >= 1 && per_sm <= 8;
     }
+    int chunk_units = 0;
+    if (ok && *s == 'd') {
+      ++s;
+      chunk_units = parse_count(s);
+      ok = chunk_units >= 1;
+    }
     if (!ok || *s != '\0') {
       r.error = value;
       return r;
     }
     r.setting.shape.stages = stages;
     r.setting.shape.ctas_per_sm = per_sm;
+    r.setting.shape.chunk_units = chunk_units;
     return r;
   }();
   if (!parsed.error.empty())
     throw core::Error(
         core::Status::InvalidArgument,
         "GPUKERN_SKINNY_TMA='" + parsed.error +
-            "': expected off, all, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
+            "': expected off, all or <stages>[x<CTAs per SM>][d<units per claimed item>] (stages 0 or 2.., 1-8 CTAs "
+            "per SM, 1.. units)");
   return parsed.setting;
 }
 

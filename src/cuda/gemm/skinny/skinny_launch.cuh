@@ -19,9 +19,11 @@
 namespace gpukern::cuda::gemm {
 
 /// How the TMA path (skinny_tma.cuh) runs: ring stages and CTAs per SM, 0 = chosen (as many
-/// stages as fit, one CTA per SM); `ctas` > 0 fixes the grid (tests of the cut tiles).
+/// stages as fit, one CTA per SM); `ctas` > 0 fixes the grid (tests of the cut tiles);
+/// `chunk_units` > 0 claims items of about that many units (each tile cut into equal K
+/// chunks) instead of taking equal shares.
 struct SkinnyTmaShape {
-  int stages = 0, ctas_per_sm = 0, ctas = 0;
+  int stages = 0, ctas_per_sm = 0, ctas = 0, chunk_units = 0;
 };
 
 /// Which kernel takes a call that the TMA path can run: kAuto follows GPUKERN_SKINNY_TMA
@@ -31,8 +33,9 @@ enum class SkinnyTmaMode { kAuto, kForce, kOff };
 
 /// GPUKERN_SKINNY_TMA, read once, for measurement: "off" keeps every call on skinny_kernel;
 /// "all" runs every call the TMA path can run on it (not only those the policy gives it);
-/// "<stages>" or "<stages>x<CTAs per SM>" (0 stages: the ring policy's) does that with this
-/// shape. A malformed value throws InvalidArgument where it is used.
+/// "<stages>[x<CTAs per SM>][d<units>]" (0 stages: the ring policy's; d: claimed items of
+/// about that many units) does that with this shape. A malformed value throws
+/// InvalidArgument where it is used.
 struct SkinnyTmaSetting {
   bool off = false, all = false;
   SkinnyTmaShape shape;
@@ -201,7 +204,7 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
   const int64_t static_bytes = static_cast<int64_t>(ctx.smem_per_block_optin) - dynamic_limit;
   const int64_t budget = std::min<int64_t>(
       dynamic_limit, static_cast<int64_t>(ctx.smem_per_block_optin + 1024) / per_sm - 1024 - static_bytes);
-  const int fit = static_cast<int>(std::max<int64_t>((budget - 1024) / (Cfg::kStageBytes + 16), 2));
+  const int fit = static_cast<int>(std::max<int64_t>((budget - 1024) / (Cfg::kStageBytes + Cfg::kStageExtraBytes), 2));
   SkinnyTmaLaunch l;
   const int64_t grid = shape.ctas > 0 ? shape.ctas : static_cast<int64_t>(per_sm) * ctx.sm_count;
   l.ctas = static_cast<int>(std::max<int64_t>(1, std::min(grid, units)));
@@ -215,6 +218,16 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
   const int chosen = units / l.ctas >= kDeepRingUnits ? fit : std::min(fit, kShallowStages);
   l.stages = std::max(shape.stages > 0 ? std::min(shape.stages, fit) : chosen, 2);
   return l;
+}
+
+/// K chunks per tile for claimed items of about `chunk_units` units (at least 1, at most one
+/// per K block, and few enough that every item's ticket fits the ticket word); 0 (equal
+/// shares) when chunk_units is 0 or even whole tiles would be too many items.
+inline int skinny_tma_chunks(int n_tiles, int k_blocks, int chunk_units) {
+  const int64_t most_items = int64_t(1) << (kSkinnyTicketBits - 1);
+  if (chunk_units <= 0 || n_tiles >= most_items) return 0;
+  const int64_t by_size = (static_cast<int64_t>(k_blocks) + chunk_units / 2) / chunk_units;
+  return static_cast<int>(std::clamp<int64_t>(std::min(by_size, (most_items - 1) / n_tiles), 1, std::max(k_blocks, 1)));
 }
 
 /// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
@@ -245,17 +258,28 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
                                            : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
+  wk.chunks = skinny_tma_chunks(wk.n_tiles, wk.k_blocks, shape.chunk_units);
+  // Claimed items: a grid of more CTAs than items would leave some without one.
+  const int ctas = wk.chunks > 0
+                       ? static_cast<int>(std::min<int64_t>(l.ctas, static_cast<int64_t>(wk.chunks) * wk.n_tiles))
+                       : l.ctas;
+  wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
   void* ws = nullptr;
-  if (l.ctas > 1) {
-    // Parked sums of cut tiles (two slots per CTA) and the arrival words per tile and warp.
-    const std::size_t partial_bytes = static_cast<std::size_t>(2) * l.ctas * Cfg::kBlockN * Cfg::kMaxT * sizeof(float);
-    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps * sizeof(uint64_t),
-                         ctx);
+  if (wk.chunks > 0 || ctas > 1) {
+    // Parked sums of split tiles (equal shares: two slots per CTA; claimed items: one per
+    // item when tiles are cut), the arrival words per tile and warp, and the claim word.
+    const std::size_t slots = wk.chunks == 0  ? static_cast<std::size_t>(2) * ctas
+                              : wk.chunks > 1 ? static_cast<std::size_t>(wk.n_tiles) * wk.chunks
+                                              : 0;
+    const std::size_t partial_bytes = slots * Cfg::kBlockN * wk.park_pitch * sizeof(float);
+    const std::size_t arrival_bytes = static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps * sizeof(uint64_t);
+    ws = workspace_alloc(partial_bytes + arrival_bytes + sizeof(uint64_t), ctx);
     wk.partials = static_cast<float*>(ws);
     wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-    wk.epoch = launch_tags(static_cast<uint64_t>(l.ctas));
+    wk.claims = wk.arrivals + static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps;
+    wk.tag = launch_tags(1) % kSkinnyTicketTagLimit;
   }
-  kernel<<<l.ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
+  kernel<<<ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
