@@ -104,18 +104,29 @@ constexpr Rung<Args, Ctx> fusing(Rung<Args, Ctx> row, uint32_t features) {
   return row;
 }
 
-/// An inclusive size range [lo, hi].
+/// An inclusive size range [lo, hi], optionally of the multiples of `multiple` only (where a
+/// rung's fast path needs whole tiles and the data measured no other sizes).
 struct SizeRange {
   int64_t lo = 0, hi = std::numeric_limits<int64_t>::max();
-  constexpr bool contains(int64_t v) const { return v >= lo && v <= hi; }
+  int64_t multiple = 1;
+  constexpr bool contains(int64_t v) const { return v >= lo && v <= hi && (multiple <= 1 || v % multiple == 0); }
 };
-/// " T 1..16", " k >= 2048", " k <= 64"; "" for any size.
+/// " T 1..16", " k >= 2048", " k <= 64", " batch 1", " m 2048..4096 (multiple of 256)"; ""
+/// for any size.
 inline std::string range_text(const char* what, const SizeRange& r) {
   const bool lo = r.lo > 0, hi = r.hi != std::numeric_limits<int64_t>::max();
-  if (lo && hi) return " " + std::string(what) + " " + std::to_string(r.lo) + ".." + std::to_string(r.hi);
-  if (lo) return " " + std::string(what) + " >= " + std::to_string(r.lo);
-  if (hi) return " " + std::string(what) + " <= " + std::to_string(r.hi);
-  return "";
+  const std::string name = " " + std::string(what);
+  std::string out;
+  if (lo && hi)
+    out = name + " " + std::to_string(r.lo) + (r.lo == r.hi ? std::string() : ".." + std::to_string(r.hi));
+  else if (lo)
+    out = name + " >= " + std::to_string(r.lo);
+  else if (hi)
+    out = name + " <= " + std::to_string(r.hi);
+  else if (r.multiple > 1)
+    out = name;
+  if (r.multiple > 1) out += " (multiple of " + std::to_string(r.multiple) + ")";
+  return out;
 }
 
 /// The exact type of a call as one kMask bit (tf32 is not f32 here).
@@ -147,10 +158,16 @@ inline std::string layout_text(uint32_t layouts) {
   return layouts == 0xF ? std::string() : out;
 }
 
+/// Which side of C a GEMM class's T is.
+enum class TSide : uint8_t {
+  Either,  ///< T = min(m, n), wide = max(m, n): an LLM layer's tokens, whichever way it is stored
+  N,       ///< T = n, wide = m (attention's P*V: n is the head dimension)
+};
+
 /// One entry of a ladder's measured auto table (GEMM): calls of this shape class, on the
 /// architectures `arch` names, go to `rung` first; if it declines, auto walks the ranked
-/// order. T is the skinny side min(m, n) (tokens in an LLM layer), wide = max(m, n);
-/// `layouts` narrows it to some transposes.
+/// order. T is the skinny side min(m, n) (tokens in an LLM layer), wide = max(m, n), unless
+/// `side` pins T to n; `layouts` narrows it to some transposes, `batch` to some batch counts.
 /// `types` are exact (kMaskTF32 is not kMaskF32 here). The entries are derived from
 /// benchmark runs, committed next to the data that justifies them.
 struct GemmClass {
@@ -160,15 +177,35 @@ struct GemmClass {
   SizeRange t, wide, k;
   const char* rung;
   uint32_t layouts = 0;  ///< kLayout* bits (transposes as stored); 0 = every layout
+  /// GemmArgs::batch (1 = one GEMM); default: any. A rung that fuses batches runs them in one
+  /// launch whose grid and tail differ from a single call's, so an entry names the batch
+  /// counts its data measured.
+  SizeRange batch = {};
+  TSide side = TSide::Either;
   bool matches(const GemmArgs& a) const {
-    return (types & exact_type_bit(a)) != 0 && (layouts == 0 || (layouts & layout_bit(a)) != 0) &&
-           t.contains(std::min(a.m, a.n)) && wide.contains(std::max(a.m, a.n)) && k.contains(a.k);
+    const int64_t skinny = side == TSide::N ? a.n : std::min(a.m, a.n);
+    const int64_t other = side == TSide::N ? a.m : std::max(a.m, a.n);
+    return (types & exact_type_bit(a)) != 0 && (layouts == 0 || (layouts & layout_bit(a)) != 0) && t.contains(skinny) &&
+           wide.contains(other) && k.contains(a.k) && batch.contains(a.batch);
   }
-  std::string describe() const {  // "bf16,f16 NT T 1..16 k >= 2048"
-    return mask_names(types) + layout_text(layouts) + range_text("T", t) + range_text("wide", wide) +
-           range_text("k", k);
+  std::string describe() const {  // "bf16,f16 NT T 1..16 k >= 2048 batch 1", "f16 NN m 2048 n 128 k 2048"
+    const bool n_side = side == TSide::N;
+    return mask_names(types) + layout_text(layouts) +
+           (n_side ? range_text("m", wide) + range_text("n", t) : range_text("T", t) + range_text("wide", wide)) +
+           range_text("k", k) + range_text("batch", batch);
   }
 };
+
+/// The index of the first entry of a measured auto table that `args` falls in on `arch`;
+/// -1 when none does.
+template <class Class, class Args>
+int first_matching_entry(const std::vector<Class>& table, const Args& args, const DeviceArch& arch) {
+  for (int e = 0; e < static_cast<int>(table.size()); ++e) {
+    const Class& c = table[static_cast<std::size_t>(e)];
+    if (c.matches(args) && arch_verdict(c.arch, arch).accepted()) return e;
+  }
+  return -1;
+}
 
 /// The same for softmax: rows and columns.
 struct SoftmaxClass {
@@ -215,7 +252,7 @@ class Ladder {
 
   /// `table`: the measured auto table, consulted before the ranked order. Every entry
   /// must name a row of this ladder that auto may pick (not experimental).
-  Ladder(std::initializer_list<Row> rows, std::initializer_list<Class> table = {}) : rows_(rows), table_(table) {
+  Ladder(std::initializer_list<Row> rows, std::vector<Class> table = {}) : rows_(rows), table_(std::move(table)) {
     for (int i = 0; i < static_cast<int>(rows_.size()); ++i)
       if (rows_[i].auto_rank != kNeverAuto && rows_[i].kind != RungKind::Experimental) auto_order_.push_back(i);
     std::stable_sort(auto_order_.begin(), auto_order_.end(),
@@ -278,12 +315,9 @@ class Ladder {
 
   /// The first entry of the measured auto table this call falls in on `arch`.
   AutoPick auto_pick(const Args& args, const DeviceArch& arch) const {
-    for (int e = 0; e < static_cast<int>(table_.size()); ++e) {
-      const Class& c = table_[static_cast<std::size_t>(e)];
-      if (c.matches(args) && arch_verdict(c.arch, arch).accepted())
-        return {table_rungs_[static_cast<std::size_t>(e)], e};
-    }
-    return {};
+    const int e = first_matching_entry(table_, args, arch);
+    if (e < 0) return {};
+    return {table_rungs_[static_cast<std::size_t>(e)], e};
   }
 
   /// The measured auto table as listed to users.

@@ -81,6 +81,8 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
            core::kNeverAuto},
       },
       {
+          // Any batch count: skinny does not fuse batches, so the core runs a batch item by
+          // item and every item is the single call the llm runs measured.
           {"skinny (T <= 8)", kAllGemmTypes, {}, {1, kSkinnyAutoMaxT}, {}, {}, "skinny"},
       }};
   return ladder;

@@ -10,6 +10,7 @@
 #include <gpukern/gpukern.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -188,6 +189,49 @@ TEST(RungTable, MeasuredAutoTablePicksByShapeClassAndArchitecture) {
   EXPECT_EQ(listed[1].arch, "sm_90");
   EXPECT_EQ(listed[1].shape, "f32 k 1..16");
   EXPECT_EQ(listed[0].shape, "f32 T 1..4");
+}
+
+TEST(RungTable, ClassesMatchBatchCountsMultiplesAndTheSideOfT) {
+  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+  const std::vector<GemmClass> classes{
+      {"single calls", kMaskF32, {}, {1, 4}, {}, {}, "simple", 0, {1, 1}},
+      {"n side, tiles",
+       kMaskF32,
+       {},
+       {128, 128},
+       {1024, 4096, 256},
+       {1024, 4096, 64},
+       "simple",
+       kLayoutNN,
+       {64, kAny},
+       TSide::N},
+      {"any batch", kMaskF32, {}, {5, 8}, {}, {}, "simple"},
+  };
+  const auto entry = [&](int64_t m, int64_t n, int64_t k, int64_t batch) {
+    GemmArgs a;
+    a.m = m;
+    a.n = n;
+    a.k = k;
+    a.batch = batch;
+    return first_matching_entry(classes, a, kSm90);
+  };
+  EXPECT_EQ(entry(2, 100, 32, 1), 0);
+  EXPECT_EQ(entry(2, 100, 32, 2), -1) << "batch 2 is not a single call";
+  EXPECT_EQ(entry(100, 6, 32, 1), 2);
+  EXPECT_EQ(entry(100, 6, 32, 1000), 2) << "no batch range: any count";
+  EXPECT_EQ(entry(2048, 128, 2048, 64), 1);
+  EXPECT_EQ(entry(4096, 128, 4096, 100000), 1);
+  EXPECT_EQ(entry(2048, 128, 2048, 63), -1) << "below the batch range";
+  EXPECT_EQ(entry(128, 2048, 2048, 64), -1) << "T must be n here, not m";
+  EXPECT_EQ(entry(2048 + 128, 128, 2048, 64), -1) << "m not a multiple of 256";
+  EXPECT_EQ(entry(2048, 128, 2048 + 32, 64), -1) << "k not a multiple of 64";
+  EXPECT_EQ(entry(4096 + 256, 128, 2048, 64), -1) << "m above the range";
+  EXPECT_EQ(classes[0].describe(), "f32 T 1..4 batch 1");
+  EXPECT_EQ(classes[1].describe(),
+            "f32 NN m 1024..4096 (multiple of 256) n 128 k 1024..4096 (multiple of 64) batch >= 64");
+  EXPECT_EQ(classes[2].describe(), "f32 T 5..8");
+  EXPECT_EQ(range_text("k", SizeRange{0, std::numeric_limits<int64_t>::max(), 8}), " k (multiple of 8)");
+  EXPECT_TRUE((SizeRange{0, 10, 0}).contains(7)) << "multiple 0 means no constraint";
 }
 
 TEST(RungTable, AutoTableMustNameARungAutoMayPick) {

@@ -265,6 +265,18 @@ TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {
     const bool skinny = std::min(s[0], s[1]) <= kSkinnyAutoMaxT;
     EXPECT_EQ(std::string(name), skinny ? "skinny" : "omp_simd") << s[0] << "x" << s[1];
   }
+  // The table's entry takes any batch count: skinny runs a batch item by item.
+  for (const int64_t rows : {1, 8, 9}) {
+    core::GemmArgs g = gemm_args(rows, 8, 64, a.data(), 64, b.data(), 64, c.data(), 8);
+    g.trans_b = true;
+    g.batch = 3;
+    g.stride_a = rows * 64;
+    g.stride_b = 8 * 64;
+    g.stride_c = rows * 8;
+    const gk_gemm_ex_desc ex = gpukern::test::gemm_ex_desc(g, nullptr);
+    ASSERT_EQ(gk_gemm_ex_select(h, &ex, name, sizeof name), GK_SUCCESS) << gk_last_error();
+    EXPECT_EQ(std::string(name), "skinny") << "batch of 3, T = " << std::min<int64_t>(rows, 8);
+  }
   // Forced on a shape it does not take: declined with the typed reason, naming m and n.
   gk_gemm_desc d = desc_for(9, 64, 64, a.data(), b.data(), c.data());
   d.variant = "skinny";

@@ -1,0 +1,81 @@
+// The CUDA GEMM ladder's measured auto table: shape classes whose calls go to one rung
+// before auto's ranked order (ladder.cu takes it). Host data only, so the table tests
+// check every entry without a GPU. Each entry was derived from gpukern-bench suite runs
+// on the H100 with cuBLAS in the same run; the comment next to it names the cells behind
+// it, docs/notes/llm-gemm.md and docs/notes/attention.md give their numbers and runs.
+// Calls in no entry take the ranked order (ladder.cu: wgmma_tma where its policy says,
+// else cuBLAS).
+#pragma once
+
+#include "core/rung_table.hpp"
+
+#include <limits>
+#include <vector>
+
+namespace gpukern::cuda {
+
+inline const std::vector<core::GemmClass>& gemm_auto_table() {
+  using core::kLayoutNN;
+  using core::kLayoutNT;
+  constexpr uint32_t k16Bit = core::kMaskF16 | core::kMaskBF16;
+  constexpr uint32_t kF32 = core::kMaskF32, kTF32 = core::kMaskTF32;
+  constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
+  constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
+  constexpr uint32_t kAnyLayout = 0;
+  // The llm suite times single GEMMs: its entries take no batched call (those take the
+  // ranked order, whose policy counts the tiles of every item).
+  constexpr core::SizeRange kOneGemm{1, 1};
+  static const std::vector<core::GemmClass> table{
+      // The 128256 x 4096 vocabulary projection with N-contiguous weights up to 128 rows:
+      // cuBLAS is level with wgmma_tma's 128x256 tiles or ahead (T 1-16, both near the copy
+      // rate) and ahead of them at T 32-128; skinny's TMA path trails both.
+      {"16-bit NN vocabulary, T <= 128", k16Bit, kH100, {1, 128}, {65536, kAny}, {}, "cublas", kLayoutNN, kOneGemm},
+      // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
+      // weights at T 1-16 too, where it is level with skinny's TMA path).
+      {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
+      // Decode against a linear layer's weight (B stored N x K): one pass over the weights.
+      // T 9-16 stays with cuBLAS: skinny's TMA path trails it on 4096 x 4096 and 14336 x 4096.
+      {"16-bit decode NT", k16Bit, kH100, {1, 8}, {}, {}, "skinny", kLayoutNT, kOneGemm},
+      // Decode against N-contiguous weights wider than deep (11008 x 4096, 14336 x 4096 at T
+      // 1, 4, 16): skinny's TMA path streams them at or above cuBLAS's rate; on 4096 x 4096
+      // and the long-K weights (4096 x 11008, 4096 x 14336) cuBLAS stays ahead.
+      {"16-bit decode NN, wide weights",
+       k16Bit,
+       kH100,
+       {1, 16},
+       {8192, 65535},
+       {4096, 4096},
+       "skinny",
+       kLayoutNN,
+       kOneGemm},
+      // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
+      // where cuBLAS runs CUDA-core kernels.
+      {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},
+      // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
+      {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},
+      {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", kLayoutNN, kOneGemm},
+      // tf32 from 512 rows: N-contiguous B through the C^T kernel and its K split; K-major
+      // B where the weights are long along K or wide.
+      {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", kLayoutNN, kOneGemm},
+      {"tf32 NT long k", kTF32, kH100, {512, kAny}, {}, {8192, kAny}, "wgmma_tma", kLayoutNT, kOneGemm},
+      {"tf32 NT wide", kTF32, kH100, {512, kAny}, {8192, kAny}, {}, "wgmma_tma", kLayoutNT, kOneGemm},
+      // Attention's P*V per head at head dimension 128 (C = S x 128, K = S), all heads in one
+      // strided batch: mma_multistage's 256x128 tile (m a multiple of 256, K of 64: its path
+      // without bounds checks) is ahead of cuBLAS's strided-batched kernel at S 2048 and 4096,
+      // bf16 and f16, in both suite runs (32 x 32 heads). S 512-1024, d = 64 and Q*K^T stay
+      // with cuBLAS (the ranked order's batch rule).
+      {"16-bit batched P*V, d = 128",
+       k16Bit,
+       kH100,
+       {128, 128},
+       {2048, 4096, 256},
+       {2048, 4096, 64},
+       "mma_multistage",
+       kLayoutNN,
+       {1024, kAny},
+       core::TSide::N},
+  };
+  return table;
+}
+
+}  // namespace gpukern::cuda

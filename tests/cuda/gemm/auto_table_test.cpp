@@ -1,0 +1,149 @@
+// The CUDA GEMM ladder's measured auto table (src/cuda/gemm/auto_table.hpp), on the host:
+// each entry takes the calls of its class (the cells its data measured) and not the calls
+// just outside it, batch counts included; off sm_90 no entry applies. "" below means no
+// entry: auto's ranked order decides.
+#include "cuda/gemm/auto_table.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace gpukern::cuda {
+namespace {
+
+using core::DType;
+using core::GemmArgs;
+
+const core::DeviceArch kSm90{core::Vendor::Nvidia, 90, 0, "sm_90"};
+const core::DeviceArch kSm80{core::Vendor::Nvidia, 80, 0, "sm_80"};
+const core::DeviceArch kSm100{core::Vendor::Nvidia, 100, 0, "sm_100"};
+
+/// A call in the layout op(A) op(B) = N, trans_b (NT when set); 16-bit types set C too.
+GemmArgs call(DType type, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+  GemmArgs a;
+  a.ab_type = a.c_type = type;
+  a.trans_b = trans_b;
+  a.m = m;
+  a.n = n;
+  a.k = k;
+  a.batch = batch;
+  return a;
+}
+GemmArgs tf32_call(int64_t m, int64_t n, int64_t k) {
+  GemmArgs a = call(DType::F32, false, m, n, k);
+  a.allow_tf32 = true;
+  return a;
+}
+
+/// The rung of the entry the call falls in on `arch`, "" when none.
+std::string pick(const GemmArgs& a, const core::DeviceArch& arch = kSm90) {
+  const auto& table = gemm_auto_table();
+  const int e = core::first_matching_entry(table, a, arch);
+  return e < 0 ? std::string() : std::string(table[static_cast<std::size_t>(e)].rung);
+}
+
+constexpr bool kNN = false, kNT = true;
+
+TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
+  for (DType t : {DType::BF16, DType::F16}) {
+    for (int64_t rows : {1, 4, 16, 64, 128}) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096)), "cublas") << rows;
+    EXPECT_EQ(pick(call(t, kNN, 129, 128256, 4096)), "wgmma_tma");
+    EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
+    for (int64_t rows : {1, 16, 128, 512}) EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096)), "wgmma_tma") << rows;
+  }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "skinny") << "below vocabulary-wide: the NN decode entry";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096, 2)), "") << "batches: the ranked order";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 128256, 4096, 2)), "");
+}
+
+TEST(CudaAutoTable, DecodeNTIsSkinnyUpToEightTokens) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t tokens : {1, 2, 4, 8}) {
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
+    }
+  for (int64_t tokens : {9, 16}) {
+    EXPECT_EQ(pick(call(DType::BF16, kNT, tokens, 4096, 4096)), "") << tokens;
+    EXPECT_EQ(pick(call(DType::BF16, kNT, tokens, 11008, 4096)), "") << "NT T 9-16 stays with cuBLAS";
+  }
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
+}
+
+TEST(CudaAutoTable, DecodeNNIsSkinnyOnWideWeightsOnly) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t tokens : {1, 2, 4, 8, 16}) {
+      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, tokens, 14336, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096)), "") << "4096 x 4096 stays with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008)), "") << "long-K weights stay with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "");
+    }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 11008, 4096)), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 8191, 4096)), "") << "wide below 8192";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 8192, 4096)), "skinny");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11008, 4095)), "") << "k other than 4096";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11008, 8192)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 11008, 4096, 2)), "") << "batches: the ranked order";
+  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 11008, 4096)), "") << "32-bit types are not in the 16-bit entry";
+}
+
+TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
+  EXPECT_EQ(pick(call(DType::F32, kNN, 2, 4096, 4096)), "skinny");
+  EXPECT_EQ(pick(call(DType::F32, kNT, 32, 4096, 4096)), "skinny");
+  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 4096, 4096)), "");
+  EXPECT_EQ(pick(call(DType::F32, kNN, 33, 4096, 4096)), "");
+  EXPECT_EQ(pick(call(DType::F32, kNN, 16, 4096, 4096, 3)), "") << "batches: the ranked order";
+  EXPECT_EQ(pick(tf32_call(16, 4096, 4096)), "cublas");
+  EXPECT_EQ(pick(tf32_call(64, 4096, 4096)), "cublas");
+  EXPECT_EQ(pick(tf32_call(512, 4096, 4096)), "wgmma_tma");
+}
+
+TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t s : {2048, 3072, 4096}) {
+      EXPECT_EQ(pick(call(t, kNN, s, 128, s, 1024)), "mma_multistage") << s;
+      EXPECT_EQ(pick(call(t, kNN, s, 128, s, 4096)), "mma_multistage") << s;
+    }
+  const auto pv = [](int64_t s, int64_t d, int64_t batch) { return call(DType::BF16, kNN, s, d, s, batch); };
+  EXPECT_EQ(pick(pv(1024, 128, 1024)), "") << "S 1024: cuBLAS by less than the margin";
+  EXPECT_EQ(pick(pv(512, 128, 1024)), "");
+  EXPECT_EQ(pick(pv(8192, 128, 1024)), "") << "S 8192 was not measured";
+  EXPECT_EQ(pick(pv(2048, 64, 1024)), "") << "d = 64 stays with cuBLAS";
+  EXPECT_EQ(pick(pv(2048, 128, 1023)), "") << "fewer items than measured";
+  EXPECT_EQ(pick(pv(2048, 128, 1)), "");
+  EXPECT_EQ(pick(pv(2100, 128, 1024)), "") << "S not a multiple of the 256-row tile";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 2304, 128, 2100, 1024)), "") << "K not a multiple of 64";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 2048, 2048, 1024)), "") << "n = S, m = d: the other side";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 128, 1024)), "") << "Q*K^T stays with cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 128, 2048, 1024)), "") << "NN only";
+  EXPECT_EQ(pick(tf32_call(2048, 128, 2048)), "");
+}
+
+TEST(CudaAutoTable, AppliesOnSm90Only) {
+  const GemmArgs calls[] = {call(DType::BF16, kNT, 1, 4096, 4096), call(DType::BF16, kNN, 1, 128256, 4096),
+                            call(DType::BF16, kNN, 2048, 128, 2048, 1024), call(DType::F32, kNN, 2, 4096, 4096)};
+  for (const GemmArgs& a : calls) {
+    EXPECT_NE(pick(a, kSm90), "");
+    EXPECT_EQ(pick(a, kSm80), "");
+    EXPECT_EQ(pick(a, kSm100), "");
+  }
+}
+
+TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
+  const auto& table = gemm_auto_table();
+  const auto shape_of = [&](const std::string& label) {
+    for (const auto& c : table)
+      if (label == c.label) return c.describe();
+    ADD_FAILURE() << "no entry '" << label << "'";
+    return std::string();
+  };
+  EXPECT_EQ(shape_of("16-bit decode NT"), "f16,bf16 NT T 1..8 batch 1");
+  EXPECT_EQ(shape_of("16-bit decode NN, wide weights"), "f16,bf16 NN T 1..16 wide 8192..65535 k 4096 batch 1");
+  EXPECT_EQ(shape_of("16-bit batched P*V, d = 128"),
+            "f16,bf16 NN m 2048..4096 (multiple of 256) n 128 k 2048..4096 (multiple of 64) batch >= 1024");
+  for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
+}
+
+}  // namespace
+}  // namespace gpukern::cuda
