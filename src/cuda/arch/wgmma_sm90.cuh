@@ -159,6 +159,60 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a
   }
 }
 
+/// The accumulator registers of one m64n64 wgmma (32 f32 per thread).
+#define GK_WGMMA_N64_D_REGS                                                  \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "   \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GK_WGMMA_N64_D_OPERANDS                                                                                \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+
+/// D(64x64, f32) (+)= A(64x16) * B(16x64), 16-bit inputs read from shared memory; as
+/// wgmma_m64n256k16 with a quarter of the accumulators (the 64-wide tile).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" GK_WGMMA_N64_D_REGS
+        "},"
+        " %32, %33, p, 1, 1, %35, %36;\n"
+        "}\n"
+        : GK_WGMMA_N64_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" GK_WGMMA_N64_D_REGS
+        "},"
+        " %32, %33, p, 1, 1, %35, %36;\n"
+        "}\n"
+        : GK_WGMMA_N64_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  }
+}
+
+/// D(64x64, f32) (+)= A(64x8) * B(8x64), tf32 inputs (f32 storage), both K-major.
+__device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" GK_WGMMA_N64_D_REGS
+      "},"
+      " %32, %33, p, 1, 1;\n"
+      "}\n"
+      : GK_WGMMA_N64_D_OPERANDS
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
 /// D(64x128, f32) (+)= A(64x8) * B(8x128), tf32 inputs (f32 storage), both K-major.
 __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   asm volatile(

@@ -353,11 +353,13 @@ TEST(WgmmaFusedHost, ChoiceCountsTheTilesOfEveryItem) {
       EXPECT_EQ(qk.ways, 1) << "S " << s << " d " << d << ": " << qk.name();
       EXPECT_EQ(qk.tile, d == 128 ? gemm::WgmmaTile::Store : gemm::WgmmaTile::Large)
           << "S " << s << " d " << d << ": " << qk.name();
-      // P V: S x d x S, NN. At most 128 columns: the 128x128 tile (a 256-wide one would be
-      // half or three quarters padding) in clusters of 2 that share B, no split.
+      // P V: S x d x S, NN. At most 64 columns: the 128x64 tile; at most 128: the 128x128
+      // tile (a 256-wide one would be half or three quarters padding) in clusters of 2 that
+      // share B; no split.
       const gemm::WgmmaChoice pv = gemm::choose_wgmma_config(batched_call(s, d, s, false, 1024), ctx);
       EXPECT_EQ(pv.ways, 1) << "S " << s << " d " << d << ": " << pv.name();
-      EXPECT_EQ(pv.tile, gemm::WgmmaTile::MidC2) << "S " << s << " d " << d << ": " << pv.name();
+      EXPECT_EQ(pv.tile, d == 64 ? gemm::WgmmaTile::Narrow : gemm::WgmmaTile::MidC2)
+          << "S " << s << " d " << d << ": " << pv.name();
     }
   // The same item alone would split K (its 8 tiles of 128x128 leave most SMs idle); 32
   // items fill them.
@@ -470,7 +472,7 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   const char* configs[] = {"128x256c2",        "128x256c2 splitk3", "128x128",      "128x128 splitk4",      "64x128",
                            "64x128 splitk16",  "tf32nn splitk2",    "128x256store", "128x256store splitk2", "128x128c2",
-                           "128x128c2 splitk2"};
+                           "128x128c2 splitk2", "128x64",            "128x64 splitk3"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -102,6 +102,17 @@ struct WgmmaTmaMidC2 : WgmmaTmaMid {
   static constexpr int kClusterM = 2;
 };
 
+/// wgmma_tma, the narrow tile ("128x64"): for calls of at most 64 columns over a long K
+/// (attention's P V at d = 64: n = 64, K = S), where a 128-wide tile computes and
+/// stages half padding. Two consumers of m64n64 (32 accumulators a thread); a stage is
+/// 24 KB (A 16 KB, B 8 KB), 8 of them keep as many bytes of A in flight as the 128x128
+/// tile's 6. No cluster: B is one 64-row box, nothing to split between two CTAs.
+struct WgmmaTmaNarrow : WgmmaTmaMid {
+  static constexpr int kBlockN = 64;
+  static constexpr int kStages = 8;
+  static constexpr int kEpiBoxes = 1;
+};
+
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
 /// of at most 64 rows (a 128-row tile would compute twice the rows, and the B tile is
 /// what such calls stream), K split so that tiles x ways fill the SMs. 8 stages of 24 KB

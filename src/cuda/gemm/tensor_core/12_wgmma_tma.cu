@@ -67,7 +67,7 @@
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
-// "128x128c2" (128x128 in clusters of 2),
+// "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles),
 // each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
@@ -102,13 +102,14 @@ bool built_for_sm90a() {
 constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
               WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaNarrow>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
   const char* name;
 } kTileNames[] = {{WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
-                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"}};
+                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
+                  {WgmmaTile::Narrow, "128x64"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -168,6 +169,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // tiles to spread over the SMs.
   const int64_t clusters =
       core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 256) * items;
+  // At most 64 columns over a long K (attention's P V at d = 64): a 128-wide tile would
+  // compute and stage half padding.
+  if (n <= 64 && k_blocks >= 8 && core::ceil_div<int64_t>(m, 128) * items >= 2 * sms)
+    return {WgmmaTile::Narrow, 1, "at most 64 columns, long K: 128x64 tiles"};
   // At most 128 columns over a long K (attention's P V: n = d, K = S): each tile row reads
   // all of B again, from L2; 128x128 tiles in clusters of 2 share it.
   if (n <= 128 && k_blocks >= 8 && mid_tiles >= 2 * sms)
@@ -258,8 +263,8 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
     throw core::Error(core::Status::InvalidArgument, "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store "
-                                                         "or 128x128c2, optionally followed by ' splitkN' "
+                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
+                                                         "128x128c2 or 128x64, optionally followed by ' splitkN' "
                                                          "(N = 1.." +
                                                          std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -315,6 +320,9 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
       break;
     case WgmmaTile::MidC2:
       launch_wgmma_mid_c2(args, ctx, choice.ways);
+      break;
+    case WgmmaTile::Narrow:
+      launch_wgmma_narrow(args, ctx, choice.ways);
       break;
     case WgmmaTile::Store:
       if (wgmma_store_fits(args))

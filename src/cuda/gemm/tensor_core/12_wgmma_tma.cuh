@@ -157,10 +157,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
                   if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2)
+                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 128)
                     arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64n64k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (Cfg::kBlockN == 64)
+                    arch::wgmma_m64n64k8_tf32(acc, desc_a, desc_b, accumulate);
                   else
                     arch::wgmma_m64n128k8_tf32(acc, desc_a, desc_b, accumulate);
                 }
@@ -534,6 +538,7 @@ enum class WgmmaTile : int {
   Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
   Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
   MidC2,   // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
+  Narrow,  // 128x64 (sm90::WgmmaTmaNarrow)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -560,13 +565,14 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short and Store tiles' launchers (launch_wgmma with their
+/// The Mid, MidC2, Short, Store and Narrow tiles' launchers (launch_wgmma with their
 /// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
-/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu).
+/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -15,7 +15,7 @@ namespace gpukern::cuda::gemm {
 
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 128 or 64 rows, one consumer warpgroup per
-/// 64; 256 or 128 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
+/// 64; 256, 128 or 64 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
 /// per cluster along M, which share B through TMA multicast), kProducerRegs /
 /// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group) and
 /// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
@@ -49,7 +49,7 @@ struct WgmmaConfig {
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN == 128 || kBlockN == 256, "the consumers issue m64n256 or m64n128 wgmma");
+  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256, "the consumers issue m64n256, m64n128 or m64n64 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
   static_assert(kBBoxes % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
