@@ -47,7 +47,11 @@
 // in 2 on 128 SMs. The 128x256 tile reads the fewest shared-memory bytes per flop, so
 // it runs wherever its 2-CTA clusters, split if need be, fill the SMs; otherwise
 // 128x128 (1000^3: 64 tiles; one tile row, where the cluster's second CTA would have
-// no rows), and 64x128 (one consumer warpgroup) for at most 64 rows.
+// no rows), and 64x128 (one consumer warpgroup) for at most 64 rows. Narrow calls over a
+// long K (attention's P V, n = d) take 128x128 tiles in clusters of 2 that share B, or
+// 128x64 tiles at n <= 64, where a 128-wide tile would compute and stage half padding;
+// calls whose K is two blocks (Q K^T at d = 128) a 128x256 configuration with 4 C
+// staging rounds in flight, since storing C takes longer than the math.
 //
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
