@@ -470,9 +470,19 @@ TEST_F(WgmmaFused, KZeroAppliesTheEpilogueToEveryItem) {
 TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2",        "128x256c2 splitk3", "128x128",      "128x128 splitk4",      "64x128",
-                           "64x128 splitk16",  "tf32nn splitk2",    "128x256store", "128x256store splitk2", "128x128c2",
-                           "128x128c2 splitk2", "128x64",            "128x64 splitk3"};
+  const char* configs[] = {"128x256c2",
+                           "128x256c2 splitk3",
+                           "128x128",
+                           "128x128 splitk4",
+                           "64x128",
+                           "64x128 splitk16",
+                           "tf32nn splitk2",
+                           "128x256store",
+                           "128x256store splitk2",
+                           "128x128c2",
+                           "128x128c2 splitk2",
+                           "128x64",
+                           "128x64 splitk3"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

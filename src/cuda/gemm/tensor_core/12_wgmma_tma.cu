@@ -266,11 +266,12 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
-    throw core::Error(core::Status::InvalidArgument, "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                                                         "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                                                         "128x128c2 or 128x64, optionally followed by ' splitkN' "
-                                                         "(N = 1.." +
-                                                         std::to_string(kMaxWays) + ")");
+    throw core::Error(core::Status::InvalidArgument,
+                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
+                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
+                          "128x128c2 or 128x64, optionally followed by ' splitkN' "
+                          "(N = 1.." +
+                          std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
   return table_choice(args, ctx);
 }

@@ -187,8 +187,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
         consumer, rounds_done,
         [&](int round) {
           if (fused)
-            fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha,
-                                                    0, 0);
+            fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha, 0,
+                                                   0);
         },
         [&](int round, int buffer) {
           const uint32_t staging = sm.c_staging(consumer, buffer);
