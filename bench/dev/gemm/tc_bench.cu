@@ -201,6 +201,10 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"tiles64", tma([](const gemm::SkinnyCall& call) {
          return SkinnyTmaShape{64, 0, (call.problem.n + 63) / 64, 64};
        })},
+      // 64-row tiles in two K halves (128 CTAs at 4096 x 4096: all SMs, one cut per tile).
+      {"tiles64x2", tma([](const gemm::SkinnyCall& call) {
+         return SkinnyTmaShape{64, 0, 2 * ((call.problem.n + 63) / 64), 64};
+       })},
       // Four SMs' worth of equal shares: up to three 4-stage CTAs share an SM and the block
       // scheduler hands the rest to the SMs that finish first.
       {"tma128_g4", tma([sms](const gemm::SkinnyCall&) {
