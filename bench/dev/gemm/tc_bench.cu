@@ -9,8 +9,8 @@
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
 //   skinny  : the skinny rung, skinny_kernel alone and TMA-path schedules (equal shares,
-//             claimed items of several sizes, one item per CTA, several CTAs per SM, one CTA
-//             per 64-row tile: skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
+//             a K split of 128-row tiles, one CTA per 64-row tile, several CTAs per SM:
+//             skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
 //             llm suite's weights (TC_SIZES replaces them; m is T). Run with TC_FLUSH_MB=512
 //             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny; TC_SKINNY="a,b"
 //             times only the listed variants, TC_COPY=1 adds a same-traffic device copy.
@@ -168,20 +168,13 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"short_n256", with(WgmmaShortWide{}, rung)}};
 }
 
-/// skinny TMA-path tiles other than the shipped sm90::SkinnyTma (128 rows, one 64-element K
-/// box per unit).
-struct SkinnyTma64 {
-  static constexpr int kBlockN = 64, kKBoxes = 1, kMmaM = 1;
-};
-
-/// skinny's kernels side by side: the rung (its policy), skinny_kernel alone, and the TMA
-/// path with equal shares (shipped ring policy), with claimed items of 2-16 units, with one
-/// item per CTA, and the two layouts that were prepared before (several CTAs' worth of
-/// shares per SM; one CTA per 64-row tile over the whole K).
+/// skinny's kernels side by side: the rung (skinny_tma_plan's choice per shape), skinny_kernel
+/// alone, and the TMA path in each of the plan's schedules forced on every shape (equal shares
+/// over all SMs with the ring policy; tiles x S CTAs, one K chunk of a 128-row tile each;
+/// one CTA per 64-row tile), plus several CTAs' worth of equal shares per SM.
 std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   using gemm::SkinnyTmaShape;
-  auto tma = [&ctx](auto tile, auto shape_of) {
-    using Cfg = gemm::SkinnyTmaConfig<decltype(tile)>;
+  auto tma = [&ctx](auto shape_of) {
     return [&ctx, shape_of](const core::GemmArgs& g) {
       const gemm::SkinnyCall call = gemm::make_skinny_call(g);
       const std::string why = gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx);
@@ -189,41 +182,33 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
         std::printf("skinny TMA variant: %s\n", why.c_str());
         return;
       }
-      const int64_t units = static_cast<int64_t>(core::ceil_div(call.problem.n, Cfg::kBlockN)) *
-                            core::ceil_div(call.problem.k, Cfg::kBlockK);
-      const SkinnyTmaShape shape = shape_of(call, units);
+      const SkinnyTmaShape shape = shape_of(call);
       if (g.ab_type == DType::F16)
-        gemm::launch_skinny_tma<gpu::half_t, Cfg>(call, shape, ctx);
+        gemm::launch_skinny_tma_shape<gpu::half_t>(call, shape, ctx);
       else
-        gemm::launch_skinny_tma<gpu::bf16_t, Cfg>(call, shape, ctx);
+        gemm::launch_skinny_tma_shape<gpu::bf16_t>(call, shape, ctx);
     };
   };
-  auto fixed = [](SkinnyTmaShape shape) { return [shape](const gemm::SkinnyCall&, int64_t) { return shape; }; };
-  const gemm::sm90::SkinnyTma shipped{};
   const int sms = ctx.sm_count;
   return {
       {"skinny", [&ctx](const core::GemmArgs& g) { gemm::skinny_run(g, ctx); }},
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
-      {"tma128", tma(shipped, fixed({}))},        // equal shares, the shipped ring policy
-      {"d2", tma(shipped, fixed({0, 0, 0, 2}))},  // claimed items of ~2 / 4 / 8 / 16 units
-      {"d4", tma(shipped, fixed({0, 0, 0, 4}))},
-      {"d8", tma(shipped, fixed({0, 0, 0, 8}))},
-      {"d16", tma(shipped, fixed({0, 0, 0, 16}))},
-      {"d4_s8", tma(shipped, fixed({8, 0, 0, 4}))},  // a deeper ring
-      {"d4_x2", tma(shipped, fixed({0, 2, 0, 4}))},  // two CTAs per SM, each its own ring
-      // One item per CTA: tiles cut into as many K chunks as fill the SMs once (no claims
-      // after the first), the ring as deep as fits.
-      {"items1", tma(shipped,
-                     [sms](const gemm::SkinnyCall&, int64_t units) {
-                       return SkinnyTmaShape{64, 0, 0, static_cast<int>(core::ceil_div<int64_t>(units, sms))};
-                     })},
+      {"tma128", tma([](const gemm::SkinnyCall&) { return SkinnyTmaShape{}; })},
+      {"split128", tma([sms](const gemm::SkinnyCall& call) {
+         const int tiles = (call.problem.n + 127) / 128;
+         return SkinnyTmaShape{64, 0, tiles * std::max(1, sms / tiles)};
+       })},
+      {"tiles64", tma([](const gemm::SkinnyCall& call) {
+         return SkinnyTmaShape{64, 0, (call.problem.n + 63) / 64, 64};
+       })},
+      // 64-row tiles in two K halves (128 CTAs at 4096 x 4096: all SMs, one cut per tile).
+      {"tiles64x2", tma([](const gemm::SkinnyCall& call) {
+         return SkinnyTmaShape{64, 0, 2 * ((call.problem.n + 63) / 64), 64};
+       })},
       // Four SMs' worth of equal shares: up to three 4-stage CTAs share an SM and the block
       // scheduler hands the rest to the SMs that finish first.
-      {"tma128_g4", tma(shipped, fixed({4, 0, 4 * sms}))},
-      // One CTA per 64-row tile over the whole K (as cuBLAS's 64 CTAs at 4096 x 4096): no cut
-      // tiles, no reduction, fewer SMs; the deepest ring.
-      {"tma64_tiles", tma(SkinnyTma64{}, [](const gemm::SkinnyCall& call, int64_t) {
-         return SkinnyTmaShape{64, 0, static_cast<int>((call.problem.n + 63) / 64)};
+      {"tma128_g4", tma([sms](const gemm::SkinnyCall&) {
+         return SkinnyTmaShape{4, 0, 4 * sms};
        })}};
 }
 

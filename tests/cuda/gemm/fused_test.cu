@@ -148,14 +148,14 @@ TEST_F(FusedRungs, SkinnyTmaPath) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   if (ctx->arch.cc != 90) GTEST_SKIP() << "skinny's TMA path runs on sm_90 only";
   // One item (the TMA path fuses no batch); tiles stored from the registers (one CTA), cut
-  // between CTAs (7 equal shares) or into claimed items of 2 units (5 CTAs), both
-  // orientations (bias along N, then along T).
+  // between CTAs (7 with 128-row tiles, 5 with 64-row tiles), both orientations (bias along
+  // N, then along T).
   const std::vector<std::vector<int64_t>> shapes = {{3, 300, 2050}, {300, 13, 2050}, {16, 129, 100}};
   int ran = 0, index = 0;
   for (const TypeChoice& type : {kF16, kBF16})
     for (const auto& s : shapes)
       for (const gemm::SkinnyTmaShape& shape :
-           {gemm::SkinnyTmaShape{0, 0, 1}, gemm::SkinnyTmaShape{0, 0, 7}, gemm::SkinnyTmaShape{0, 0, 5, 2}}) {
+           {gemm::SkinnyTmaShape{0, 0, 1}, gemm::SkinnyTmaShape{0, 0, 7}, gemm::SkinnyTmaShape{0, 0, 5, 64}}) {
         FusedCase c;
         c.m = s[0], c.n = s[1], c.k = s[2];
         c.trans_b = true;
@@ -168,8 +168,7 @@ TEST_F(FusedRungs, SkinnyTmaPath) {
         ++index;
         ran += run_fused(
             c, 3000 + index, stream_,
-            "skinny TMA, " + std::to_string(shape.ctas) + " CTAs, items of " + std::to_string(shape.chunk_units) +
-                " units",
+            "skinny TMA, " + std::to_string(shape.ctas) + " CTAs of " + std::to_string(shape.tile_rows) + "-row tiles",
             [&](const core::GemmArgs& args) { gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kForce, shape); },
             2);
       }

@@ -9,10 +9,10 @@
 //    one launch must not confuse the next, which reuses the pooled workspace);
 //  * its declines: min(m, n) > 64 and rows off 16-byte boundaries;
 //  * the TMA path (16-bit, T <= 16, K-contiguous X, sm_90) forced over T 1..16, odd N, K
-//    tails, NN / NT in both orientations, C types, alpha/beta, ring depths and grids that cut
-//    tiles between CTAs, claimed items of several sizes (each repeated: stale ticket words),
+//    tails, NN / NT in both orientations, C types, alpha/beta, 128- and 64-row tiles, ring
+//    depths and grids that cut tiles between CTAs (each repeated: stale ticket words),
 //    bit-identical repeats, the same calls on skinny_kernel (the TMA path off), and its
-//    refusals (T = 17, f32, T-contiguous X).
+//    refusals (T = 17, f32, T-contiguous X); the plan per shape (host).
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh),
 // with guard cells around C.
 #include "gemm_harness.cuh"
@@ -22,7 +22,6 @@
 
 #include <gtest/gtest.h>
 
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -181,23 +180,21 @@ std::vector<Case> tma_cases() {
 TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
   const CudaContext* ctx = tma_context();
   if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
-  // Equal shares: default shape (as many stages as fit, one CTA per SM); two stages (the
-  // ring wraps every other unit); grids of 1 (nothing cut), 3 and 7 CTAs (tiles cut at odd
-  // places, several CTAs per tile); two CTAs per SM. Claimed items: of one unit (every K
-  // block its own piece) on every SM, on 3 CTAs with two stages (many claims each), of 3
-  // units on 7 CTAs and two per SM, and larger than the whole K (one piece per tile).
-  const gemm::SkinnyTmaShape shapes[] = {{0, 0, 0},    {2, 0, 0},    {0, 0, 1},        {3, 0, 3},
-                                         {0, 0, 7},    {0, 2, 0},    {0, 0, 0, 1},     {2, 0, 3, 1},
-                                         {0, 0, 7, 3}, {3, 2, 0, 3}, {0, 0, 0, 100000}};
+  // Default shape (the ring policy, one CTA per SM); two stages (the ring wraps every other
+  // unit); grids of 1 (nothing cut), 3 and 7 CTAs (tiles cut at odd places, several CTAs per
+  // tile); two CTAs per SM; the deepest ring; 64-row tiles on every SM, and 5 CTAs with two
+  // stages.
+  const gemm::SkinnyTmaShape shapes[] = {{0, 0, 0}, {2, 0, 0},  {0, 0, 1},      {3, 0, 3},    {0, 0, 7},
+                                         {0, 2, 0}, {64, 0, 0}, {64, 0, 0, 64}, {2, 0, 5, 64}};
   uint64_t seed = 7000;
   int ran = 0;
   for (const Case& c : tma_cases()) {
     Problem problem(c, stream_, ++seed);
     if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
     for (const gemm::SkinnyTmaShape& shape : shapes) {
-      const std::string label = "skinny TMA, " + std::to_string(shape.stages) + " stages, " +
-                                std::to_string(shape.ctas_per_sm) + " per SM, " + std::to_string(shape.ctas) +
-                                " CTAs, items of " + std::to_string(shape.chunk_units) + " units";
+      const std::string label = "skinny TMA, " + std::to_string(shape.tile_rows) + "-row tiles, " +
+                                std::to_string(shape.stages) + " stages, " + std::to_string(shape.ctas_per_sm) +
+                                " per SM, " + std::to_string(shape.ctas) + " CTAs";
       for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
         const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
           gemm::skinny_run_mode(args, *ctx, gemm::SkinnyTmaMode::kForce, shape);
@@ -228,36 +225,25 @@ TEST_F(SkinnyTma, TheOtherKernelStillRunsTheseCalls) {
 TEST_F(SkinnyTma, CutTilesAddInAFixedOrder) {
   const CudaContext* ctx = tma_context();
   if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
-  // 16 x 4096 x 4096 bf16 NT on every SM: with equal shares each tile is cut between 2-3
-  // CTAs; with claimed items of 2 units into 32 pieces, which CTA takes which piece changes
-  // from run to run. Three runs of each must agree bit for bit (the last arriver changes,
-  // the order of the sum does not), and claimed items do not depend on the grid.
+  // 16 x 4096 x 4096 bf16 NT: on every SM each tile is cut between 2-3 CTAs; on 128 CTAs
+  // (32 tiles x 4 K chunks, the plan's split grid) into 4 pieces. Three runs of each must
+  // agree bit for bit (the last arriver changes, the order of the sum does not).
   Case c = skinny_case(16, 4096, 4096, false, 2, kTypes[1], 0);
   Problem problem(c, stream_, 9001);
   const core::GemmArgs& args = problem.args();
   const std::size_t bytes = static_cast<std::size_t>((args.m - 1) * args.ldc + args.n) * 2;
-  const gemm::SkinnyTmaShape shapes[] = {{}, {0, 0, 0, 2}, {0, 0, 0, 2}, {0, 0, 0, 2}, {2, 0, 5, 2}};
-  std::vector<std::vector<unsigned char>> out;
-  for (std::size_t run = 0; run < std::size(shapes); ++run) {
-    ASSERT_TRUE(run_and_check(problem, "skinny TMA, run " + std::to_string(run), [&](const core::GemmArgs& a) {
-      gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce, shapes[run]);
-    }));
-    out.emplace_back(bytes);
-    ASSERT_EQ(cudaMemcpyAsync(out.back().data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
-    ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-    if (run == 0) {  // equal shares, twice more
-      for (int again = 0; again < 2; ++again) {
-        ASSERT_TRUE(run_and_check(problem, "skinny TMA, equal shares again", [&](const core::GemmArgs& a) {
-          gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce, shapes[0]);
-        }));
-        std::vector<unsigned char> copy(bytes);
-        ASSERT_EQ(cudaMemcpyAsync(copy.data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
-        ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
-        EXPECT_TRUE(copy == out[0]) << "equal shares, repeat " << again;
-      }
+  for (const gemm::SkinnyTmaShape& shape : {gemm::SkinnyTmaShape{}, gemm::SkinnyTmaShape{64, 0, 128}}) {
+    std::vector<std::vector<unsigned char>> out;
+    for (int run = 0; run < 3; ++run) {
+      ASSERT_TRUE(run_and_check(
+          problem, "skinny TMA, " + std::to_string(shape.ctas) + " CTAs, repeat " + std::to_string(run),
+          [&](const core::GemmArgs& a) { gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce, shape); }));
+      out.emplace_back(bytes);
+      ASSERT_EQ(cudaMemcpyAsync(out.back().data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
     }
+    EXPECT_TRUE(out[0] == out[1] && out[1] == out[2]) << shape.ctas << " CTAs";
   }
-  for (std::size_t run = 2; run < out.size(); ++run) EXPECT_TRUE(out[run] == out[1]) << "claimed items, run " << run;
 }
 
 TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
@@ -297,18 +283,45 @@ TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
   EXPECT_LE(gemm::skinny_splits(1, 5, 396), 5);
 }
 
-TEST(SkinnyTmaChunks, CutsTilesIntoClaimedItems) {
-  // Equal shares unless items are asked for.
-  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 0), 0);
-  // 64 K blocks in items of ~4 units: 16 chunks per tile; ~3 units of 10: rounded, 3 chunks.
-  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 4), 16);
-  EXPECT_EQ(gemm::skinny_tma_chunks(32, 10, 4), 3);
-  // At least one chunk (items longer than K: whole tiles), at most one per K block.
-  EXPECT_EQ(gemm::skinny_tma_chunks(32, 5, 100), 1);
-  EXPECT_EQ(gemm::skinny_tma_chunks(32, 64, 1), 64);
-  // Items must fit the ticket word: fewer chunks, then equal shares.
-  EXPECT_EQ(gemm::skinny_tma_chunks(1 << 22, 64, 1), 1);
-  EXPECT_EQ(gemm::skinny_tma_chunks(1 << 23, 64, 4), 0);
+TEST(SkinnyTmaPlan, ChoosesPerShape) {
+  auto plan = [](int t, int n, int k, bool w_k_major) { return gemm::skinny_tma_plan(t, n, k, w_k_major, 132); };
+  // 4096 x 4096: one CTA per 64-row tile, the deepest ring; skinny_kernel for K-contiguous W
+  // at T <= 8.
+  for (int t : {1, 8, 16}) {
+    const gemm::SkinnyTmaPlan p = plan(t, 4096, 4096, false);
+    EXPECT_TRUE(p.tma);
+    EXPECT_EQ(p.shape.tile_rows, 64);
+    EXPECT_EQ(p.shape.ctas, 64);
+    EXPECT_EQ(p.shape.stages, 64);
+  }
+  EXPECT_FALSE(plan(8, 4096, 4096, true).tma);
+  EXPECT_TRUE(plan(16, 4096, 4096, true).tma);
+  // Long K at T <= 8: skinny_kernel; at T = 16 a split of 32 tiles x 4 K chunks.
+  EXPECT_FALSE(plan(4, 4096, 11008, true).tma);
+  EXPECT_FALSE(plan(1, 4096, 14336, false).tma);
+  const gemm::SkinnyTmaPlan long_k = plan(16, 4096, 11008, true);
+  EXPECT_TRUE(long_k.tma);
+  EXPECT_EQ(long_k.shape.tile_rows, 128);
+  EXPECT_EQ(long_k.shape.ctas, 128);
+  // 14336 x 4096: one CTA per 128-row tile (112 of 132 SMs), at every T.
+  for (int t : {1, 16}) {
+    const gemm::SkinnyTmaPlan p = plan(t, 14336, 4096, false);
+    EXPECT_TRUE(p.tma);
+    EXPECT_EQ(p.shape.tile_rows, 128);
+    EXPECT_EQ(p.shape.ctas, 112);
+  }
+  // 11008 x 4096 (86 tiles: too few SMs) and the vocabulary: equal shares over all SMs.
+  for (int n : {11008, 128256}) {
+    const gemm::SkinnyTmaPlan p = plan(1, n, 4096, true);
+    EXPECT_TRUE(p.tma);
+    EXPECT_EQ(p.shape.ctas, 0);
+    EXPECT_EQ(p.shape.tile_rows, 128);
+  }
+  // Small weights that fill no grid: skinny_kernel at T <= 8, equal shares above.
+  EXPECT_FALSE(plan(4, 1024, 1024, false).tma);
+  EXPECT_FALSE(plan(4, 1024, 4096, true).tma);
+  EXPECT_TRUE(plan(12, 1024, 1024, false).tma);
+  EXPECT_EQ(plan(12, 1024, 1024, false).shape.ctas, 0);
 }
 
 }  // namespace

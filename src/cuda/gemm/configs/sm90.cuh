@@ -178,4 +178,11 @@ struct SkinnyTma {
   static constexpr int kMmaM = 1;    // m16 tiles per consumer warp
 };
 
+/// skinny's TMA path with 64-row tiles (8 KB of W per unit, 4 consumer warps): one CTA per
+/// tile over the whole K for small weights (4096 x 4096), where 64 long streams with the
+/// deepest ring and no cut tiles finish before any split over all SMs.
+struct SkinnyTma64 : SkinnyTma {
+  static constexpr int kBlockN = 64;
+};
+
 }  // namespace gpukern::cuda::gemm::sm90

@@ -34,10 +34,11 @@
 // (any ldc, any alignment; beta == 0 never reads C). Operands whose rows do not start on
 // 16-byte boundaries are declined (Misaligned).
 // TMA path (skinny_tma.cuh): on sm_90, f16/bf16 calls with T <= 16 whose activations are
-// stored K-contiguous and that have one batch item run a persistent kernel instead (one CTA
-// per SM, each streaming an equal share of the weights by TMA into a ring of stages) when
-// T > 8 or the weights are large (skinny_tma_preferred); every other call, and
-// GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
+// stored K-contiguous and that have one batch item run a one-wave kernel instead (at most one
+// CTA per SM, each streaming an equal share of the weights by TMA into a ring of stages) where
+// skinny_tma_plan chooses it, with the tile and grid it chooses (one CTA per 64-row tile for
+// small weights, one per K chunk of a 128-row tile where those fill the SMs, else equal
+// shares over all SMs); every other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
 // bias + activation applied where C is written, once, by whichever block writes it (the
 // block itself, or a split tile's last arriving block). The epilogue is a separate kernel
@@ -118,27 +119,19 @@ SkinnyTmaSetting skinny_tma_setting() {
       per_sm = parse_count(s);
       ok = per_sm >= 1 && per_sm <= 8;
     }
-    int chunk_units = 0;
-    if (ok && *s == 'd') {
-      ++s;
-      chunk_units = parse_count(s);
-      ok = chunk_units >= 1;
-    }
     if (!ok || *s != '\0') {
       r.error = value;
       return r;
     }
     r.setting.shape.stages = stages;
     r.setting.shape.ctas_per_sm = per_sm;
-    r.setting.shape.chunk_units = chunk_units;
     return r;
   }();
   if (!parsed.error.empty())
     throw core::Error(
         core::Status::InvalidArgument,
         "GPUKERN_SKINNY_TMA='" + parsed.error +
-            "': expected off, all or <stages>[x<CTAs per SM>][d<units per claimed item>] (stages 0 or 2.., 1-8 CTAs "
-            "per SM, 1.. units)");
+            "': expected off, all, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
   return parsed.setting;
 }
 

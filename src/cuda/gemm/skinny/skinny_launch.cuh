@@ -18,12 +18,11 @@
 
 namespace gpukern::cuda::gemm {
 
-/// How the TMA path (skinny_tma.cuh) runs: ring stages and CTAs per SM, 0 = chosen (as many
-/// stages as fit, one CTA per SM); `ctas` > 0 fixes the grid (tests of the cut tiles);
-/// `chunk_units` > 0 claims items of about that many units (each tile cut into equal K
-/// chunks) instead of taking equal shares.
+/// How the TMA path (skinny_tma.cuh) runs: ring stages and CTAs per SM, 0 = chosen (the ring
+/// policy of skinny_tma_launch_shape, one CTA per SM); `ctas` > 0 fixes the grid; `tile_rows`
+/// 64 takes 64-row tiles (sm90::SkinnyTma64), else 128 (sm90::SkinnyTma).
 struct SkinnyTmaShape {
-  int stages = 0, ctas_per_sm = 0, ctas = 0, chunk_units = 0;
+  int stages = 0, ctas_per_sm = 0, ctas = 0, tile_rows = 128;
 };
 
 /// Which kernel takes a call that the TMA path can run: kAuto follows GPUKERN_SKINNY_TMA
@@ -32,9 +31,9 @@ struct SkinnyTmaShape {
 enum class SkinnyTmaMode { kAuto, kForce, kOff };
 
 /// GPUKERN_SKINNY_TMA, read once, for measurement: "off" keeps every call on skinny_kernel;
-/// "all" runs every call the TMA path can run on it (not only those the policy gives it);
-/// "<stages>[x<CTAs per SM>][d<units>]" (0 stages: the ring policy's; d: claimed items of
-/// about that many units) does that with this shape. A malformed value throws
+/// "all" runs every call the TMA path can run on it with 128-row tiles in equal shares over
+/// the SMs (not the plan skinny_tma_plan makes); "<stages>" or "<stages>x<CTAs per SM>" (0
+/// stages: the ring policy's) does that with this shape. A malformed value throws
 /// InvalidArgument where it is used.
 struct SkinnyTmaSetting {
   bool off = false, all = false;
@@ -220,16 +219,6 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
   return l;
 }
 
-/// K chunks per tile for claimed items of about `chunk_units` units (at least 1, at most one
-/// per K block, and few enough that every item's ticket fits the ticket word); 0 (equal
-/// shares) when chunk_units is 0 or even whole tiles would be too many items.
-inline int skinny_tma_chunks(int n_tiles, int k_blocks, int chunk_units) {
-  const int64_t most_items = int64_t(1) << (kSkinnyTicketBits - 1);
-  if (chunk_units <= 0 || n_tiles >= most_items) return 0;
-  const int64_t by_size = (static_cast<int64_t>(k_blocks) + chunk_units / 2) / chunk_units;
-  return static_cast<int>(std::clamp<int64_t>(std::min(by_size, (most_items - 1) / n_tiles), 1, std::max(k_blocks, 1)));
-}
-
 /// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
 /// than the shipped one for development drivers.
 template <class T, class Cfg = SkinnyTmaCfg>
@@ -258,44 +247,77 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
                                            : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
-  wk.chunks = skinny_tma_chunks(wk.n_tiles, wk.k_blocks, shape.chunk_units);
-  // Claimed items: a grid of more CTAs than items would leave some without one.
-  const int ctas = wk.chunks > 0
-                       ? static_cast<int>(std::min<int64_t>(l.ctas, static_cast<int64_t>(wk.chunks) * wk.n_tiles))
-                       : l.ctas;
   wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
   void* ws = nullptr;
-  if (wk.chunks > 0 || ctas > 1) {
-    // Parked sums of split tiles (equal shares: two slots per CTA; claimed items: one per
-    // item when tiles are cut), the arrival words per tile and warp, and the claim word.
-    const std::size_t slots = wk.chunks == 0  ? static_cast<std::size_t>(2) * ctas
-                              : wk.chunks > 1 ? static_cast<std::size_t>(wk.n_tiles) * wk.chunks
-                                              : 0;
-    const std::size_t partial_bytes = slots * Cfg::kBlockN * wk.park_pitch * sizeof(float);
-    const std::size_t arrival_bytes = static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps * sizeof(uint64_t);
-    ws = workspace_alloc(partial_bytes + arrival_bytes + sizeof(uint64_t), ctx);
+  if (l.ctas > 1) {
+    // Parked sums of cut tiles (two slots per CTA) and the ticket words per tile and warp.
+    const std::size_t partial_bytes =
+        static_cast<std::size_t>(2) * l.ctas * Cfg::kBlockN * wk.park_pitch * sizeof(float);
+    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps * sizeof(uint64_t),
+                         ctx);
     wk.partials = static_cast<float*>(ws);
     wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-    wk.claims = wk.arrivals + static_cast<std::size_t>(wk.n_tiles) * Cfg::kConsumerWarps;
     wk.tag = launch_tags(1) % kSkinnyTicketTagLimit;
   }
-  kernel<<<ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
+  kernel<<<l.ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
   GK_LAUNCH_CHECK();
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
-/// Whether the rung's policy runs `call` (which the TMA path can run) on the TMA path: for T > 8,
-/// or when each CTA of the one-wave grid streams at least kTmaMinUnits units (W of at least
-/// ~50 MB on 132 SMs). Below that, at T <= 8, skinny_kernel's two blocks per SM finish first
-/// (4096 x 4096 weights). `force_all` (GPUKERN_SKINNY_TMA set to a shape or "all") takes
-/// every call it can.
-template <class Cfg = SkinnyTmaCfg>
-bool skinny_tma_preferred(const SkinnyCall& call, const CudaContext& ctx, bool force_all) {
-  constexpr int64_t kTmaMinUnits = 24;
-  if (force_all || call.problem.t > 8) return true;
-  const int64_t units =
-      static_cast<int64_t>(ceil_div(call.problem.n, Cfg::kBlockN)) * ceil_div(call.problem.k, Cfg::kBlockK);
-  return units >= kTmaMinUnits * ctx.sm_count;
+/// The rung's choice for a call the TMA path can run (T <= 16 rows of 16-bit X): skinny_kernel
+/// or the TMA path with a tile and grid. `sms` is the device's SM count. In order:
+///  1. Small weights, K of 2048..4096 with N in 64-row tiles for 44-100% of the SMs (4096 x
+///     4096): one CTA per 64-row tile over the whole K, the deepest ring. No tile is cut,
+///     nothing is parked or added, and the few long streams keep ~200 KB in flight per SM: at
+///     ~30 MB the fixed costs decide, and this has the fewest. Not at T <= 8 with
+///     K-contiguous W, where skinny_kernel's two blocks per SM of 32-row tiles finish first.
+///  2. T <= 8 with K >= 2 N (4096 x 11008, 4096 x 14336): skinny_kernel (its K split over
+///     256 blocks beat every TMA grid on these).
+///  3. When 128-row tiles times S = SMs / tiles fill at least 5/6 of the SMs and each CTA
+///     still streams kLongUnits units or more (14336 x 4096: 112 CTAs; 4096 x 11008: 32 x 4):
+///     a grid of tiles x S, so each CTA's range is one K chunk of one tile (S = 1: nothing
+///     cut), the deepest ring.
+///  4. T > 8, or W giving every SM at least kTmaMinUnits units (~50 MB on 132 SMs): equal
+///     shares over one CTA per SM, the ring policy of skinny_tma_launch_shape.
+///  5. Otherwise skinny_kernel.
+struct SkinnyTmaPlan {
+  bool tma = false;      // false: skinny_kernel
+  SkinnyTmaShape shape;  // the TMA path's tile, ring and grid
+};
+inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sms) {
+  constexpr int kSmallK = 4096;
+  constexpr int64_t kTmaMinUnits = 24, kLongUnits = 32;
+  constexpr int kDeepest = 64;  // stages: as many as fit
+  SkinnyTmaPlan plan;
+  const int64_t tiles64 = ceil_div<int64_t>(n, 64), tiles128 = ceil_div<int64_t>(n, 128);
+  const int64_t k_blocks = ceil_div<int64_t>(k, 64);
+  if (k <= kSmallK && 2 * k >= kSmallK && tiles64 <= sms && 100 * tiles64 >= 44 * static_cast<int64_t>(sms)) {
+    if (t <= 8 && w_k_major) return plan;
+    plan.tma = true;
+    plan.shape = {kDeepest, 0, static_cast<int>(tiles64), 64};
+    return plan;
+  }
+  if (t <= 8 && k >= 2 * static_cast<int64_t>(n)) return plan;
+  const int64_t split = tiles128 <= sms ? sms / tiles128 : 0;
+  if (split > 0 && 6 * tiles128 * split >= 5 * static_cast<int64_t>(sms) && k_blocks >= kLongUnits * split) {
+    plan.tma = true;
+    plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * split), 128};
+    return plan;
+  }
+  if (t > 8 || tiles128 * k_blocks >= kTmaMinUnits * sms) {
+    plan.tma = true;
+    plan.shape = {};
+  }
+  return plan;
+}
+
+/// Runs `call` on the TMA path with `shape`'s tile.
+template <class T>
+void launch_skinny_tma_shape(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
+  if (shape.tile_rows == 64)
+    launch_skinny_tma<T, SkinnyTmaConfig<sm90::SkinnyTma64>>(call, shape, ctx);
+  else
+    launch_skinny_tma<T>(call, shape, ctx);
 }
 
 /// The TMA path for `call` if its mode and skinny_tma_refusal let it run; true when it ran.
@@ -306,14 +328,21 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   if (call.tma_mode == SkinnyTmaMode::kForce) {
     if (!refusal.empty())
       throw core::Error(core::Status::InvalidArgument, "skinny: the TMA path cannot run this call: " + refusal);
-    launch_skinny_tma<T>(call, call.tma, ctx);
+    launch_skinny_tma_shape<T>(call, call.tma, ctx);
     return true;
   }
   if (!refusal.empty()) return false;
   const SkinnyTmaSetting setting = skinny_tma_setting();
-  if (setting.off || !skinny_tma_preferred(call, ctx, setting.all)) return false;
+  if (setting.off) return false;
+  SkinnyTmaShape shape = setting.shape;
+  if (!setting.all) {
+    const SkinnyTmaPlan plan =
+        skinny_tma_plan(call.problem.t, call.problem.n, call.problem.k, call.w_k_major, ctx.sm_count);
+    if (!plan.tma) return false;
+    shape = plan.shape;
+  }
   try {
-    launch_skinny_tma<T>(call, setting.shape, ctx);
+    launch_skinny_tma_shape<T>(call, shape, ctx);
   } catch (const TmaEncodeError&) {
     return false;  // a shape the driver cannot describe: skinny_kernel runs it
   }

@@ -1,28 +1,26 @@
 // skinny's TMA path (rung 14, see 14_skinny.cu): f16/bf16, T <= 16 activation rows stored
 // K-contiguous, on sm_90. The same product as skinny_kernel (Y(t, n) = sum_k X(t, k) W(n, k),
 // swap AB: W is mma.sync's m16 operand, X its n8 operand), with the loads and the work
-// split changed so that every SM streams at the copy engine's rate until the end:
-//  * One wave, persistent: the grid is one CTA per SM (or a few). The work units, (N tile of
-//    kBlockN rows, K block of 64 elements) in tile-major order, are handed out in one of two
-//    ways. Equal shares ("stream-K"): one contiguous range of units per CTA, so every CTA
-//    reads the same bytes, give or take one 16 KB unit. Claimed items: every tile is cut into
-//    the same K chunks, and a CTA that has issued an item's loads claims the next item with
-//    one atomic ticket, so SMs that stream faster take more items and none idles while a
-//    slow one finishes a fixed share.
-//  * Weights by TMA: one producer thread issues each unit's W box (128 rows x 128 bytes, or two
-//    64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a ring
-//    of stages (skinny_tma_launch_shape: shallow for short streams, as deep as shared memory
-//    allows for long ones), completing on a "full" mbarrier; W with an evict-first L2 policy
-//    (read once), X evict-last (every CTA reads it). The bytes in flight per SM are set by
-//    the ring, not by how many 16-byte cp.async the threads can keep outstanding.
+// split changed so that every SM streams the same bytes at the copy engine's rate:
+//  * One wave, persistent: the grid is at most one CTA per SM (or a few), and the work units,
+//    (N tile of kBlockN rows, K block of 64 elements) in tile-major order, are cut into one
+//    equal contiguous range per CTA ("stream-K"). Every CTA reads the same number of bytes,
+//    give or take one unit, so no SM idles while a tail of blocks finishes. A grid of
+//    tiles x S CTAs makes the ranges the S equal K chunks of every tile (a plain split-K, S = 1:
+//    one CTA per tile, nothing cut); skinny_tma_plan picks the grid per shape.
+//  * Weights by TMA: one producer thread issues each unit's W box (kBlockN rows x 128 bytes,
+//    or 64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a
+//    ring of stages, completing on a "full" mbarrier; W with an evict-first L2 policy (read
+//    once), X evict-last (every CTA reads it). The bytes in flight per SM are set by the
+//    ring, not by how many 16-byte cp.async the threads can keep outstanding.
 //  * Consumer warps, 16 rows of the tile each, read fragments with ldmatrix from the 128-byte
 //    swizzle TMA writes and hand the stage back on its "empty" mbarrier.
-//  * A tile covered by one piece (a CTA's share, or an item holding the whole K) is stored
-//    from the registers. A tile split into pieces has each piece's sums parked as f32 (only
-//    T columns, rounded up to even) and, per consumer warp's rows, the last piece to arrive
-//    (a tagged ticket word, no clearing pass) adds the parked sums in piece order, which is
-//    fixed by the schedule, not by who arrives last: deterministic (for equal shares, for a
-//    given grid size). Nobody waits.
+//  * A CTA's range covers the middle of some tiles wholly and cuts at most two (its first and
+//    last). A wholly covered tile is stored from the registers; a cut one is parked as f32
+//    (only T columns, rounded up to even) per (CTA, first/last) slot and, per consumer warp's
+//    rows, the last of the tile's CTAs to arrive (a tagged ticket word, no clearing pass) adds
+//    the parked sums in CTA order, which is fixed by the grid: the result is deterministic for
+//    a given grid. Nobody waits.
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
@@ -67,24 +65,21 @@ struct SkinnyTmaConfig {
   static_assert(kMmaM == 1 || kMmaM == 2, "one or two m16 tiles per consumer warp");
   static_assert(kStageBytes % 1024 == 0 && kXBoxBytes % 1024 == 0 && kWKBoxBytes % 1024 == 0,
                 "the 128-byte swizzle needs every box 1024-byte aligned");
-  /// Shared memory per stage beyond its boxes: a full and an empty barrier, and the
-  /// producer's note of the stage's unit.
-  static constexpr int kStageExtraBytes = 24;
+  /// Shared memory per stage beyond its boxes: a full and an empty barrier.
+  static constexpr int kStageExtraBytes = 16;
   /// Shared memory of `stages` stages: the ring, the per-stage extras, and the slack that
   /// aligns the ring to 1024 bytes.
   static constexpr int smem_bytes(int stages) { return stages * (kStageBytes + kStageExtraBytes) + 1024; }
 };
 
-/// The grid's share of the work and the workspace of split tiles, passed by value.
+/// The grid's share of the work and the workspace of cut tiles, passed by value.
 struct SkinnyTmaWork {
   int n_tiles = 0;               // N tiles of kBlockN rows
   int k_blocks = 0;              // K blocks of kBlockK elements
   int stages = 2;                // ring depth
-  int chunks = 0;                // > 0: claimed items, each tile cut into `chunks` K ranges; 0: equal shares
   int park_pitch = 16;           // f32 per parked row: T rounded up to even
-  float* partials = nullptr;     // parked f32 sums of split tiles (see the kernel)
+  float* partials = nullptr;     // 2 slots per CTA x kBlockN x park_pitch f32 sums (cut tiles only)
   uint64_t* arrivals = nullptr;  // one ticket word per (N tile, consumer warp)
-  uint64_t* claims = nullptr;    // chunks > 0: the ticket word items are claimed from
   uint64_t tag = 0;              // this launch's ticket tag (below kSkinnyTicketTagLimit)
 };
 
@@ -143,9 +138,6 @@ __device__ __noinline__ void skinny_tma_store(void* c, int64_t offset, bool c_f3
 /// One CTA of the persistent grid (see the top of this file). `kWKMajor`: W stored (n, k) at
 /// n * ldw + k (a linear layer's weight, trans_b); else at k * ldw + n. X is stored (t, k).
 /// Batches are not fused here (the launcher keeps them on skinny_kernel).
-/// The producer announces every stage's unit in shared memory (its tile, its piece of the
-/// tile, whether it ends the piece) before the stage's full barrier completes, and closes
-/// the ring with an empty stage of tile -1, so the consumers follow either schedule alike.
 template <class Cfg, class T, bool kWKMajor>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     skinny_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
@@ -160,8 +152,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   auto x_tile = [&](int s) { return w_tile(s) + Cfg::kWBytes; };
   auto full = [&](int s) { return base + static_cast<uint32_t>(stages * Cfg::kStageBytes + 8 * s); };
   auto empty = [&](int s) { return full(stages + s); };
-  // Per stage: (tile, piece << 1 | ends the piece), written by the producer.
-  auto info = [&](int s) { return static_cast<int2*>(arch::smem_ptr(full(2 * stages + s))); };
 
   // Warp-uniform role (broadcast from lane 0, so the branches below are uniform).
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);
@@ -178,6 +168,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
   const int64_t kb_count = wk.k_blocks;
   const int64_t units = static_cast<int64_t>(wk.n_tiles) * kb_count;
+  const int64_t u_begin = skinny_tma_first_unit(units, cta, ctas), u_end = skinny_tma_first_unit(units, cta + 1, ctas);
 
   if (warp == kWarps) {
     // ---------------- producer: one thread ----------------
@@ -187,10 +178,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint64_t stream = arch::l2_evict_first_policy(), keep = arch::l2_evict_last_policy();
     int s = 0;
     uint32_t phase = 0;
-    auto load = [&](int tile, int kb, int piece, bool ends) {
+    int tile = static_cast<int>(u_begin / kb_count), kb = static_cast<int>(u_begin % kb_count);
+    for (int64_t u = u_begin; u < u_end; ++u) {
       const int n0 = tile * BN, k0 = kb * Cfg::kBlockK;
+      if (++kb == wk.k_blocks) kb = 0, ++tile;
       arch::mbar_wait(empty(s), phase ^ 1);  // a fresh barrier passes parity 1 at once
-      *info(s) = make_int2(tile, piece << 1 | (ends ? 1 : 0));
       arch::mbar_arrive_expect_tx(full(s), Cfg::kStageBytes);
       if constexpr (kWKMajor) {
 #pragma unroll
@@ -205,32 +197,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       for (int b = 0; b < Cfg::kKBoxes; ++b)
         arch::tma_load_2d_hint(x_tile(s) + b * Cfg::kXBoxBytes, &map_x, full(s), k0 + 64 * b, 0, keep);
       if (++s == stages) s = 0, phase ^= 1;
-    };
-    if (wk.chunks == 0) {
-      // Equal shares: this CTA's contiguous range of tile-major units.
-      const int64_t u_begin = skinny_tma_first_unit(units, cta, ctas),
-                    u_end = skinny_tma_first_unit(units, cta + 1, ctas);
-      int tile = static_cast<int>(u_begin / kb_count), kb = static_cast<int>(u_begin % kb_count);
-      for (int64_t u = u_begin; u < u_end; ++u) {
-        load(tile, kb, 0, kb + 1 == wk.k_blocks || u + 1 == u_end);
-        if (++kb == wk.k_blocks) kb = 0, ++tile;
-      }
-    } else {
-      // Claimed items (tile, chunk), tile-major: the first is item `cta`, each next one a
-      // ticket requested before this item's loads go out and read after them.
-      const int64_t items = static_cast<int64_t>(wk.n_tiles) * wk.chunks;
-      for (int64_t item = cta; item < items;) {
-        const unsigned long long request = skinny_ticket_request(wk.claims);
-        const int tile = static_cast<int>(item / wk.chunks), chunk = static_cast<int>(item % wk.chunks);
-        const int kb_end = static_cast<int>(kb_count * (chunk + 1) / wk.chunks);
-        for (int kb = static_cast<int>(kb_count * chunk / wk.chunks); kb < kb_end; ++kb)
-          load(tile, kb, chunk, kb + 1 == kb_end);
-        item = ctas + static_cast<int64_t>(skinny_ticket_of(wk.claims, wk.tag, request));
-      }
     }
-    arch::mbar_wait(empty(s), phase ^ 1);
-    *info(s) = make_int2(-1, 0);
-    arch::mbar_arrive(full(s));  // no bytes: completes the phase at once
     return;
   }
 
@@ -268,20 +235,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                                 p.c_f32, v[i][j][e], p.alpha, p.beta, p.epi, p.bias_along_t ? t : n);
         }
   };
-  // A parking slot holds a piece's kBlockN x park_pitch sums (row-major); this warp's rows
-  // start kWarpRows warp rows in. Equal shares: two slots per CTA (its first and last tile).
-  // Claimed items: one slot per (tile, chunk).
+  // A parking slot holds a piece's kBlockN x park_pitch sums (row-major), two per CTA (its
+  // first and last tile); this warp's rows start kWarpRows warp rows in.
   const int pitch = wk.park_pitch;
-  auto slot_rows = [&](int64_t slot) { return wk.partials + (slot * BN + warp * Cfg::kWarpRows) * pitch; };
-  auto share_slot = [&](int owner, int64_t tile_first_unit) {
+  auto slot_of = [&](int owner, int64_t tile_first_unit) {
     const bool first = skinny_tma_first_unit(units, owner, ctas) >= tile_first_unit;  // the tile is owner's first
-    return slot_rows(2 * owner + (first ? 0 : 1));
+    return wk.partials + ((2 * owner + (first ? 0 : 1)) * static_cast<int64_t>(BN) + warp * Cfg::kWarpRows) * pitch;
   };
 
-  // The end of a piece: store a whole tile, or park the piece and let the tile's last
-  // arriving piece add all of them in piece order (deterministic: the order is fixed by the
-  // schedule, not by who arrives last). Nobody waits.
-  auto finish = [&](int tile, int piece) {
+  // The end of this CTA's piece of a tile: store a whole tile, or park the piece and let the
+  // tile's last arriving piece add all of them in CTA order (deterministic for a given grid:
+  // the order is fixed by the grid, not by who arrives last). Nobody waits.
+  auto finish = [&](int tile) {
     // This piece's sums (the two K-step sets added in a fixed order).
     float acc[Cfg::kMmaM][2][4];
 #pragma unroll
@@ -291,25 +256,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e) acc[i][j][e] = acc2[0][i][j][e] + acc2[1][i][j][e];
     clear();
-    // The tile's pieces 0 .. pieces - 1 and this one's index `mine` among them.
+    // The tile's pieces 0 .. pieces - 1 (CTAs first_owner ..) and this one's index `mine`.
     const int64_t tile_first = tile * kb_count;
-    int pieces, mine, first_owner = 0;
-    if (wk.chunks == 0) {
-      first_owner = skinny_tma_owner(units, ctas, tile_first);
-      pieces = skinny_tma_owner(units, ctas, tile_first + kb_count - 1) - first_owner + 1;
-      mine = cta - first_owner;
-    } else {
-      pieces = wk.chunks;
-      mine = piece;
-    }
+    const int first_owner = skinny_tma_owner(units, ctas, tile_first);
+    const int pieces = skinny_tma_owner(units, ctas, tile_first + kb_count - 1) - first_owner + 1;
+    const int mine = cta - first_owner;
     if (pieces == 1) {
       store(tile, acc);
       return;
     }
-    auto slot = [&](int i) {
-      return wk.chunks == 0 ? share_slot(first_owner + i, tile_first)
-                            : slot_rows(static_cast<int64_t>(tile) * wk.chunks + i);
-    };
+    auto slot = [&](int i) { return slot_of(first_owner + i, tile_first); };
     // Only the pitch's columns (T rounded up to even) are parked and read back.
     float* park = slot(mine);
 #pragma unroll
@@ -371,52 +327,54 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   int s = 0;
   uint32_t phase = 0;
-  for (;;) {
-    arch::mbar_wait(full(s), phase);
-    const int2 unit = *info(s);
-    if (unit.x < 0) break;
+  for (int64_t u = u_begin; u < u_end;) {
+    const int tile = static_cast<int>(u / kb_count);
+    const int64_t seg_end = u_end < (tile + 1) * kb_count ? u_end : (tile + 1) * kb_count;
+    for (; u < seg_end; ++u) {
+      arch::mbar_wait(full(s), phase);
 #pragma unroll
-    for (int kb = 0; kb < Cfg::kKBoxes; ++kb) {
-      const uint32_t xs = x_tile(s) + kb * Cfg::kXBoxBytes;
-      // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
-      // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
-      uint32_t xf[2][4][2];
+      for (int kb = 0; kb < Cfg::kKBoxes; ++kb) {
+        const uint32_t xs = x_tile(s) + kb * Cfg::kXBoxBytes;
+        // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
+        // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
+        uint32_t xf[2][4][2];
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+        for (int j = 0; j < 2; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          uint32_t r[4];
-          arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
+          for (int h = 0; h < 2; ++h) {
+            uint32_t r[4];
+            arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
 #pragma unroll
-          for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
-        }
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int i = 0; i < Cfg::kMmaM; ++i) {
-          const int mm = warp * Cfg::kWarpRows + 16 * i;  // first W row of the m16 tile
-          uint32_t a[4];
-          if constexpr (kWKMajor) {
-            // Stored (n, k) in K box kb: rows mm + lane % 16, chunk 2 kk + lane / 16.
-            arch::ldmatrix_x4<false>(
-                a, w_tile(s) + kb * Cfg::kWKBoxBytes + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
-          } else {
-            // Stored (k, n) in 64-column boxes: k rows 64 kb + 16 kk + 8 (mat / 2).., n chunk
-            // mm / 8 + mat % 2.
-            const int chunk = mm / 8 + (mat & 1);
-            arch::ldmatrix_x4<true>(a,
-                                    w_tile(s) + (chunk / 8) * Cfg::kWNBoxBytes +
-                                        arch::sw128_offset(64 * kb + 16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
+            for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
           }
 #pragma unroll
-          for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
-        }
+        for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaM; ++i) {
+            const int mm = warp * Cfg::kWarpRows + 16 * i;  // first W row of the m16 tile
+            uint32_t a[4];
+            if constexpr (kWKMajor) {
+              // Stored (n, k) in K box kb: rows mm + lane % 16, chunk 2 kk + lane / 16.
+              arch::ldmatrix_x4<false>(
+                  a, w_tile(s) + kb * Cfg::kWKBoxBytes + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
+            } else {
+              // Stored (k, n) in 64-column boxes: k rows 64 kb + 16 kk + 8 (mat / 2).., n chunk
+              // mm / 8 + mat % 2.
+              const int chunk = mm / 8 + (mat & 1);
+              arch::ldmatrix_x4<true>(
+                  a, w_tile(s) + (chunk / 8) * Cfg::kWNBoxBytes +
+                         arch::sw128_offset(64 * kb + 16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
+            }
+#pragma unroll
+            for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
+          }
+      }
+      // The mma consumed every fragment, so this warp's reads of the stage are done.
+      __syncwarp();
+      if (lane == 0) arch::mbar_arrive(empty(s));
+      if (++s == stages) s = 0, phase ^= 1;
     }
-    // The mma consumed every fragment, so this warp's reads of the stage are done.
-    __syncwarp();
-    if (lane == 0) arch::mbar_arrive(empty(s));
-    if (++s == stages) s = 0, phase ^= 1;
-    if (unit.y & 1) finish(unit.x, unit.y >> 1);
+    finish(tile);
   }
 #endif
 }
