@@ -38,7 +38,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       {"16-bit decode NT", k16Bit, kH100, {1, 8}, {}, {}, "skinny", kLayoutNT, kOneGemm},
       // Decode against the 14336 x 4096 N-contiguous weight (T 1, 4, 16, two runs): skinny's
       // TMA path streams it faster than cuBLAS. On 8192 x 4096 and 11008 x 4096 it is level
-      // at T 1-4 and behind at T 16, on 4096 x 4096 and the long-K weights behind: cuBLAS.
+      // at T 1, level or behind at T 4 and behind at T 16; on 4096 x 4096 and the long-K
+      // weights behind: cuBLAS.
       {"16-bit decode NN, 14336 x 4096",
        k16Bit,
        kH100,
