@@ -36,14 +36,15 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Decode against a linear layer's weight (B stored N x K): one pass over the weights.
       // T 9-16 stays with cuBLAS: skinny's TMA path trails it on 4096 x 4096 and 14336 x 4096.
       {"16-bit decode NT", k16Bit, kH100, {1, 8}, {}, {}, "skinny", kLayoutNT, kOneGemm},
-      // Decode against N-contiguous weights wider than deep (11008 x 4096, 14336 x 4096 at T
-      // 1, 4, 16): skinny's TMA path streams them at or above cuBLAS's rate; on 4096 x 4096
-      // and the long-K weights (4096 x 11008, 4096 x 14336) cuBLAS stays ahead.
-      {"16-bit decode NN, wide weights",
+      // Decode against the 14336 x 4096 N-contiguous weight (T 1, 4, 16, two runs): skinny's
+      // TMA path streams it faster than cuBLAS. On 8192 x 4096 and 11008 x 4096 it is level
+      // at T 1, level or behind at T 4 and behind at T 16; on 4096 x 4096 and the long-K
+      // weights behind: cuBLAS.
+      {"16-bit decode NN, 14336 x 4096",
        k16Bit,
        kH100,
        {1, 16},
-       {8192, 65535},
+       {14336, 14336},
        {4096, 4096},
        "skinny",
        kLayoutNN,
@@ -61,9 +62,10 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       {"tf32 NT wide", kTF32, kH100, {512, kAny}, {8192, kAny}, {}, "wgmma_tma", kLayoutNT, kOneGemm},
       // Attention's P*V per head at head dimension 128 (C = S x 128, K = S), all heads in one
       // strided batch: mma_multistage's 256x128 tile (m a multiple of 256, K of 64: its path
-      // without bounds checks) is ahead of cuBLAS's strided-batched kernel at S 2048 and 4096,
-      // bf16 and f16, in both suite runs (32 x 32 heads). S 512-1024, d = 64 and Q*K^T stay
-      // with cuBLAS (the ranked order's batch rule).
+      // without bounds checks) is ahead of cuBLAS's strided-batched kernel at S 2048-4096,
+      // bf16 and f16, with 1024 items (32 x 32 heads); with 256 or 64 items cuBLAS is level
+      // or ahead. S 512-1024, d = 64 and Q*K^T stay with cuBLAS (the ranked order's batch
+      // rule).
       {"16-bit batched P*V, d = 128",
        k16Bit,
        kH100,

@@ -51,7 +51,7 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
     EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
     for (int64_t rows : {1, 16, 128, 512}) EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096)), "wgmma_tma") << rows;
   }
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "skinny") << "below vocabulary-wide: the NN decode entry";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "") << "below vocabulary-wide";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096, 2)), "") << "batches: the ranked order";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 128256, 4096, 2)), "");
 }
@@ -70,22 +70,23 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpToEightTokens) {
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
 
-TEST(CudaAutoTable, DecodeNNIsSkinnyOnWideWeightsOnly) {
+TEST(CudaAutoTable, DecodeNNIsSkinnyOn14336x4096Only) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t tokens : {1, 2, 4, 8, 16}) {
-      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNN, tokens, 14336, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, 14336, tokens, 4096)), "skinny") << "T on either side";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "") << "11008 x 4096 stays with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096)), "");
       EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096)), "") << "4096 x 4096 stays with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008)), "") << "long-K weights stay with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "");
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "") << "long-K weights stay with cuBLAS";
     }
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 11008, 4096)), "") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 8191, 4096)), "") << "wide below 8192";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 8192, 4096)), "skinny");
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11008, 4095)), "") << "k other than 4096";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11008, 8192)), "");
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 11008, 4096, 2)), "") << "batches: the ranked order";
-  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 11008, 4096)), "") << "32-bit types are not in the 16-bit entry";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 14336, 4096)), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14335, 4096)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14337, 4096)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 4095)), "") << "k other than 4096";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 8192)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 14336, 4096, 2)), "") << "batches: the ranked order";
+  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096)), "") << "32-bit types are not in the 16-bit entry";
 }
 
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
@@ -139,7 +140,7 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
     return std::string();
   };
   EXPECT_EQ(shape_of("16-bit decode NT"), "f16,bf16 NT T 1..8 batch 1");
-  EXPECT_EQ(shape_of("16-bit decode NN, wide weights"), "f16,bf16 NN T 1..16 wide 8192..65535 k 4096 batch 1");
+  EXPECT_EQ(shape_of("16-bit decode NN, 14336 x 4096"), "f16,bf16 NN T 1..16 wide 14336 k 4096 batch 1");
   EXPECT_EQ(shape_of("16-bit batched P*V, d = 128"),
             "f16,bf16 NN m 2048..4096 (multiple of 256) n 128 k 2048..4096 (multiple of 64) batch >= 1024");
   for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
