@@ -16,7 +16,8 @@
 
 namespace gpukern::bench {
 
-CacheFlusher::CacheFlusher(Device& device, std::size_t bytes) : device_(device), buffer_(device.alloc(bytes)) {
+CacheFlusher::CacheFlusher(Device& device, std::size_t bytes)
+    : device_(device), buffer_(device.alloc(bytes)), host_(device.backend() == "cpu") {
   flush();  // first touch (page faults) is not representative
   device_.synchronize();
   const auto start = std::chrono::steady_clock::now();
@@ -28,7 +29,17 @@ CacheFlusher::CacheFlusher(Device& device, std::size_t bytes) : device_(device),
 void CacheFlusher::flush() {
   // A different byte each time, so no layer can skip the write as redundant.
   value_ = (value_ + 1) & 0xff;
-  device_.memset(buffer_.data(), value_, buffer_.size());
+  if (!host_) {
+    device_.memset(buffer_.data(), value_, buffer_.size());
+    return;
+  }
+  // One ordinary store a cache line: each line is read into the caches, written, and
+  // displaces what was there.
+  volatile unsigned char* lines = static_cast<unsigned char*>(buffer_.data());
+  const auto count = static_cast<std::ptrdiff_t>(buffer_.size() / 64);
+  const auto value = static_cast<unsigned char>(value_);
+#pragma omp parallel for schedule(static)
+  for (std::ptrdiff_t line = 0; line < count; ++line) lines[line * 64] = value;
 }
 
 namespace {

@@ -28,7 +28,9 @@ struct Timing {
 
 /// Evicts the device's last-level cache between timed runs by writing a buffer
 /// larger than it, so that small sizes are measured from memory, as in real use,
-/// rather than flattered by inputs left in cache by the previous run.
+/// rather than flattered by inputs left in cache by the previous run. On the CPU the
+/// buffer is written by ordinary stores of the bench's threads, not by memset: a large
+/// memset may stream past the caches (rep stosb, non-temporal stores) and evict nothing.
 class CacheFlusher {
  public:
   CacheFlusher(Device& device, std::size_t bytes);
@@ -42,6 +44,7 @@ class CacheFlusher {
  private:
   Device& device_;
   Buffer buffer_;
+  bool host_ = false;  // CPU backend: the buffer is host memory
   int value_ = 0;
   double cost_ms_ = 0;
 };

@@ -73,8 +73,7 @@ TEST(ParallelCopy, StreamingLoopOfEveryIsaCopiesExactly) {
     for (std::size_t bytes : sizes)
       for (std::size_t src_offset : {0, 1, 32, 33})
         for (std::size_t dst_offset : {0, 1, 16, 32, 48, 63})
-          for (int threads : {1, 2})
-            check_copy(bytes, src_offset, dst_offset, threads, CopyStores::Streaming, isa);
+          for (int threads : {1, 2}) check_copy(bytes, src_offset, dst_offset, threads, CopyStores::Streaming, isa);
 }
 
 TEST(ParallelCopy, LargeCopyAboveTheStreamingThreshold) {

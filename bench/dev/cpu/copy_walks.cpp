@@ -7,9 +7,9 @@
 //
 // Per size MB (the bytes copied; traffic = 2 x MB): every walk CALLS times, interleaved,
 // each call after a 64 MiB memset (FLUSH_MB overrides; 0: warm). Threads: OMP_NUM_THREADS
-// (default: all). FLUSH_LOOP=1 flushes by an ordinary store to every line instead of memset. Each thread copies one contiguous share, 4 KiB aligned on the destination,
-// as parallel_copy does. Prints the min and median GB/s of read + write traffic per walk, and
-// checks every walk's output.
+// (default: all). FLUSH_LOOP=1 flushes by an ordinary store to every line instead of memset. Each thread copies one
+// contiguous share, 4 KiB aligned on the destination, as parallel_copy does. Prints the min and median GB/s of read +
+// write traffic per walk, and checks every walk's output.
 //
 // Walks:
 //   groups16   a line of each of four pages in turn, 16-byte streaming stores, prefetch 4 lines
@@ -91,8 +91,7 @@ __attribute__((target("avx512f"))) void seq64(unsigned char* dst, const unsigned
 __attribute__((target("avx512f"))) void cached64(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
   std::size_t done = 0;
   for (; done + 4 * kLine <= bytes; done += 4 * kLine)
-    for (int i = 0; i < 4; ++i)
-      _mm512_storeu_si512(dst + done + 64 * i, _mm512_loadu_si512(src + done + 64 * i));
+    for (int i = 0; i < 4; ++i) _mm512_storeu_si512(dst + done + 64 * i, _mm512_loadu_si512(src + done + 64 * i));
   std::memcpy(dst + done, src + done, bytes - done);
 }
 
@@ -112,9 +111,7 @@ void threaded(Walk walk, unsigned char* dst, const unsigned char* src, std::size
   }
 }
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -128,7 +125,7 @@ int main(int argc, char** argv) {
   const struct {
     const char* name;
     Walk walk;
-  } walks[] = {{"groups16", groups16}, {"seq16", seq16},   {"seq32", seq32},       {"seq64", seq64<false>},
+  } walks[] = {{"groups16", groups16},   {"seq16", seq16},         {"seq32", seq32},      {"seq64", seq64<false>},
                {"seq64pf", seq64<true>}, {"memcpy", plain_memcpy}, {"cached64", cached64}};
   constexpr int kWalks = sizeof(walks) / sizeof(walks[0]);
   const bool loop_flush = getenv("FLUSH_LOOP") && std::atoi(getenv("FLUSH_LOOP"));
@@ -161,7 +158,8 @@ int main(int argc, char** argv) {
     for (int w = 0; w < kWalks; ++w) {
       auto& t = times[w];
       std::sort(t.begin(), t.end());
-      std::printf("  %s %.0f|%.0f", walks[w].name, 2e-9 * double(bytes) / t.front(), 2e-9 * double(bytes) / t[t.size() / 2]);
+      std::printf("  %s %.0f|%.0f", walks[w].name, 2e-9 * double(bytes) / t.front(),
+                  2e-9 * double(bytes) / t[t.size() / 2]);
     }
     std::printf("\n");
     std::fflush(stdout);
