@@ -29,9 +29,7 @@
 
 namespace {
 
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // HUGE=1: 2 MiB aligned and madvise(MADV_HUGEPAGE) (transparent huge pages on request).
 float* aligned_floats(int64_t n) {
@@ -75,8 +73,8 @@ __attribute__((target("avx512f"))) float read_stream(const float* p, int64_t n) 
 // sum_u s[u * T + t] * w[u * ldw + j]. Tiles of V vectors; Prefetch: the rows of the next
 // pass at the same columns, into L2.
 template <int T, int V, int U, bool Prefetch, int Ahead = 0, int Loc = 1>
-__attribute__((target("avx512f"))) void nn_pass(const float* s, const float* w, int64_t ldw, int64_t cols,
-                                                float* acc, int64_t ld_acc) {
+__attribute__((target("avx512f"))) void nn_pass(const float* s, const float* w, int64_t ldw, int64_t cols, float* acc,
+                                                int64_t ld_acc) {
   int64_t j = 0;
   for (; j + 16 * V <= cols; j += 16 * V) {
     __m512 c[T][V];
@@ -116,7 +114,7 @@ struct Problem {
   int64_t t, n, k;
   const float* s;  // packed s[p * T + t]
   const float* w;
-  float* c;        // T x N
+  float* c;                 // T x N
   std::vector<float*> acc;  // per thread
 };
 
@@ -149,8 +147,7 @@ void ksplit(Problem& pr) {
 #pragma omp parallel
   {
     const int64_t threads = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t rows = (pr.k + threads - 1) / threads, p0 = std::min(pr.k, id * rows),
-                  p1 = std::min(pr.k, p0 + rows);
+    const int64_t rows = (pr.k + threads - 1) / threads, p0 = std::min(pr.k, id * rows), p1 = std::min(pr.k, p0 + rows);
     float* acc = pr.acc[id];
     std::fill(acc, acc + T * pr.n, 0.0f);
     rows_into<T, U, Prefetch>(pr, p0, p1, 0, pr.n, acc, pr.n);
@@ -187,27 +184,44 @@ void panel(Problem& pr) {
 template <int T>
 std::vector<std::pair<std::string, std::function<void(Problem&)>>> variants() {
   return {
-      {"colsplit-8-pf", colsplit<T, 8, true>},   {"colsplit-16-pf", colsplit<T, 16, true>},
-      {"colsplit-32-pf", colsplit<T, 32, true>}, {"colsplit-16-nopf", colsplit<T, 16, false>},
-      {"colsplit-8-nopf", colsplit<T, 8, false>}, {"colsplit-12-nopf", colsplit<T, 12, false>},
+      {"colsplit-8-pf", colsplit<T, 8, true>},
+      {"colsplit-16-pf", colsplit<T, 16, true>},
+      {"colsplit-32-pf", colsplit<T, 32, true>},
+      {"colsplit-16-nopf", colsplit<T, 16, false>},
+      {"colsplit-8-nopf", colsplit<T, 8, false>},
+      {"colsplit-12-nopf", colsplit<T, 12, false>},
       {"colsplit-24-nopf", colsplit<T, 24, false>},
-      {"colsplit-32-nopf", colsplit<T, 32, false>}, {"ksplit-8", ksplit<T, 8, false>},
-      {"ksplit-16", ksplit<T, 16, false>},       {"ksplit-32", ksplit<T, 32, false>},
-      {"ksplit-16-pf", ksplit<T, 16, true>},     {"ksplit-32-pf", ksplit<T, 32, true>},
-      {"panel-256-32", panel<T, 256, 32>},       {"panel-512-16", panel<T, 512, 16>},
-      {"panel-1024-16", panel<T, 1024, 16>},     {"panel-1024-4", panel<T, 1024, 4>},
-      {"panel-1024-2", panel<T, 1024, 2>},       {"panel-2048-4", panel<T, 2048, 4>},
-      {"panel-512-4", panel<T, 512, 4>},         {"panel-512-8", panel<T, 512, 8>},
+      {"colsplit-32-nopf", colsplit<T, 32, false>},
+      {"ksplit-8", ksplit<T, 8, false>},
+      {"ksplit-16", ksplit<T, 16, false>},
+      {"ksplit-32", ksplit<T, 32, false>},
+      {"ksplit-16-pf", ksplit<T, 16, true>},
+      {"ksplit-32-pf", ksplit<T, 32, true>},
+      {"panel-256-32", panel<T, 256, 32>},
+      {"panel-512-16", panel<T, 512, 16>},
+      {"panel-1024-16", panel<T, 1024, 16>},
+      {"panel-1024-4", panel<T, 1024, 4>},
+      {"panel-1024-2", panel<T, 1024, 2>},
+      {"panel-2048-4", panel<T, 2048, 4>},
+      {"panel-512-4", panel<T, 512, 4>},
+      {"panel-512-8", panel<T, 512, 8>},
       {"colsplit-4-nopf", colsplit<T, 4, false>},
-      {"row-16-256-L2", colsplit<T, 16, false, 64, 1>}, {"row-16-1k-L2", colsplit<T, 16, false, 256, 1>},
-      {"row-16-2k-L2", colsplit<T, 16, false, 512, 1>}, {"row-16-4k-L2", colsplit<T, 16, false, 1024, 1>},
-      {"row-16-1k-L1", colsplit<T, 16, false, 256, 3>}, {"row-8-1k-L2", colsplit<T, 8, false, 256, 1>},
+      {"row-16-256-L2", colsplit<T, 16, false, 64, 1>},
+      {"row-16-1k-L2", colsplit<T, 16, false, 256, 1>},
+      {"row-16-2k-L2", colsplit<T, 16, false, 512, 1>},
+      {"row-16-4k-L2", colsplit<T, 16, false, 1024, 1>},
+      {"row-16-1k-L1", colsplit<T, 16, false, 256, 3>},
+      {"row-8-1k-L2", colsplit<T, 8, false, 256, 1>},
       {"row-8-2k-L2", colsplit<T, 8, false, 512, 1>},
-      {"row-16-512-L1", colsplit<T, 16, false, 128, 3>}, {"row-16-2k-L1", colsplit<T, 16, false, 512, 3>},
-      {"row-8-1k-L1", colsplit<T, 8, false, 256, 3>}, {"row-16-1k-L1-pf", colsplit<T, 16, true, 256, 3>},
+      {"row-16-512-L1", colsplit<T, 16, false, 128, 3>},
+      {"row-16-2k-L1", colsplit<T, 16, false, 512, 3>},
+      {"row-8-1k-L1", colsplit<T, 8, false, 256, 3>},
+      {"row-16-1k-L1-pf", colsplit<T, 16, true, 256, 3>},
       {"row-32-1k-L1", colsplit<T, 32, false, 256, 3>},
-      {"colsplit-16-pf-v2", colsplit<T, 16, true, 0, 1, 2>}, {"colsplit-16-nopf-v2", colsplit<T, 16, false, 0, 1, 2>},
-      {"colsplit-16-pf-v1", colsplit<T, 16, true, 0, 1, 1>}, {"colsplit-2-nopf", colsplit<T, 2, false>},
+      {"colsplit-16-pf-v2", colsplit<T, 16, true, 0, 1, 2>},
+      {"colsplit-16-nopf-v2", colsplit<T, 16, false, 0, 1, 2>},
+      {"colsplit-16-pf-v1", colsplit<T, 16, true, 0, 1, 1>},
+      {"colsplit-2-nopf", colsplit<T, 2, false>},
   };
 }
 
@@ -281,11 +295,18 @@ int main(int argc, char** argv) {
   const int64_t n = std::atoll(argv[3]), k = std::atoll(argv[4]);
   const std::vector<std::string> chosen(argv + 5, argv + argc);
   switch (t) {
-    case 1: return run<1>(calls, n, k, chosen);
-    case 2: return run<2>(calls, n, k, chosen);
-    case 4: return run<4>(calls, n, k, chosen);
-    case 6: return run<6>(calls, n, k, chosen);
-    case 8: return run<8>(calls, n, k, chosen);
-    default: std::fprintf(stderr, "T: 2, 4, 6 or 8\n"); return 2;
+    case 1:
+      return run<1>(calls, n, k, chosen);
+    case 2:
+      return run<2>(calls, n, k, chosen);
+    case 4:
+      return run<4>(calls, n, k, chosen);
+    case 6:
+      return run<6>(calls, n, k, chosen);
+    case 8:
+      return run<8>(calls, n, k, chosen);
+    default:
+      std::fprintf(stderr, "T: 2, 4, 6 or 8\n");
+      return 2;
   }
 }

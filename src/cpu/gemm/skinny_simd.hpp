@@ -58,6 +58,15 @@ constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : t >= 3 && t <= 6 ? 32 
 /// and S loads take as long as the memory traffic). 10-12 KB ahead beat 3-6 KB and 20 KB.
 constexpr int kNnPrefetchMinT = 2;
 constexpr int kNnPrefetchLocality = 1;
+/// NN form from T = kNnRowPrefetchMinT: also a prefetch into L1 of each row of the pass
+/// kNnRowPrefetchBytes ahead in the row. With T FMAs per vector of W, the out-of-order
+/// window reaches only a few KB of W ahead of the FMAs, and the hardware prefetchers,
+/// following U rows at once, do not run far enough ahead either; the pass then stalls on
+/// W's misses in turn with its FMAs instead of overlapping them. T = 8, two cores, 11008
+/// x 4096: +20-30%; T = 3-7 within noise or a few percent better, T = 2 a few percent
+/// worse (bench/dev/cpu/nn_shapes and skinny_ab).
+constexpr int kNnRowPrefetchMinT = 3;
+constexpr int64_t kNnRowPrefetchBytes = 1024;
 constexpr int kNtPrefetchLocality = 3;
 constexpr int64_t kNtPrefetchBytes = 10 << 10;
 /// At most this many tiles ahead (short blocks of f16 / bf16 rows).
@@ -100,6 +109,10 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     if (T >= kNnPrefetchMinT && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + U) * ldw + v * L, 0, kNnPrefetchLocality);
+    if (T >= kNnRowPrefetchMinT && !Partial)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v)
+        __builtin_prefetch(w + u * ldw + v * L + kNnRowPrefetchBytes / int64_t(sizeof(W)), 0, 3);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::in_register(Ops::set1(s[u * T + t]));
