@@ -72,7 +72,7 @@ __attribute__((target("avx512f"))) float read_stream(const float* p, int64_t n) 
 // One pass of U rows of W over `cols` columns (a multiple of 16): acc[t * ld_acc + j] +=
 // sum_u s[u * T + t] * w[u * ldw + j]. Tiles of V vectors; Prefetch: the rows of the next
 // pass at the same columns, into L2.
-template <int T, int V, int U, bool Prefetch, int Ahead = 0, int Loc = 1>
+template <int T, int V, int U, bool Prefetch, int Ahead = 0, int Loc = 1, int PfRows = 0>
 __attribute__((target("avx512f"))) void nn_pass(const float* s, const float* w, int64_t ldw, int64_t cols, float* acc,
                                                 int64_t ld_acc) {
   int64_t j = 0;
@@ -88,6 +88,8 @@ __attribute__((target("avx512f"))) void nn_pass(const float* s, const float* w, 
         for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + U) * ldw + j + 16 * v, 0, 1);
       if (Ahead)
         for (int v = 0; v < V; ++v) __builtin_prefetch(w + u * ldw + j + 16 * v + Ahead, 0, Loc);
+      if (PfRows)
+        for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + PfRows) * ldw + j + 16 * v, 0, Loc);
       for (int t = 0; t < T; ++t) {
         __m512 a = _mm512_set1_ps(s[u * T + t]);
         asm("" : "+v"(a));
@@ -164,7 +166,7 @@ void ksplit(Problem& pr) {
   }
 }
 
-template <int T, int C, int U>
+template <int T, int C, int U, int PfRows = 0, int Loc = 1>
 void panel(Problem& pr) {
 #pragma omp parallel
   {
@@ -175,7 +177,11 @@ void panel(Problem& pr) {
     for (int64_t c0 = j0; c0 < j1; c0 += C) {
       const int64_t c1 = std::min(j1, c0 + C);
       std::fill(acc, acc + T * C, 0.0f);
-      rows_into<T, U, false>(pr, 0, pr.k, c0, c1, acc, C);
+      constexpr int V = vectors(T);
+      int64_t p = 0;
+      for (; p + U <= pr.k; p += U)
+        nn_pass<T, V, U, false, 0, Loc, PfRows>(pr.s + p * T, pr.w + p * pr.n + c0, pr.n, c1 - c0, acc, C);
+      for (; p < pr.k; ++p) nn_pass<T, V, 1, false>(pr.s + p * T, pr.w + p * pr.n + c0, pr.n, c1 - c0, acc, C);
       for (int t = 0; t < T; ++t) std::copy(acc + t * C, acc + t * C + (c1 - c0), pr.c + t * pr.n + c0);
     }
   }
@@ -204,6 +210,20 @@ std::vector<std::pair<std::string, std::function<void(Problem&)>>> variants() {
       {"panel-1024-2", panel<T, 1024, 2>},
       {"panel-2048-4", panel<T, 2048, 4>},
       {"panel-512-4", panel<T, 512, 4>},
+      {"panel-1024-1-pf4", panel<T, 1024, 1, 4>},
+      {"panel-1024-2-pf4", panel<T, 1024, 2, 4>},
+      {"panel-1024-2-pf8", panel<T, 1024, 2, 8>},
+      {"panel-1024-4-pf8", panel<T, 1024, 4, 8>},
+      {"panel-2048-2-pf4", panel<T, 2048, 2, 4>},
+      {"panel-1024-2-pf4-L1", panel<T, 1024, 2, 4, 3>},
+      {"panel-512-2-pf8", panel<T, 512, 2, 8>},
+      {"panel-1024-1-pf8", panel<T, 1024, 1, 8>},
+      {"panel-1024-1-pf4-L1", panel<T, 1024, 1, 4, 3>},
+      {"panel-1024-1-pf2-L1", panel<T, 1024, 1, 2, 3>},
+      {"panel-512-1-pf8", panel<T, 512, 1, 8>},
+      {"panel-2048-1-pf4", panel<T, 2048, 1, 4>},
+      {"panel-1024-2-pf2-L1", panel<T, 1024, 2, 2, 3>},
+      {"panel-1024-1-pf16", panel<T, 1024, 1, 16>},
       {"panel-512-8", panel<T, 512, 8>},
       {"colsplit-4-nopf", colsplit<T, 4, false>},
       {"row-16-256-L2", colsplit<T, 16, false, 64, 1>},
