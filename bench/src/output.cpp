@@ -257,8 +257,9 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "once); gbps = bytes / ms. copy_ms: a device-to-device copy of bytes/2 bytes (traffic = "
        "read + write = bytes), and on the CPU read_ms: a read-only sum over bytes with the "
        "backend's threads, the faster of two walks (lines of four pages in turn, and in "
-       "address order); each timed once per distinct byte count per run, flushed like the "
-       "rungs; pct_of_copy = 100 * copy_ms / ms, pct_of_read = 100 * read_ms / ms"},
+       "address order); each timed once per distinct byte count per run (on the CPU twice, "
+       "the faster median kept), flushed like the rungs; pct_of_copy = 100 * copy_ms / ms, "
+       "pct_of_read = 100 * read_ms / ms"},
       {"error_check",
        "rel_error = ||out - ref||_F / ||ref||_F against a double-precision host reference on the "
        "same rounded inputs; when rows x work exceeds reference_budget (gemm multiply-adds; "

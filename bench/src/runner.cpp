@@ -22,6 +22,8 @@ namespace {
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 // How long the CPU's threads stream memory before the run's first timing (stream_times).
 constexpr double kCpuRampSeconds = 1.0;
+// Rounds of the copy and read stream per byte count on the CPU (stream_times).
+constexpr int kCpuStreamRounds = 2;
 
 // FNV-1a of a text under the run's seed.
 uint64_t fnv1a(uint64_t seed, const std::string& key) {
@@ -387,8 +389,16 @@ const StreamTimes& DeviceRunner::stream_times(uint64_t bytes, CacheFlusher* flus
       read_checksum_ += sum;
       ramped_ = true;
     }
-    times.copy = measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(base + half, base, half); });
-    if (is_cpu()) {
+    // On the CPU two rounds of the copy and the read stream, the faster median of each
+    // kept: a shared machine's bursts (other processes, vCPUs the host let idle) otherwise
+    // leave a reference far below what the machine reads, and every record of that size
+    // above 100% of it.
+    const int rounds = is_cpu() ? kCpuStreamRounds : 1;
+    for (int round = 0; round < rounds; ++round) {
+      const Timing copy =
+          measure(device_, timer_, flusher, options_.timing, [&] { device_.copy(base + half, base, half); });
+      if (!times.copy || copy.median_ms < times.copy->median_ms) times.copy = copy;
+      if (!is_cpu()) continue;
       const int threads = std::max(1, info_.compute_units);
       // Both walks of memory (measure.hpp ReadPattern); the faster is the machine's.
       uint64_t sum = 0;
