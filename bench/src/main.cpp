@@ -12,7 +12,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -313,11 +312,6 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i)
     options.command_line += (i ? " " : "") + std::filesystem::path(i ? argv[i] : argv[0]).string();
   options.load_at_start = load_average();
-  // OpenBLAS's threads spin for 2^28 cycles (tens of ms) after each call before they sleep:
-  // through the flush and the next rung's calls, which on a machine with few cores they
-  // slow by up to 4x (the rung after the OpenBLAS references). The shortest timeout
-  // OpenBLAS accepts, read when it is loaded (at first use), unless the user set one.
-  setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
   try {
     if (options.list) return list_everything();
     if (!options.list_rungs.empty()) return list_rungs(options);

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cctype>
-#include <cstdlib>
 #include <ctime>
 #include <thread>
 #include <filesystem>
@@ -244,8 +243,6 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
       {"host_load_start", number(options.load_at_start)},
       {"host_load_end", number(load_average())},
       {"host_cpus", std::thread::hardware_concurrency()},
-      {"openblas_thread_timeout",
-       std::getenv("OPENBLAS_THREAD_TIMEOUT") ? json(std::getenv("OPENBLAS_THREAD_TIMEOUT")) : json(nullptr)},
       {"reference_budget", options.reference_budget},
       {"timing",
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
