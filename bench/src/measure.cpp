@@ -180,7 +180,11 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
   // whole time budget ends the warm-up early (the naive rungs at large sizes).
   double estimate_ms = -1;
   double warm_total_ms = 0;
-  for (int w = 0; w < policy.warmup; ++w) {
+  const auto warm_start = std::chrono::steady_clock::now();
+  auto warm_wall_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
+  };
+  for (int w = 0; w < policy.warmup || (w > 0 && warm_wall_s() < policy.min_warmup_s); ++w) {
     estimate_ms = timed_call(timer, flusher, call);
     warm_total_ms += estimate_ms;
     if (warm_total_ms > 0.5e3 * policy.max_time_s) break;

@@ -18,6 +18,9 @@ struct TimingPolicy {
   double min_time_s = 0.1;  // fast calls: repeat more until calls + flushes take this long
   double max_time_s = 4.0;  // slow calls: repeat less (but at least 3) to stay under this
   int max_repeats = 2000;   // ceiling of the min_time adaptation
+  /// Warm-up goes on (calls and flushes) until this much wall time has passed, past
+  /// `warmup` calls (the CPU runner sets it: see DeviceRunner::run).
+  double min_warmup_s = 0;
 };
 
 /// Median and spread of the timed runs, in milliseconds.

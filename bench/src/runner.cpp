@@ -22,6 +22,8 @@ namespace {
 constexpr std::size_t kMiB = std::size_t(1) << 20;
 // How long the CPU's threads stream memory before the run's first timing (stream_times).
 constexpr double kCpuRampSeconds = 1.0;
+// Least warm-up of each rung on the CPU (run).
+constexpr double kCpuRungWarmupSeconds = 0.3;
 // Rounds of the copy and read stream per byte count on the CPU (stream_times).
 constexpr int kCpuStreamRounds = 2;
 
@@ -527,6 +529,11 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   }
   a_host = HostArray{};  // the reference holds what it needs (B stays for the next case)
 
+  // On the CPU each rung warms up for kCpuRungWarmupSeconds: a rung that leaves a core idle
+  // (an OpenBLAS reference that runs small products on one thread) lets the host park that
+  // vCPU, and the next rung's first few hundred milliseconds then ran up to 4x slower.
+  TimingPolicy rung_timing = options_.timing;
+  if (is_cpu()) rung_timing.min_warmup_s = std::max(rung_timing.min_warmup_s, kCpuRungWarmupSeconds);
   std::vector<Record> records;
   for (const auto& rung : selected(c)) {
     Record r;
@@ -543,7 +550,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     if (progress) progress(c, r, false);
     try {
       device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
-      r.timing = measure(device_, timer_, flusher, options_.timing, [&] { call(rung.info.name); });
+      r.timing = measure(device_, timer_, flusher, rung_timing, [&] { call(rung.info.name); });
       if (r.variant == "auto") r.auto_choice = device_.last_variant(c.op);
       const auto host_out = download_rows(device_, out.data(), out_type, ref, out_ld);
       r.rel_error = relative_error(ref, host_out.data(), out_type, ref.cols);
