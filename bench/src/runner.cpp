@@ -529,12 +529,14 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   }
   a_host = HostArray{};  // the reference holds what it needs (B stays for the next case)
 
-  // On the CPU each rung warms up for kCpuRungWarmupSeconds: after the OpenBLAS reference
+  // On the CPU each rung warms up for kCpuRungWarmupSeconds (unless --warmup says how many
+  // calls): after the OpenBLAS reference
   // rung, the next rung's first few hundred milliseconds ran up to 4x slower on a 2-vCPU VM
   // (whether from OpenBLAS's threads going to sleep or from vCPUs the host parked
   // meanwhile was not pinned down; a short OPENBLAS_THREAD_TIMEOUT did not remove it).
   TimingPolicy rung_timing = options_.timing;
-  if (is_cpu()) rung_timing.min_warmup_s = std::max(rung_timing.min_warmup_s, kCpuRungWarmupSeconds);
+  if (is_cpu() && !options_.warmup_given)
+    rung_timing.min_warmup_s = std::max(rung_timing.min_warmup_s, kCpuRungWarmupSeconds);
   std::vector<Record> records;
   for (const auto& rung : selected(c)) {
     Record r;
