@@ -34,11 +34,12 @@ void CacheFlusher::flush() {
     return;
   }
   // One ordinary store a cache line: each line is read into the caches, written, and
-  // displaces what was there.
+  // displaces what was there. On the calling thread: an OpenMP team here would still spin
+  // when the next call starts, and slow a rung with threads of its own (OpenBLAS's ran at
+  // half speed after a threaded flush).
   volatile unsigned char* lines = static_cast<unsigned char*>(buffer_.data());
   const auto count = static_cast<std::ptrdiff_t>(buffer_.size() / 64);
   const auto value = static_cast<unsigned char>(value_);
-#pragma omp parallel for schedule(static)
   for (std::ptrdiff_t line = 0; line < count; ++line) lines[line * 64] = value;
 }
 

@@ -32,7 +32,7 @@ struct Timing {
 /// Evicts the device's last-level cache between timed runs by writing a buffer
 /// larger than it, so that small sizes are measured from memory, as in real use,
 /// rather than flattered by inputs left in cache by the previous run. On the CPU the
-/// buffer is written by ordinary stores of the bench's threads, not by memset: a large
+/// buffer is written by ordinary stores of the calling thread, not by memset: a large
 /// memset may stream past the caches (rep stosb, non-temporal stores) and evict nothing.
 class CacheFlusher {
  public:

@@ -248,7 +248,7 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
        "CPU); ms = median of the timed calls, ms_min/ms_max/ms_q1/ms_q3 their spread; a memset of "
        "flush_bytes before every timed call evicts the caches (on the CPU a store to every line "
-       "of flush_bytes by the bench's threads; 0 = warm caches); on the CPU the threads stream "
+       "of flush_bytes on the calling thread; 0 = warm caches); on the CPU the threads stream "
        "memory for 1 s before the run's first timing, and each rung's warm-up lasts 0.3 s at "
        "least unless --warmup was given"},
       {"suites", options.suites},
