@@ -16,7 +16,8 @@
 
 namespace gpukern::bench {
 
-CacheFlusher::CacheFlusher(Device& device, std::size_t bytes) : device_(device), buffer_(device.alloc(bytes)) {
+CacheFlusher::CacheFlusher(Device& device, std::size_t bytes)
+    : device_(device), buffer_(device.alloc(bytes)), host_(device.backend() == "cpu") {
   flush();  // first touch (page faults) is not representative
   device_.synchronize();
   const auto start = std::chrono::steady_clock::now();
@@ -28,7 +29,18 @@ CacheFlusher::CacheFlusher(Device& device, std::size_t bytes) : device_(device),
 void CacheFlusher::flush() {
   // A different byte each time, so no layer can skip the write as redundant.
   value_ = (value_ + 1) & 0xff;
-  device_.memset(buffer_.data(), value_, buffer_.size());
+  if (!host_) {
+    device_.memset(buffer_.data(), value_, buffer_.size());
+    return;
+  }
+  // One ordinary store a cache line: each line is read into the caches, written, and
+  // displaces what was there. On the calling thread: an OpenMP team here would still spin
+  // when the next call starts, and slow a rung with threads of its own (OpenBLAS's ran at
+  // half speed after a threaded flush).
+  volatile unsigned char* lines = static_cast<unsigned char*>(buffer_.data());
+  const auto count = static_cast<std::ptrdiff_t>(buffer_.size() / 64);
+  const auto value = static_cast<unsigned char>(value_);
+  for (std::ptrdiff_t line = 0; line < count; ++line) lines[line * 64] = value;
 }
 
 namespace {
@@ -169,7 +181,11 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
   // whole time budget ends the warm-up early (the naive rungs at large sizes).
   double estimate_ms = -1;
   double warm_total_ms = 0;
-  for (int w = 0; w < policy.warmup; ++w) {
+  const auto warm_start = std::chrono::steady_clock::now();
+  auto warm_wall_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
+  };
+  for (int w = 0; w < policy.warmup || (w > 0 && warm_wall_s() < policy.min_warmup_s); ++w) {
     estimate_ms = timed_call(timer, flusher, call);
     warm_total_ms += estimate_ms;
     if (warm_total_ms > 0.5e3 * policy.max_time_s) break;

@@ -18,6 +18,9 @@ struct TimingPolicy {
   double min_time_s = 0.1;  // fast calls: repeat more until calls + flushes take this long
   double max_time_s = 4.0;  // slow calls: repeat less (but at least 3) to stay under this
   int max_repeats = 2000;   // ceiling of the min_time adaptation
+  /// Warm-up goes on (calls and flushes) until this much wall time has passed, past
+  /// `warmup` calls (the CPU runner sets it: see DeviceRunner::run).
+  double min_warmup_s = 0;
 };
 
 /// Median and spread of the timed runs, in milliseconds.
@@ -28,7 +31,9 @@ struct Timing {
 
 /// Evicts the device's last-level cache between timed runs by writing a buffer
 /// larger than it, so that small sizes are measured from memory, as in real use,
-/// rather than flattered by inputs left in cache by the previous run.
+/// rather than flattered by inputs left in cache by the previous run. On the CPU the
+/// buffer is written by ordinary stores of the calling thread, not by memset: a large
+/// memset may stream past the caches (rep stosb, non-temporal stores) and evict nothing.
 class CacheFlusher {
  public:
   CacheFlusher(Device& device, std::size_t bytes);
@@ -42,6 +47,7 @@ class CacheFlusher {
  private:
   Device& device_;
   Buffer buffer_;
+  bool host_ = false;  // CPU backend: the buffer is host memory
   int value_ = 0;
   double cost_ms_ = 0;
 };

@@ -178,7 +178,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
       ->delimiter(',');
   app.add_flag("--no-reference", "do not add the vendor reference rung to --variants (for profiling)");
   app.add_option("--threads", threads, "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
-  app.add_option("--warmup", options.timing.warmup, "untimed calls before timing (0 to 1000000)")
+  app.add_option("--warmup", options.timing.warmup,
+                 "untimed calls before timing (0 to 1000000); on the CPU, unless given, each rung's "
+                 "warm-up also lasts 0.3 s at least")
       ->capture_default_str();
   app.add_option("--repeats", options.timing.repeats,
                  "timed calls (more while under --min-time, fewer, at least 3, past --max-time; 1 to 1000000)")
@@ -328,6 +330,7 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   }
 
   options.with_reference = app.count("--no-reference") == 0;
+  options.warmup_given = app.count("--warmup") > 0;
 
   // A suite is gemm work: softmax runs with it only when --op asks for it by name.
   if (!options.suites.empty() && app.count("--op") == 0) op_text = "gemm";

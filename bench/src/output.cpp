@@ -247,7 +247,10 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
       {"timing",
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
        "CPU); ms = median of the timed calls, ms_min/ms_max/ms_q1/ms_q3 their spread; a memset of "
-       "flush_bytes before every timed call evicts the caches (0 = warm caches)"},
+       "flush_bytes before every timed call evicts the caches (on the CPU a store to every line "
+       "of flush_bytes on the calling thread; 0 = warm caches); on the CPU the threads stream "
+       "memory for 1 s before the run's first timing, and each rung's warm-up lasts 0.3 s at "
+       "least unless --warmup was given"},
       {"suites", options.suites},
       {"bandwidth",
        "bytes = bytes a call moves at the least (gemm: A and B read once, C written once, C read "
@@ -255,8 +258,9 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "once); gbps = bytes / ms. copy_ms: a device-to-device copy of bytes/2 bytes (traffic = "
        "read + write = bytes), and on the CPU read_ms: a read-only sum over bytes with the "
        "backend's threads, the faster of two walks (lines of four pages in turn, and in "
-       "address order); each timed once per distinct byte count per run, flushed like the "
-       "rungs; pct_of_copy = 100 * copy_ms / ms, pct_of_read = 100 * read_ms / ms"},
+       "address order); each timed once per distinct byte count per run (on the CPU twice, "
+       "the faster median kept), flushed like the rungs; pct_of_copy = 100 * copy_ms / ms, "
+       "pct_of_read = 100 * read_ms / ms"},
       {"error_check",
        "rel_error = ||out - ref||_F / ||ref||_F against a double-precision host reference on the "
        "same rounded inputs; when rows x work exceeds reference_budget (gemm multiply-adds; "

@@ -136,6 +136,7 @@ class DeviceRunner {
   std::unique_ptr<CacheFlusher> flusher_;  // allocated at the first case
   int64_t naive_max_size_ = 0;
   std::map<uint64_t, StreamTimes> streams_;  // by bytes moved
+  bool ramped_ = false;                      // the CPU's threads have streamed before timing
   /// gemm's B (host values and device copy) of the last case, kept for the next case of
   /// the same (dtype, N, K): the llm suite's weights reach half a billion elements.
   struct WeightCache {

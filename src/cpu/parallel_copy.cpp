@@ -2,6 +2,7 @@
 #include "cpu/parallel_copy.hpp"
 
 #include <emmintrin.h>
+#include <immintrin.h>
 #include <xmmintrin.h>
 
 #include <algorithm>
@@ -13,48 +14,76 @@ namespace {
 
 // Each thread copies at least this much: below it, waking a thread costs more than it saves.
 constexpr std::size_t kMinChunkBytes = std::size_t(1) << 20;
-// Chunk boundaries on pages of the destination (so no cache line is written by two
-// threads), and the streaming loop's unit: one line of each of four pages in turn.
+// Chunk boundaries on pages of the destination, so no cache line is written by two threads.
 constexpr std::size_t kLine = 64;
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t kPagesInTurn = 4;
 
-// One 64-byte line by streaming stores of 16-byte SSE2 registers (every x86-64 has them;
-// the store width does not matter to a write-combined line), `dst` 16-byte aligned.
-inline void stream_line(unsigned char* dst, const unsigned char* src) {
-  const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
-  const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
-  const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
-  const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
-  _mm_stream_si128(reinterpret_cast<__m128i*>(dst), v0);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), v1);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), v2);
-  _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), v3);
+// Streaming copy of whole lines in address order, `dst` 64-byte aligned: each thread's share
+// is one sequential run, which the hardware prefetchers follow without help (a software
+// prefetch ahead, or a walk over lines of several pages in turn as glibc's large memcpy does,
+// read slower on the CPUs measured; bench/dev/cpu/copy_walks times the walks). The widest
+// registers the path has, because wider loads keep more of the stream in flight per
+// instruction; the store width does not matter to a write-combined line. Four lines a step.
+// Returns the bytes copied (a multiple of a line).
+std::size_t stream_lines_sse2(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
+  std::size_t done = 0;
+  for (; done + kLine <= bytes; done += kLine) {
+    const __m128i v0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done));
+    const __m128i v1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 16));
+    const __m128i v2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 32));
+    const __m128i v3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + done), v0);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + done + 16), v1);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + done + 32), v2);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + done + 48), v3);
+  }
+  return done;
 }
 
-// Streaming copy: head and tail by memcpy, the 16-byte aligned body a line of each of four
-// consecutive pages in turn with the source prefetched a few lines ahead (as glibc's large
-// memcpy does: four DRAM pages open at once stream faster than one sequential run), then a
-// fence so the stores are visible when the copy returns, as ordinary stores would be.
-void stream_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes) {
-  const std::size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
-  std::memcpy(dst, src, head);
-  dst += head;
-  src += head;
-  bytes -= head;
-  constexpr std::size_t kGroup = kPagesInTurn * kPage;
+__attribute__((target("avx"))) std::size_t stream_lines_avx(unsigned char* dst, const unsigned char* src,
+                                                            std::size_t bytes) {
   std::size_t done = 0;
-  for (; done + kGroup <= bytes; done += kGroup)
-    for (std::size_t offset = 0; offset < kPage; offset += kLine)
-      for (std::size_t page = 0; page < kPagesInTurn; ++page) {
-        const std::size_t at = done + page * kPage + offset;
-        _mm_prefetch(reinterpret_cast<const char*>(src + at + 4 * kLine), _MM_HINT_T0);
-        stream_line(dst + at, src + at);
-      }
-  for (; done + kLine <= bytes; done += kLine) stream_line(dst + done, src + done);
-  for (; done + 16 <= bytes; done += 16)
-    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + done),
-                     _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + done)));
+  for (; done + 2 * kLine <= bytes; done += 2 * kLine) {
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + done));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + done + 32));
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + done + 64));
+    const __m256i v3 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + done + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + done), v0);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + done + 32), v1);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + done + 64), v2);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(dst + done + 96), v3);
+  }
+  return done;
+}
+
+__attribute__((target("avx512f"))) std::size_t stream_lines_avx512(unsigned char* dst, const unsigned char* src,
+                                                                   std::size_t bytes) {
+  std::size_t done = 0;
+  for (; done + 4 * kLine <= bytes; done += 4 * kLine) {
+    const __m512i v0 = _mm512_loadu_si512(src + done);
+    const __m512i v1 = _mm512_loadu_si512(src + done + 64);
+    const __m512i v2 = _mm512_loadu_si512(src + done + 128);
+    const __m512i v3 = _mm512_loadu_si512(src + done + 192);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + done), v0);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + done + 64), v1);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + done + 128), v2);
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(dst + done + 192), v3);
+  }
+  return done;
+}
+
+// Streaming copy: the head up to a line boundary of `dst` by memcpy, the lines by the ISA
+// path's loop (the last few by the SSE2 loop), the tail by memcpy, then a fence so that the
+// stores are visible when the copy returns, as ordinary stores would be.
+void stream_copy(unsigned char* dst, const unsigned char* src, std::size_t bytes, Isa isa) {
+  const std::size_t head = std::min(bytes, (kLine - reinterpret_cast<uintptr_t>(dst) % kLine) % kLine);
+  std::memcpy(dst, src, head);
+  std::size_t done = head;
+  if (isa == Isa::Avx512)
+    done += stream_lines_avx512(dst + done, src + done, bytes - done);
+  else if (isa == Isa::Avx2)
+    done += stream_lines_avx(dst + done, src + done, bytes - done);
+  done += stream_lines_sse2(dst + done, src + done, bytes - done);
   std::memcpy(dst + done, src + done, bytes - done);
   _mm_sfence();
 }
@@ -71,6 +100,10 @@ std::size_t streaming_copy_threshold() {
 }
 
 void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, CopyStores stores) {
+  parallel_copy(dst, src, bytes, threads, stores, active_isa());
+}
+
+void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, CopyStores stores, Isa isa) {
   if (bytes == 0 || dst == src) return;
   if (overlaps(dst, src, bytes)) {
     std::memmove(dst, src, bytes);
@@ -92,7 +125,7 @@ void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, C
     const std::size_t end = std::min(bytes, (std::size_t(index) + 1) * pages_per_chunk * kPage - misalignment);
     if (end <= begin) return;
     if (streaming)
-      stream_copy(out + begin, in + begin, end - begin);
+      stream_copy(out + begin, in + begin, end - begin, isa);
     else
       std::memcpy(out + begin, in + begin, end - begin);
   };

@@ -18,6 +18,11 @@ enum class CopyStores { Auto, Cached, Streaming };
 GK_CPU_TESTED void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads,
                                  CopyStores stores = CopyStores::Auto);
 
+/// The same with the streaming loop of `isa`'s registers (parallel_copy above: active_isa()),
+/// which must not exceed what the CPU supports. Tests run every path with it.
+GK_CPU_TESTED void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads, CopyStores stores,
+                                 Isa isa);
+
 /// Size from which Auto streams: a quarter of the last-level cache, at least 4 MiB (glibc's
 /// default for its own non-temporal memcpy). Beyond it source and destination no longer
 /// fit in the cache the copy shares with everything else, and ordinary stores would read

@@ -73,8 +73,9 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
     const int64_t lanes = kernel.lanes;
     // Columns (NN) / rows (NT): a partial vector, whole vectors, several wide tiles plus
-    // single vectors plus a tail. Depth: below and across the depth step and vector sizes.
-    const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5};
+    // single vectors plus a tail, and past one NN column panel (1024) into a second one
+    // that ends in a tail. Depth: below and across the depth step and vector sizes.
+    const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5, 1024 + 5 * lanes + 3};
     const int64_t depths[] = {1, 3, 5, lanes - 1, lanes, lanes + 1, 3 * lanes + 7};
     for (DType w_type : kWeightTypes)
       for (int t = 1; t <= kSkinnyMaxT; ++t)

@@ -1,10 +1,12 @@
 // The CPU backend's copy (parallel_copy, behind gk_memcpy on the CPU): every byte copied
 // exactly and nothing written outside the destination, for odd sizes, unaligned source
 // and destination, every store mode and thread count (chunk boundaries fall inside
-// cache lines and at the ends); overlapping ranges copied as memmove copies them.
+// cache lines and at the ends), with the streaming loop of every ISA path the CPU has;
+// overlapping ranges copied as memmove copies them.
 #include "core/backend.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/parallel_copy.hpp"
+#include "cpu_test_util.hpp"
 
 #include <gtest/gtest.h>
 
@@ -14,6 +16,8 @@
 
 namespace gpukern::cpu {
 namespace {
+
+using test::supported_isas;
 
 constexpr std::size_t kGuard = 128;  // bytes checked on each side of the destination
 constexpr unsigned char kPoison = 0xA5;
@@ -35,13 +39,14 @@ const char* mode_name(CopyStores stores) {
 
 // Copies `bytes` from src + src_offset to dst + dst_offset and checks the destination and
 // its guard bytes.
-void check_copy(std::size_t bytes, std::size_t src_offset, std::size_t dst_offset, int threads, CopyStores stores) {
+void check_copy(std::size_t bytes, std::size_t src_offset, std::size_t dst_offset, int threads, CopyStores stores,
+                Isa isa = active_isa()) {
   const auto source = pattern(src_offset + bytes, uint32_t(bytes + src_offset));
   std::vector<unsigned char> target(kGuard + dst_offset + bytes + kGuard, kPoison);
   unsigned char* dst = target.data() + kGuard + dst_offset;
-  parallel_copy(dst, source.data() + src_offset, bytes, threads, stores);
+  parallel_copy(dst, source.data() + src_offset, bytes, threads, stores, isa);
   SCOPED_TRACE(testing::Message() << bytes << " bytes, src offset " << src_offset << ", dst offset " << dst_offset
-                                  << ", " << threads << " threads, " << mode_name(stores));
+                                  << ", " << threads << " threads, " << mode_name(stores) << ", " << isa_name(isa));
   ASSERT_EQ(std::memcmp(dst, source.data() + src_offset, bytes), 0);
   for (std::size_t i = 0; i < kGuard + dst_offset; ++i) ASSERT_EQ(target[i], kPoison) << "before, at " << i;
   for (std::size_t i = kGuard + dst_offset + bytes; i < target.size(); ++i)
@@ -60,10 +65,21 @@ TEST(ParallelCopy, OddSizesAndOffsetsCopyExactly) {
             check_copy(bytes, src_offset, dst_offset, threads, stores);
 }
 
+TEST(ParallelCopy, StreamingLoopOfEveryIsaCopiesExactly) {
+  // Around each path's step (64, 128 and 256 bytes a step) and its tail, every line offset
+  // of the destination (the head before the first whole line) and odd source offsets.
+  const std::size_t sizes[] = {63, 64, 65, 127, 128, 129, 255, 256, 257, 511, 4096 + 191, (2 << 20) + 4095};
+  for (Isa isa : supported_isas())
+    for (std::size_t bytes : sizes)
+      for (std::size_t src_offset : {0, 1, 32, 33})
+        for (std::size_t dst_offset : {0, 1, 16, 32, 48, 63})
+          for (int threads : {1, 2}) check_copy(bytes, src_offset, dst_offset, threads, CopyStores::Streaming, isa);
+}
+
 TEST(ParallelCopy, LargeCopyAboveTheStreamingThreshold) {
   // Auto streams here; a size that is not a multiple of a line or of the thread count.
   const std::size_t bytes = streaming_copy_threshold() + 4093;
-  check_copy(bytes, 5, 11, 3, CopyStores::Auto);
+  for (Isa isa : supported_isas()) check_copy(bytes, 5, 11, 3, CopyStores::Auto, isa);
 }
 
 TEST(ParallelCopy, OverlappingRangesCopyAsMemmove) {

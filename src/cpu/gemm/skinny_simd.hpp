@@ -31,24 +31,53 @@
 namespace gpukern::cpu::skinny_simd {
 namespace {
 
-/// NN form: depth steps (rows of W) per pass over the strip. The accumulator tile is
-/// loaded and stored once per pass, and the pass reads that many rows of W side by side:
-/// as many sequential streams for the hardware prefetchers. From T = 2 the accumulator
-/// (T x strip floats, 32-64 KB at T = 4-8 on two threads) no longer fits L1, so each pass
-/// also moves it through L2 twice; more rows per pass cut that traffic per byte of W, up to
-/// the point where the streams in flight cost more. Two cores, K = 4096 and 11008: 16 rows
-/// over 8 gave T = 4/8 +10-20%; 32 over 16 T = 4 +4-8% and T = 6 +13-15%, but T = 2 -4..+2%
-/// and T = 8 -7..-16% (one core). At T = 1 the accumulator is small and 8 rows were faster.
-constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : t >= 3 && t <= 6 ? 32 : 16; }
+/// How the NN form walks W for T rows of S (nn_walk below). A pass reads `rows` rows of W
+/// side by side over the columns of a panel (`panel` columns, 0: the whole strip) and adds
+/// them into the T x panel accumulator tile by tile, loading and storing each accumulator
+/// tile once per pass; a panel is walked over the whole depth block before the next. Each
+/// tile prefetches the rows `ahead_rows` further down at its own columns (0: none) with
+/// `locality` (__builtin_prefetch's: 3 all cache levels, 1 L2 only), and each row of its
+/// pass `in_row_bytes` further along the row into L1 (0: none).
+struct NnWalk {
+  int rows = 16;
+  int64_t panel = 0;
+  int ahead_rows = 0;
+  int locality = 1;
+  int64_t in_row_bytes = 0;
+};
 
-/// Software prefetch from T = kNnPrefetchMinT / kSkinnyNtStreamMinT on, as
-/// __builtin_prefetch's locality (3: all cache levels, 1: L2 only). NN form: each tile
-/// prefetches the rows of the next pass at its own columns (a pass over a strip takes far
-/// longer than a memory access), into L2. With enough FMAs per byte of W the kernel
-/// otherwise stalls on each new page of W before the hardware prefetchers catch up (NN at
-/// T = 2 and 4 on two cores: up to 15%); with T = 1 the extra load-port work cost 5-13%.
-///
-/// NT form: the depth blocks are short (2-4 KB of each W row, skinny.hpp), so the
+/// Why these walks: with T FMAs per vector of W, the out-of-order window holds only a few
+/// KB of W's loads ahead of the FMAs, and the hardware prefetchers alone do not run far
+/// enough ahead (on a Zen 5 VM a plain read stream with 4-8 FMAs per vector reads 25-35%
+/// slower than without; a prefetch 8-32 KB ahead restores it to ~90%). Without a
+/// prefetch far enough ahead the kernel waits for W's misses in turn with its FMAs.
+///  * T = 1: 8 rows a pass over the whole strip, no prefetch: the accumulator row is small
+///    and the window reaches far enough (extra prefetch instructions cost 5-13%).
+///  * T = 2-3: 16 or 32 rows a pass over the strip (the T x strip accumulator in L2, moved
+///    twice per pass: more rows cut that traffic per byte of W), the next pass's rows at
+///    the tile's columns prefetched into L2 (a pass takes far longer than a memory access).
+///  * T = 4-7: panels of 1024 columns, 2 rows a pass: the T x 1024 accumulator (16-28 KB)
+///    stays in L1, so its loads and stores per pass are cheap, and the next two rows of the
+///    panel are prefetched into L1 about two rows (8 KB of f32) ahead. Two cores, against
+///    the whole-strip walk (32 rows, T = 4-6; 16 rows, T = 7): T = 4-6 +10-35%, T = 7
+///    +30-60% on 4096 x 4096, 11008 x 4096 and 4096 x 11008 when the machine read 75-100
+///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). T = 3 mixed
+///    (-9..+20%).
+///  * T = 8: 16 rows a pass over the strip, the next pass's rows into L2 and each row 1 KB
+///    ahead into L1: +25-35% over the same walk without the in-row prefetch. The panel
+///    walk there was 0-20% slower: its accumulator traffic adds to FMAs that already take
+///    most of the time (T = 8 f32 needs ~70% of two cores' FMA peak to keep up with the
+///    read stream).
+constexpr NnWalk nn_walk(int t) {
+  if (t == 1) return {8, 0, 0, 1, 0};
+  if (t == 2) return {16, 0, 16, 1, 0};
+  if (t == 3) return {32, 0, 32, 1, 0};
+  if (t <= 7) return {2, 1024, 2, 3, 0};
+  return {16, 0, 16, 1, 1024};
+}
+
+/// NT form's software prefetch from T = kSkinnyNtStreamMinT on (locality 3: all cache
+/// levels). The depth blocks are short (2-4 KB of each W row, skinny.hpp), so the
 /// hardware prefetchers see short streams that start cold; each tile prefetches the rows
 /// of the tile about kNtPrefetchBytes of W ahead in read order (the same depth, rows
 /// further down the strip). The out-of-order window alone holds too few loads of W: each
@@ -56,8 +85,6 @@ constexpr int nn_depth_steps(int t) { return t == 1 ? 8 : t >= 3 && t <= 6 ? 32 
 /// 4096 x 11008, against 32 KB blocks that prefetched one tile ahead from T = 5 only:
 /// T = 3-7 6-30% more bandwidth, T = 4 x 4096 x 4096 12%; T = 8 unchanged (there the FMAs
 /// and S loads take as long as the memory traffic). 10-12 KB ahead beat 3-6 KB and 20 KB.
-constexpr int kNnPrefetchMinT = 2;
-constexpr int kNnPrefetchLocality = 1;
 constexpr int kNtPrefetchLocality = 3;
 constexpr int64_t kNtPrefetchBytes = 10 << 10;
 /// At most this many tiles ahead (short blocks of f16 / bf16 rows).
@@ -97,9 +124,14 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
-    if (T >= kNnPrefetchMinT && !Partial)
+    constexpr NnWalk walk = nn_walk(T);
+    if (walk.ahead_rows > 0 && !Partial)
 #pragma GCC unroll 4
-      for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + U) * ldw + v * L, 0, kNnPrefetchLocality);
+      for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + walk.ahead_rows) * ldw + v * L, 0, walk.locality);
+    if (walk.in_row_bytes > 0 && !Partial)
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v)
+        __builtin_prefetch(w + u * ldw + v * L + walk.in_row_bytes / int64_t(sizeof(W)), 0, 3);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::in_register(Ops::set1(s[u * T + t]));
@@ -132,10 +164,15 @@ void nn_pass(const float* s, const W* w, int64_t ldw, int64_t cols, float* acc, 
 template <class Ops, class W, int T>
 void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
-  constexpr int U = nn_depth_steps(T);
-  int64_t p = 0;
-  for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U>(s + p * T, w + p * ldw, ldw, cols, acc, ld_acc);
-  for (; p < kc; ++p) nn_pass<Ops, W, T, 1>(s + p * T, w + p * ldw, ldw, cols, acc, ld_acc);
+  constexpr NnWalk walk = nn_walk(T);
+  constexpr int U = walk.rows;
+  const int64_t panel = walk.panel > 0 ? walk.panel : cols;
+  for (int64_t j = 0; j < cols; j += panel) {
+    const int64_t width = std::min(panel, cols - j);
+    int64_t p = 0;
+    for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+    for (; p < kc; ++p) nn_pass<Ops, W, T, 1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+  }
 }
 
 /// R rows of W (from w) against the T rows of S over the depth block, added into
