@@ -245,7 +245,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.name(), "64x128 splitk2");
   ASSERT_TRUE(gemm::parse_wgmma_config("128x256c2:splitk1", &c));
   EXPECT_EQ(c.name(), "128x256c2");
-  for (const char* bad : {"", "128x64", "128x128 split4", "128x128 splitk0", "128x128 splitk17", "128x128 splitk",
+  for (const char* bad : {"", "64x64", "128x128 split4", "128x128 splitk0", "128x128 splitk17", "128x128 splitk",
                           "128x128 splitk4x", "128X128"})
     EXPECT_FALSE(gemm::parse_wgmma_config(bad, &c)) << bad;
 }
