@@ -29,23 +29,9 @@ inline std::string describe(const GemmCase& t) {
          std::to_string(t.alpha) + " beta " + std::to_string(t.beta);
 }
 
-/// A call without transposes, f32, alpha 1, beta 0, on the given storage.
-inline core::GemmArgs gemm_args(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
-                                void* c, int64_t ldc) {
-  core::GemmArgs g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.a = a;
-  g.lda = lda;
-  g.b = b;
-  g.ldb = ldb;
-  g.c = c;
-  g.ldc = ldc;
-  return g;
-}
-
-/// The same call for the public C API (tests/support).
+/// A call without transposes, f32, alpha 1, beta 0, on the given storage, and the same
+/// call for the public C API (tests/support).
+using gpukern::test::gemm_args;
 using gpukern::test::gemm_desc;
 
 /// Runs `t` through `run` and checks it; `label` names the entry point in failures.

@@ -1,5 +1,5 @@
-// The public descriptor of an internal GEMM call, for tests that drive a rung through the
-// C API with arguments built as the core hands them to rungs.
+// Internal GEMM calls for tests (a call's arguments as the core hands them to rungs) and
+// their public descriptors, for tests that drive a rung through the C API.
 #pragma once
 
 #include "core/types.hpp"
@@ -7,6 +7,22 @@
 #include <gpukern/gpukern.h>
 
 namespace gpukern::test {
+
+/// A call without transposes, f32, alpha 1, beta 0, on the given storage.
+inline core::GemmArgs gemm_args(int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b, int64_t ldb,
+                                void* c, int64_t ldc) {
+  core::GemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.lda = lda;
+  g.b = b;
+  g.ldb = ldb;
+  g.c = c;
+  g.ldc = ldc;
+  return g;
+}
 
 /// `g` as a gk_gemm_desc with `variant` forced (nullptr: auto). gk_dtype and core::DType
 /// share their values.

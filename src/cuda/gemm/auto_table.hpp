@@ -33,18 +33,17 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
       // weights at T 1-16 too, where it is level with skinny's TMA path).
       {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
-      // Decode against a linear layer's weight (B stored N x K): one pass over the weights.
-      // T 9-16 stays with cuBLAS: skinny's TMA path trails it on 4096 x 4096 and 14336 x 4096.
-      {"16-bit decode NT", k16Bit, kH100, {1, 8}, {}, {}, "skinny", kLayoutNT, kOneGemm},
-      // Decode against the 14336 x 4096 N-contiguous weight (T 1, 4, 16, two runs): skinny's
-      // TMA path streams it faster than cuBLAS. On 8192 x 4096 and 11008 x 4096 it is level
-      // at T 1, level or behind at T 4 and behind at T 16; on 4096 x 4096 and the long-K
-      // weights behind: cuBLAS.
-      {"16-bit decode NN, 14336 x 4096",
+      // Decode against a linear layer's weight (B stored N x K): one pass over the weights,
+      // ahead of cuBLAS on every non-vocabulary weight at T 1, 4 and 16.
+      {"16-bit decode NT", k16Bit, kH100, {1, 16}, {}, {}, "skinny", kLayoutNT, kOneGemm},
+      // Decode against N-contiguous weights 11008 and 14336 wide, K = 4096 (T 1, 4, 16): the
+      // TMA path streams them faster than cuBLAS. On 4096 x 4096, 8192 x 4096 and the long-K
+      // weights it is level or behind: cuBLAS.
+      {"16-bit decode NN, 11008..14336 x 4096",
        k16Bit,
        kH100,
        {1, 16},
-       {14336, 14336},
+       {11008, 14336},
        {4096, 4096},
        "skinny",
        kLayoutNN,

@@ -3,6 +3,7 @@
 // just outside it, batch counts included; off sm_90 no entry applies. "" below means no
 // entry: auto's ranked order decides.
 #include "cuda/gemm/auto_table.hpp"
+#include "support/gemm_desc.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,12 +21,9 @@ const core::DeviceArch kSm100{core::Vendor::Nvidia, 100, 0, "sm_100"};
 
 /// A call in the layout op(A) op(B) = N, trans_b (NT when set); 16-bit types set C too.
 GemmArgs call(DType type, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-  GemmArgs a;
+  GemmArgs a = test::gemm_args(m, n, k, nullptr, 0, nullptr, 0, nullptr, 0);  // the table reads no pointer
   a.ab_type = a.c_type = type;
   a.trans_b = trans_b;
-  a.m = m;
-  a.n = n;
-  a.k = k;
   a.batch = batch;
   return a;
 }
@@ -56,32 +54,31 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 128256, 4096, 2)), "");
 }
 
-TEST(CudaAutoTable, DecodeNTIsSkinnyUpToEightTokens) {
+TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
   for (DType t : {DType::BF16, DType::F16})
-    for (int64_t tokens : {1, 2, 4, 8}) {
+    for (int64_t tokens : {1, 2, 4, 8, 9, 16}) {
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
     }
-  for (int64_t tokens : {9, 16}) {
-    EXPECT_EQ(pick(call(DType::BF16, kNT, tokens, 4096, 4096)), "") << tokens;
-    EXPECT_EQ(pick(call(DType::BF16, kNT, tokens, 11008, 4096)), "") << "NT T 9-16 stays with cuBLAS";
-  }
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096)), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 11008, 4096)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
 
-TEST(CudaAutoTable, DecodeNNIsSkinnyOn14336x4096Only) {
+TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t tokens : {1, 2, 4, 8, 16}) {
       EXPECT_EQ(pick(call(t, kNN, tokens, 14336, 4096)), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNN, 14336, tokens, 4096)), "skinny") << "T on either side";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "") << "11008 x 4096 stays with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096)), "");
+      EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096)), "") << "8192 x 4096 stays with cuBLAS";
       EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096)), "") << "4096 x 4096 stays with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "") << "long-K weights stay with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008)), "") << "long-K weights stay with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "");
     }
   EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 14336, 4096)), "") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14335, 4096)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11007, 4096)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14337, 4096)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 4095)), "") << "k other than 4096";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 8192)), "");
@@ -139,8 +136,8 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
     ADD_FAILURE() << "no entry '" << label << "'";
     return std::string();
   };
-  EXPECT_EQ(shape_of("16-bit decode NT"), "f16,bf16 NT T 1..8 batch 1");
-  EXPECT_EQ(shape_of("16-bit decode NN, 14336 x 4096"), "f16,bf16 NN T 1..16 wide 14336 k 4096 batch 1");
+  EXPECT_EQ(shape_of("16-bit decode NT"), "f16,bf16 NT T 1..16 batch 1");
+  EXPECT_EQ(shape_of("16-bit decode NN, 11008..14336 x 4096"), "f16,bf16 NN T 1..16 wide 11008..14336 k 4096 batch 1");
   EXPECT_EQ(shape_of("16-bit batched P*V, d = 128"),
             "f16,bf16 NN m 2048..4096 (multiple of 256) n 128 k 2048..4096 (multiple of 64) batch >= 1024");
   for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
