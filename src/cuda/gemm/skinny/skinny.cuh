@@ -39,36 +39,11 @@ struct SkinnyProblem {
   int splits = 1;                // K ranges per N tile, one block each
   float* partials = nullptr;     // splits > 1: f32 sums, (item, tile, split) x BN x T, in the workspace
   uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per (item of the launch, N tile)
-  uint64_t tag = 0;              // splits > 1: this launch's ticket tag (skinny_ticket_of)
+  uint64_t epoch = 0;            // splits > 1: first of `splits` launch-unique tags (launch_tags)
   BatchLaunch batch;             // this launch's items (grid dimension y); strides: a = W, b = X, c = C
   Epilogue epi;                  // kEpilogue: bias (over C's columns) and activation
   bool bias_along_t = false;     // C's columns are t (the short side is n): bias[t], else bias[n]
 };
-
-/// Tagged ticket words: a 64-bit word holds tag << kSkinnyTicketBits | count of the launch
-/// that used it last, so a pooled workspace needs no clearing pass: a word of another launch
-/// (or never used) counts as no ticket yet. The tag comes from launch_tags, 40 bits of it.
-constexpr int kSkinnyTicketBits = 24;
-constexpr uint64_t kSkinnyTicketTagLimit = uint64_t(1) << (64 - kSkinnyTicketBits);
-
-/// The ticket (0, 1, 2, ... in arrival order) of an atomicAdd(word, 1) that returned `old`
-/// for the launch tagged `tag`. The common case is that one atomic; the first to touch a
-/// stale word installs the tag with ticket 0 by compare-and-swap (the others' increments of
-/// the stale value claimed nothing; they retry and take tickets by atomicAdd once it is in).
-__device__ __forceinline__ uint32_t skinny_ticket_of(uint64_t* word, uint64_t tag, unsigned long long old) {
-  constexpr unsigned long long kMask = (1ull << kSkinnyTicketBits) - 1;
-  auto* w = reinterpret_cast<unsigned long long*>(word);
-  if ((old >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(old & kMask);
-  for (unsigned long long cur = old + 1;;) {
-    if ((cur >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(atomicAdd(w, 1ull) & kMask);
-    const unsigned long long seen = atomicCAS(w, cur, (static_cast<unsigned long long>(tag) << kSkinnyTicketBits) | 1);
-    if (seen == cur) return 0;
-    cur = seen;
-  }
-}
-__device__ __forceinline__ unsigned long long skinny_ticket_request(uint64_t* word) {
-  return atomicAdd(reinterpret_cast<unsigned long long*>(word), 1ull);
-}
 
 /// The configuration of skinny_kernel for the named fields of `Tile`: kWarpsN x kWarpsK
 /// warps (kWarpsN along N, each kMmaM m16 tiles of W; kWarpsK along K, each on its own
@@ -433,8 +408,21 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   __syncthreads();
   __shared__ int last;
   if (threadIdx.x == 0) {
-    uint64_t* word = p.arrivals + launch_tile;
-    last = skinny_ticket_of(word, p.tag, skinny_ticket_request(word)) == static_cast<uint32_t>(p.splits - 1);
+    // The tile's arrival word holds epoch + arrivals - 1 of this launch; a word of any
+    // other launch (outside [epoch, epoch + splits - 1)) counts as no arrival.
+    auto* word = reinterpret_cast<unsigned long long*>(p.arrivals + launch_tile);
+    unsigned long long cur = arch::ld_relaxed_gpu(p.arrivals + launch_tile);
+    const uint64_t lo = p.epoch, hi = p.epoch + p.splits - 1;
+    for (;;) {
+      const bool ours = cur >= lo && cur < hi;
+      const unsigned long long next = ours ? cur + 1 : lo;
+      const unsigned long long seen = atomicCAS(word, cur, next);
+      if (seen == cur) {
+        last = next == hi;
+        break;
+      }
+      cur = seen;
+    }
   }
   __syncthreads();
   if (!last) return;

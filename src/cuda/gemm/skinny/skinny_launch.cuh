@@ -164,7 +164,7 @@ void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const Cuda
   // Launches run in stream order, so they share the workspace; each has its own tags.
   for_batch_chunks(batch, p.batch.strides, [&](const BatchLaunch& items, unsigned count) {
     p.batch = items;
-    if (p.splits > 1) p.tag = launch_tags(1) % kSkinnyTicketTagLimit;
+    if (p.splits > 1) p.epoch = launch_tags(static_cast<uint64_t>(p.splits));
     kernel<<<dim3(p.n_tiles * p.splits, count), Cfg::kThreads, kSmem, ctx.stream>>>(p);
     GK_LAUNCH_CHECK();
   });

@@ -83,6 +83,31 @@ struct SkinnyTmaWork {
   uint64_t tag = 0;              // this launch's ticket tag (below kSkinnyTicketTagLimit)
 };
 
+/// Tagged ticket words: a 64-bit word holds tag << kSkinnyTicketBits | count of the launch
+/// that used it last, so a pooled workspace needs no clearing pass: a word of another launch
+/// (or never used) counts as no ticket yet. The tag comes from launch_tags, 40 bits of it.
+constexpr int kSkinnyTicketBits = 24;
+constexpr uint64_t kSkinnyTicketTagLimit = uint64_t(1) << (64 - kSkinnyTicketBits);
+
+/// The ticket (0, 1, 2, ... in arrival order) of an atomicAdd(word, 1) that returned `old`
+/// for the launch tagged `tag`. The common case is that one atomic; the first to touch a
+/// stale word installs the tag with ticket 0 by compare-and-swap (the others' increments of
+/// the stale value claimed nothing; they retry and take tickets by atomicAdd once it is in).
+__device__ __forceinline__ uint32_t skinny_ticket_of(uint64_t* word, uint64_t tag, unsigned long long old) {
+  constexpr unsigned long long kMask = (1ull << kSkinnyTicketBits) - 1;
+  auto* w = reinterpret_cast<unsigned long long*>(word);
+  if ((old >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(old & kMask);
+  for (unsigned long long cur = old + 1;;) {
+    if ((cur >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(atomicAdd(w, 1ull) & kMask);
+    const unsigned long long seen = atomicCAS(w, cur, (static_cast<unsigned long long>(tag) << kSkinnyTicketBits) | 1);
+    if (seen == cur) return 0;
+    cur = seen;
+  }
+}
+__device__ __forceinline__ unsigned long long skinny_ticket_request(uint64_t* word) {
+  return atomicAdd(reinterpret_cast<unsigned long long*>(word), 1ull);
+}
+
 /// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
 /// CTA whose range holds unit u (the largest cta whose range starts at or before u).
 __device__ __forceinline__ int64_t skinny_tma_first_unit(int64_t units, int cta, int ctas) {
