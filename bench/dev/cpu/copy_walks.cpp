@@ -20,11 +20,12 @@
 //   seq64pf    seq64 with a software prefetch 1 KiB ahead
 //   memcpy     glibc's memcpy per share (its own choice of stores)
 //   cached64   address order, 64-byte loads and ordinary stores
+#include "probe_common.hpp"
+
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -111,7 +112,7 @@ void threaded(Walk walk, unsigned char* dst, const unsigned char* src, std::size
   }
 }
 
-double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using probe::seconds;
 
 }  // namespace
 

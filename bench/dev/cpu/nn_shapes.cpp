@@ -12,12 +12,12 @@
 // ksplit-U: threads take contiguous ranges of rows (depth), each a private T x N
 // accumulator over all columns, added at the end; panel-C-U: column strips cut into panels
 // of C columns whose accumulator stays in L1, U rows a pass.
+#include "probe_common.hpp"
+
 #include <immintrin.h>
 #include <omp.h>
-#include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -29,53 +29,14 @@
 
 namespace {
 
-/// Sum of a vector's lanes (GCC 12's _mm512_reduce_add_ps warns about its own temporaries).
-__attribute__((target("avx512f"))) float lanes_sum(__m512 v) {
-  float lanes[16];
-  _mm512_storeu_ps(lanes, v);
-  float sum = 0;
-  for (float lane : lanes) sum += lane;
-  return sum;
-}
-
-double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using probe::flush_caches;
+using probe::lanes_sum;
+using probe::read_stream;
+using probe::seconds;
 
 // HUGE=1: 2 MiB aligned and madvise(MADV_HUGEPAGE) (transparent huge pages on request).
 float* aligned_floats(int64_t n) {
-  const bool huge = std::getenv("HUGE") && std::atoi(std::getenv("HUGE"));
-  const std::size_t align = huge ? std::size_t(2) << 20 : 64;
-  const std::size_t bytes = (std::size_t(n) * 4 + align - 1) / align * align;
-  void* p = std::aligned_alloc(align, bytes);
-  if (huge) madvise(p, bytes, MADV_HUGEPAGE);
-  return static_cast<float*>(p);
-}
-
-void flush_caches(std::vector<char>& buffer, int value) {
-  volatile char* lines = buffer.data();
-  const int64_t count = int64_t(buffer.size() / 64);
-#pragma omp parallel for schedule(static)
-  for (int64_t line = 0; line < count; ++line) lines[line * 64] = char(value);
-}
-
-__attribute__((target("avx512f"))) float read_stream(const float* p, int64_t n) {
-  float total = 0;
-#pragma omp parallel reduction(+ : total)
-  {
-    const int64_t threads = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t chunk = (n / threads + 63) / 64 * 64, begin = std::min(n, id * chunk),
-                  end = std::min(n, begin + chunk);
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = begin;
-    for (; i + 64 <= end; i += 64) {
-      s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p + i));
-      s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + i + 16));
-      s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + i + 32));
-      s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + i + 48));
-    }
-    total += lanes_sum(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-    for (; i < end; ++i) total += p[i];
-  }
-  return total;
+  return probe::aligned_floats(n, std::getenv("HUGE") && std::atoi(std::getenv("HUGE")));
 }
 
 // One pass of U rows of W over `cols` columns (a multiple of 16): acc[t * ld_acc + j] +=

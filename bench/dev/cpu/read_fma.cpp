@@ -6,27 +6,20 @@
 // window alone does.
 //
 //   read_fma [CALLS]     (threads: OMP_NUM_THREADS; 64 MiB of floats read per call)
+#include "probe_common.hpp"
+
 #include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 namespace {
 
-/// Sum of a vector's lanes (GCC 12's _mm512_reduce_add_ps warns about its own temporaries).
-__attribute__((target("avx512f"))) float lanes_sum(__m512 v) {
-  float lanes[16];
-  _mm512_storeu_ps(lanes, v);
-  float sum = 0;
-  for (float lane : lanes) sum += lane;
-  return sum;
-}
-
-double seconds() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using probe::lanes_sum;
+using probe::seconds;
 
 /// Sum of n floats, each thread a contiguous share; F FMAs per vector (0: one add),
 /// Ahead > 0: a prefetch that many bytes ahead with locality Loc.

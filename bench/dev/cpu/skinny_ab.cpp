@@ -16,13 +16,14 @@
 // their percentage of the read stream's. Outputs of all builds are compared (max |diff|).
 #include <gpukern/gpukern.h>
 
+#include "probe_common.hpp"
+
 #include <dlfcn.h>
 #include <immintrin.h>
 #include <omp.h>
 #include <time.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,47 +42,12 @@ double now(bool cpu_time) {
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
   }
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  return probe::seconds();
 }
 
-/// Sums n floats with 512-bit loads, each thread a contiguous range.
-__attribute__((target("avx512f"))) float read_stream(const float* p, int64_t n) {
-  float total = 0;
-#pragma omp parallel reduction(+ : total)
-  {
-    const int64_t threads = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t chunk = (n / threads + 63) / 64 * 64, begin = std::min(n, id * chunk),
-                  end = std::min(n, begin + chunk);
-    __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    int64_t i = begin;
-    for (; i + 64 <= end; i += 64) {
-      s0 = _mm512_add_ps(s0, _mm512_loadu_ps(p + i));
-      s1 = _mm512_add_ps(s1, _mm512_loadu_ps(p + i + 16));
-      s2 = _mm512_add_ps(s2, _mm512_loadu_ps(p + i + 32));
-      s3 = _mm512_add_ps(s3, _mm512_loadu_ps(p + i + 48));
-    }
-    float lanes[16];
-    _mm512_storeu_ps(lanes, _mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
-    float t = 0;
-    for (float lane : lanes) t += lane;
-    for (; i < end; ++i) t += p[i];
-    total += t;
-  }
-  return total;
-}
-
-/// A store to every cache line of `buffer` (ordinary stores: a large memset may stream past
-/// the caches and evict nothing).
-void flush_caches(std::vector<char>& buffer, int value) {
-  volatile char* lines = buffer.data();
-  const int64_t count = int64_t(buffer.size() / 64);
-#pragma omp parallel for schedule(static)
-  for (int64_t line = 0; line < count; ++line) lines[line * 64] = char(value);
-}
-
-float* aligned_floats(int64_t n) {
-  return static_cast<float*>(std::aligned_alloc(64, std::size_t((n * 4 + 63) / 64 * 64)));
-}
+using probe::aligned_floats;
+using probe::flush_caches;
+using probe::read_stream;
 
 }  // namespace
 
