@@ -89,13 +89,14 @@ struct SkinnyTmaWork {
 constexpr int kSkinnyTicketBits = 24;
 constexpr uint64_t kSkinnyTicketTagLimit = uint64_t(1) << (64 - kSkinnyTicketBits);
 
-/// The ticket (0, 1, 2, ... in arrival order) of an atomicAdd(word, 1) that returned `old`
-/// for the launch tagged `tag`. The common case is that one atomic; the first to touch a
-/// stale word installs the tag with ticket 0 by compare-and-swap (the others' increments of
-/// the stale value claimed nothing; they retry and take tickets by atomicAdd once it is in).
-__device__ __forceinline__ uint32_t skinny_ticket_of(uint64_t* word, uint64_t tag, unsigned long long old) {
+/// This arrival's ticket at `word` (0, 1, 2, ... in arrival order) for the launch tagged
+/// `tag`. The common case is one atomicAdd; the first to touch a stale word installs the tag
+/// with ticket 0 by compare-and-swap (the others' increments of the stale value claimed
+/// nothing; they retry and take tickets by atomicAdd once it is in).
+__device__ __forceinline__ uint32_t skinny_take_ticket(uint64_t* word, uint64_t tag) {
   constexpr unsigned long long kMask = (1ull << kSkinnyTicketBits) - 1;
   auto* w = reinterpret_cast<unsigned long long*>(word);
+  const unsigned long long old = atomicAdd(w, 1ull);
   if ((old >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(old & kMask);
   for (unsigned long long cur = old + 1;;) {
     if ((cur >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(atomicAdd(w, 1ull) & kMask);
@@ -103,9 +104,6 @@ __device__ __forceinline__ uint32_t skinny_ticket_of(uint64_t* word, uint64_t ta
     if (seen == cur) return 0;
     cur = seen;
   }
-}
-__device__ __forceinline__ unsigned long long skinny_ticket_request(uint64_t* word) {
-  return atomicAdd(reinterpret_cast<unsigned long long*>(word), 1ull);
 }
 
 /// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
@@ -282,7 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int is_last = 0;
     if (lane == 0) {
       uint64_t* word = wk.arrivals + static_cast<int64_t>(tile) * kWarps + warp;
-      is_last = skinny_ticket_of(word, wk.tag, skinny_ticket_request(word)) == static_cast<uint32_t>(pieces - 1);
+      is_last = skinny_take_ticket(word, wk.tag) == static_cast<uint32_t>(pieces - 1);
     }
     if (!__shfl_sync(0xffffffffu, is_last, 0)) return;
     __threadfence();
