@@ -136,15 +136,17 @@ struct SplitPolicy {
 /// the rung's table chooses for the call.
 std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
   using gemm::WgmmaConfig;
-  auto with = [&ctx](auto tile, auto policy) {
+  // ways_forced > 0: that K split instead of the table's.
+  auto with = [&ctx](auto tile, auto policy, int ways_forced = 0) {
     using Cfg = WgmmaConfig<decltype(tile)>;
     using Policy = decltype(policy);
-    return [&ctx](const core::GemmArgs& g) {
+    return [&ctx, ways_forced](const core::GemmArgs& g) {
       if (g.trans_a || g.trans_b || g.ab_type == DType::F32) {
         std::printf("wgmma variants: bf16/f16 NN calls only\n");
         return;
       }
-      const int ways = gemm::choose_wgmma_config(g, ctx).ways;  // 1 where the rung's table does not split
+      // 1 where the rung's table does not split
+      const int ways = ways_forced > 0 ? ways_forced : gemm::choose_wgmma_config(g, ctx).ways;
       if (g.ab_type == DType::F16)
         gemm::launch_wgmma_layout<Cfg, Policy, gpu::half_t, true, false>(g, ctx, ways);
       else
@@ -161,6 +163,17 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"g8", with(WgmmaGroup<8>{}, rung)},
           {"g32", with(WgmmaGroup<32>{}, rung)},
           {"c4", with(WgmmaCluster4{}, rung)},
+          // 128x256 clusters of 4 (B read once per 512 rows) with a fixed K split, for
+          // prefill-sized calls (T = 256..1024 rows): c4 at 1, 2, 4 ways, c2 at 2 and 4.
+          {"c4_w1", with(WgmmaCluster4{}, rung, 1)},
+          {"c4_w2", with(WgmmaCluster4{}, rung, 2)},
+          {"c4_w4", with(WgmmaCluster4{}, rung, 4)},
+          {"c2_w2", with(gemm::sm90::WgmmaTma{}, rung, 2)},
+          {"c2_w4", with(gemm::sm90::WgmmaTma{}, rung, 4)},
+          {"mid_w1", with(gemm::sm90::WgmmaTmaMid{}, rung, 1)},
+          {"mid_w2", with(gemm::sm90::WgmmaTmaMid{}, rung, 2)},
+          {"midc2_w1", with(gemm::sm90::WgmmaTmaMidC2{}, rung, 1)},
+          {"midc2_w2", with(gemm::sm90::WgmmaTmaMidC2{}, rung, 2)},
           {"noserp", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<0>{})},
           {"serp1", with(gemm::sm90::WgmmaTma{}, SerpentinePolicy<1>{})},
           {"mid_c2", with(gemm::sm90::WgmmaTmaMidC2{}, rung)},  // shipped as 128x128c2

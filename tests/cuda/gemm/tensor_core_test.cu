@@ -10,7 +10,8 @@
 //  * wgmma_tma's tf32 NN kernel with the K split of the last round of tiles, as the
 //    rung's cost model plans it and forced to either extreme;
 //  * wgmma_tma's tile configurations (128x256c2, 128x128, 64x128, the tf32 NN kernel,
-//    128x256store: 16-bit C stored by TMA, other calls in 128x256c2; 128x128c2; 128x64)
+//    128x256store: 16-bit C stored by TMA, other calls in 128x256c2; 128x128c2; 128x64;
+//    64x64c2, whose cluster splits each B box in two 32-row pieces)
 //    forced, unsplit and with every tile split in K ranges (2, 3, 4, 16 ways: helpers
 //    with several ranges each), over the issue's odd shape classes (T = 1, 7, 64, 130,
 //    1000; K tails; N not a multiple of 128), f16/bf16/tf32, every transpose the rung
@@ -200,7 +201,9 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "128x128c2",
                            "128x128c2 splitk3",
                            "128x64",
-                           "128x64 splitk3"};
+                           "128x64 splitk3",
+                           "64x64c2",
+                           "64x64c2 splitk3"};
   // T x N x K: the issue's row counts; N off the 128 grid; K tails (not a multiple of
   // the 64 / 32-element K block) and K long enough for 16 ranges of several blocks.
   const int64_t shapes[][3] = {{1, 136, 1100}, {7, 520, 1000}, {64, 250, 4100}, {130, 384, 300}, {1000, 1000, 1000}};

@@ -205,19 +205,24 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");  // 64 clusters
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x256c2");  // 36 clusters, not 144 128x128 tiles
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");
-  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128");             // 128 tiles, no split
+  EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128c2");           // 128 tiles (4 rows), no split
   EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 32 clusters of 172 K blocks
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
-  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128 splitk2");  // 64 tiles of 64 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");  // ranges of 32 K blocks
+  EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");  // 64 clusters of 2 x 64x64, the whole K
+  EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");
+  EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");  // 3 tile rows: a cluster of 2 would be half empty
   EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");   // 32 tiles of 172 K blocks
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");          // 16 K blocks: no split
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");    // tf32, K-major B
+  EXPECT_EQ(choice(512, 512, 512, DType::BF16), "128x128");            // 16 tiles: no cluster
+  EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");         // 172 clusters of 64x64: 2.6 waves
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");           // 32 C^T tiles of 32 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");    // 32 C^T tiles of 128 K blocks
   EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                // one K block: nothing to split
-  // A linear layer with many columns (a vocabulary): one tile row never takes the
-  // 2-CTA clusters along M, whose second CTA would have no rows.
+  // A linear layer with many columns (a vocabulary): at most 64 rows never take a
+  // cluster along M, whose second CTA would have no rows; 65..128 rows are two 64-row
+  // tiles, but 2004 clusters of them would take 30 waves.
   EXPECT_EQ(choice(16, 128256, 4096, DType::BF16), "64x128");
   EXPECT_EQ(choice(128, 128256, 4096, DType::BF16), "128x128");
   EXPECT_EQ(choice(256, 128256, 4096, DType::BF16), "128x256c2");
@@ -237,7 +242,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
   for (const char* name : {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3",
-                           "128x256store", "128x128c2", "128x64"}) {
+                           "128x256store", "128x128c2", "128x64", "64x64c2", "64x64c2 splitk2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

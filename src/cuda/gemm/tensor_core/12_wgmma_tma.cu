@@ -46,8 +46,11 @@
 // parked partial sums (wgmma_schedule.cuh): 512 x 4096 x 4096 runs 128x256 tiles split
 // in 2 on 128 SMs. The 128x256 tile reads the fewest shared-memory bytes per flop, so
 // it runs wherever its 2-CTA clusters, split if need be, fill the SMs; otherwise
-// 128x128 (1000^3: 64 tiles; one tile row, where the cluster's second CTA would have
-// no rows), and 64x128 (one consumer warpgroup) for at most 64 rows. Narrow calls over a
+// 128x128 (1000^3: 64 tiles), in clusters of 2 sharing B where its tile rows are even
+// and fill half the SMs or more. At most 64 rows take 64x128 (one consumer warpgroup);
+// 65..128 rows 64x64 tiles in clusters of 2 sharing B where those fit one wave (the
+// two tile rows; one cluster a 64-column slab of B over the whole K fills the SMs
+// without a split at N = 4096), else 128x128. Narrow calls over a
 // long K (attention's P V, n = d) take 128x128 tiles in clusters of 2 that share B, or
 // 128x64 tiles at n <= 64, where a 128-wide tile would compute and stage half padding;
 // calls whose K is two blocks (Q K^T at d = 128) a 128x256 configuration with 4 C
@@ -71,7 +74,8 @@
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
-// "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles),
+// "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
+// in clusters of 2),
 // each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
@@ -106,14 +110,15 @@ bool built_for_sm90a() {
 constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
               WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaNarrow>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaNarrow>::kSmemBytes,
+              WgmmaConfig<sm90::WgmmaTmaSmallC2>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
   const char* name;
 } kTileNames[] = {{WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
                   {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
-                  {WgmmaTile::Narrow, "128x64"}};
+                  {WgmmaTile::Narrow, "128x64"},   {WgmmaTile::SmallC2, "64x64c2"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -165,6 +170,15 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
+  // 65..128 rows: two 64-row tiles, a cluster of 2 sharing each 64-column B tile, where
+  // the clusters run in one wave (N <= 64 x 66 on the H100: 128 x 4096 x 4096 93-94%
+  // against 79-82% for 128x128 split in 2); wider B takes 128x128 tiles, whose fewer
+  // tiles fit one wave (128 x 11008: 64x64c2 81-88%, 128x128 96-102%).
+  const int64_t small_clusters = core::ceil_div<int64_t>(n, 64) * items;
+  if (m > 64 && m <= 128 && small_clusters <= sms / 2)
+    return {WgmmaTile::SmallC2, split_ways(small_clusters, k_blocks, sms / 2),
+            "65..128 rows, clusters in one wave: 64x64 tiles in clusters of 2 sharing B, K split when fewer than "
+            "the SMs"};
   if (m <= 128)  // one tile row: the large tile's 2-CTA cluster would leave its second CTA empty
     return {WgmmaTile::Mid, split_ways(mid_tiles, k_blocks, sms),
             "one tile row: 128x128 tiles, K split when fewer than the SMs"};
@@ -190,6 +204,13 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
+  // An even number of tile rows and at least half the SMs busy: clusters of 2 along M
+  // share B (half its L2 reads), measured ahead of the single tile at 256 and 512 rows
+  // (notes/llm-gemm.md); an odd number would leave a cluster half empty, and calls of a
+  // few tiles (256^3, 512^3) are not bound by L2 and lost 10 points in clusters.
+  if (core::ceil_div<int64_t>(m, 128) % 2 == 0 && mid_tiles * mid_ways >= sms / 2)
+    return {WgmmaTile::MidC2, mid_ways,
+            "128x128 tiles in clusters of 2 (K split if need be) estimated faster than 128x256 clusters"};
   return {WgmmaTile::Mid, mid_ways, "128x128 tiles (K split if need be) estimated faster than 128x256 clusters"};
 }
 
@@ -269,7 +290,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
     throw core::Error(core::Status::InvalidArgument,
                       "GPUKERN_WGMMA_CONFIG='" + forced.raw +
                           "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                          "128x128c2 or 128x64, optionally followed by ' splitkN' "
+                          "128x128c2, 128x64 or 64x64c2, optionally followed by ' splitkN' "
                           "(N = 1.." +
                           std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -328,6 +349,9 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
       break;
     case WgmmaTile::Narrow:
       launch_wgmma_narrow(args, ctx, choice.ways);
+      break;
+    case WgmmaTile::SmallC2:
+      launch_wgmma_small_c2(args, ctx, choice.ways);
       break;
     case WgmmaTile::Store:
       if (wgmma_store_fits(args))

@@ -98,15 +98,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
                                        kAKMajor ? mn : k0, maps_3d, a_item);
                        }
+                       // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile's boxes
+                       // (box i / kPerBox), along N when K-major, along K when MN-major.
+                       constexpr int kPerBox = Cfg::kBoxRows / Cfg::kBBoxRows;
 #pragma unroll
-                       for (int i = static_cast<int>(rank); i < Cfg::kBBoxes; i += kCluster) {
-                         const int mn = o.n0 + i * Cfg::kBoxRows;
-                         const uint32_t dst = b_tile(stage) + i * Cfg::kBoxBytes;
+                       for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
+                         const int mn = o.n0 + (i / kPerBox) * Cfg::kBoxRows;
+                         const int sub = (i % kPerBox) * Cfg::kBBoxRows;
+                         const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
+                         const int c0 = kBKMajor ? k0 : mn, c1 = kBKMajor ? mn + sub : k0 + sub;
                          if constexpr (kCluster > 1)
-                           tma_load_item_multicast(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0, maps_3d,
-                                                   b_item, static_cast<uint16_t>((1u << kCluster) - 1));
+                           tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
+                                                   static_cast<uint16_t>((1u << kCluster) - 1));
                          else
-                           tma_load_item(dst, &map_b, full, kBKMajor ? k0 : mn, kBKMajor ? mn : k0, maps_3d, b_item);
+                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item);
                        }
                      });
     }
@@ -411,8 +416,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
 
   const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k)
                                      : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
-  const CUtensorMap map_b = kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k)
-                                     : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n);
+  const CUtensorMap map_b =
+      kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
+               : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
   int clusters = 0;
@@ -538,7 +544,8 @@ enum class WgmmaTile : int {
   Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
   Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
   MidC2,   // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
-  Narrow,  // 128x64 (sm90::WgmmaTmaNarrow)
+  Narrow,   // 128x64 (sm90::WgmmaTmaNarrow)
+  SmallC2,  // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -565,14 +572,16 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, Store and Narrow tiles' launchers (launch_wgmma with their
-/// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
-/// 128x128 ones, 12_wgmma_tma_short.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu).
+/// The Mid, MidC2, Short, SmallC2, Store and Narrow tiles' launchers (launch_wgmma with
+/// their configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds
+/// both 128x128 ones, 12_wgmma_tma_short.cu both 64-row ones, 12_wgmma_tma_store.cu,
+/// 12_wgmma_tma_narrow.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_small_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

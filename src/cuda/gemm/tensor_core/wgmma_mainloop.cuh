@@ -22,7 +22,19 @@ namespace gpukern::cuda::gemm {
 /// kEpiBuffers (rounds whose TMA stores may be in flight per consumer). Every operand
 /// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
 /// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
-/// 8 KB.
+/// 8 KB. A box of B is loaded in pieces of kBBoxRows rows (optional field, default 64:
+/// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in
+/// clusters of 2) splits each box between them, every piece landing where its rows lie
+/// in the box.
+template <class Tile, class = void>
+struct BBoxRowsOf {
+  static constexpr int value = 64;
+};
+template <class Tile>
+struct BBoxRowsOf<Tile, std::void_t<decltype(Tile::kBBoxRows)>> {
+  static constexpr int value = Tile::kBBoxRows;
+};
+
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -37,6 +49,8 @@ struct WgmmaConfig {
   static constexpr int kBoxRows = 64;
   static constexpr int kBoxBytes = kBoxRows * kRowBytes;
   static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
+  static constexpr int kBBoxRows = BBoxRowsOf<Tile>::value;            // rows of one TMA copy of B
+  static constexpr int kBPieces = kBBoxes * (kBoxRows / kBBoxRows);  // TMA copies of B a stage
   static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
   // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
@@ -52,7 +66,8 @@ struct WgmmaConfig {
   static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256,
                 "the consumers issue m64n256, m64n128 or m64n64 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
-  static_assert(kBBoxes % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
+  static_assert(kBoxRows % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms of a box");
+  static_assert(kBPieces % kClusterM == 0, "the CTAs of a cluster split B's pieces evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
   static_assert(kBlockN % (kEpiBoxes * 32) == 0, "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
   static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
