@@ -61,6 +61,15 @@ __device__ __forceinline__ void tma_store_2d(const void* tensor_map, uint32_t sr
                : "memory");
 }
 
+/// tma_store_2d with an L2 cache policy (cache_policy.cuh) for the lines it writes.
+__device__ __forceinline__ void tma_store_2d_hint(const void* tensor_map, uint32_t src, int c0, int c1,
+                                                  uint64_t policy) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::
+                   "l"(reinterpret_cast<uint64_t>(tensor_map)),
+               "r"(c0), "r"(c1), "r"(src), "l"(policy)
+               : "memory");
+}
+
 /// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global memory
 /// to this CTA's shared memory at `dst`; completion counts the bytes on `bar`.
 __device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
@@ -120,6 +129,15 @@ __device__ __forceinline__ void tma_store_3d(const void* tensor_map, uint32_t sr
                    reinterpret_cast<uint64_t>(tensor_map)),
                "r"(c0), "r"(c1), "r"(c2), "r"(src)
                : "memory");
+}
+
+__device__ __forceinline__ void tma_store_3d_hint(const void* tensor_map, uint32_t src, int c0, int c1, int c2,
+                                                  uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%1, %2, %3}], [%4], %5;\n" ::"l"(
+          reinterpret_cast<uint64_t>(tensor_map)),
+      "r"(c0), "r"(c1), "r"(c2), "r"(src), "l"(policy)
+      : "memory");
 }
 
 }  // namespace gpukern::cuda::arch

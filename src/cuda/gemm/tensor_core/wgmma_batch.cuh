@@ -51,13 +51,17 @@ __device__ __forceinline__ void tma_load_item_multicast(uint32_t dst, const void
     arch::tma_load_2d_multicast(dst, tensor_map, bar, c0, c1, cta_mask);
 }
 
-/// The shared-memory box at `src` to (c0, c1) of batch item `item` of C.
+/// The shared-memory box at `src` to (c0, c1) of batch item `item` of C, its lines
+/// marked evict-first in L2 (`policy`: arch::l2_evict_first_policy): C is written once,
+/// and its write-back traffic then displaces itself rather than the operand tiles
+/// other CTAs are about to read again (attention's Q K^T writes 8 GB of C past 0.5 GB of
+/// Q and K).
 __device__ __forceinline__ void tma_store_item(const void* tensor_map, uint32_t src, int c0, int c1, bool maps_3d,
-                                               int item) {
+                                               int item, uint64_t policy) {
   if (maps_3d)
-    arch::tma_store_3d(tensor_map, src, c0, c1, item);
+    arch::tma_store_3d_hint(tensor_map, src, c0, c1, item, policy);
   else
-    arch::tma_store_2d(tensor_map, src, c0, c1);
+    arch::tma_store_2d_hint(tensor_map, src, c0, c1, policy);
 }
 
 }  // namespace gpukern::cuda::gemm

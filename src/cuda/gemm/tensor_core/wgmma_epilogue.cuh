@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/cache_policy.cuh"
 #include "cuda/arch/barrier.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/gemm/tensor_core/wgmma_batch.cuh"
@@ -239,10 +240,11 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
         },
         [&](int round, int buffer) {
           const uint32_t staging = sm.c_staging(consumer, buffer);
+          const uint64_t policy = arch::l2_evict_first_policy();
 #pragma unroll
           for (int b = 0; b < Cfg::kEpiBoxes; ++b)
             tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                           m0 + consumer * 64, x.maps_3d, o.item);
+                           m0 + consumer * 64, x.maps_3d, o.item, policy);
         });
   }
 }
@@ -293,8 +295,10 @@ __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const Wgm
               }
         },
         [&](int round, int) {
-          tma_store_item(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round, x.maps_3d, o.item);
-          tma_store_item(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round, x.maps_3d, o.item);
+          const uint64_t policy = arch::l2_evict_first_policy();
+          tma_store_item(&map_c, staging, n0 + 64 * consumer, m0 + 64 * round, x.maps_3d, o.item, policy);
+          tma_store_item(&map_c, staging + Cfg::kBoxBytes, n0 + 64 * consumer + 32, m0 + 64 * round, x.maps_3d, o.item,
+                         policy);
         });
   }
 }
