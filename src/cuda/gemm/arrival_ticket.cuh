@@ -8,10 +8,12 @@
 // The word: tag << kArrivalCountBits | count, where `tag` is unique to the launch
 // (arrival_tag) and `count` counts the launch's arrivals so far. The workspace comes from a
 // pool and holds whatever its last user left; a word whose tag is not this launch's counts as
-// no arrival, so it needs no clearing pass.
-//  * Tag current: every change to the word is +1 by an arrival of this launch (launches that
-//    share the workspace run in stream order), so the count an atomicAdd returns is the number
-//    of earlier arrivals: that is the ticket, in one atomic round trip.
+// no arrival, so it needs no clearing pass. (Another launch's word never carries this tag;
+// leftover data, such as parked sums, does with probability 2^-40 per word.)
+//  * Tag current: every change to the word is +1 by an arrival of this launch (the pool hands
+//    a workspace to its next user only after the launch that freed it), so the count an
+//    atomicAdd returns is the number of earlier arrivals: that is the ticket, in one atomic
+//    round trip.
 //  * Tag stale (the launch's first arrival at this word, and any that raced it): the
 //    atomicAdd's increment of a stale value claims nothing. The arrival installs tag | 1
 //    (ticket 0, for itself) by compare-and-swap on the value it last saw; of those racing, one
