@@ -14,9 +14,9 @@
 #pragma once
 
 #include "cuda/arch/cp_async.cuh"
-#include "cuda/arch/memory_order.cuh"
 #include "cuda/arch/mma_sm80.cuh"
 #include "cuda/arch/shared_memory.cuh"
+#include "cuda/gemm/arrival_ticket.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 
 #include <cstdint>
@@ -39,7 +39,7 @@ struct SkinnyProblem {
   int splits = 1;                // K ranges per N tile, one block each
   float* partials = nullptr;     // splits > 1: f32 sums, (item, tile, split) x BN x T, in the workspace
   uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per (item of the launch, N tile)
-  uint64_t epoch = 0;            // splits > 1: first of `splits` launch-unique tags (launch_tags)
+  uint64_t tag = 0;              // splits > 1: this launch's arrival tag (arrival_tag)
   BatchLaunch batch;             // this launch's items (grid dimension y); strides: a = W, b = X, c = C
   Epilogue epi;                  // kEpilogue: bias (over C's columns) and activation
   bool bias_along_t = false;     // C's columns are t (the short side is n): bias[t], else bias[n]
@@ -407,23 +407,8 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   __threadfence();
   __syncthreads();
   __shared__ int last;
-  if (threadIdx.x == 0) {
-    // The tile's arrival word holds epoch + arrivals - 1 of this launch; a word of any
-    // other launch (outside [epoch, epoch + splits - 1)) counts as no arrival.
-    auto* word = reinterpret_cast<unsigned long long*>(p.arrivals + launch_tile);
-    unsigned long long cur = arch::ld_relaxed_gpu(p.arrivals + launch_tile);
-    const uint64_t lo = p.epoch, hi = p.epoch + p.splits - 1;
-    for (;;) {
-      const bool ours = cur >= lo && cur < hi;
-      const unsigned long long next = ours ? cur + 1 : lo;
-      const unsigned long long seen = atomicCAS(word, cur, next);
-      if (seen == cur) {
-        last = next == hi;
-        break;
-      }
-      cur = seen;
-    }
-  }
+  if (threadIdx.x == 0)
+    last = take_arrival_ticket(p.arrivals + launch_tile, p.tag) == static_cast<uint32_t>(p.splits - 1);
   __syncthreads();
   if (!last) return;
   __threadfence();

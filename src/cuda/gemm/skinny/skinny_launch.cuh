@@ -164,7 +164,7 @@ void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const Cuda
   // Launches run in stream order, so they share the workspace; each has its own tags.
   for_batch_chunks(batch, p.batch.strides, [&](const BatchLaunch& items, unsigned count) {
     p.batch = items;
-    if (p.splits > 1) p.epoch = launch_tags(static_cast<uint64_t>(p.splits));
+    if (p.splits > 1) p.tag = arrival_tag();
     kernel<<<dim3(p.n_tiles * p.splits, count), Cfg::kThreads, kSmem, ctx.stream>>>(p);
     GK_LAUNCH_CHECK();
   });
@@ -257,7 +257,7 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
                          ctx);
     wk.partials = static_cast<float*>(ws);
     wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-    wk.tag = launch_tags(1) % kSkinnyTicketTagLimit;
+    wk.tag = arrival_tag();
   }
   kernel<<<l.ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
   GK_LAUNCH_CHECK();

@@ -26,9 +26,9 @@
 #include "cuda/arch/bulk_copy.cuh"
 #include "cuda/arch/cache_policy.cuh"
 #include "cuda/arch/mbarrier.cuh"
-#include "cuda/arch/memory_order.cuh"
 #include "cuda/arch/mma_sm80.cuh"
 #include "cuda/arch/shared_memory.cuh"
+#include "cuda/gemm/arrival_ticket.cuh"
 #include "cuda/gemm/skinny/skinny.cuh"
 
 #include <cuda.h>  // CUtensorMap (types only)
@@ -80,31 +80,8 @@ struct SkinnyTmaWork {
   int park_pitch = 16;           // f32 per parked row: T rounded up to even
   float* partials = nullptr;     // 2 slots per CTA x kBlockN x park_pitch f32 sums (cut tiles only)
   uint64_t* arrivals = nullptr;  // one ticket word per (N tile, consumer warp)
-  uint64_t tag = 0;              // this launch's ticket tag (below kSkinnyTicketTagLimit)
+  uint64_t tag = 0;              // this launch's arrival tag (arrival_tag)
 };
-
-/// Tagged ticket words: a 64-bit word holds tag << kSkinnyTicketBits | count of the launch
-/// that used it last, so a pooled workspace needs no clearing pass: a word of another launch
-/// (or never used) counts as no ticket yet. The tag comes from launch_tags, 40 bits of it.
-constexpr int kSkinnyTicketBits = 24;
-constexpr uint64_t kSkinnyTicketTagLimit = uint64_t(1) << (64 - kSkinnyTicketBits);
-
-/// This arrival's ticket at `word` (0, 1, 2, ... in arrival order) for the launch tagged
-/// `tag`. The common case is one atomicAdd; the first to touch a stale word installs the tag
-/// with ticket 0 by compare-and-swap (the others' increments of the stale value claimed
-/// nothing; they retry and take tickets by atomicAdd once it is in).
-__device__ __forceinline__ uint32_t skinny_take_ticket(uint64_t* word, uint64_t tag) {
-  constexpr unsigned long long kMask = (1ull << kSkinnyTicketBits) - 1;
-  auto* w = reinterpret_cast<unsigned long long*>(word);
-  const unsigned long long old = atomicAdd(w, 1ull);
-  if ((old >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(old & kMask);
-  for (unsigned long long cur = old + 1;;) {
-    if ((cur >> kSkinnyTicketBits) == tag) return static_cast<uint32_t>(atomicAdd(w, 1ull) & kMask);
-    const unsigned long long seen = atomicCAS(w, cur, (static_cast<unsigned long long>(tag) << kSkinnyTicketBits) | 1);
-    if (seen == cur) return 0;
-    cur = seen;
-  }
-}
 
 /// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
 /// CTA whose range holds unit u (the largest cta whose range starts at or before u).
@@ -280,7 +257,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int is_last = 0;
     if (lane == 0) {
       uint64_t* word = wk.arrivals + static_cast<int64_t>(tile) * kWarps + warp;
-      is_last = skinny_take_ticket(word, wk.tag) == static_cast<uint32_t>(pieces - 1);
+      is_last = take_arrival_ticket(word, wk.tag) == static_cast<uint32_t>(pieces - 1);
     }
     if (!__shfl_sync(0xffffffffu, is_last, 0)) return;
     __threadfence();

@@ -6,9 +6,9 @@
 
 #include "cuda/gemm/tensor_core_common.cuh"
 #include "cuda/arch/barrier.cuh"
-#include "cuda/workspace.cuh"
-
 #include "cuda/arch/memory_order.cuh"
+#include "cuda/gemm/arrival_ticket.cuh"
+#include "cuda/workspace.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -31,11 +31,11 @@ namespace gpukern::cuda::gemm {
 ///    tiles x ways units share the CTAs instead of `tiles` (in turn, when they are more
 ///    units than CTAs).
 /// Every CTA (per cluster CTA and consumer warpgroup: one "key") of a split tile takes an
-/// arrival ticket when it finishes its range; all but the last park their f32 partial
-/// sums in `partials` and leave, the last adds them and runs the epilogue, so no CTA
-/// waits for one that has not arrived (no co-residency needed). `flags` (a ticket word
-/// and ways - 1 ready words per key) are tagged with tags from `epoch` on, unique to the
-/// launch, so the workspace needs no clearing. The last CTA adds the parked sums to its
+/// arrival ticket (arrival_ticket.cuh) when it finishes its range; all but the last park
+/// their f32 partial sums in `partials` and leave, the last adds them and runs the
+/// epilogue, so no CTA waits for one that has not arrived (no co-residency needed).
+/// `flags` (a ticket word and ways - 1 ready words per key) carry the launch's `tag`, so
+/// the workspace needs no clearing. The last CTA adds the parked sums to its
 /// own, so the order of the f32 additions follows the arrivals: a split call's result
 /// may differ in the last bits from one run to the next (within the error bounds).
 struct WgmmaSchedule {
@@ -47,7 +47,7 @@ struct WgmmaSchedule {
   int serpentine = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
-  uint64_t epoch = 0;  // the first of `ways` launch tags
+  uint64_t tag = 0;  // the launch's arrival tag (arrival_tag)
 };
 
 /// Where tile `tile` of a schedule lies: the origin (m0, n0) of its block tile in C and its
@@ -94,25 +94,12 @@ __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int c
   return true;
 }
 
-/// This CTA's arrival ticket at a split tile's `claim` word: 0 for the first of the
-/// tile's `ways` CTAs, ways - 1 for the last. The word holds epoch + (arrivals - 1)
-/// during the launch; anything else is another launch's and counts as no arrival.
-__device__ __forceinline__ int claim_ticket(uint64_t* claim, uint64_t epoch, int ways) {
-  auto* word = reinterpret_cast<unsigned long long*>(claim);
-  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(word);
-  for (;;) {
-    const bool ours = seen - epoch < static_cast<unsigned long long>(ways - 1);
-    const unsigned long long next = ours ? seen + 1 : epoch;
-    const unsigned long long before = atomicCAS(word, seen, next);
-    if (before == seen) return static_cast<int>(next - epoch);
-    seen = before;
-  }
-}
-
 /// The end of a split tile for one consumer warpgroup (its 64 x (2 kAcc) f32
 /// accumulators, kAcc per thread) under split key `key`. Returns whether this warpgroup
 /// arrived last, holds the whole sum and runs the epilogue; false: it parked its
-/// partial sums for the last one.
+/// partial sums for the last one. The ticket comes first and only names the parking
+/// buffer; each parked buffer is handed to the last by its ready word (a release store of
+/// arrival_flag after the park, an acquire load by the last).
 template <int kAcc>
 __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int consumer, float (&acc)[kAcc]) {
   constexpr int kVecs = kAcc / 4;  // float4 per thread
@@ -123,7 +110,7 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int
   uint64_t* claim = s.flags + static_cast<size_t>(key) * s.ways;
   uint64_t* ready = claim + 1;  // one per parked partial sum
   float4* part = reinterpret_cast<float4*>(s.partials) + static_cast<size_t>(key) * parked * (kVecs * 128);
-  if (tid == 0) *ticket = claim_ticket(claim, s.epoch, s.ways);
+  if (tid == 0) *ticket = static_cast<int>(take_arrival_ticket(claim, s.tag));
   arch::named_barrier_sync(1 + consumer, 128);
   const int t = *ticket;
   if (t < parked) {
@@ -135,13 +122,13 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int
     arch::named_barrier_sync(1 + consumer, 128);
     if (tid == 0) {
       __threadfence();
-      arch::st_release_gpu(ready + t, s.epoch);
+      arch::st_release_gpu(ready + t, arrival_flag(s.tag));
     }
     return false;
   }
   // Last: every other CTA has arrived and is parking; wait for each buffer, add.
   if (tid < parked)
-    while (arch::ld_acquire_gpu(ready + tid) != s.epoch) __nanosleep(64);
+    while (arch::ld_acquire_gpu(ready + tid) != arrival_flag(s.tag)) __nanosleep(64);
   arch::named_barrier_sync(1 + consumer, 128);
   for (int b = 0; b < parked; ++b) {
     const float4* theirs = part + static_cast<size_t>(b) * (kVecs * 128);
@@ -267,7 +254,7 @@ inline void* split_workspace(WgmmaSchedule& s, SplitSlots slots, const CudaConte
   void* ws = workspace_alloc(partial_bytes + keys * s.ways * sizeof(uint64_t), ctx);
   s.partials = static_cast<float*>(ws);
   s.flags = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
-  s.epoch = launch_tags(static_cast<uint64_t>(s.ways));
+  s.tag = arrival_tag();
   return ws;
 }
 
