@@ -8,11 +8,12 @@
 //
 // Each LIB is a libgpukern.so, loaded apart (RTLD_LOCAL | RTLD_DEEPBIND, so that each keeps
 // its own code and state), optionally followed by @RUNG to time another rung than `skinny`
-// (LIB@openblas_gemv: the OpenBLAS reference in the same rotation; the same file may appear
-// once per rung; OpenBLAS's own threads then start after the flush's OpenMP team, which
-// slows its median far more than its min). C = A(T x K) op(B) with B stored K x N (NN) or
+// (LIB@openblas_gemv: the OpenBLAS reference in the same rotation, with SERIAL_FLUSH=1; the
+// same file may appear once per rung). C = A(T x K) op(B) with B stored K x N (NN) or
 // N x K (NT), f32, 64-byte aligned as gk_malloc gives. Per call a 64 MiB flush (a store to
-// every line; FLUSH_MB overrides; 0: warm), after 1 s of the read stream.
+// every line; FLUSH_MB overrides; 0: warm), after 1 s of the read stream. The flush runs on
+// the OpenMP threads; SERIAL_FLUSH=1 runs it on the calling thread alone, as the bench does
+// (fair to OpenBLAS, whose own threads otherwise start while OpenMP's still spin).
 // Threads: GPUKERN_NUM_THREADS (the read stream uses as many). CPU_TIME=1 times with the
 // calling thread's CPU clock instead of the wall clock: with one thread, time the OS gave
 // to other processes then does not count. Prints, per build, the min and median time and
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   const bool cpu_time = std::getenv("CPU_TIME") && std::string(std::getenv("CPU_TIME")) == "1";
   if (const char* threads = std::getenv("GPUKERN_NUM_THREADS")) omp_set_num_threads(std::atoi(threads));
   const int64_t flush_mb = std::getenv("FLUSH_MB") ? std::atoll(std::getenv("FLUSH_MB")) : 64;
+  const bool serial_flush = std::getenv("SERIAL_FLUSH") && std::string(std::getenv("SERIAL_FLUSH")) == "1";
 
   std::vector<std::string> libs(argv + 6, argv + argc);
   std::vector<GemmFn> gemm;
@@ -126,7 +128,12 @@ int main(int argc, char** argv) {
   for (int call = -1; call < calls; ++call)  // call -1: warm-up, outputs compared
     for (std::size_t i = 0; i < slots; ++i) {
       const std::size_t slot = (i + std::size_t(call + 1)) % slots;  // rotate the order
-      if (!flush.empty()) flush_caches(flush, call + int(slot));
+      if (!flush.empty() && serial_flush) {
+        volatile char* lines = flush.data();
+        for (std::size_t line = 0; line < flush.size() / 64; ++line) lines[line * 64] = char(call + int(slot));
+      } else if (!flush.empty()) {
+        flush_caches(flush, call + int(slot));
+      }
       const double start = now(cpu_time);
       if (slot == libs.size()) {
         sink = sink + read_stream(w, n * k);
