@@ -63,17 +63,26 @@ struct NnWalk {
 ///    +30-60% on 4096 x 4096, 11008 x 4096 and 4096 x 11008 when the machine read 75-100
 ///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). T = 3 mixed
 ///    (-9..+20%).
-///  * T = 8: 16 rows a pass over the strip, the next pass's rows into L2 and each row 1 KB
-///    ahead into L1: +25-35% over the same walk without the in-row prefetch. The panel
-///    walk there was 0-20% slower: its accumulator traffic adds to FMAs that already take
-///    most of the time (T = 8 f32 needs ~70% of two cores' FMA peak to keep up with the
-///    read stream). T = 9-16 walk the same way, each tile of W taken by two groups of rows
-///    of S in turn (nn_pass): they are bound by the FMAs.
+///  * T = 8-14: panels of 512 columns, 4 rows a pass: the T x 512 accumulator (16-28 KB)
+///    stays in L1, and each of its loads and stores serves 4 rows of W, half the traffic
+///    per byte of the 1024-column, 2-row walk, which at T = 8 lost to the whole-strip walk
+///    (its accumulator traffic added to FMAs that already take most of the time: T = 8
+///    f32 needs ~70% of two cores' FMA peak to keep up with the read stream). The next
+///    four rows of the panel are prefetched into L1. Two cores, read stream 77-101 GB/s,
+///    against the whole-strip walk (16 rows a pass, the next pass into L2, each row 1 KB
+///    ahead into L1): T = 8 +12-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
+///    +40-55%, T = 10-13 +10-25%, T = 14 +3-10%; 8 rows a pass, panels of 768, or the
+///    prefetch 8 rows ahead were 0-20% slower at T = 8.
+///  * T = 15-16: 16 rows a pass over the strip, the next pass's rows into L2 and each row
+///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1, 5-15%
+///    slower). T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass):
+///    they are bound by the FMAs.
 constexpr NnWalk nn_walk(int t) {
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
   if (t == 3) return {32, 0, 32, 1, 0};
   if (t <= 7) return {2, 1024, 2, 3, 0};
+  if (t <= 14) return {4, 512, 4, 3, 0};
   return {16, 0, 16, 1, 1024};
 }
 
