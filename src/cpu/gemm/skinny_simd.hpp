@@ -70,13 +70,12 @@ struct NnWalk {
 ///    f32 needs ~70% of two cores' FMA peak to keep up with the read stream). The next
 ///    four rows of the panel are prefetched into L1. Two cores, read stream 77-101 GB/s,
 ///    against the whole-strip walk (16 rows a pass, the next pass into L2, each row 1 KB
-///    ahead into L1): T = 8 +12-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
-///    +40-55%, T = 10-13 +10-25%, T = 14 +3-10%; 8 rows a pass, panels of 768, or the
-///    prefetch 8 rows ahead were 0-20% slower at T = 8.
+///    ahead into L1): T = 8 +7-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
+///    +31-56%, T = 10-13 +9-24%, T = 14 +4-10%; at T = 8, 8 rows a pass, panels of 768 or
+///    the prefetch 8 rows ahead were up to 23% slower.
 ///  * T = 15-16: 16 rows a pass over the strip, the next pass's rows into L2 and each row
-///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1, 5-15%
-///    slower). T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass):
-///    they are bound by the FMAs.
+///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1: -15..+4%). T = 9-16 take each tile of W
+///    with two groups of rows of S in turn (nn_pass): they are bound by the FMAs.
 constexpr NnWalk nn_walk(int t) {
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
