@@ -56,26 +56,31 @@ struct NnWalk {
 ///  * T = 2-3: 16 or 32 rows a pass over the strip (the T x strip accumulator in L2, moved
 ///    twice per pass: more rows cut that traffic per byte of W), the next pass's rows at
 ///    the tile's columns prefetched into L2 (a pass takes far longer than a memory access).
+///    The 512-column panel below: T = 2 -2..+3%; T = 3 +3..+33% when the machine read
+///    77-104 GB/s, -2..-13% when it read 42-63.
 ///  * T = 4-7: panels of 1024 columns, 2 rows a pass: the T x 1024 accumulator (16-28 KB)
 ///    stays in L1, so its loads and stores per pass are cheap, and the next two rows of the
 ///    panel are prefetched into L1 about two rows (8 KB of f32) ahead. Two cores, against
 ///    the whole-strip walk (32 rows, T = 4-6; 16 rows, T = 7): T = 4-6 +10-35%, T = 7
 ///    +30-60% on 4096 x 4096, 11008 x 4096 and 4096 x 11008 when the machine read 75-100
-///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). T = 3 mixed
-///    (-9..+20%).
+///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). The 512-column
+///    panel below: -12..+14% at T = 4-7.
 ///  * T = 8-14: panels of 512 columns, 4 rows a pass: the T x 512 accumulator (16-28 KB)
 ///    stays in L1, and each of its loads and stores serves 4 rows of W, half the traffic
 ///    per byte of the 1024-column, 2-row walk, which at T = 8 lost to the whole-strip walk
-///    (its accumulator traffic added to FMAs that already take most of the time: T = 8
-///    f32 needs ~70% of two cores' FMA peak to keep up with the read stream). The next
-///    four rows of the panel are prefetched into L1. Two cores, read stream 77-101 GB/s,
-///    against the whole-strip walk (16 rows a pass, the next pass into L2, each row 1 KB
-///    ahead into L1): T = 8 +7-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
-///    +31-56%, T = 10-13 +9-24%, T = 14 +4-10%; at T = 8, 8 rows a pass, panels of 768 or
-///    the prefetch 8 rows ahead were up to 23% slower.
+///    (its accumulator traffic added to FMAs that already take most of the time: T = 8 f32
+///    needs ~70% of two cores' FMA peak to keep up with the read stream). The next four
+///    rows of the panel are prefetched into L1. Two cores, against the whole-strip walk (16
+///    rows a pass, the next pass into L2, each row 1 KB ahead into L1), when the machine
+///    read 77-104 GB/s: T = 8 +7-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
+///    +31-56%, T = 10-13 +9-24%, T = 14 +4-10%; when it read 43-62 GB/s: T = 8 -3..-8%,
+///    +9%, +2% on the three, T = 9 +9-10%, T = 12 +6%. At T = 8, 8 rows a pass, panels of
+///    768 or the prefetch 8 rows ahead were up to 23% slower.
 ///  * T = 15-16: 16 rows a pass over the strip, the next pass's rows into L2 and each row
-///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1: -15..+4%). T = 9-16 take each tile of W
-///    with two groups of rows of S in turn (nn_pass): they are bound by the FMAs.
+///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1: -15..+4%;
+///    panels of 384: -2..-6%).
+/// T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass): they are
+/// bound by the FMAs.
 constexpr NnWalk nn_walk(int t) {
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
