@@ -147,8 +147,9 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   b.kc = core::ceil_div(k, blocks);
   if (nt_form) {
     // Rounding the blocks up to whole vectors can leave a thin last one (T = 13, K = 4096:
-    // 13 blocks of 304 and one of 144): then the first block count up to twice as many
-    // whose rounded blocks leave a last one of at least half a block.
+    // 13 blocks of 304 and one of 144). Then take the first larger block count, up to twice
+    // as many, whose rounded blocks leave a last one of at least half a block (there: 16
+    // of 256).
     auto rounded = [&](int64_t count) { return std::min(round_up(core::ceil_div(k, count), SkinnyBudget::kPad), k); };
     auto thin = [&](int64_t kc) { return k % kc != 0 && k % kc < kc / 2; };
     b.kc = rounded(blocks);
