@@ -54,7 +54,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
                        0},
               core::kFuseBatch | core::kFuseEpilogue),
           {"skinny",
-           "m or n <= 8: streams the large operand once, vectorized along its rows (NN) or depth (NT), "
+           "m or n <= 16: streams the large operand once, vectorized along its rows (NN) or depth (NT), "
            "OpenMP over the long side",
            kAllGemmTypes,
            {},
@@ -83,7 +83,7 @@ const core::Ladder<core::GemmArgs, CpuContext>& gemm_ladder() {
       {
           // Any batch count: skinny does not fuse batches, so the core runs a batch item by
           // item and every item is the single call the llm runs measured.
-          {"skinny (T <= 8)", kAllGemmTypes, {}, {1, kSkinnyAutoMaxT}, {}, {}, "skinny"},
+          {"skinny (T <= 16)", kAllGemmTypes, {}, {1, kSkinnyAutoMaxT}, {}, {}, "skinny"},
       }};
   return ladder;
 }

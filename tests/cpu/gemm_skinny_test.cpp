@@ -107,7 +107,7 @@ TEST(SkinnyGemm, EveryTEverySideTransposesTypesSmallBlocks) {
   constexpr int64_t kLong = 203, kDepth = 131;  // odd: no multiple of any vector or block
   for (Isa isa : supported_isas()) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
-    for (int64_t t : {1, 2, 3, 7, 8})
+    for (int64_t t : {1, 2, 3, 7, 8, 9, 13, 16})  // 9-16: two groups of rows of S per tile of W
       for (bool t_is_m : {true, false})
         for (int trans = 0; trans < 4; ++trans)
           for (const TypePair& tp : kTypePairs) {
@@ -130,7 +130,7 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
   for (Isa isa : supported_isas()) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
     for (const TypePair& tp : {TypePair{DType::F32, DType::F32}, TypePair{DType::BF16, DType::BF16}})
-      for (int64_t t : {1, 4, 5, 8})
+      for (int64_t t : {1, 4, 5, 8, 11, 16})
         for (bool tb : {false, true}) {
           const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
           for (int threads : {2, 3}) check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
@@ -141,10 +141,10 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
   }
 }
 
-// m and n both small: the smaller is T. 9 is past the kernels: the other side is T then.
-TEST(SkinnyGemm, BothSidesSmallAndNine) {
+// m and n both small: the smaller is T. 17 is past the kernels: the other side is T then.
+TEST(SkinnyGemm, BothSidesSmallAndSeventeen) {
   const SkinnyKernel& kernel = skinny_kernel_for(cpu_features().best);
-  const int64_t shapes[][2] = {{1, 1}, {8, 8}, {9, 8}, {8, 9}, {3, 2}, {9, 1}, {1, 9}};
+  const int64_t shapes[][2] = {{1, 1}, {8, 8}, {9, 8}, {8, 9}, {3, 2}, {16, 16}, {17, 16}, {16, 17}, {17, 1}, {1, 17}};
   for (const auto& s : shapes)
     for (int trans = 0; trans < 4; ++trans) {
       const GemmCase c{s[0], s[1], 77, (trans & 1) != 0, (trans & 2) != 0, DType::F32, DType::F32, -1.0f, 0.25f};
@@ -205,13 +205,20 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
             // Every thread has a strip (NT form: two) when the long side has room for them.
             const int64_t strips = (long_dim + b.strip - 1) / b.strip;
             if (long_dim >= 4096) EXPECT_GE(strips, nt ? 2 * threads : threads) << where << ": strip " << b.strip;
+            // Strips cut by the accumulator budget: no thread takes much more than its share
+            // (T = 16, N' = 11008, two threads: four strips of 2752, not 4096 + 4096 + 2816).
+            if (strips > (nt ? 2 * threads : threads)) {
+              const int64_t most_per_thread = (strips + threads - 1) / threads * b.strip;
+              EXPECT_LE(double(most_per_thread), 1.05 * double(long_dim) / threads + (nt ? 8 : 64))
+                  << where << ": " << strips << " strips of " << b.strip;
+            }
           }
 }
 
 // ---- the rung in the ladder ----
 
 // Batches of linear-layer calls (W shared or per item) with every activation and bias,
-// through gk_gemm_ex with `skinny` forced: T = 1..8 rows against an odd number of weight
+// through gk_gemm_ex with `skinny` forced: T = 1..16 rows against an odd number of weight
 // rows, K over several of the rung's own depth blocks and no multiple of them, both
 // forms of W, alpha and beta.
 TEST(SkinnyRung, BatchesAndEpilogue) {
@@ -259,7 +266,8 @@ TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {
   ASSERT_EQ(gk_open("cpu", &h), GK_SUCCESS) << gk_last_error();
   std::vector<float> a(64 * 64, 1.0f), b(64 * 64, 1.0f), c(64 * 64);
   char name[64];
-  const int64_t shapes[][2] = {{1, 64}, {8, 64}, {64, 8}, {9, 64}, {64, 9}, {64, 64}};
+  const int64_t shapes[][2] = {{1, 64},  {8, 64},  {64, 8},  {9, 64},  {64, 9},
+                               {16, 64}, {64, 16}, {17, 64}, {64, 17}, {64, 64}};
   for (const auto& s : shapes) {
     const gk_gemm_desc d = desc_for(s[0], s[1], 64, a.data(), b.data(), c.data());
     ASSERT_EQ(gk_gemm_select(h, &d, name, sizeof name), GK_SUCCESS) << gk_last_error();
@@ -267,7 +275,7 @@ TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {
     EXPECT_EQ(std::string(name), skinny ? "skinny" : "omp_simd") << s[0] << "x" << s[1];
   }
   // The table's entry takes any batch count: skinny runs a batch item by item.
-  for (const int64_t rows : {1, 8, 9}) {
+  for (const int64_t rows : {1, 8, 17}) {
     core::GemmArgs g = gemm_args(rows, 8, 64, a.data(), 64, b.data(), 64, c.data(), 8);
     g.trans_b = true;
     g.batch = 3;
@@ -279,11 +287,11 @@ TEST(SkinnyRung, AutoPicksItForSkinnyShapesOnly) {
     EXPECT_EQ(std::string(name), "skinny") << "batch of 3, T = " << std::min<int64_t>(rows, 8);
   }
   // Forced on a shape it does not take: declined with the typed reason, naming m and n.
-  gk_gemm_desc d = desc_for(9, 64, 64, a.data(), b.data(), c.data());
+  gk_gemm_desc d = desc_for(17, 64, 64, a.data(), b.data(), c.data());
   d.variant = "skinny";
   EXPECT_EQ(gk_gemm(h, &d), GK_UNSUPPORTED);
   EXPECT_EQ(gk_last_decline(), GK_DECLINE_SHAPE_LIMIT);
-  EXPECT_NE(std::string(gk_last_error()).find("m = 9 and n = 64"), std::string::npos) << gk_last_error();
+  EXPECT_NE(std::string(gk_last_error()).find("m = 17 and n = 64"), std::string::npos) << gk_last_error();
   gk_close(h);
 }
 

@@ -7,9 +7,13 @@
 //   skinny_ab CALLS T N K NN|NT LIB [LIB ...]
 //
 // Each LIB is a libgpukern.so, loaded apart (RTLD_LOCAL | RTLD_DEEPBIND, so that each keeps
-// its own code and state); C = A(T x K) op(B) with B stored K x N (NN) or N x K (NT), f32,
-// 64-byte aligned as gk_malloc gives. Per call a 64 MiB flush (a store to every line;
-// FLUSH_MB overrides; 0: warm), after 1 s of the read stream.
+// its own code and state), optionally followed by @RUNG to time another rung than `skinny`
+// (LIB@openblas_gemv: the OpenBLAS reference in the same rotation, with SERIAL_FLUSH=1; the
+// same file may appear once per rung). C = A(T x K) op(B) with B stored K x N (NN) or
+// N x K (NT), f32, 64-byte aligned as gk_malloc gives. Per call a 64 MiB flush (a store to
+// every line; FLUSH_MB overrides; 0: warm), after 1 s of the read stream. The flush runs on
+// the OpenMP threads; SERIAL_FLUSH=1 runs it on the calling thread alone, as the bench does
+// (fair to OpenBLAS, whose own threads otherwise start while OpenMP's still spin).
 // Threads: GPUKERN_NUM_THREADS (the read stream uses as many). CPU_TIME=1 times with the
 // calling thread's CPU clock instead of the wall clock: with one thread, time the OS gave
 // to other processes then does not count. Prints, per build, the min and median time and
@@ -66,11 +70,16 @@ int main(int argc, char** argv) {
   const bool cpu_time = std::getenv("CPU_TIME") && std::string(std::getenv("CPU_TIME")) == "1";
   if (const char* threads = std::getenv("GPUKERN_NUM_THREADS")) omp_set_num_threads(std::atoi(threads));
   const int64_t flush_mb = std::getenv("FLUSH_MB") ? std::atoll(std::getenv("FLUSH_MB")) : 64;
+  const bool serial_flush = std::getenv("SERIAL_FLUSH") && std::string(std::getenv("SERIAL_FLUSH")) == "1";
 
   std::vector<std::string> libs(argv + 6, argv + argc);
   std::vector<GemmFn> gemm;
   std::vector<gk_handle> handles;
-  for (const std::string& path : libs) {
+  std::vector<std::string> rungs;
+  for (const std::string& spec : libs) {
+    const std::size_t at = spec.find('@');
+    const std::string path = spec.substr(0, at);
+    rungs.push_back(at == std::string::npos ? "skinny" : spec.substr(at + 1));
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
     if (!lib) {
       std::fprintf(stderr, "skinny_ab: %s\n", dlerror());
@@ -108,7 +117,6 @@ int main(int argc, char** argv) {
   d.c = c;
   d.ldc = n;
   d.ab_type = d.c_type = GK_F32;
-  d.variant = "skinny";
 
   // 1 s of the read stream first: on a VM whose vCPUs were idle, the first few hundred
   // milliseconds of work run slower.
@@ -120,11 +128,16 @@ int main(int argc, char** argv) {
   for (int call = -1; call < calls; ++call)  // call -1: warm-up, outputs compared
     for (std::size_t i = 0; i < slots; ++i) {
       const std::size_t slot = (i + std::size_t(call + 1)) % slots;  // rotate the order
-      if (!flush.empty()) flush_caches(flush, call + int(slot));
+      if (!flush.empty() && serial_flush) {
+        volatile char* lines = flush.data();
+        for (std::size_t line = 0; line < flush.size() / 64; ++line) lines[line * 64] = char(call + int(slot));
+      } else if (!flush.empty()) {
+        flush_caches(flush, call + int(slot));
+      }
       const double start = now(cpu_time);
       if (slot == libs.size()) {
         sink = sink + read_stream(w, n * k);
-      } else if (gemm[slot](handles[slot], &d) != GK_SUCCESS) {
+      } else if (d.variant = rungs[slot].c_str(); gemm[slot](handles[slot], &d) != GK_SUCCESS) {
         std::fprintf(stderr, "skinny_ab: %s: gk_gemm failed\n", libs[slot].c_str());
         return 1;
       }

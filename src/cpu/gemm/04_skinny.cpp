@@ -1,7 +1,7 @@
 // CPU GEMM rung 4, `skinny`: C = alpha * op(A) op(B) + beta * C when m or n is at most
 // kSkinnyMaxT (LLM decode: a few tokens times a weight matrix). Changes vs `omp_simd`:
 //  * no packing of the large operand: `omp_simd` copies all of op(B) into panels for
-//    14-row tiles of A that here hold 1 to 8 rows, so it moves the weights through memory
+//    14-row tiles of A that here hold 1 to 16 rows, so it moves the weights through memory
 //    about three times (read, packed write, packed read) for a product that only needs
 //    them read once. This rung streams the weights once, straight from the caller's
 //    layout (skinny.hpp: NN form vectorized along the long side, NT form along the depth);
@@ -9,7 +9,9 @@
 //    block at a time into a buffer of at most 32 KB per thread;
 //  * threads take strips of the long side (the output columns), so each reads its own
 //    part of the weights, and its T x strip f32 accumulator stays in cache.
-// The result is bound by memory bandwidth (2 T flops per weight element read).
+// The result is bound by memory bandwidth at small T (2 T flops per weight element read)
+// and by the FMAs towards T = 16 (f32 on two AVX-512 cores: T = 16 needs 16 FMAs of a
+// vector per 64 bytes of W).
 #include "cpu/element.hpp"
 #include "cpu/gemm/skinny.hpp"
 #include "cpu/rungs.hpp"
@@ -141,8 +143,19 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   const int64_t pack =
       nt_form && t_count >= kSkinnyNtStreamMinT ? SkinnyBudget::kNtStreamPackFloats : SkinnyBudget::kPackFloats;
   const int64_t most_kc = nt_form ? round_down(pack / t_count, SkinnyBudget::kPad) : pack / t_count;
-  b.kc = core::ceil_div(k, core::ceil_div(k, most_kc));
-  if (nt_form) b.kc = std::min(round_up(b.kc, SkinnyBudget::kPad), k);
+  const int64_t blocks = core::ceil_div(k, most_kc);
+  b.kc = core::ceil_div(k, blocks);
+  if (nt_form) {
+    // Rounding the blocks up to whole vectors can leave a thin last one (T = 13, K = 4096:
+    // 13 blocks of 304 and one of 144). Then take the first larger block count, up to twice
+    // as many, whose rounded blocks leave a last one of at least half a block (there: 16
+    // of 256).
+    auto rounded = [&](int64_t count) { return std::min(round_up(core::ceil_div(k, count), SkinnyBudget::kPad), k); };
+    auto thin = [&](int64_t kc) { return k % kc != 0 && k % kc < kc / 2; };
+    b.kc = rounded(blocks);
+    for (int64_t count = blocks + 1; thin(b.kc) && count <= 2 * blocks; ++count)
+      if (!thin(rounded(count))) b.kc = rounded(count);
+  }
   // Strip: kNnStripsPerThread / kNtStripsPerThread per thread where the long side allows,
   // within the budget of the T x strip accumulator.
   const int64_t unit = nt_form ? kMinStripRows : kMinStripColumns;
@@ -150,6 +163,13 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   const int64_t per_thread = nt_form ? kNtStripsPerThread : kNnStripsPerThread;
   const int64_t balanced = round_up(core::ceil_div<int64_t>(long_dim, per_thread * std::max(threads, 1)), unit);
   b.strip = std::clamp<int64_t>(balanced, unit, most);
+  // Strips cut by the budget: a multiple of the threads in number, of equal width (T = 16,
+  // N' = 11008, two threads: four strips of 2752, not three of 4096 of which one thread
+  // would take two).
+  if (b.strip == most && most < long_dim) {
+    const int64_t count = round_up(core::ceil_div(long_dim, most), std::max(threads, 1));
+    b.strip = round_up(core::ceil_div(long_dim, count), unit);
+  }
   return b;
 }
 

@@ -25,10 +25,16 @@
 
 namespace gpukern::cpu {
 
-/// Longest short side the skinny path takes (its kernels are instantiated for T = 1..8).
-constexpr int kSkinnyMaxT = 8;
+/// Longest short side the skinny path takes.
+constexpr int kSkinnyMaxT = 16;
+/// Most rows of S in one register tile (the kernels' tiles are instantiated for T = 1..8).
+/// Above it, T runs as two groups of rows of S, ceil(T / 2) and floor(T / 2), over the same
+/// tile of W: the first group reads the tile from memory, the second from L1, so W is still
+/// read from memory once (skinny_simd.hpp).
+constexpr int kSkinnyTileMaxT = 8;
+static_assert(kSkinnyMaxT <= 2 * kSkinnyTileMaxT, "two groups of rows of S at most");
 /// The CPU gemm ladder's auto table sends calls with min(m, n) up to this to `skinny`.
-constexpr int kSkinnyAutoMaxT = 8;
+constexpr int kSkinnyAutoMaxT = 16;
 static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for calls it accepts");
 
 /// NT form from this T on: depth blocks of at most SkinnyBudget::kNtStreamPackFloats and

@@ -56,23 +56,37 @@ struct NnWalk {
 ///  * T = 2-3: 16 or 32 rows a pass over the strip (the T x strip accumulator in L2, moved
 ///    twice per pass: more rows cut that traffic per byte of W), the next pass's rows at
 ///    the tile's columns prefetched into L2 (a pass takes far longer than a memory access).
+///    The 512-column panel below: T = 2 -2..+3%; T = 3 +3..+33% when the machine read
+///    77-104 GB/s, -2..-13% when it read 42-63.
 ///  * T = 4-7: panels of 1024 columns, 2 rows a pass: the T x 1024 accumulator (16-28 KB)
 ///    stays in L1, so its loads and stores per pass are cheap, and the next two rows of the
 ///    panel are prefetched into L1 about two rows (8 KB of f32) ahead. Two cores, against
 ///    the whole-strip walk (32 rows, T = 4-6; 16 rows, T = 7): T = 4-6 +10-35%, T = 7
 ///    +30-60% on 4096 x 4096, 11008 x 4096 and 4096 x 11008 when the machine read 75-100
-///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). T = 3 mixed
-///    (-9..+20%).
-///  * T = 8: 16 rows a pass over the strip, the next pass's rows into L2 and each row 1 KB
-///    ahead into L1: +25-35% over the same walk without the in-row prefetch. The panel
-///    walk there was 0-20% slower: its accumulator traffic adds to FMAs that already take
-///    most of the time (T = 8 f32 needs ~70% of two cores' FMA peak to keep up with the
-///    read stream).
+///    GB/s; within noise when it read 40-60 GB/s (memory bound either way). The 512-column
+///    panel below: -12..+14% at T = 4-7.
+///  * T = 8-14: panels of 512 columns, 4 rows a pass: the T x 512 accumulator (16-28 KB)
+///    stays in L1, and each of its loads and stores serves 4 rows of W, half the traffic
+///    per byte of the 1024-column, 2-row walk, which at T = 8 lost to the whole-strip walk
+///    (its accumulator traffic added to FMAs that already take most of the time: T = 8 f32
+///    needs ~70% of two cores' FMA peak to keep up with the read stream). The next four
+///    rows of the panel are prefetched into L1. Two cores, against the whole-strip walk (16
+///    rows a pass, the next pass into L2, each row 1 KB ahead into L1), when the machine
+///    read 77-104 GB/s: T = 8 +7-24% on 4096 x 4096, 11008 x 4096 and 4096 x 11008, T = 9
+///    +31-56%, T = 10-13 +9-24%, T = 14 +4-10%; when it read 43-62 GB/s: T = 8 -3..-8%,
+///    +9%, +2% on the three, T = 9 +9-10%, T = 12 +6%. At T = 8, 8 rows a pass, panels of
+///    768 or the prefetch 8 rows ahead were up to 23% slower.
+///  * T = 15-16: 16 rows a pass over the strip, the next pass's rows into L2 and each row
+///    1 KB ahead into L1 (the panel walk, with 30-32 KB of accumulator in L1: -15..+4%;
+///    panels of 384: -2..-6%).
+/// T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass): they are
+/// bound by the FMAs.
 constexpr NnWalk nn_walk(int t) {
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
   if (t == 3) return {32, 0, 32, 1, 0};
   if (t <= 7) return {2, 1024, 2, 3, 0};
+  if (t <= 14) return {4, 512, 4, 3, 0};
   return {16, 0, 16, 1, 1024};
 }
 
@@ -107,8 +121,10 @@ constexpr int nt_rows(int registers, int t) {
 }
 
 /// One pass of U depth steps over columns [0, V * kLanes) (or `count` < kLanes when
-/// Partial, with V == 1) of the accumulator.
-template <class Ops, class W, int T, int V, int U, bool Partial>
+/// Partial, with V == 1) of the accumulator, for T rows of S stored s[u * TS + t] (TS: all
+/// rows of S, of which this tile takes T; the walk is TS's). Prefetch false: the group of
+/// rows that reads the tile of W second (from L1) leaves W's prefetches to the first.
+template <class Ops, class W, int T, int V, int U, bool Partial, int TS = T, bool Prefetch = true>
 inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t ld_acc, int count) {
   using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
@@ -124,17 +140,17 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
-    constexpr NnWalk walk = nn_walk(T);
-    if (walk.ahead_rows > 0 && !Partial)
+    constexpr NnWalk walk = nn_walk(TS);
+    if (Prefetch && walk.ahead_rows > 0 && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + walk.ahead_rows) * ldw + v * L, 0, walk.locality);
-    if (walk.in_row_bytes > 0 && !Partial)
+    if (Prefetch && walk.in_row_bytes > 0 && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v)
         __builtin_prefetch(w + u * ldw + v * L + walk.in_row_bytes / int64_t(sizeof(W)), 0, 3);
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
-      const Vec a = Ops::in_register(Ops::set1(s[u * T + t]));
+      const Vec a = Ops::in_register(Ops::set1(s[u * TS + t]));
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) c[t][v] = Ops::fma(a, b[v], c[t][v]);
     }
@@ -151,14 +167,36 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
 }
 
 /// U depth steps over all `cols` columns: wide tiles, then single vectors, then the tail.
+/// T above kSkinnyTileMaxT: each tile of W for the first group of rows of S, then again
+/// (from L1) for the second, its accumulator rows G1 further down.
 template <class Ops, class W, int T, int U>
 void nn_pass(const float* s, const W* w, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   constexpr int L = Ops::kLanes;
-  constexpr int V = nn_vectors(Ops::kRegisters, T);
-  int64_t j = 0;
-  for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
-  for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
-  if (j < cols) nn_tile<Ops, W, T, 1, U, true>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
+  if constexpr (T <= kSkinnyTileMaxT) {
+    constexpr int V = nn_vectors(Ops::kRegisters, T);
+    int64_t j = 0;
+    for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
+    for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
+    if (j < cols) nn_tile<Ops, W, T, 1, U, true>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
+  } else {
+    constexpr int G1 = (T + 1) / 2, G2 = T - G1;  // (G1, cols) and (G2, cols) of the accumulator
+    constexpr int V = nn_vectors(Ops::kRegisters, G1);
+    float* acc2 = acc + G1 * ld_acc;
+    int64_t j = 0;
+    for (; j + V * L <= cols; j += V * L) {
+      nn_tile<Ops, W, G1, V, U, false, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, V, U, false, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+    }
+    for (; j + L <= cols; j += L) {
+      nn_tile<Ops, W, G1, 1, U, false, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, 1, U, false, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+    }
+    if (j < cols) {
+      const int count = static_cast<int>(cols - j);
+      nn_tile<Ops, W, G1, 1, U, true, T>(s, w + j, ldw, acc + j, ld_acc, count);
+      nn_tile<Ops, W, G2, 1, U, true, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, count);
+    }
+  }
 }
 
 template <class Ops, class W, int T>
@@ -179,8 +217,9 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
 /// acc[t * ld_acc + r]: R x T vector dot products, then their sums (Ops::add_hsums, one
 /// call per row of S: the R sums of a row of acc are side by side). From
 /// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
-/// step (never dereferenced: a prefetch past the end of W does not fault).
-template <class Ops, class W, int T, int R>
+/// step (never dereferenced: a prefetch past the end of W does not fault); Prefetch false:
+/// none (the second group of rows of S, which reads the tile from L1).
+template <class Ops, class W, int T, int R, bool Prefetch = true>
 inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
                     int64_t ld_acc) {
   using Vec = typename Ops::Vec;
@@ -195,7 +234,7 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
-    if (T >= kSkinnyNtStreamMinT)
+    if (Prefetch && T >= kSkinnyNtStreamMinT)
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, kNtPrefetchLocality);
 #pragma GCC unroll 8
@@ -227,18 +266,30 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
   }
 }
 
+/// T above kSkinnyTileMaxT: each tile of R rows of W against the first group of rows of S,
+/// then again (from L1) against the second, whose S rows and accumulator rows start G1
+/// further down.
 template <class Ops, class W, int T>
 void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64_t ldw, int64_t rows, float* acc,
               int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
-  constexpr int R = nt_rows(Ops::kRegisters, T);
+  constexpr int G1 = T <= kSkinnyTileMaxT ? T : (T + 1) / 2, G2 = T - G1;
+  constexpr int R = nt_rows(Ops::kRegisters, G1);
   // Rows ahead to prefetch: whole tiles, about kNtPrefetchBytes of W.
   const int64_t tile_bytes = R * kc * static_cast<int64_t>(sizeof(W));
   const int64_t ahead =
       R * std::clamp<int64_t>((kNtPrefetchBytes + tile_bytes - 1) / tile_bytes, 1, kNtPrefetchMaxTiles);
+  const float* s2 = s + G1 * lds;
+  float* acc2 = acc + G1 * ld_acc;
   int64_t j = 0;
-  for (; j + R <= rows; j += R) nt_tile<Ops, W, T, R>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
-  for (; j < rows; ++j) nt_tile<Ops, W, T, 1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+  for (; j + R <= rows; j += R) {
+    nt_tile<Ops, W, G1, R>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, R, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+  }
+  for (; j < rows; ++j) {
+    nt_tile<Ops, W, G1, 1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, 1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+  }
 }
 
 /// The runtime T (1..kSkinnyMaxT) as a template argument.
