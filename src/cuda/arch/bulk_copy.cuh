@@ -61,6 +61,16 @@ __device__ __forceinline__ void tma_store_2d(const void* tensor_map, uint32_t sr
                : "memory");
 }
 
+/// tma_load_2d_multicast with an L2 cache policy for the bytes it reads.
+__device__ __forceinline__ void tma_load_2d_multicast_hint(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
+                                                           int c1, uint16_t cta_mask, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3}], [%4], %5, %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask), "l"(policy)
+      : "memory");
+}
+
 /// tma_store_2d with an L2 cache policy (cache_policy.cuh) for the lines it writes.
 __device__ __forceinline__ void tma_store_2d_hint(const void* tensor_map, uint32_t src, int c0, int c1,
                                                   uint64_t policy) {
@@ -129,6 +139,24 @@ __device__ __forceinline__ void tma_store_3d(const void* tensor_map, uint32_t sr
                    reinterpret_cast<uint64_t>(tensor_map)),
                "r"(c0), "r"(c1), "r"(c2), "r"(src)
                : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_hint(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
+                                                 int c2, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "l"(policy)
+      : "memory");
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast_hint(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
+                                                           int c1, int c2, uint16_t cta_mask, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster.L2::cache_hint [%0], [%1, {%2, %3, %4}], [%5], %6, %7;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask), "l"(policy)
+      : "memory");
 }
 
 __device__ __forceinline__ void tma_store_3d_hint(const void* tensor_map, uint32_t src, int c0, int c1, int c2,

@@ -87,6 +87,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
+      const uint64_t keep = arch::l2_evict_last_policy();
       produce_stages(sm, sched, cluster_id, clusters, tile_origin,
                      [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
                        const int k0 = kb * kBK;
@@ -96,7 +97,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                        for (int i = 0; i < Cfg::kABoxes; ++i) {
                          const int mn = o.m0 + i * Cfg::kBoxRows;
                          tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                                       kAKMajor ? mn : k0, maps_3d, a_item);
+                                       kAKMajor ? mn : k0, maps_3d, a_item, keep);
                        }
                        // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile's boxes
                        // (box i / kPerBox), along N when K-major, along K when MN-major.
@@ -109,9 +110,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          const int c0 = kBKMajor ? k0 : mn, c1 = kBKMajor ? mn + sub : k0 + sub;
                          if constexpr (kCluster > 1)
                            tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
-                                                   static_cast<uint16_t>((1u << kCluster) - 1));
+                                                   static_cast<uint16_t>((1u << kCluster) - 1), keep);
                          else
-                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item);
+                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, keep);
                        }
                      });
     }
@@ -225,15 +226,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
+      const uint64_t keep = arch::l2_evict_last_policy();
       produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
         const int k0 = kb * kBK;
         const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
         for (int i = 0; i < 4; ++i)
-          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item);
+          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
+                        keep);
 #pragma unroll
         for (int j = 0; j < 4; ++j)
-          tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item);
+          tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item, keep);
       });
     }
   } else {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include "cuda/arch/bulk_copy.cuh"
+#include "cuda/arch/cache_policy.cuh"
 #include "cuda/gemm/epilogue.cuh"
 
 #include <cstdint>
@@ -33,22 +34,25 @@ struct WgmmaExtras {
 };
 
 /// The box of `tensor_map` at (c0, c1) of batch item `item` (2-D maps: no item) into
-/// shared memory at `dst`, counted on `bar`.
+/// shared memory at `dst`, counted on `bar`, its L2 lines under `policy`
+/// (arch::l2_evict_last_policy: operand tiles are read again by the other CTAs of their
+/// tile row or column, and C's evict-first stores go before them).
 __device__ __forceinline__ void tma_load_item(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
-                                              bool maps_3d, int item) {
+                                              bool maps_3d, int item, uint64_t policy) {
   if (maps_3d)
-    arch::tma_load_3d(dst, tensor_map, bar, c0, c1, item);
+    arch::tma_load_3d_hint(dst, tensor_map, bar, c0, c1, item, policy);
   else
-    arch::tma_load_2d(dst, tensor_map, bar, c0, c1);
+    arch::tma_load_2d_hint(dst, tensor_map, bar, c0, c1, policy);
 }
 
 /// The same, multicast to the CTAs of `cta_mask`.
 __device__ __forceinline__ void tma_load_item_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
-                                                        int c1, bool maps_3d, int item, uint16_t cta_mask) {
+                                                        int c1, bool maps_3d, int item, uint16_t cta_mask,
+                                                        uint64_t policy) {
   if (maps_3d)
-    arch::tma_load_3d_multicast(dst, tensor_map, bar, c0, c1, item, cta_mask);
+    arch::tma_load_3d_multicast_hint(dst, tensor_map, bar, c0, c1, item, cta_mask, policy);
   else
-    arch::tma_load_2d_multicast(dst, tensor_map, bar, c0, c1, cta_mask);
+    arch::tma_load_2d_multicast_hint(dst, tensor_map, bar, c0, c1, cta_mask, policy);
 }
 
 /// The shared-memory box at `src` to (c0, c1) of batch item `item` of C, its lines
