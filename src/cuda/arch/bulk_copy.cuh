@@ -74,10 +74,11 @@ __device__ __forceinline__ void tma_load_2d_multicast_hint(uint32_t dst, const v
 /// tma_store_2d with an L2 cache policy (cache_policy.cuh) for the lines it writes.
 __device__ __forceinline__ void tma_store_2d_hint(const void* tensor_map, uint32_t src, int c0, int c1,
                                                   uint64_t policy) {
-  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::
-                   "l"(reinterpret_cast<uint64_t>(tensor_map)),
-               "r"(c0), "r"(c1), "r"(src), "l"(policy)
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group.L2::cache_hint [%0, {%1, %2}], [%3], %4;\n" ::"l"(
+          reinterpret_cast<uint64_t>(tensor_map)),
+      "r"(c0), "r"(c1), "r"(src), "l"(policy)
+      : "memory");
 }
 
 /// Copies `bytes` (a multiple of 16; both addresses 16-byte aligned) from global memory

@@ -195,7 +195,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
     args.m = m, args.n = n, args.k = k, args.ab_type = ab, args.c_type = ab, args.trans_b = trans_b;
     if (c_f32) args.c_type = DType::F32;
     args.batch = batch;
-    args.lda = k;                 // row-major A, not transposed
+    args.lda = k;                // row-major A, not transposed
     args.ldb = trans_b ? k : n;  // B stored N x K (NT) or K x N
     args.ldc = n;
     args.stride_c = m * n;
@@ -211,20 +211,20 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 32 clusters of 172 K blocks
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
   EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");  // 64 clusters of 2 x 64x64, the whole K
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");            // 64 clusters of 2 x 64x64, the whole K
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");
-  EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");  // 3 tile rows: a cluster of 2 would be half empty
-  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");   // 32 tiles of 172 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");          // 16 K blocks: no split
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");    // tf32, K-major B
-  EXPECT_EQ(choice(512, 512, 512, DType::BF16), "64x128");             // 16 K blocks: 32 tiles of 64x128
-  EXPECT_EQ(choice(1024, 1024, 1024, DType::F16), "64x128");           // 128 tiles in one wave
-  EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");          // 17 K blocks
-  EXPECT_EQ(choice(1152, 1152, 1024, DType::F16), "128x128");          // 162 tiles of 64x128: two waves
-  EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");         // 172 clusters of 64x64: 2.6 waves
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");           // 32 C^T tiles of 32 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");    // 32 C^T tiles of 128 K blocks
-  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");                // one K block: nothing to split
+  EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");         // 3 tile rows: a cluster of 2 would be half empty
+  EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");  // 32 tiles of 172 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");         // 16 K blocks: no split
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");   // tf32, K-major B
+  EXPECT_EQ(choice(512, 512, 512, DType::BF16), "64x128");            // 16 K blocks: 32 tiles of 64x128
+  EXPECT_EQ(choice(1024, 1024, 1024, DType::F16), "64x128");          // 128 tiles in one wave
+  EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");         // 17 K blocks
+  EXPECT_EQ(choice(1152, 1152, 1024, DType::F16), "128x128");         // 162 tiles of 64x128: two waves
+  EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");        // 172 clusters of 64x64: 2.6 waves
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");          // 32 C^T tiles of 32 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");   // 32 C^T tiles of 128 K blocks
+  EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");               // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): at most 64 rows never take a
   // cluster along M, whose second CTA would have no rows; 65..128 rows are two 64-row
   // tiles, but 2004 clusters of them would take 30 waves.

@@ -134,15 +134,12 @@ struct WgmmaTmaShort {
 /// tile each over the whole K with no split, where 128x128 tiles need a K split in 2 to
 /// fill the SMs and park half their sums. One consumer of m64n64 (32 accumulators a
 /// thread); a stage is 16 KB, and 13 of them keep 208 KB in flight per SM.
-struct WgmmaTmaSmallC2 {
-  static constexpr int kBlockM = 64, kBlockN = 64;
+struct WgmmaTmaSmallC2 : WgmmaTmaShort {
+  static constexpr int kBlockN = 64;
   static constexpr int kStages = 13;
   static constexpr int kClusterM = 2;
   static constexpr int kBBoxRows = 32;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr int kGroupM = 16;
   static constexpr int kEpiBoxes = 1;
-  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no

@@ -419,9 +419,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
 
   const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k)
                                      : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
-  const CUtensorMap map_b =
-      kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
-               : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
+  const CUtensorMap map_b = kBKMajor
+                                ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
+                                : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
   GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
 
   int clusters = 0;
@@ -541,12 +541,12 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
 
 /// The configurations the rung ships (cuda/gemm/configs/sm90.cuh), by tile.
 enum class WgmmaTile : int {
-  Large,   // 128x256, clusters of 2 (sm90::WgmmaTma)
-  Mid,     // 128x128 (sm90::WgmmaTmaMid)
-  Short,   // 64x128 (sm90::WgmmaTmaShort)
-  Tf32NN,  // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
-  Store,   // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
-  MidC2,   // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
+  Large,    // 128x256, clusters of 2 (sm90::WgmmaTma)
+  Mid,      // 128x128 (sm90::WgmmaTmaMid)
+  Short,    // 64x128 (sm90::WgmmaTmaShort)
+  Tf32NN,   // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+  Store,    // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
+  MidC2,    // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
   Narrow,   // 128x64 (sm90::WgmmaTmaNarrow)
   SmallC2,  // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
 };

@@ -49,7 +49,7 @@ struct WgmmaConfig {
   static constexpr int kBoxRows = 64;
   static constexpr int kBoxBytes = kBoxRows * kRowBytes;
   static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
-  static constexpr int kBBoxRows = BBoxRowsOf<Tile>::value;            // rows of one TMA copy of B
+  static constexpr int kBBoxRows = BBoxRowsOf<Tile>::value;          // rows of one TMA copy of B
   static constexpr int kBPieces = kBBoxes * (kBoxRows / kBBoxRows);  // TMA copies of B a stage
   static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
