@@ -40,17 +40,6 @@ __device__ __forceinline__ void tma_load_2d_hint(uint32_t dst, const void* tenso
       : "memory");
 }
 
-/// The same box written to the same offset in every CTA of `cta_mask`, each of which
-/// counts the bytes on its own barrier at offset `bar`.
-__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
-                                                      int c1, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(bar), "h"(cta_mask)
-      : "memory");
-}
-
 /// Copies the shared-memory box at `src` to the box at (c0, c1) of `tensor_map`;
 /// elements outside the tensor are not written. Completion is tracked per thread in
 /// bulk async-groups (bulk_commit_group / bulk_wait_group*).
@@ -61,7 +50,8 @@ __device__ __forceinline__ void tma_store_2d(const void* tensor_map, uint32_t sr
                : "memory");
 }
 
-/// tma_load_2d_multicast with an L2 cache policy for the bytes it reads.
+/// tma_load_2d_hint written to the same offset in every CTA of `cta_mask`, each of which
+/// counts the bytes on its own barrier at offset `bar`.
 __device__ __forceinline__ void tma_load_2d_multicast_hint(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
                                                            int c1, uint16_t cta_mask, uint64_t policy) {
   asm volatile(
@@ -114,33 +104,9 @@ __device__ __forceinline__ void prefetch_tensor_map(const void* tensor_map) {
 /// async-proxy reads of the same bytes (TMA stores, bulk copies, wgmma).
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
-// The 3-D forms of tma_load_2d, tma_load_2d_multicast and tma_store_2d: coordinate c2 is
-// the third dimension (a batch item of a strided batch, gemm/tensor_core/wgmma_batch.cuh).
-
-__device__ __forceinline__ void tma_load_3d(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
-                                            int c2) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_load_3d_multicast(uint32_t dst, const void* tensor_map, uint32_t bar, int c0,
-                                                      int c1, int c2, uint16_t cta_mask) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-      ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(tensor_map)), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(cta_mask)
-      : "memory");
-}
-
-__device__ __forceinline__ void tma_store_3d(const void* tensor_map, uint32_t src, int c0, int c1, int c2) {
-  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
-                   reinterpret_cast<uint64_t>(tensor_map)),
-               "r"(c0), "r"(c1), "r"(c2), "r"(src)
-               : "memory");
-}
+// The 3-D forms of tma_load_2d_hint, tma_load_2d_multicast_hint and tma_store_2d_hint:
+// coordinate c2 is the third dimension (a batch item of a strided batch,
+// gemm/tensor_core/wgmma_batch.cuh).
 
 __device__ __forceinline__ void tma_load_3d_hint(uint32_t dst, const void* tensor_map, uint32_t bar, int c0, int c1,
                                                  int c2, uint64_t policy) {

@@ -63,6 +63,7 @@ struct WgmmaTma {
   static constexpr int kClusterM = 2;                            // CTAs per cluster along M
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;  // setmaxnreg per warpgroup
   static constexpr int kGroupM = 16;                             // tile rows per L2 raster group
+  static constexpr int kBBoxRows = 64;                           // rows of one TMA copy of B (a whole box)
   static constexpr int kEpiBoxes = 2;                            // C staging boxes per consumer and round
   static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
 };
@@ -90,6 +91,7 @@ struct WgmmaTmaMid {
   static constexpr int kClusterM = 1;
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
+  static constexpr int kBBoxRows = 64;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
 };
@@ -123,6 +125,7 @@ struct WgmmaTmaShort {
   static constexpr int kClusterM = 1;
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
+  static constexpr int kBBoxRows = 64;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
 };
@@ -150,6 +153,7 @@ struct WgmmaTf32NN {
   static constexpr int kClusterM = 1;
   static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
   static constexpr int kGroupM = 16;
+  static constexpr int kBBoxRows = 64;
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
 };

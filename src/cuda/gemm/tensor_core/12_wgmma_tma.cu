@@ -50,7 +50,8 @@
 // and fill half the SMs or more. At most 64 rows take 64x128 (one consumer warpgroup);
 // 65..128 rows 64x64 tiles in clusters of 2 sharing B where those fit one wave (the
 // two tile rows; one cluster a 64-column slab of B over the whole K fills the SMs
-// without a split at N = 4096), else 128x128. Narrow calls over a
+// without a split at N = 4096), else 128x128. Small calls (K of at most 16 blocks) whose
+// 64x128 tiles fit one wave take 64x128 at any row count. Narrow calls over a
 // long K (attention's P V, n = d) take 128x128 tiles in clusters of 2 that share B, or
 // 128x64 tiles at n <= 64, where a 128-wide tile would compute and stage half padding;
 // calls whose K is two blocks (Q K^T at d = 128) a 128x256 configuration with 4 C

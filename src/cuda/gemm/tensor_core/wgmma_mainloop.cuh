@@ -17,24 +17,14 @@ namespace gpukern::cuda::gemm {
 /// fields kBlockM x kBlockN (the CTA tile: 128 or 64 rows, one consumer warpgroup per
 /// 64; 256, 128 or 64 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
 /// per cluster along M, which share B through TMA multicast), kProducerRegs /
-/// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group) and
+/// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group),
 /// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
 /// kEpiBuffers (rounds whose TMA stores may be in flight per consumer). Every operand
 /// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
 /// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
-/// 8 KB. A box of B is loaded in pieces of kBBoxRows rows (optional field, default 64:
-/// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in
-/// clusters of 2) splits each box between them, every piece landing where its rows lie
-/// in the box.
-template <class Tile, class = void>
-struct BBoxRowsOf {
-  static constexpr int value = 64;
-};
-template <class Tile>
-struct BBoxRowsOf<Tile, std::void_t<decltype(Tile::kBBoxRows)>> {
-  static constexpr int value = Tile::kBBoxRows;
-};
-
+/// 8 KB. A box of B is loaded in pieces of kBBoxRows rows (64: one TMA copy a box): a
+/// cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters of 2) splits each box
+/// between them, every piece landing where its rows lie in the box.
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -49,7 +39,7 @@ struct WgmmaConfig {
   static constexpr int kBoxRows = 64;
   static constexpr int kBoxBytes = kBoxRows * kRowBytes;
   static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
-  static constexpr int kBBoxRows = BBoxRowsOf<Tile>::value;          // rows of one TMA copy of B
+  static constexpr int kBBoxRows = Tile::kBBoxRows;                  // rows of one TMA copy of B
   static constexpr int kBPieces = kBBoxes * (kBoxRows / kBBoxRows);  // TMA copies of B a stage
   static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
