@@ -186,6 +186,42 @@ TEST(WgmmaSchedule, EveryWayCountCovers) {
   EXPECT_GT(splits, 300);
 }
 
+TEST(WgmmaSchedule, ContiguousRunsCoverEveryTileOnceInRuns) {
+  // Tiles of one K block in contiguous runs (the policy's choice for them): every tile
+  // once, each CTA's tiles consecutive, the runs' lengths within one of each other, and
+  // the cyclic order otherwise (a run per CTA would walk a large call's operands CTA by
+  // CTA, far apart in L2).
+  for (int tiles : {1, 7, 65, 66, 67, 131, 4097, 65536}) {
+    for (int ctas : {1, 3, 66, 132}) {
+      if (ctas > tiles) continue;
+      gemm::WgmmaSchedule s = make_schedule(1, tiles, 1);
+      s.contiguous = 1;
+      const Coverage c = cover(s, ctas);
+      ASSERT_EQ(c.wrong_blocks + c.empty_units, 0) << tiles << " tiles on " << ctas << " CTAs";
+      int shortest = tiles, longest = 0;
+      for (int cta = 0; cta < ctas; ++cta) {
+        gemm::WorkUnit u;
+        int n = 0, previous = -1;
+        for (; gemm::work_unit(s, cta, ctas, n, u); ++n) {
+          if (n > 0) ASSERT_EQ(u.tile, previous + 1) << tiles << " tiles on " << ctas << " CTAs, CTA " << cta;
+          previous = u.tile;
+        }
+        shortest = std::min(shortest, n), longest = std::max(longest, n);
+      }
+      EXPECT_LE(longest - shortest, 1) << tiles << " tiles on " << ctas << " CTAs";
+      EXPECT_GE(shortest, 1);
+    }
+  }
+  // The policy takes runs for one K block only.
+  cuda::CudaContext unused;
+  gemm::WgmmaSchedule one = make_schedule(64, 8, 1), two = make_schedule(64, 8, 2);
+  using Cfg = gemm::WgmmaConfig<gemm::sm90::WgmmaTma>;
+  EXPECT_EQ(gemm::WgmmaTmaPolicy::plan<Cfg>(one, 66, unused), nullptr);
+  EXPECT_EQ(gemm::WgmmaTmaPolicy::plan<Cfg>(two, 66, unused), nullptr);
+  EXPECT_EQ(one.contiguous, 1);
+  EXPECT_EQ(two.contiguous, 0);
+}
+
 TEST(WgmmaChoiceTable, IssueShapes) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;  // H100 SXM

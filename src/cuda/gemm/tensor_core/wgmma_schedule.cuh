@@ -45,6 +45,9 @@ struct WgmmaSchedule {
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
   int serpentine = 0;
+  // Whole tiles in contiguous runs: CTA c of C takes tiles [c W / C, (c + 1) W / C) of the W
+  // whole ones instead of c, c + C, c + 2C, ... (see work_unit).
+  int contiguous = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t tag = 0;  // the launch's arrival tag (arrival_tag)
@@ -64,15 +67,23 @@ struct WorkUnit {
 };
 
 /// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
-/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tiles'
+/// rounds first (tiles cta, cta + ctas, ... below split_first; with `contiguous`, a run
+/// of consecutive tiles per CTA, the runs' lengths differing by at most one), then the split tiles'
 /// tail x ways units: unit j is range j / tail of split tile j % tail. Every tile split
 /// (split_first == 0): CTA c takes units c, c + ctas, ..., balanced however many there
 /// are. The last round split: an owner takes its tile's range 0 after its whole rounds,
 /// and the helpers (ctas > tail) take the ranges 1 .. ways - 1 in turn.
 __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
-  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
+  int whole, first = cta, stride = ctas;
+  if (s.contiguous) {
+    first = static_cast<int>(static_cast<int64_t>(cta) * s.split_first / ctas);
+    whole = static_cast<int>(static_cast<int64_t>(cta + 1) * s.split_first / ctas) - first;
+    stride = 1;
+  } else {
+    whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
+  }
   if (i < whole) {
-    u = {cta + i * ctas, 0, s.k_blocks, 0, false};
+    u = {first + i * stride, 0, s.k_blocks, 0, false};
     return true;
   }
   const int tail = s.total - s.split_first, j = i - whole;
