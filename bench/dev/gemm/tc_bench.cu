@@ -127,7 +127,7 @@ struct SplitPolicy {
   template <class Cfg>
   static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
     s.serpentine = 3;
-    return gemm::split_tail(s, ctas, kHelperBlocks, gemm::split_slots<Cfg>(), ctx);
+    return gemm::split_tail(s, ctas, {kHelperBlocks}, gemm::split_slots<Cfg>(), ctx);
   }
 };
 

@@ -141,7 +141,7 @@ template <int kHelperBlocks>
 struct ForcedSplit {
   template <class Cfg>
   static void* plan(gemm::WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
-    return gemm::split_tail(s, ctas, kHelperBlocks, gemm::split_slots<Cfg>(), ctx);
+    return gemm::split_tail(s, ctas, {kHelperBlocks}, gemm::split_slots<Cfg>(), ctx);
   }
 };
 
@@ -156,7 +156,8 @@ TEST_F(WgmmaTmaSplitTail, Tf32NNLastRoundSplitAlongK) {
   // round of 12 tiles for as many CTAs, which the cost model splits at 32 K blocks.
   const int64_t m = 256, n = 128 * (ctx->sm_count + 12), k = 32 * 32;
   const gemm::WgmmaSchedule plan = gemm::make_schedule(1, ctx->sm_count + 12, 32);
-  ASSERT_GT(gemm::tail_split_blocks(plan, ctx->sm_count), 0) << "the case no longer splits: it tests nothing";
+  ASSERT_GT(gemm::tail_split_plan(plan, ctx->sm_count).helper_blocks, 0)
+      << "the case no longer splits: it tests nothing";
   using Cfg = gemm::WgmmaConfig<gemm::sm90::WgmmaTf32NN>;
   uint64_t seed = 300;
   for (const float beta : {0.0f, 0.5f}) {  // the TMA-store and the register epilogue

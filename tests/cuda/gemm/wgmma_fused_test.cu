@@ -367,6 +367,26 @@ TEST(WgmmaFusedHost, ChoiceCountsTheTilesOfEveryItem) {
   EXPECT_EQ(gemm::choose_wgmma_config(batched_call(512, 128, 8192, false, 32), ctx).ways, 1);
 }
 
+TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesRunInPartsOfWholeRounds) {
+  const cuda::CudaContext ctx = h100_like();
+  auto part = [&](int64_t s, int64_t d, int64_t batch) {
+    const core::GemmArgs g = batched_call(s, s, d, true, batch);
+    return gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, ctx), ctx);
+  };
+  // Q K^T at d = 64, 1024 heads, 128x256 clusters (66 slots): S 2048 has 64 cluster
+  // tiles an item, 33 items fill 32 whole rounds, twice that 64; S 1024: 16 tiles, 264
+  // items; S 4096: 256 tiles, 33 items (128 whole rounds).
+  EXPECT_EQ(part(2048, 64, 1024), 66);
+  EXPECT_EQ(part(1024, 64, 1024), 264);
+  EXPECT_EQ(part(4096, 64, 1024), 33);
+  for (int64_t s : {1024, 2048, 4096}) EXPECT_EQ(part(s, 64, 1024) * (s / 256) * (s / 256) % 66, 0) << s;
+  // Not: two K blocks, a batch of few rounds (S 512: 4096 tiles), one item.
+  EXPECT_EQ(part(2048, 128, 1024), 1024);
+  EXPECT_EQ(part(512, 64, 1024), 1024);
+  EXPECT_EQ(part(2048, 64, 100), 100);
+  EXPECT_EQ(part(2048, 64, 1), 1);
+}
+
 // ---- on the device
 
 class WgmmaFused : public OnStream {
@@ -569,6 +589,29 @@ TEST_F(WgmmaFused, ThroughThePublicApi) {
     cases.push_back(fc);
   }
   run_all(cases, *ctx, 5000);
+}
+
+TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesRunInParts) {
+  const CudaContext* ctx = context();
+  if (!ctx) GTEST_SKIP() << skip_reason_;
+  // Tiny items of one K block (one tile each) in a batch long enough to run in two whole
+  // parts and a short third: every item checked, the parts' boundaries included.
+  FusedCase fc;
+  fc.m = 24;
+  fc.n = 40;
+  fc.k = 16;
+  fc.trans_b = true;
+  fc.batch = 1000000;
+  core::GemmArgs g = batched_call(fc.m, fc.n, fc.k, true, fc.batch);
+  const int64_t part = gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, *ctx), *ctx);
+  ASSERT_LT(part, fc.batch) << "such a batch no longer runs in parts: the test would test nothing";
+  fc.batch = 2 * part + 7;
+  g.batch = fc.batch;
+  ASSERT_EQ(gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, *ctx), *ctx), part);
+  fc.bias = 1;
+  fc.bias_per_item = true;
+  fc.act = core::Activation::Relu;
+  EXPECT_TRUE(run_fused_case(fc, *ctx, base_seed() + 4500)) << part << " items a part";
 }
 
 TEST_F(WgmmaFused, AttentionShapesAtAReducedBatch) {

@@ -22,7 +22,9 @@ namespace gpukern::test::cuda_gemm {
 namespace {
 
 using gemm::make_schedule;
-using gemm::tail_split_blocks;
+
+int tail_split_blocks(const gemm::WgmmaSchedule& s, int ctas) { return gemm::tail_split_plan(s, ctas).helper_blocks; }
+int tail_split_ways(const gemm::WgmmaSchedule& s, int ctas) { return gemm::tail_split_plan(s, ctas).ways; }
 
 TEST(WgmmaSchedule, TailSplitCostModel) {
   // 128 x 256 tiles, 64-element K blocks, 132 CTAs (H100).
@@ -38,6 +40,16 @@ TEST(WgmmaSchedule, TailSplitCostModel) {
   // 58 for 8 idle clusters: no split; 3000^3 has 144, a last round of 12 for 54: split.
   EXPECT_EQ(tail_split_blocks(make_schedule(16, 16, 64), 66), 0);
   EXPECT_GT(tail_split_blocks(make_schedule(12, 12, 47), 66), 0);
+  // Two ways where the helpers are few (8192^3: 64 for 68 tail tiles; in clusters 32 for
+  // 34); more where they outnumber the tail tiles: 3072^3 in clusters leaves 12 tail
+  // clusters of 48 K blocks for 54 idle ones, each range at least one K block.
+  EXPECT_EQ(tail_split_ways(make_schedule(64, 32, 128), 132), 2);
+  EXPECT_EQ(tail_split_ways(make_schedule(32, 32, 128), 66), 2);
+  const gemm::TailSplit wide = gemm::tail_split_plan(make_schedule(12, 12, 48), 66);
+  EXPECT_GT(wide.ways, 2);
+  EXPECT_LE(wide.ways, 8);
+  EXPECT_GE(wide.helper_blocks, wide.ways - 1);
+  EXPECT_LT(wide.helper_blocks, 48);
   // No partial round, one round only, or a single K block: nothing to split.
   EXPECT_EQ(tail_split_blocks(make_schedule(24, 11, 128), 132), 0);  // 264 tiles: two whole rounds
   EXPECT_EQ(tail_split_blocks(make_schedule(4, 8, 128), 132), 0);    // fewer tiles than CTAs
@@ -47,10 +59,10 @@ TEST(WgmmaSchedule, TailSplitCostModel) {
 TEST(WgmmaSchedule, NoSplitLeavesTheScheduleAlone) {
   cuda::CudaContext unused;  // the split workspace is allocated only when a plan splits
   gemm::WgmmaSchedule s = make_schedule(32, 16, 64);
-  EXPECT_EQ(gemm::split_tail(s, 132, 0, {}, unused), nullptr);
+  EXPECT_EQ(gemm::split_tail(s, 132, {0}, {}, unused), nullptr);
   EXPECT_EQ(s.split_first, s.total);
   s = make_schedule(24, 11, 128);
-  EXPECT_EQ(gemm::split_tail(s, 132, 10, {}, unused), nullptr);  // whole rounds: nothing to split
+  EXPECT_EQ(gemm::split_tail(s, 132, {10}, {}, unused), nullptr);  // whole rounds: nothing to split
   EXPECT_EQ(s.split_first, s.total);
   // Every tile in K ranges: not with one way, not with as many tiles as CTAs, not with
   // one K block.
@@ -111,13 +123,14 @@ struct Plan {
   int tiles_m, tiles_n, k_blocks, ctas;
   int helper_blocks;  // > 0: the tail split with this helper share
   int ways;           // >= 2: every tile split (when tiles < ctas)
+  int tail_ways = 2;  // the tail split's ranges (owner's and helpers')
 };
 
 /// The schedule of `p` as the launcher plans it (without the workspace).
 gemm::WgmmaSchedule planned(const Plan& p) {
   gemm::WgmmaSchedule s = make_schedule(p.tiles_m, p.tiles_n, p.k_blocks);
   if (p.ways >= 2 && gemm::plan_split_all(s, p.ctas, p.ways)) return s;
-  if (p.helper_blocks > 0) gemm::plan_tail_split(s, p.ctas, p.helper_blocks);
+  if (p.helper_blocks > 0) gemm::plan_tail_split(s, p.ctas, {p.helper_blocks, p.tail_ways});
   return s;
 }
 
@@ -127,11 +140,34 @@ int launch_ctas(const gemm::WgmmaSchedule& s, int resident) {
 }
 
 const Plan kPlans[] = {
-    {32, 16, 64, 132, 0, 0}, {64, 32, 128, 132, 40, 0}, {1, 144, 32, 132, 16, 0}, {3, 5, 7, 4, 1, 0},
-    {3, 5, 7, 4, 6, 0},      {2, 3, 9, 5, 100, 0},      {7, 1, 2, 3, 1, 0},       {1, 1, 5, 8, 2, 0},
-    {1, 32, 64, 132, 0, 4},  {1, 32, 172, 132, 0, 4},   {8, 8, 16, 132, 0, 2},    {8, 8, 16, 132, 0, 16},
-    {1, 1, 5, 132, 0, 16},   {2, 2, 5, 132, 0, 4},      {1, 3, 7, 4, 0, 3},       {1, 3, 100, 5, 0, 7},
-    {1, 8, 9, 66, 0, 8},     {5, 7, 33, 132, 0, 3},     {1, 1, 1, 132, 0, 4},     {2, 16, 64, 66, 0, 2},
+    {32, 16, 64, 132, 0, 0},
+    {64, 32, 128, 132, 40, 0},
+    {1, 144, 32, 132, 16, 0},
+    {3, 5, 7, 4, 1, 0},
+    {3, 5, 7, 4, 6, 0},
+    {2, 3, 9, 5, 100, 0},
+    {7, 1, 2, 3, 1, 0},
+    {1, 1, 5, 8, 2, 0},
+    {1, 32, 64, 132, 0, 4},
+    {1, 32, 172, 132, 0, 4},
+    {8, 8, 16, 132, 0, 2},
+    {8, 8, 16, 132, 0, 16},
+    {1, 1, 5, 132, 0, 16},
+    {2, 2, 5, 132, 0, 4},
+    {1, 3, 7, 4, 0, 3},
+    {1, 3, 100, 5, 0, 7},
+    {1, 8, 9, 66, 0, 8},
+    {5, 7, 33, 132, 0, 3},
+    {1, 1, 1, 132, 0, 4},
+    {2, 16, 64, 66, 0, 2},
+    // The tail split in more than two ranges.
+    {12, 12, 48, 66, 38, 0, 5},
+    {3, 5, 7, 4, 6, 0, 4},
+    {2, 3, 9, 5, 100, 0, 8},
+    {7, 1, 2, 3, 1, 0, 3},
+    {1, 144, 32, 132, 16, 0, 8},
+    {64, 32, 128, 132, 40, 0, 3},
+    {3, 5, 7, 4, 2, 0, 7},
 };
 
 TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheHost) {
@@ -150,6 +186,8 @@ TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheHost) {
   EXPECT_EQ(planned(kPlans[8]).ways, 4);
   EXPECT_EQ(planned(kPlans[11]).ways, 16);
   EXPECT_EQ(planned(kPlans[1]).ways, 2);
+  EXPECT_EQ(planned(kPlans[20]).ways, 5);
+  EXPECT_EQ(planned(kPlans[22]).ways, 8);
 }
 
 TEST(WgmmaSchedule, SplitUnitsSpreadOverAllCtas) {
@@ -184,42 +222,22 @@ TEST(WgmmaSchedule, EveryWayCountCovers) {
             << tiles << " tiles of " << k_blocks << " K blocks, " << ways << " ways";
       }
   EXPECT_GT(splits, 300);
-}
-
-TEST(WgmmaSchedule, ContiguousRunsCoverEveryTileOnceInRuns) {
-  // Tiles of one K block in contiguous runs (the policy's choice for them): every tile
-  // once, each CTA's tiles consecutive, the runs' lengths within one of each other, and
-  // the cyclic order otherwise (a run per CTA would walk a large call's operands CTA by
-  // CTA, far apart in L2).
-  for (int tiles : {1, 7, 65, 66, 67, 131, 4097, 65536}) {
-    for (int ctas : {1, 3, 66, 132}) {
-      if (ctas > tiles) continue;
-      gemm::WgmmaSchedule s = make_schedule(1, tiles, 1);
-      s.contiguous = 1;
-      const Coverage c = cover(s, ctas);
-      ASSERT_EQ(c.wrong_blocks + c.empty_units, 0) << tiles << " tiles on " << ctas << " CTAs";
-      int shortest = tiles, longest = 0;
-      for (int cta = 0; cta < ctas; ++cta) {
-        gemm::WorkUnit u;
-        int n = 0, previous = -1;
-        for (; gemm::work_unit(s, cta, ctas, n, u); ++n) {
-          if (n > 0) ASSERT_EQ(u.tile, previous + 1) << tiles << " tiles on " << ctas << " CTAs, CTA " << cta;
-          previous = u.tile;
-        }
-        shortest = std::min(shortest, n), longest = std::max(longest, n);
-      }
-      EXPECT_LE(longest - shortest, 1) << tiles << " tiles on " << ctas << " CTAs";
-      EXPECT_GE(shortest, 1);
-    }
-  }
-  // The policy takes runs for one K block only.
-  cuda::CudaContext unused;
-  gemm::WgmmaSchedule one = make_schedule(64, 8, 1), two = make_schedule(64, 8, 2);
-  using Cfg = gemm::WgmmaConfig<gemm::sm90::WgmmaTma>;
-  EXPECT_EQ(gemm::WgmmaTmaPolicy::plan<Cfg>(one, 66, unused), nullptr);
-  EXPECT_EQ(gemm::WgmmaTmaPolicy::plan<Cfg>(two, 66, unused), nullptr);
-  EXPECT_EQ(one.contiguous, 1);
-  EXPECT_EQ(two.contiguous, 0);
+  // The tail split in 2 .. 8 ranges, helper shares from one K block a range to all but one.
+  int tail_splits = 0;
+  for (int ways = 2; ways <= 8; ++ways)
+    for (int ctas : {4, 66, 132})
+      for (int tiles : {ctas + 1, ctas + ctas / 2, 3 * ctas - 1})
+        for (int k_blocks : {2, ways, ways + 3, 48})
+          for (int helper_blocks : {1, ways - 1, k_blocks / 2, k_blocks - 1}) {
+            const Plan p{1, tiles, k_blocks, ctas, helper_blocks, 0, ways};
+            const gemm::WgmmaSchedule s = planned(p);
+            tail_splits += s.ways > 1;
+            const Coverage c = cover(s, launch_ctas(s, p.ctas));
+            ASSERT_EQ(c.wrong_blocks + c.empty_units + c.wrong_arrivals, 0)
+                << tiles << " tiles of " << k_blocks << " K blocks on " << ctas << " CTAs, " << ways
+                << " tail ways, helpers " << helper_blocks;
+          }
+  EXPECT_GT(tail_splits, 300);
 }
 
 TEST(WgmmaChoiceTable, IssueShapes) {

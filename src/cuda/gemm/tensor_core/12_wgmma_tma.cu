@@ -92,6 +92,7 @@
 #include "core/log.hpp"
 
 #include <cstdlib>
+#include <numeric>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -343,6 +344,34 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
+/// A configuration's cluster tile: rows (kBlockM x kClusterM), columns, CTAs.
+struct ClusterTile {
+  int rows, cols, ctas;
+};
+template <class Tile>
+constexpr ClusterTile cluster_tile() {
+  using C = WgmmaConfig<Tile>;
+  return {C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM};
+}
+ClusterTile cluster_tile(WgmmaTile tile) {
+  switch (tile) {
+    case WgmmaTile::Mid:
+      return cluster_tile<sm90::WgmmaTmaMid>();
+    case WgmmaTile::Short:
+      return cluster_tile<sm90::WgmmaTmaShort>();
+    case WgmmaTile::MidC2:
+      return cluster_tile<sm90::WgmmaTmaMidC2>();
+    case WgmmaTile::Narrow:
+      return cluster_tile<sm90::WgmmaTmaNarrow>();
+    case WgmmaTile::SmallC2:
+      return cluster_tile<sm90::WgmmaTmaSmallC2>();
+    case WgmmaTile::Store:
+      return cluster_tile<sm90::WgmmaTmaStore>();
+    default:
+      return cluster_tile<sm90::WgmmaTma>();
+  }
+}
+
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (is_tf32_nn(args)) {
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
@@ -377,6 +406,32 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
 
 }  // namespace
 
+// A tile of one K block (attention's Q K^T at d = 64) is mostly the storing of its C,
+// at the rate each SM gets from the memory system, and the SMs' rates differ a little:
+// over hundreds of rounds the persistent CTAs drift apart, so the CTAs that read an
+// item's operand rows read them far apart in time, after C's stream has pushed them out
+// of L2. Nsight Compute on the H100, 2048 x 2048 x 64 items in one launch: Q and K read
+// from DRAM 1.2 times at 96 items (93 rounds), 1.9 at 192, 2.3 at 512, 3.2 at 1024
+// (at two K blocks a tile, 1.0 at 1024). A launch boundary realigns the CTAs: such
+// batches run in parts of about kDriftRounds rounds; of whole rounds where the item's
+// tiles allow (a multiple of slots / gcd(tiles per item, slots) items, up to twice as
+// many rounds), so no part ends on a partial round.
+constexpr int64_t kDriftRounds = 64;
+
+int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, const CudaContext& ctx) {
+  const int64_t none = args.batch;
+  const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
+  if (!args.batched() || k_blocks != 1 || is_tf32_nn(args)) return none;
+  const ClusterTile t = cluster_tile(choice.tile);
+  const int64_t slots = std::max(1, ctx.sm_count / t.ctas);
+  const int64_t item_tiles = core::ceil_div<int64_t>(args.m, t.rows) * core::ceil_div<int64_t>(args.n, t.cols);
+  if (item_tiles * args.batch <= 2 * kDriftRounds * slots) return none;
+  const int64_t whole = slots / std::gcd(item_tiles, slots);  // items of whole rounds
+  const int64_t whole_rounds = whole * item_tiles / slots;
+  if (whole_rounds <= 2 * kDriftRounds) return whole * std::max<int64_t>(1, kDriftRounds / whole_rounds);
+  return std::max<int64_t>(1, kDriftRounds * slots / item_tiles);
+}
+
 void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx) {
   core::EpiloguePassArgs pa = c_pass_args(args, epilogue_of(args), args.batch);
   pa.w = static_cast<const float*>(args.c);  // C = act(C + bias), read before it is written
@@ -389,9 +444,11 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
   if (args.m == 0 || args.n == 0) return;
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 128, has
-  // the most); a larger batch runs in parts.
+  // the most); a larger batch runs in parts, and so does a batch of one-K-block tiles
+  // over many rounds (wgmma_part_items).
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
-  const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
+  const int64_t per_launch =
+      std::max<int64_t>(1, std::min(kMaxScheduledTiles / item_tiles, wgmma_part_items(args, choice, ctx)));
   for (int64_t first = 0; first < args.batch; first += per_launch) {
     const core::GemmArgs part =
         args.batch <= per_launch ? args : batch_part(args, first, std::min(per_launch, args.batch - first));
@@ -410,8 +467,14 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const WgmmaChoice choice = choose_wgmma_config(args, ctx);
-  if (core::log_enabled(core::LogLevel::Debug))
-    core::log_line(core::LogLevel::Debug, "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")");
+  if (core::log_enabled(core::LogLevel::Debug)) {
+    const int64_t part = wgmma_part_items(args, choice, ctx);
+    core::log_line(core::LogLevel::Debug,
+                   "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")" +
+                       (part < args.batch
+                            ? ", " + std::to_string(part) + " items a launch (one-K-block tiles: parts of whole rounds)"
+                            : std::string()));
+  }
   wgmma_tma_run_with(args, ctx, choice);
 }
 

@@ -322,26 +322,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// wgmma_tma_kernel: serpentine rounds and raster groups; the cost model's K split of
 /// the last round (per cluster: both CTAs of a cluster take the same units). 3000^3 in
 /// 128x256 clusters: 144 on 66 leave a last round of 12 for 54 idle clusters.
-/// Tiles of one K block (attention's Q K^T at d = 64) go to the CTAs in contiguous runs:
-/// such a tile's time is storing its C, which differs from SM to SM with its path to
-/// memory, so over hundreds of rounds the CTAs drift apart, and in the cyclic order the
-/// CTAs that read the same operand rows (the tiles of one raster group) then read them
-/// far apart in time, after C's stream has pushed them out of L2: 1024 heads of 2048 x
-/// 2048 x 64 read Q and K from DRAM 3.2 times (Nsight Compute, H100). In a run, the
-/// tiles sharing those rows are mostly the same CTA's, back to back.
 struct WgmmaTmaPolicy {
   template <class Cfg>
   static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
     s.serpentine = 3;
-    s.contiguous = s.k_blocks == 1 ? 1 : 0;
-    return split_tail(s, ctas, tail_split_blocks(s, ctas), split_slots<Cfg>(), ctx);
+    return split_tail(s, ctas, tail_split_plan(s, ctas), split_slots<Cfg>(), ctx);
   }
 };
 /// wgmma_tf32_nn_kernel: every round forwards in K, the cost model's K split.
 struct WgmmaTf32NNPolicy {
   template <class Cfg>
   static void* plan(WgmmaSchedule& s, int ctas, const CudaContext& ctx) {
-    return split_tail(s, ctas, tail_split_blocks(s, ctas), split_slots<Cfg>(), ctx);
+    return split_tail(s, ctas, tail_split_plan(s, ctas), split_slots<Cfg>(), ctx);
   }
 };
 
@@ -577,6 +569,11 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
 /// The choice named `text` ("128x128", "128x128 splitk4"; a space, '-', ':' or '/'
 /// before "splitk"), or false.
 bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
+
+/// Items per launch of a batched call (the batch: one launch). A batch of one-K-block
+/// tiles over many rounds of the persistent CTAs runs in parts of whole rounds, so the
+/// CTAs that share an item's operands stay together (12_wgmma_tma.cu says why).
+int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, const CudaContext& ctx);
 
 /// Runs a call the rung accepted with `choice`. A choice that cannot run the call
 /// (every tile but Tf32NN for tf32 with N-contiguous B, and Tf32NN for any other call)

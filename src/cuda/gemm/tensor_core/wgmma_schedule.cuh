@@ -45,9 +45,6 @@ struct WgmmaSchedule {
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
   int serpentine = 0;
-  // Whole tiles in contiguous runs: CTA c of C takes tiles [c W / C, (c + 1) W / C) of the W
-  // whole ones instead of c, c + C, c + 2C, ... (see work_unit).
-  int contiguous = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t tag = 0;  // the launch's arrival tag (arrival_tag)
@@ -67,23 +64,15 @@ struct WorkUnit {
 };
 
 /// Unit `i` of CTA (cluster) `cta` of `ctas`; false past its last unit. Data-parallel
-/// rounds first (tiles cta, cta + ctas, ... below split_first; with `contiguous`, a run
-/// of consecutive tiles per CTA, the runs' lengths differing by at most one), then the split tiles'
+/// rounds first (tiles cta, cta + ctas, ... below split_first), then the split tiles'
 /// tail x ways units: unit j is range j / tail of split tile j % tail. Every tile split
 /// (split_first == 0): CTA c takes units c, c + ctas, ..., balanced however many there
 /// are. The last round split: an owner takes its tile's range 0 after its whole rounds,
 /// and the helpers (ctas > tail) take the ranges 1 .. ways - 1 in turn.
 __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
-  int whole, first = cta, stride = ctas;
-  if (s.contiguous) {
-    first = static_cast<int>(static_cast<int64_t>(cta) * s.split_first / ctas);
-    whole = static_cast<int>(static_cast<int64_t>(cta + 1) * s.split_first / ctas) - first;
-    stride = 1;
-  } else {
-    whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
-  }
+  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
   if (i < whole) {
-    u = {first + i * stride, 0, s.k_blocks, 0, false};
+    u = {cta + i * ctas, 0, s.k_blocks, 0, false};
     return true;
   }
   const int tail = s.total - s.split_first, j = i - whole;
@@ -203,24 +192,42 @@ inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int i
   return s;
 }
 
+/// A K split of the last partial round: the helpers take `helper_blocks` K blocks of
+/// each tail tile in ways - 1 ranges (the owner keeps the rest, range 0).
+struct TailSplit {
+  int helper_blocks = 0;  // 0: no split
+  int ways = 2;
+};
+
 /// The cost model of the K split of the last partial round over `ctas` persistent CTAs:
-/// the K blocks each helper should take of a tail tile, or 0 when splitting does not
-/// pay (no partial round, too few K blocks, or too little gain for a launch workspace).
-/// Owner time k - x + c against the busiest helper's n (x + c), where c is the K
-/// blocks' worth of time a split tile costs its CTAs beyond its K blocks (parking or
-/// adding 128 KB of partial sums and refilling the pipeline), about 6.
-inline int tail_split_blocks(const WgmmaSchedule& s, int ctas) {
+/// how many K blocks the helpers take of a tail tile and in how many ranges, or
+/// helper_blocks 0 when splitting does not pay (no partial round, too few K blocks, or
+/// too little gain for a launch workspace). Owner time k - x + c against the busiest
+/// helper's n (x / (ways - 1) + c), n its ranges, where c is the K blocks' worth of time
+/// a split tile costs its CTAs beyond its K blocks: parking or adding 128 KB of partial
+/// sums and refilling the pipeline, about 6 at two ways, and each further range adds one
+/// more partial sum for the last CTA to read. A further range is taken only where it
+/// saves 8% of the round's time (the model's error): where the idle CTAs outnumber the
+/// tail tiles. 3072^3 in 128x256 clusters leaves 12 tail clusters of 48 K blocks for 54
+/// idle ones: two ways 30 K blocks of time, five 22.
+inline TailSplit tail_split_plan(const WgmmaSchedule& s, int ctas) {
   const int tail = s.total % ctas, helpers = ctas - tail;
-  if (s.total <= ctas || tail == 0 || s.k_blocks < 2) return 0;
-  const int busiest = ceil_div(tail, helpers);  // tail tiles of the busiest helper
-  constexpr double kPartialBlocks = 6;
+  if (s.total <= ctas || tail == 0 || s.k_blocks < 2) return {};
+  constexpr double kPartialBlocks = 6, kRangeBlocks = 2, kWaysGain = 0.92;
+  constexpr int kMaxTailWays = 8;
   double best = s.k_blocks;
-  int x = 0;
-  for (int c = 1; c < s.k_blocks; ++c) {
-    const double t = std::max(s.k_blocks - c + kPartialBlocks, busiest * (c + kPartialBlocks));
-    if (t < best) best = t, x = c;
+  TailSplit plan;
+  for (int ways = 2; ways <= std::min(kMaxTailWays, s.k_blocks); ++ways) {
+    const int ranges = ways - 1;
+    const int busiest = ceil_div(tail * ranges, helpers);  // ranges of the busiest helper
+    const double c = kPartialBlocks + kRangeBlocks * (ways - 2);
+    const double bar = ways > 2 ? best * kWaysGain : best;  // what a further range must beat
+    for (int x = ranges; x < s.k_blocks; ++x) {             // at least one K block a range
+      const double t = std::max(s.k_blocks - x + c, busiest * (static_cast<double>(x) / ranges + c));
+      if (t < bar && t < best) best = t, plan = {x, ways};
+    }
   }
-  return best > s.k_blocks - 2 ? 0 : x;
+  return best > s.k_blocks - 2 ? TailSplit{} : plan;
 }
 
 /// The split workspace's shape per split tile: keys (CTAs of a cluster x consumer
@@ -231,15 +238,16 @@ struct SplitSlots {
 };
 
 /// Plans the K split of the last partial round over `ctas` persistent CTAs
-/// (WgmmaSchedule): helpers take `helper_blocks` K blocks (at most all but one) of each
-/// tail tile, in two ranges. False (the schedule unchanged): no partial round, a single
-/// K block, or helper_blocks <= 0.
-inline bool plan_tail_split(WgmmaSchedule& s, int ctas, int helper_blocks) {
+/// (WgmmaSchedule): helpers take `split.helper_blocks` K blocks (at most all but one) of
+/// each tail tile, in split.ways - 1 ranges of at least one K block. False (the schedule
+/// unchanged): no partial round, a single K block, helper_blocks <= 0 or ways < 2.
+inline bool plan_tail_split(WgmmaSchedule& s, int ctas, TailSplit split) {
   const int tail = s.total % ctas;
-  if (s.total <= ctas || tail == 0 || helper_blocks <= 0 || s.k_blocks < 2) return false;
+  if (s.total <= ctas || tail == 0 || split.helper_blocks <= 0 || split.ways < 2 || s.k_blocks < 2) return false;
+  const int ways = std::min(split.ways, s.k_blocks);
   s.split_first = s.total - tail;
-  s.split_kb = s.k_blocks - std::min(helper_blocks, s.k_blocks - 1);
-  s.ways = 2;
+  s.split_kb = s.k_blocks - std::min(std::max(split.helper_blocks, ways - 1), s.k_blocks - 1);
+  s.ways = ways;
   return true;
 }
 
@@ -270,8 +278,8 @@ inline void* split_workspace(WgmmaSchedule& s, SplitSlots slots, const CudaConte
 }
 
 /// plan_tail_split with its workspace: returns it (free it after the launch) or null.
-inline void* split_tail(WgmmaSchedule& s, int ctas, int helper_blocks, SplitSlots slots, const CudaContext& ctx) {
-  return plan_tail_split(s, ctas, helper_blocks) ? split_workspace(s, slots, ctx) : nullptr;
+inline void* split_tail(WgmmaSchedule& s, int ctas, TailSplit split, SplitSlots slots, const CudaContext& ctx) {
+  return plan_tail_split(s, ctas, split) ? split_workspace(s, slots, ctx) : nullptr;
 }
 
 /// plan_split_all with its workspace: returns it (free it after the launch) or null.
