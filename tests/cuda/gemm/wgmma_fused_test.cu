@@ -504,7 +504,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "128x64",
                            "128x64 splitk3",
                            "64x64c2",
-                           "64x64c2 splitk2"};
+                           "64x64c2 splitk2",
+                           "64x128c2",
+                           "64x128c2 splitk3"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

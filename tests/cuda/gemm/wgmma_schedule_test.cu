@@ -269,7 +269,10 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");
   EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");         // 3 tile rows: a cluster of 2 would be half empty
   EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");  // 32 tiles of 172 K blocks
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "128x128");         // 16 K blocks: no split
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F16), "64x128c2");        // 2000-byte rows: 64x128 in clusters of 2
+  EXPECT_EQ(choice(1000, 1000, 1100, DType::F16), "128x128");         // 18 K blocks: no split
+  EXPECT_EQ(choice(1280, 1280, 1280, DType::BF16), "128x128");        // 20 K blocks: no cluster
+  EXPECT_EQ(choice(1280, 1280, 4096, DType::BF16), "128x128c2");      // 64 K blocks: clusters of 2
   EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");   // tf32, K-major B
   EXPECT_EQ(choice(512, 512, 512, DType::BF16), "64x128");            // 16 K blocks: 32 tiles of 64x128
   EXPECT_EQ(choice(1024, 1024, 1024, DType::F16), "64x128");          // 128 tiles in one wave
@@ -301,7 +304,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
   for (const char* name : {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3",
-                           "128x256store", "128x128c2", "128x64", "64x64c2", "64x64c2 splitk2"}) {
+                           "128x256store", "128x128c2", "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -130,6 +130,14 @@ struct WgmmaTmaShort {
   static constexpr int kEpiBuffers = 1;
 };
 
+/// wgmma_tma, the short tile in clusters of 2 along M ("64x128c2"): WgmmaTmaShort whose
+/// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
+/// boxes). For small calls (K of at most 16 blocks) whose 64-row tiles fill one wave:
+/// twice the CTAs of 128x128 tiles, each reading half the B bytes from L2.
+struct WgmmaTmaShortC2 : WgmmaTmaShort {
+  static constexpr int kClusterM = 2;
+};
+
 /// wgmma_tma, the small tile in clusters of 2 along M ("64x64c2"): for calls of 65..128
 /// rows over a wide N (a prefill's short batch against a weight matrix), which stream B
 /// once: two 64-row tiles share each 64-column B tile through TMA multicast (each CTA

@@ -76,7 +76,7 @@
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
 // "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
-// in clusters of 2),
+// in clusters of 2), "64x128c2" (64x128 in clusters of 2),
 // each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
@@ -113,14 +113,15 @@ constexpr int kMaxSmemBytes =
     std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
               WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
               WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaNarrow>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaSmallC2>::kSmemBytes});
+              WgmmaConfig<sm90::WgmmaTmaSmallC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaShortC2>::kSmemBytes});
 
 constexpr struct {
   WgmmaTile tile;
   const char* name;
-} kTileNames[] = {{WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
-                  {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
-                  {WgmmaTile::Narrow, "128x64"},   {WgmmaTile::SmallC2, "64x64c2"}};
+} kTileNames[] = {
+    {WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
+    {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
+    {WgmmaTile::Narrow, "128x64"},   {WgmmaTile::SmallC2, "64x64c2"},    {WgmmaTile::ShortC2, "64x128c2"}};
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -128,6 +129,9 @@ constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways -
 // x 4096 in 128x128 tiles 78-88 split in 2 (32 blocks a range), 75-84 in 4 (16);
 // 1000^3 70-80 unsplit, 62-66 in 2 (8).
 constexpr int kMinSplitBlocks = 32;
+// K blocks at least for the 128x128 tile's clusters of 2 (table_choice): over a shorter K
+// the cluster's start and its multicast waits cost more than the L2 reads it saves.
+constexpr int kMinClusterBlocks = 32;
 
 /// K ranges per tile for `tiles` tiles (or clusters) of `k_blocks` K blocks, `slots`
 /// of which run at once: 1 while the tiles fill three quarters of the slots or more
@@ -179,6 +183,14 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t es = static_cast<int64_t>(core::dtype_size(args.ab_type));
   if (k_blocks <= 16 && short_tiles <= sms && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
     return {WgmmaTile::Short, 1, "K of at most 16 blocks, 64x128 tiles in one wave: 64x128"};
+  // The same small calls with rows off the 128-byte lines: the 64x128 tiles in clusters of
+  // 2 along M, which read each B tile from L2 once for two tiles (1000^3: 81-89% of
+  // cuBLAS against 72-79% for 128x128 and 67-69% for 64x128 alone), where the tile rows
+  // pair up. cuBLAS runs the same shape there (64x128 tiles, clusters of 2 along M).
+  if (k_blocks <= 16 && short_tiles <= sms && core::ceil_div<int64_t>(m, 64) % 2 == 0)
+    return {WgmmaTile::ShortC2, 1,
+            "K of at most 16 blocks, 64x128 tiles in one wave, rows off the 128-byte lines: 64x128 tiles in "
+            "clusters of 2 sharing B"};
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
@@ -216,11 +228,12 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
-  // An even number of tile rows and at least half the SMs busy: clusters of 2 along M
-  // share B (half its L2 reads), measured ahead of the single tile at 256 and 512 rows
-  // (notes/llm-gemm.md); an odd number would leave a cluster half empty, and calls of a
-  // few tiles (256^3, 512^3) are not bound by L2 and lost 10 points in clusters.
-  if (core::ceil_div<int64_t>(m, 128) % 2 == 0 && mid_tiles * mid_ways >= sms / 2)
+  // An even number of tile rows, at least half the SMs busy and a long K: clusters of 2
+  // along M share B (half its L2 reads), measured ahead of the single tile at 256 and 512
+  // rows over K = 4096 (notes/llm-gemm.md); an odd number would leave a cluster half
+  // empty, calls of a few tiles (256^3, 512^3) are not bound by L2 and lost 10 points in
+  // clusters, and so did a short K (1280^3, 20 K blocks: 84-89% against 96%).
+  if (core::ceil_div<int64_t>(m, 128) % 2 == 0 && mid_tiles * mid_ways >= sms / 2 && k_blocks >= kMinClusterBlocks)
     return {WgmmaTile::MidC2, mid_ways,
             "128x128 tiles in clusters of 2 (K split if need be) estimated faster than 128x256 clusters"};
   return {WgmmaTile::Mid, mid_ways, "128x128 tiles (K split if need be) estimated faster than 128x256 clusters"};
@@ -302,7 +315,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
     throw core::Error(core::Status::InvalidArgument,
                       "GPUKERN_WGMMA_CONFIG='" + forced.raw +
                           "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                          "128x128c2, 128x64 or 64x64c2, optionally followed by ' splitkN' "
+                          "128x128c2, 128x64, 64x64c2 or 64x128c2, optionally followed by ' splitkN' "
                           "(N = 1.." +
                           std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
@@ -365,6 +378,8 @@ ClusterTile cluster_tile(WgmmaTile tile) {
       return cluster_tile<sm90::WgmmaTmaNarrow>();
     case WgmmaTile::SmallC2:
       return cluster_tile<sm90::WgmmaTmaSmallC2>();
+    case WgmmaTile::ShortC2:
+      return cluster_tile<sm90::WgmmaTmaShortC2>();
     case WgmmaTile::Store:
       return cluster_tile<sm90::WgmmaTmaStore>();
     default:
@@ -392,6 +407,9 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
       break;
     case WgmmaTile::SmallC2:
       launch_wgmma_small_c2(args, ctx, choice.ways);
+      break;
+    case WgmmaTile::ShortC2:
+      launch_wgmma_short_c2(args, ctx, choice.ways);
       break;
     case WgmmaTile::Store:
       if (wgmma_store_fits(args))
