@@ -91,8 +91,8 @@
 
 #include "core/log.hpp"
 
+#include <cmath>
 #include <cstdlib>
-#include <numeric>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -429,12 +429,13 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
 // over hundreds of rounds the persistent CTAs drift apart, so the CTAs that read an
 // item's operand rows read them far apart in time, after C's stream has pushed them out
 // of L2. Nsight Compute on the H100, 2048 x 2048 x 64 items in one launch: Q and K read
-// from DRAM 1.2 times at 96 items (93 rounds), 1.9 at 192, 2.3 at 512, 3.2 at 1024
-// (at two K blocks a tile, 1.0 at 1024). A launch boundary realigns the CTAs: such
-// batches run in parts of about kDriftRounds rounds; of whole rounds where the item's
-// tiles allow (a multiple of slots / gcd(tiles per item, slots) items, up to twice as
-// many rounds), so no part ends on a partial round.
-constexpr int64_t kDriftRounds = 64;
+// from DRAM 1.2 times at 96 items (93 rounds), 1.9 at 192, 2.3 at 512, 3.2 at 1024 (at
+// two K blocks a tile, 1.0 at 1024). A launch boundary realigns the CTAs: such batches
+// run in parts of about kDriftRounds rounds (32 measured ahead of 64 and 128), each
+// part's item count chosen between half and twice that so its last round is full, or
+// nearly (at most kRoundWaste of the part's slots idle).
+constexpr int64_t kDriftRounds = 32;
+constexpr double kRoundWaste = 0.01;
 
 int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, const CudaContext& ctx) {
   const int64_t none = args.batch;
@@ -444,10 +445,23 @@ int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, 
   const int64_t slots = std::max(1, ctx.sm_count / t.ctas);
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, t.rows) * core::ceil_div<int64_t>(args.n, t.cols);
   if (item_tiles * args.batch <= 2 * kDriftRounds * slots) return none;
-  const int64_t whole = slots / std::gcd(item_tiles, slots);  // items of whole rounds
-  const int64_t whole_rounds = whole * item_tiles / slots;
-  if (whole_rounds <= 2 * kDriftRounds) return whole * std::max<int64_t>(1, kDriftRounds / whole_rounds);
-  return std::max<int64_t>(1, kDriftRounds * slots / item_tiles);
+  // Candidates: parts of kDriftRounds / 2 .. 2 kDriftRounds rounds (at least one item).
+  const int64_t lo = std::max<int64_t>(1, kDriftRounds * slots / (2 * item_tiles));
+  const int64_t hi = std::max(lo, 2 * kDriftRounds * slots / item_tiles);
+  int64_t best = lo;
+  double best_waste = 2, best_distance = 0;
+  for (int64_t items = lo; items <= hi; ++items) {
+    const int64_t tiles = items * item_tiles, rounds = core::ceil_div(tiles, slots);
+    const double waste = static_cast<double>(rounds * slots - tiles) / static_cast<double>(rounds * slots);
+    const double distance = std::abs(static_cast<double>(rounds - kDriftRounds));
+    // A part whose last round is (nearly) full beats one that is not; among those, the
+    // one nearest kDriftRounds rounds.
+    const bool full = waste <= kRoundWaste, best_full = best_waste <= kRoundWaste;
+    const bool nearer = distance < best_distance || (distance == best_distance && waste < best_waste);
+    if ((full && !best_full) || (full == best_full && (full ? nearer : waste < best_waste)))
+      best = items, best_waste = waste, best_distance = distance;
+  }
+  return best;
 }
 
 void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx) {
