@@ -57,13 +57,17 @@
 // calls whose K is two blocks (Q K^T at d = 128) a 128x256 configuration with 4 C
 // staging rounds in flight, since storing C takes longer than the math.
 //
+// Small calls (K of at most 16 blocks) whose 64-row tiles fill one wave take 64x128 where
+// the rows of A and B start 128-byte lines, else 64x128 tiles in clusters of 2 sharing B.
+//
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
 // item, read by all); wgmma_batch.cuh says why. Batched operands TMA cannot address
 // (base, pitch or batch stride not a multiple of 16 bytes) are declined (Misaligned):
 // the repack pass serves unbatched calls only. The configuration choice counts the
 // tiles of all items, so many small items (attention: 1024 heads of S x S x 64) fill the
-// SMs without a K split.
+// SMs without a K split. A batch of one-K-block tiles over many rounds (Q K^T at d = 64)
+// runs in parts of about 32 rounds instead (wgmma_part_items says why).
 //
 // The fused epilogue (bias over N, activation) is applied to the accumulators where
 // they leave for C, in f32 before the single rounding: on both store paths, after the
@@ -501,11 +505,12 @@ void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const WgmmaChoice choice = choose_wgmma_config(args, ctx);
   if (core::log_enabled(core::LogLevel::Debug)) {
     const int64_t part = wgmma_part_items(args, choice, ctx);
-    core::log_line(core::LogLevel::Debug,
-                   "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")" +
-                       (part < args.batch
-                            ? ", " + std::to_string(part) + " items a launch (one-K-block tiles: parts of whole rounds)"
-                            : std::string()));
+    core::log_line(
+        core::LogLevel::Debug,
+        "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")" +
+            (part < args.batch ? ", " + std::to_string(part) + " items a launch (one-K-block tiles: parts of about " +
+                                     std::to_string(kDriftRounds) + " rounds)"
+                               : std::string()));
   }
   wgmma_tma_run_with(args, ctx, choice);
 }
