@@ -112,20 +112,59 @@ bool built_for_sm90a() {
   return built;
 }
 
-/// The most shared memory a block of any configuration asks for.
-constexpr int kMaxSmemBytes =
-    std::max({TmaConfig::kSmemBytes, TmaTf32NNConfig::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaMid>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaShort>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaStore>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaMidC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaNarrow>::kSmemBytes,
-              WgmmaConfig<sm90::WgmmaTmaSmallC2>::kSmemBytes, WgmmaConfig<sm90::WgmmaTmaShortC2>::kSmemBytes});
+/// The large tile's launcher, and the store-bound configuration's (16-bit C stored by TMA
+/// only; other calls run the large tile).
+void launch_wgmma_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  launch_wgmma<TmaConfig>(args, ctx, ways);
+}
+void launch_wgmma_store_or_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  if (wgmma_store_fits(args))
+    launch_wgmma_store(args, ctx, ways);
+  else
+    launch_wgmma<TmaConfig>(args, ctx, ways);
+}
 
-constexpr struct {
+/// A configuration as the rung's host code sees it: its cluster tile (rows kBlockM x
+/// kClusterM, columns, CTAs), the shared memory a block asks for, its launcher.
+struct TileEntry {
   WgmmaTile tile;
-  const char* name;
-} kTileNames[] = {
-    {WgmmaTile::Large, "128x256c2"}, {WgmmaTile::Mid, "128x128"},        {WgmmaTile::Short, "64x128"},
-    {WgmmaTile::Tf32NN, "tf32nn"},   {WgmmaTile::Store, "128x256store"}, {WgmmaTile::MidC2, "128x128c2"},
-    {WgmmaTile::Narrow, "128x64"},   {WgmmaTile::SmallC2, "64x64c2"},    {WgmmaTile::ShortC2, "64x128c2"}};
+  const char* name;  // what GPUKERN_WGMMA_CONFIG accepts
+  int rows, cols, ctas, smem_bytes;
+  void (*launch)(const core::GemmArgs&, const CudaContext&, int ways);
+};
+template <class Tile>
+constexpr TileEntry entry(WgmmaTile tile, const char* name,
+                          void (*launch)(const core::GemmArgs&, const CudaContext&, int)) {
+  using C = WgmmaConfig<Tile>;
+  return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM, C::kSmemBytes, launch};
+}
+/// Every configuration the rung ships. Tf32NN's launcher runs every other call a forced
+/// "tf32nn" meets (tf32 with N-contiguous B takes launch_wgmma_tf32_nn whatever the tile).
+constexpr TileEntry kTiles[] = {
+    entry<sm90::WgmmaTma>(WgmmaTile::Large, "128x256c2", launch_wgmma_large),
+    entry<sm90::WgmmaTmaMid>(WgmmaTile::Mid, "128x128", launch_wgmma_mid),
+    entry<sm90::WgmmaTmaShort>(WgmmaTile::Short, "64x128", launch_wgmma_short),
+    entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn", launch_wgmma_large),
+    entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store", launch_wgmma_store_or_large),
+    entry<sm90::WgmmaTmaMidC2>(WgmmaTile::MidC2, "128x128c2", launch_wgmma_mid_c2),
+    entry<sm90::WgmmaTmaNarrow>(WgmmaTile::Narrow, "128x64", launch_wgmma_narrow),
+    entry<sm90::WgmmaTmaSmallC2>(WgmmaTile::SmallC2, "64x64c2", launch_wgmma_small_c2),
+    entry<sm90::WgmmaTmaShortC2>(WgmmaTile::ShortC2, "64x128c2", launch_wgmma_short_c2),
+};
+
+const TileEntry& tile_entry(WgmmaTile tile) {
+  for (const TileEntry& e : kTiles)
+    if (e.tile == tile) return e;
+  return kTiles[0];
+}
+
+/// The most shared memory a block of any configuration asks for.
+constexpr int max_smem_bytes() {
+  int most = 0;
+  for (const TileEntry& e : kTiles) most = std::max(most, e.smem_bytes);
+  return most;
+}
+constexpr int kMaxSmemBytes = max_smem_bytes();
 
 constexpr int kMaxWays = 16;  // K ranges per tile at most (partial sums: ways - 1 tiles' worth each)
 // K blocks per range at least: a shorter range spends too much of its time filling the
@@ -289,7 +328,7 @@ core::Verdict batch_reason(const core::GemmArgs& args) {
 
 std::string WgmmaChoice::name() const {
   std::string text = "?";
-  for (const auto& t : kTileNames)
+  for (const auto& t : kTiles)
     if (t.tile == tile) text = t.name;
   return ways > 1 ? text + " splitk" + std::to_string(ways) : text;
 }
@@ -299,7 +338,7 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
   const std::string tile = text.substr(0, cut);
   WgmmaChoice c;
   bool known = false;
-  for (const auto& t : kTileNames)
+  for (const auto& t : kTiles)
     if (tile == t.name) c.tile = t.tile, known = true;
   if (!known) return false;
   if (cut != std::string::npos) {
@@ -361,69 +400,11 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
-/// A configuration's cluster tile: rows (kBlockM x kClusterM), columns, CTAs.
-struct ClusterTile {
-  int rows, cols, ctas;
-};
-template <class Tile>
-constexpr ClusterTile cluster_tile() {
-  using C = WgmmaConfig<Tile>;
-  return {C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM};
-}
-ClusterTile cluster_tile(WgmmaTile tile) {
-  switch (tile) {
-    case WgmmaTile::Mid:
-      return cluster_tile<sm90::WgmmaTmaMid>();
-    case WgmmaTile::Short:
-      return cluster_tile<sm90::WgmmaTmaShort>();
-    case WgmmaTile::MidC2:
-      return cluster_tile<sm90::WgmmaTmaMidC2>();
-    case WgmmaTile::Narrow:
-      return cluster_tile<sm90::WgmmaTmaNarrow>();
-    case WgmmaTile::SmallC2:
-      return cluster_tile<sm90::WgmmaTmaSmallC2>();
-    case WgmmaTile::ShortC2:
-      return cluster_tile<sm90::WgmmaTmaShortC2>();
-    case WgmmaTile::Store:
-      return cluster_tile<sm90::WgmmaTmaStore>();
-    default:
-      return cluster_tile<sm90::WgmmaTma>();
-  }
-}
-
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  if (is_tf32_nn(args)) {
+  if (is_tf32_nn(args))
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
-    return;
-  }
-  switch (choice.tile) {
-    case WgmmaTile::Mid:
-      launch_wgmma_mid(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::Short:
-      launch_wgmma_short(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::MidC2:
-      launch_wgmma_mid_c2(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::Narrow:
-      launch_wgmma_narrow(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::SmallC2:
-      launch_wgmma_small_c2(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::ShortC2:
-      launch_wgmma_short_c2(args, ctx, choice.ways);
-      break;
-    case WgmmaTile::Store:
-      if (wgmma_store_fits(args))
-        launch_wgmma_store(args, ctx, choice.ways);
-      else
-        launch_wgmma<TmaConfig>(args, ctx, choice.ways);
-      break;
-    default:
-      launch_wgmma<TmaConfig>(args, ctx, choice.ways);
-  }
+  else
+    tile_entry(choice.tile).launch(args, ctx, choice.ways);
 }
 
 }  // namespace
@@ -445,7 +426,7 @@ int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, 
   const int64_t none = args.batch;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (!args.batched() || k_blocks != 1 || is_tf32_nn(args)) return none;
-  const ClusterTile t = cluster_tile(choice.tile);
+  const TileEntry& t = tile_entry(choice.tile);
   const int64_t slots = std::max(1, ctx.sm_count / t.ctas);
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, t.rows) * core::ceil_div<int64_t>(args.n, t.cols);
   if (item_tiles * args.batch <= 2 * kDriftRounds * slots) return none;
