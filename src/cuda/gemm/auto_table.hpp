@@ -48,6 +48,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "skinny",
        kLayoutNN,
        kOneGemm},
+      // A prefill of 1024 tokens against the 14336 x 4096 weight stored N x K: wgmma_tma's
+      // 448 tiles of 128x256 (3.4 rounds of clusters) run at 94.8-95.6% of cuBLAS (bf16
+      // and f16, four runs 2026-11-25 to 11-28), where its policy (tiles fill the SMs three
+      // times) would take them; cuBLAS. From 2048 tokens wgmma_tma is ahead (102-109%).
+      {"16-bit NT 14336 x 4096 prefill, T 513..1024",
+       k16Bit,
+       kH100,
+       {513, 1024},
+       {14336, 14336},
+       {4096, 4096},
+       "cublas",
+       kLayoutNT,
+       kOneGemm},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},

@@ -66,6 +66,18 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
 
+TEST(CudaAutoTable, NTPrefillOf1024TokensOn14336x4096IsCublas) {
+  for (DType t : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(pick(call(t, kNT, 1024, 14336, 4096)), "cublas");
+    EXPECT_EQ(pick(call(t, kNT, 513, 14336, 4096)), "cublas");
+    EXPECT_EQ(pick(call(t, kNT, 2048, 14336, 4096)), "") << "from 2048 tokens wgmma_tma is ahead";
+    EXPECT_EQ(pick(call(t, kNT, 512, 14336, 4096)), "");
+    EXPECT_EQ(pick(call(t, kNN, 1024, 14336, 4096)), "") << "N-contiguous weights: wgmma_tma is level";
+    EXPECT_EQ(pick(call(t, kNT, 1024, 11008, 4096)), "");
+    EXPECT_EQ(pick(call(t, kNT, 1024, 14336, 4096, 2)), "") << "batches: the ranked order";
+  }
+}
+
 TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t tokens : {1, 2, 4, 8, 16}) {
