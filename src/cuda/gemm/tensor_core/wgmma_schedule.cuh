@@ -209,7 +209,7 @@ struct TailSplit {
 /// more partial sum for the last CTA to read. A further range is taken only where it
 /// saves 8% of the round's time (the model's error): where the idle CTAs outnumber the
 /// tail tiles. 3072^3 in 128x256 clusters leaves 12 tail clusters of 48 K blocks for 54
-/// idle ones: two ways 30 K blocks of time, five 22.
+/// idle ones: two ways 30 K blocks of time, four 22.
 inline TailSplit tail_split_plan(const WgmmaSchedule& s, int ctas) {
   const int tail = s.total % ctas, helpers = ctas - tail;
   if (s.total <= ctas || tail == 0 || s.k_blocks < 2) return {};
