@@ -353,14 +353,17 @@ TEST(WgmmaFusedHost, ChoiceCountsTheTilesOfEveryItem) {
       EXPECT_EQ(qk.ways, 1) << "S " << s << " d " << d << ": " << qk.name();
       EXPECT_EQ(qk.tile, d == 128 ? gemm::WgmmaTile::Store : gemm::WgmmaTile::Large)
           << "S " << s << " d " << d << ": " << qk.name();
-      // P V: S x d x S, NN. At most 64 columns: the 128x64 tile; at most 128: the 128x128
+      // P V: S x d x S, NN. At most 64 columns: the 128x64 tile in clusters of 2; at most 128: the 128x128
       // tile (a 256-wide one would be half or three quarters padding) in clusters of 2 that
       // share B; no split.
       const gemm::WgmmaChoice pv = gemm::choose_wgmma_config(batched_call(s, d, s, false, 1024), ctx);
       EXPECT_EQ(pv.ways, 1) << "S " << s << " d " << d << ": " << pv.name();
-      EXPECT_EQ(pv.tile, d == 64 ? gemm::WgmmaTile::Narrow : gemm::WgmmaTile::MidC2)
+      EXPECT_EQ(pv.tile, d == 64 ? gemm::WgmmaTile::NarrowC2 : gemm::WgmmaTile::MidC2)
           << "S " << s << " d " << d << ": " << pv.name();
     }
+  // P V at d = 64 with an odd number of 128-row tiles an item: no cluster (its second CTA
+  // would take the next item's first tile row).
+  EXPECT_EQ(gemm::choose_wgmma_config(batched_call(640, 64, 640, false, 1024), ctx).tile, gemm::WgmmaTile::Narrow);
   // The same item alone would split K (its 8 tiles of 128x128 leave most SMs idle); 32
   // items fill them.
   EXPECT_GT(gemm::choose_wgmma_config(batched_call(512, 128, 8192, false, 1), ctx).ways, 1);
@@ -512,7 +515,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "64x64c2",
                            "64x64c2 splitk2",
                            "64x128c2",
-                           "64x128c2 splitk3"};
+                           "64x128c2 splitk3",
+                           "128x64c2",
+                           "128x64c2 splitk3"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

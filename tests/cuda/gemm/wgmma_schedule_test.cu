@@ -303,8 +303,9 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.tile, gemm::WgmmaTile::Mid);
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
-  for (const char* name : {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3",
-                           "128x256store", "128x128c2", "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2"}) {
+  for (const char* name :
+       {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3", "128x256store", "128x128c2",
+        "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2", "128x64c2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -115,6 +115,15 @@ struct WgmmaTmaNarrow : WgmmaTmaMid {
   static constexpr int kEpiBoxes = 1;
 };
 
+/// wgmma_tma, the narrow tile in clusters of 2 along M ("128x64c2"): WgmmaTmaNarrow whose
+/// two CTAs share each B tile through TMA multicast (each loads 32 of its 64 rows). For
+/// attention's P V at d = 64, where every tile row reads all of V again from L2: the
+/// cluster halves those reads.
+struct WgmmaTmaNarrowC2 : WgmmaTmaNarrow {
+  static constexpr int kClusterM = 2;
+  static constexpr int kBBoxRows = 32;
+};
+
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
 /// of at most 64 rows (a 128-row tile would compute twice the rows, and the B tile is
 /// what such calls stream), K split so that tiles x ways fill the SMs. 8 stages of 24 KB

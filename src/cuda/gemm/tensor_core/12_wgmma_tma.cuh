@@ -541,15 +541,16 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
 
 /// The configurations the rung ships (cuda/gemm/configs/sm90.cuh), by tile.
 enum class WgmmaTile : int {
-  Large,    // 128x256, clusters of 2 (sm90::WgmmaTma)
-  Mid,      // 128x128 (sm90::WgmmaTmaMid)
-  Short,    // 64x128 (sm90::WgmmaTmaShort)
-  Tf32NN,   // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
-  Store,    // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
-  MidC2,    // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
-  Narrow,   // 128x64 (sm90::WgmmaTmaNarrow)
-  SmallC2,  // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
-  ShortC2,  // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
+  Large,     // 128x256, clusters of 2 (sm90::WgmmaTma)
+  Mid,       // 128x128 (sm90::WgmmaTmaMid)
+  Short,     // 64x128 (sm90::WgmmaTmaShort)
+  Tf32NN,    // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+  Store,     // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
+  MidC2,     // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
+  Narrow,    // 128x64 (sm90::WgmmaTmaNarrow)
+  SmallC2,   // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
+  ShortC2,   // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
+  NarrowC2,  // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -581,10 +582,11 @@ int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, 
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store and Narrow tiles' launchers
+/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow and NarrowC2 tiles' launchers
 /// (launch_wgmma with their configurations), compiled beside the large tile's
 /// (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu 64x128 and
-/// 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu).
+/// 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu,
+/// 12_wgmma_tma_narrow_c2.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -593,5 +595,6 @@ void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int 
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_small_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm
