@@ -50,8 +50,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kOneGemm},
       // A prefill of 1024 tokens against the 14336 x 4096 weight stored N x K: wgmma_tma's
       // 448 tiles of 128x256 (3.4 rounds of clusters) run at 94.8-95.6% of cuBLAS (bf16
-      // and f16, four runs 2026-11-25 to 11-28), where its policy (tiles fill the SMs three
-      // times) would take them; cuBLAS. From 2048 tokens wgmma_tma is ahead (102-109%).
+      // and f16, four suite runs: notes/llm-gemm.md), where its policy (tiles fill the SMs
+      // three times) would take them; cuBLAS. From 2048 tokens wgmma_tma is ahead.
       {"16-bit NT 14336 x 4096 prefill, T 513..1024",
        k16Bit,
        kH100,

@@ -96,13 +96,20 @@ struct WgmmaTmaMid {
   static constexpr int kEpiBuffers = 1;
 };
 
+/// A wgmma_tma configuration `Tile` in clusters of 2 CTAs along M that share each B tile
+/// through TMA multicast: each CTA loads half of B's copies, whole 64-row boxes where the
+/// tile has an even number of them, else half of each box (32-row pieces).
+template <class Tile>
+struct PairedAlongM : Tile {
+  static constexpr int kClusterM = 2;
+  static constexpr int kBBoxRows = (Tile::kBlockN / 64) % 2 == 0 ? Tile::kBBoxRows : Tile::kBBoxRows / 2;
+};
+
 /// wgmma_tma, the mid-size tile in clusters of 2 along M ("128x128c2"): WgmmaTmaMid whose
 /// two CTAs share each B tile through TMA multicast. For calls that stream A past a
 /// narrow B (attention's P V: n = d = 64 or 128, K = S): each tile row reads all of B
 /// again from L2, as much as A at n = 128, and the cluster halves that.
-struct WgmmaTmaMidC2 : WgmmaTmaMid {
-  static constexpr int kClusterM = 2;
-};
+struct WgmmaTmaMidC2 : PairedAlongM<WgmmaTmaMid> {};
 
 /// wgmma_tma, the narrow tile ("128x64"): for calls of at most 64 columns over a long K
 /// (attention's P V at d = 64: n = 64, K = S), where a 128-wide tile computes and
@@ -119,10 +126,7 @@ struct WgmmaTmaNarrow : WgmmaTmaMid {
 /// two CTAs share each B tile through TMA multicast (each loads 32 of its 64 rows). For
 /// attention's P V at d = 64, where every tile row reads all of V again from L2: the
 /// cluster halves those reads.
-struct WgmmaTmaNarrowC2 : WgmmaTmaNarrow {
-  static constexpr int kClusterM = 2;
-  static constexpr int kBBoxRows = 32;
-};
+struct WgmmaTmaNarrowC2 : PairedAlongM<WgmmaTmaNarrow> {};
 
 /// wgmma_tma, the short tile ("64x128"): one consumer warpgroup of m64n128 for problems
 /// of at most 64 rows (a 128-row tile would compute twice the rows, and the B tile is
@@ -143,9 +147,7 @@ struct WgmmaTmaShort {
 /// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
 /// boxes). For small calls (K of at most 16 blocks) whose 64-row tiles fill one wave:
 /// twice the CTAs of 128x128 tiles, each reading half the B bytes from L2.
-struct WgmmaTmaShortC2 : WgmmaTmaShort {
-  static constexpr int kClusterM = 2;
-};
+struct WgmmaTmaShortC2 : PairedAlongM<WgmmaTmaShort> {};
 
 /// wgmma_tma, the small tile in clusters of 2 along M ("64x64c2"): for calls of 65..128
 /// rows over a wide N (a prefill's short batch against a weight matrix), which stream B

@@ -227,13 +227,14 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // 78%).
   const int64_t short_tiles = core::ceil_div<int64_t>(m, 64) * core::ceil_div<int64_t>(n, 128) * items;
   const int64_t es = static_cast<int64_t>(core::dtype_size(args.ab_type));
-  if (k_blocks <= 16 && short_tiles <= sms && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
+  const bool small_call = k_blocks <= 16 && short_tiles <= sms;
+  if (small_call && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
     return {WgmmaTile::Short, 1, "K of at most 16 blocks, 64x128 tiles in one wave: 64x128"};
   // The same small calls with rows off the 128-byte lines: the 64x128 tiles in clusters of
   // 2 along M, which read each B tile from L2 once for two tiles (1000^3: 81-89% of
   // cuBLAS against 72-79% for 128x128 and 67-69% for 64x128 alone), where the tile rows
   // pair up. cuBLAS runs the same shape there (64x128 tiles, clusters of 2 along M).
-  if (k_blocks <= 16 && short_tiles <= sms && core::ceil_div<int64_t>(m, 64) % 2 == 0)
+  if (small_call && core::ceil_div<int64_t>(m, 64) % 2 == 0)
     return {WgmmaTile::ShortC2, 1,
             "K of at most 16 blocks, 64x128 tiles in one wave, rows off the 128-byte lines: 64x128 tiles in "
             "clusters of 2 sharing B"};
@@ -439,13 +440,16 @@ int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, 
   const int64_t slots = std::max(1, ctx.sm_count / t.ctas);
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, t.rows) * core::ceil_div<int64_t>(args.n, t.cols);
   if (item_tiles * args.batch <= 2 * kDriftRounds * slots) return none;
-  // Candidates: parts of kDriftRounds / 2 .. 2 kDriftRounds rounds (at least one item).
+  // Candidates: parts of kDriftRounds / 2 .. 2 kDriftRounds rounds (at least one item),
+  // each round count with the most items it holds (the fullest last round).
   const int64_t lo = std::max<int64_t>(1, kDriftRounds * slots / (2 * item_tiles));
   const int64_t hi = std::max(lo, 2 * kDriftRounds * slots / item_tiles);
   int64_t best = lo;
   double best_waste = 2, best_distance = 0;
-  for (int64_t items = lo; items <= hi; ++items) {
-    const int64_t tiles = items * item_tiles, rounds = core::ceil_div(tiles, slots);
+  for (int64_t rounds = core::ceil_div(lo * item_tiles, slots); rounds <= core::ceil_div(hi * item_tiles, slots);
+       ++rounds) {
+    const int64_t items = std::min(hi, rounds * slots / item_tiles), tiles = items * item_tiles;
+    if (items < lo || core::ceil_div(tiles, slots) != rounds) continue;
     const double waste = static_cast<double>(rounds * slots - tiles) / static_cast<double>(rounds * slots);
     const double distance = std::abs(static_cast<double>(rounds - kDriftRounds));
     // A part whose last round is (nearly) full beats one that is not; among those, the
