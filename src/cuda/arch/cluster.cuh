@@ -57,5 +57,12 @@ __device__ __forceinline__ void st_async_v2(uint32_t remote, float a, float b, u
                : "memory");
 }
 
+/// The same for one 32-bit word.
+__device__ __forceinline__ void st_async_u32(uint32_t remote, uint32_t v, uint32_t remote_bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.u32 [%0], %1, [%2];" ::"r"(remote), "r"(v),
+               "r"(remote_bar)
+               : "memory");
+}
+
 }  // namespace gpukern::cuda::arch
 #endif

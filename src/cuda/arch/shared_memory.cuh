@@ -22,6 +22,18 @@ __device__ __forceinline__ uint32_t ld_shared_u32(uint32_t addr) {
   return v;
 }
 
+/// The same load ordered after every earlier memory operation and barrier wait of this
+/// thread (volatile, a memory clobber): for a word another thread publishes through an
+/// mbarrier, read after waiting on it.
+__device__ __forceinline__ uint32_t ld_shared_u32_ordered(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t x) {
+  asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(x) : "memory");
+}
 __device__ __forceinline__ void st_shared_f32(uint32_t addr, float x) {
   asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(x) : "memory");
 }

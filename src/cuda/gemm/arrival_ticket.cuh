@@ -3,7 +3,8 @@
 // their f32 partial sums in a workspace and leave, the last adds them and stores the tile.
 // Nobody waits for a piece that has not arrived, so the pieces need not be co-resident. One
 // protocol for skinny_kernel's split tiles, the TMA path's cut tiles (skinny/) and wgmma_tma's
-// split tiles (tensor_core/wgmma_schedule.cuh).
+// split tiles (tensor_core/wgmma_schedule.cuh). wgmma_tma's claimed tiles use the same word as a
+// launch-wide counter: the n-th claim's ticket is n - 1, with no clearing pass.
 //
 // The word: tag << kArrivalCountBits | count, where `tag` is unique to the launch
 // (arrival_tag) and `count` counts the launch's arrivals so far. The workspace comes from a
@@ -19,8 +20,8 @@
 //    (ticket 0, for itself) by compare-and-swap on the value it last saw; of those racing, one
 //    CAS succeeds, and each of the others, seeing the current tag, takes a ticket by atomicAdd.
 //  Counts stay far below 2^kArrivalCountBits (a tile has at most one piece per K block and per
-//  CTA of the grid; the policies cut one into at most a few hundred), so an increment never
-//  carries into the tag.
+//  CTA of the grid; the policies cut one into at most a few hundred; a launch that claims
+//  tiles claims fewer than kMaxArrivals), so an increment never carries into the tag.
 //
 // Memory ordering: the ticket's atomics are relaxed and order nothing; each caller orders its
 // partial sums itself, in one of two ways:
@@ -44,6 +45,8 @@ namespace gpukern::cuda::gemm {
 /// Bits of the arrival count in a ticket word; the tag has the other 40.
 constexpr int kArrivalCountBits = 24;
 constexpr uint64_t kArrivalCountMask = (uint64_t(1) << kArrivalCountBits) - 1;
+/// Arrivals at one word a launch may make at most (its count must not reach the mask).
+constexpr int64_t kMaxArrivals = int64_t(kArrivalCountMask) - 1;
 constexpr uint64_t kArrivalTagLimit = uint64_t(1) << (64 - kArrivalCountBits);
 
 /// This launch's tag (host): launch-unique (launch_tags, 40 bits of it), never 0.
@@ -58,11 +61,11 @@ __host__ __device__ constexpr uint64_t arrival_flag(uint64_t tag) {
   return tag << kArrivalCountBits | kArrivalCountMask;
 }
 
-/// This arrival's ticket at `word` for the launch tagged `tag`: 0, 1, 2, ... in arrival order
-/// (the last of `pieces` arrivals gets pieces - 1). See the top of this file.
-__device__ __forceinline__ uint32_t take_arrival_ticket(uint64_t* word, uint64_t tag) {
+/// The ticket of an arrival whose atomicAdd(word, 1) returned `old` (arrival_fetch), for the
+/// launch tagged `tag`. Split from the increment so a caller can issue the atomic early and
+/// read its answer later (wgmma_tma's tile claims), hiding the round trip.
+__device__ __forceinline__ uint32_t resolve_arrival_ticket(uint64_t* word, uint64_t tag, unsigned long long old) {
   auto* w = reinterpret_cast<unsigned long long*>(word);
-  const unsigned long long old = atomicAdd(w, 1ull);
   if ((old >> kArrivalCountBits) == tag) return static_cast<uint32_t>(old & kArrivalCountMask);
   for (unsigned long long cur = old + 1;;) {
     if ((cur >> kArrivalCountBits) == tag) return static_cast<uint32_t>(atomicAdd(w, 1ull) & kArrivalCountMask);
@@ -70,6 +73,17 @@ __device__ __forceinline__ uint32_t take_arrival_ticket(uint64_t* word, uint64_t
     if (seen == cur) return 0;
     cur = seen;
   }
+}
+
+/// The increment of an arrival at `word`: its answer goes to resolve_arrival_ticket.
+__device__ __forceinline__ unsigned long long arrival_fetch(uint64_t* word) {
+  return atomicAdd(reinterpret_cast<unsigned long long*>(word), 1ull);
+}
+
+/// This arrival's ticket at `word` for the launch tagged `tag`: 0, 1, 2, ... in arrival order
+/// (the last of `pieces` arrivals gets pieces - 1). See the top of this file.
+__device__ __forceinline__ uint32_t take_arrival_ticket(uint64_t* word, uint64_t tag) {
+  return resolve_arrival_ticket(word, tag, arrival_fetch(word));
 }
 
 }  // namespace gpukern::cuda::gemm

@@ -72,12 +72,26 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", kLayoutNN, kOneGemm},
       {"tf32 NT long k", kTF32, kH100, {512, kAny}, {}, {8192, kAny}, "wgmma_tma", kLayoutNT, kOneGemm},
       {"tf32 NT wide", kTF32, kH100, {512, kAny}, {8192, kAny}, {}, "wgmma_tma", kLayoutNT, kOneGemm},
+      // Attention's scores Q*K^T per head (C = S x S, K = d = 64 or 128, B = K stored S x d),
+      // all heads in one strided batch of 1024 items (32 x 32 heads): wgmma_tma's
+      // persistent 128x256 clusters, one-K-block tiles claimed at run time, are ahead of
+      // cuBLAS's strided-batched kernel at S 512-4096, bf16 and f16 (d = 64 S 512 101.7-102.4%,
+      // S 1024-4096 102.5-105.9%; d = 128 99.9-104.8%). S 256 is level: cuBLAS (the ranked
+      // order's batch rule).
+      {"16-bit batched Q*K^T, d = 64..128",
+       k16Bit,
+       kH100,
+       {512, 4096},
+       {512, 4096},
+       {64, 128, 64},
+       "wgmma_tma",
+       kLayoutNT,
+       {1024, kAny}},
       // Attention's P*V per head at head dimension 128 (C = S x 128, K = S), all heads in one
       // strided batch: mma_multistage's 256x128 tile (m a multiple of 256, K of 64: its path
       // without bounds checks) is ahead of cuBLAS's strided-batched kernel at S 2048-4096,
       // bf16 and f16, with 1024 items (32 x 32 heads); with 256 or 64 items cuBLAS is level
-      // or ahead. S 512-1024, d = 64 and Q*K^T stay with cuBLAS (the ranked order's batch
-      // rule).
+      // or ahead. S 512-1024 and d = 64 stay with cuBLAS (the ranked order's batch rule).
       {"16-bit batched P*V, d = 128",
        k16Bit,
        kH100,

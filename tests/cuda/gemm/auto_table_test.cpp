@@ -125,9 +125,21 @@ TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
   EXPECT_EQ(pick(pv(2100, 128, 1024)), "") << "S not a multiple of the 256-row tile";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 2304, 128, 2100, 1024)), "") << "K not a multiple of 64";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 2048, 2048, 1024)), "") << "n = S, m = d: the other side";
-  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 128, 1024)), "") << "Q*K^T stays with cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 128, 1024)), "wgmma_tma") << "Q*K^T: its own entry";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 128, 2048, 1024)), "") << "NN only";
   EXPECT_EQ(pick(tf32_call(2048, 128, 2048)), "");
+}
+
+TEST(CudaAutoTable, BatchedQKAtHeadDimension64To128IsWgmmaTma) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t s : {512, 1024, 2048, 4096})
+      for (int64_t d : {64, 128}) EXPECT_EQ(pick(call(t, kNT, s, s, d, 1024)), "wgmma_tma") << s << " " << d;
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 256, 256, 64, 1024)), "") << "S 256: level, the ranked order";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 8192, 8192, 64, 1024)), "") << "past the measured S";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 96, 1024)), "") << "d = 96 not measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 64, 256)), "") << "fewer heads not measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 2048, 2048, 64, 1024)), "") << "NT only";
+  EXPECT_EQ(pick(call(DType::F32, kNT, 2048, 2048, 64, 1024)), "");
 }
 
 TEST(CudaAutoTable, AppliesOnSm90Only) {
@@ -152,6 +164,8 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
   EXPECT_EQ(shape_of("16-bit decode NN, 11008..14336 x 4096"), "f16,bf16 NN T 1..16 wide 11008..14336 k 4096 batch 1");
   EXPECT_EQ(shape_of("16-bit batched P*V, d = 128"),
             "f16,bf16 NN m 2048..4096 (multiple of 256) n 128 k 2048..4096 (multiple of 64) batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 64..128"),
+            "f16,bf16 NT T 512..4096 wide 512..4096 k 64..128 (multiple of 64) batch >= 1024");
   for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
 }
 

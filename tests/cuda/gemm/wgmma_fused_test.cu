@@ -8,7 +8,9 @@
 //    and in C's type, shared and per item; alpha/beta with beta = 0 on a NaN-poisoned C;
 //    both store paths (TMA stores: beta 0 with 16-byte rows; registers: odd n, beta != 0);
 //    the tf32 NN (C^T) kernel; K = 0; every configuration forced, split and unsplit, with
-//    the epilogue; attention-shaped Q K^T and P V at a reduced batch. Each result against
+//    the epilogue, and over several rounds of its CTAs (tiles claimed at run time under
+//    GPUKERN_WGMMA_SCHEDULE=claimed); a long batch of one-K-block tiles (claimed by the
+//    rule); attention-shaped Q K^T and P V at a reduced batch. Each result against
 //    a double reference of every item, every cell of C's buffer outside the items checked
 //    bit for bit.
 #include "support/gemm_desc.hpp"
@@ -370,30 +372,27 @@ TEST(WgmmaFusedHost, ChoiceCountsTheTilesOfEveryItem) {
   EXPECT_EQ(gemm::choose_wgmma_config(batched_call(512, 128, 8192, false, 32), ctx).ways, 1);
 }
 
-TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesRunInPartsOfWholeRounds) {
-  const cuda::CudaContext ctx = h100_like();
-  auto part = [&](int64_t s, int64_t d, int64_t batch) {
-    const core::GemmArgs g = batched_call(s, s, d, true, batch);
-    return gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, ctx), ctx);
+TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
+  // Which launches claim their tiles at run time (12_wgmma_tma.cu's rule; the ctest run
+  // with GPUKERN_WGMMA_SCHEDULE=claimed leaves this test out): more than one round of
+  // one-K-block tiles over several batch items, unsplit.
+  auto claims = [](int tiles_m, int tiles_n, int k_blocks, int items, int ctas) {
+    return gemm::wgmma_claims_tiles(gemm::make_schedule(tiles_m, tiles_n, k_blocks, items), ctas);
   };
-  // Q K^T at d = 64, 1024 heads, 128x256 clusters (66 slots), parts of about 32 rounds
-  // whose last round is full or nearly: S 2048 has 64 cluster tiles an item, 33 items
-  // fill 32 whole rounds; S 1024: 16 tiles, 132 items; S 4096: 256 tiles, 9 items fill
-  // 35 rounds but 6 slots.
-  EXPECT_EQ(part(2048, 64, 1024), 33);
-  EXPECT_EQ(part(1024, 64, 1024), 132);
-  EXPECT_EQ(part(4096, 64, 1024), 9);
-  for (int64_t s : {1024, 2048, 4096}) {
-    const int64_t tiles = part(s, 64, 1024) * (s / 256) * (s / 256), rounds = (tiles + 65) / 66;
-    EXPECT_LE(rounds * 66 - tiles, rounds * 66 / 100) << s;  // at most 1% of the slots idle
-    EXPECT_GE(rounds, 16) << s;
-    EXPECT_LE(rounds, 64) << s;
-  }
-  // Not: two K blocks, a batch of few rounds (S 512: 4096 tiles), one item.
-  EXPECT_EQ(part(2048, 128, 1024), 1024);
-  EXPECT_EQ(part(512, 64, 1024), 1024);
-  EXPECT_EQ(part(2048, 64, 64), 64);
-  EXPECT_EQ(part(2048, 64, 1), 1);
+  // Q K^T at d = 64 over 1024 heads in 128x256 clusters (66 on the H100): S 1024 has 4 x 4
+  // cluster tiles an item (248 rounds), S 2048 8 x 8, S 4096 16 x 16.
+  EXPECT_TRUE(claims(4, 4, 1, 1024, 66));
+  EXPECT_TRUE(claims(8, 8, 1, 1024, 66));
+  EXPECT_TRUE(claims(16, 16, 1, 1024, 66));
+  EXPECT_TRUE(claims(2, 2, 1, 1024, 66));       // S 512: 62 rounds
+  EXPECT_TRUE(claims(1, 1, 1, 133, 132));       // just over one round
+  EXPECT_FALSE(claims(1, 1, 1, 132, 132));      // one round: nothing to claim
+  EXPECT_FALSE(claims(8, 8, 2, 1024, 66));      // two K blocks (d = 128)
+  EXPECT_FALSE(claims(128, 128, 1, 1, 66));     // one item, however many rounds
+  EXPECT_FALSE(claims(1, 1, 1, 1 << 24, 132));  // more claims than a ticket word counts
+  gemm::WgmmaSchedule split = gemm::make_schedule(8, 8, 1, 1024);
+  split.split_first = split.total - 8;  // a split schedule keeps its static units
+  EXPECT_FALSE(gemm::wgmma_claims_tiles(split, 66));
 }
 
 // ---- on the device
@@ -604,27 +603,57 @@ TEST_F(WgmmaFused, ThroughThePublicApi) {
   run_all(cases, *ctx, 5000);
 }
 
-TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesRunInParts) {
+TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  // Tiny items of one K block (one tile each) in a batch long enough to run in two whole
-  // parts and a short third: every item checked, the parts' boundaries included.
+  // Tiny items of one K block (one 64x128 tile each) over 70 rounds of the SMs:
+  // the launch claims its tiles at run time (unless GPUKERN_WGMMA_SCHEDULE says
+  // otherwise); every item checked.
   FusedCase fc;
   fc.m = 24;
   fc.n = 40;
   fc.k = 16;
   fc.trans_b = true;
-  fc.batch = 1000000;
-  core::GemmArgs g = batched_call(fc.m, fc.n, fc.k, true, fc.batch);
-  const int64_t part = gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, *ctx), *ctx);
-  ASSERT_LT(part, fc.batch) << "such a batch no longer runs in parts: the test would test nothing";
-  fc.batch = 2 * part + 7;
-  g.batch = fc.batch;
-  ASSERT_EQ(gemm::wgmma_part_items(g, gemm::choose_wgmma_config(g, *ctx), *ctx), part);
+  fc.batch = 70 * static_cast<int64_t>(ctx->sm_count) + 5;
   fc.bias = 1;
   fc.bias_per_item = true;
   fc.act = core::Activation::Relu;
-  EXPECT_TRUE(run_fused_case(fc, *ctx, base_seed() + 4500)) << part << " items a part";
+  EXPECT_TRUE(run_fused_case(fc, *ctx, base_seed() + 4500));
+}
+
+// Every configuration over several rounds of its persistent CTAs (more tiles than CTAs),
+// unsplit, over one and three K blocks: the static schedule, and under the ctest run with
+// GPUKERN_WGMMA_SCHEDULE=claimed (cuda.gemm.claimed) tiles claimed at run time, clusters
+// included.
+TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
+  const CudaContext* ctx = context();
+  if (!ctx) GTEST_SKIP() << skip_reason_;
+  const char* configs[] = {"128x256c2", "128x128", "64x128",  "tf32nn",   "128x256store",
+                           "128x128c2", "128x64",  "64x64c2", "64x128c2", "128x64c2"};
+  std::vector<FusedCase> cases;
+  int v = 0;
+  for (const char* config : configs)
+    for (int64_t k : {40, 150}) {
+      FusedCase fc;
+      fc.m = 200;
+      fc.n = 300;
+      fc.k = k;
+      fc.batch = 60;  // 128x256 clusters: 2 an item, 120 for 66 slots on the H100
+      fc.config = config;
+      fc.trans_a = v % 2;
+      fc.trans_b = (v / 2) % 2;
+      if (std::string(config) == "tf32nn") {
+        fc.ab = fc.c = DType::F32;
+        fc.tf32 = true;
+        fc.trans_a = fc.trans_b = false;
+      }
+      fc.bias = v % 3;
+      fc.bias_per_item = v % 2;
+      fc.act = kActs[v % 5];
+      cases.push_back(fc);
+      ++v;
+    }
+  run_all(cases, *ctx, 4600);
 }
 
 TEST_F(WgmmaFused, AttentionShapesAtAReducedBatch) {

@@ -68,7 +68,7 @@
 // the repack pass serves unbatched calls only. The configuration choice counts the
 // tiles of all items, so many small items (attention: 1024 heads of S x S x 64) fill the
 // SMs without a K split. A batch of one-K-block tiles over many rounds (Q K^T at d = 64)
-// runs in parts of about 32 rounds instead (wgmma_part_items says why).
+// claims its tiles at run time (wgmma_claims_tiles says why).
 //
 // The fused epilogue (bias over N, activation) is applied to the accumulators where
 // they leave for C, in f32 before the single rounding: on both store paths, after the
@@ -87,7 +87,9 @@
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
 // other calls keep the table's choice. A malformed value fails the call naming the
-// variable. GPUKERN_LOG=debug prints each call's configuration and the reason.
+// variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at
+// run time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each call's
+// configuration and the reason, and each launch that claims its tiles.
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
@@ -421,45 +423,51 @@ void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const Wgmm
 
 // A tile of one K block (attention's Q K^T at d = 64) is mostly the storing of its C,
 // at the rate each SM gets from the memory system, and the SMs' rates differ a little:
-// over hundreds of rounds the persistent CTAs drift apart, so the CTAs that read an
-// item's operand rows read them far apart in time, after C's stream has pushed them out
-// of L2. Nsight Compute on the H100, 2048 x 2048 x 64 items in one launch: Q and K read
-// from DRAM 1.2 times at 96 items (93 rounds), 1.9 at 192, 2.3 at 512, 3.2 at 1024 (at
-// two K blocks a tile, 1.0 at 1024). A launch boundary realigns the CTAs: such batches
-// run in parts of about kDriftRounds rounds (32 measured ahead of 64 and 128), each
-// part's item count chosen between half and twice that so its last round is full, or
-// nearly (at most kRoundWaste of the part's slots idle).
-constexpr int64_t kDriftRounds = 32;
-constexpr double kRoundWaste = 0.01;
+// over hundreds of rounds of a static schedule the persistent CTAs drift apart, so the
+// CTAs that read an item's operand rows read them far apart in time, after C's stream
+// has pushed them out of L2. Nsight Compute on the H100, 2048 x 2048 x 64 items in one
+// launch: Q and K read from DRAM 1.2 times at 96 items (93 rounds), 1.9 at 192, 2.3 at
+// 512, 3.2 at 1024 (at two K blocks a tile, 1.0 at 1024). Such launches claim their tiles
+// at run time instead (WgmmaSchedule::claimed): the tiles in flight are then always the
+// ~CTAs after the last one handed out, a few items' worth, whatever each SM's pace.
+// Measured ahead of launches of ~32 whole rounds (which realigned the CTAs at each
+// launch boundary but paid the boundaries) and of one static launch, from 16 rounds
+// (S 256, 1024 heads) up.
 
-int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, const CudaContext& ctx) {
-  const int64_t none = args.batch;
-  const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
-  if (!args.batched() || k_blocks != 1 || is_tf32_nn(args)) return none;
-  const TileEntry& t = tile_entry(choice.tile);
-  const int64_t slots = std::max(1, ctx.sm_count / t.ctas);
-  const int64_t item_tiles = core::ceil_div<int64_t>(args.m, t.rows) * core::ceil_div<int64_t>(args.n, t.cols);
-  if (item_tiles * args.batch <= 2 * kDriftRounds * slots) return none;
-  // Candidates: parts of kDriftRounds / 2 .. 2 kDriftRounds rounds (at least one item),
-  // each round count with the most items it holds (the fullest last round).
-  const int64_t lo = std::max<int64_t>(1, kDriftRounds * slots / (2 * item_tiles));
-  const int64_t hi = std::max(lo, 2 * kDriftRounds * slots / item_tiles);
-  int64_t best = lo;
-  double best_waste = 2, best_distance = 0;
-  for (int64_t rounds = core::ceil_div(lo * item_tiles, slots); rounds <= core::ceil_div(hi * item_tiles, slots);
-       ++rounds) {
-    const int64_t items = std::min(hi, rounds * slots / item_tiles), tiles = items * item_tiles;
-    if (items < lo || core::ceil_div(tiles, slots) != rounds) continue;
-    const double waste = static_cast<double>(rounds * slots - tiles) / static_cast<double>(rounds * slots);
-    const double distance = std::abs(static_cast<double>(rounds - kDriftRounds));
-    // A part whose last round is (nearly) full beats one that is not; among those, the
-    // one nearest kDriftRounds rounds.
-    const bool full = waste <= kRoundWaste, best_full = best_waste <= kRoundWaste;
-    const bool nearer = distance < best_distance || (distance == best_distance && waste < best_waste);
-    if ((full && !best_full) || (full == best_full && (full ? nearer : waste < best_waste)))
-      best = items, best_waste = waste, best_distance = distance;
+namespace {
+enum class SchedulePolicy { Table, Static, Claimed };
+/// GPUKERN_WGMMA_SCHEDULE, read once: unset (the rule below), "static" (never claim) or
+/// "claimed" (every unsplit launch of more than one round claims), for tests and
+/// measurement.
+SchedulePolicy forced_schedule() {
+  static const std::string value = [] {
+    const char* v = std::getenv("GPUKERN_WGMMA_SCHEDULE");
+    return std::string(v ? v : "");
+  }();
+  if (value.empty()) return SchedulePolicy::Table;
+  if (value == "static") return SchedulePolicy::Static;
+  if (value == "claimed") return SchedulePolicy::Claimed;
+  throw core::Error(core::Status::InvalidArgument,
+                    "GPUKERN_WGMMA_SCHEDULE='" + value + "': expected static or claimed");
+}
+}  // namespace
+
+bool wgmma_claims_tiles(const WgmmaSchedule& s, int ctas) {
+  // Unsplit, more than one round, and every claim's ticket within the word's count.
+  if (s.split_first != s.total || s.total <= ctas || int64_t(s.total) + ctas >= kMaxArrivals) return false;
+  switch (forced_schedule()) {
+    case SchedulePolicy::Static:
+      return false;
+    case SchedulePolicy::Claimed:
+      break;
+    default:
+      if (s.k_blocks != 1 || s.total == s.per_item) return false;
   }
-  return best;
+  if (core::log_enabled(core::LogLevel::Debug))
+    core::log_line(core::LogLevel::Debug, "wgmma_tma: " + std::to_string(s.total) + " tiles on " +
+                                              std::to_string(ctas) +
+                                              " persistent CTAs (clusters), claimed at run time");
+  return true;
 }
 
 void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx) {
@@ -474,11 +482,9 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
   if (args.m == 0 || args.n == 0) return;
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 128, has
-  // the most); a larger batch runs in parts, and so does a batch of one-K-block tiles
-  // over many rounds (wgmma_part_items).
+  // the most); a larger batch runs in parts.
   const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
-  const int64_t per_launch =
-      std::max<int64_t>(1, std::min(kMaxScheduledTiles / item_tiles, wgmma_part_items(args, choice, ctx)));
+  const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
   for (int64_t first = 0; first < args.batch; first += per_launch) {
     const core::GemmArgs part =
         args.batch <= per_launch ? args : batch_part(args, first, std::min(per_launch, args.batch - first));
@@ -497,15 +503,8 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
 
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const WgmmaChoice choice = choose_wgmma_config(args, ctx);
-  if (core::log_enabled(core::LogLevel::Debug)) {
-    const int64_t part = wgmma_part_items(args, choice, ctx);
-    core::log_line(
-        core::LogLevel::Debug,
-        "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")" +
-            (part < args.batch ? ", " + std::to_string(part) + " items a launch (one-K-block tiles: parts of about " +
-                                     std::to_string(kDriftRounds) + " rounds)"
-                               : std::string()));
-  }
+  if (core::log_enabled(core::LogLevel::Debug))
+    core::log_line(core::LogLevel::Debug, "wgmma_tma: configuration " + choice.name() + " (" + choice.why + ")");
   wgmma_tma_run_with(args, ctx, choice);
 }
 

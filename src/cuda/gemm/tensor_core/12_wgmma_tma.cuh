@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     TileBias<Cfg::kBlockN> bias;  // the tile's bias, loaded as its main loop starts
     consume_units(
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
-        consumer, acc, tile_origin,
+        consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
         [&](const WorkUnit& u) {
           if (x.epi.active()) {
             const TileOrigin o = tile_origin(u.tile);
@@ -267,6 +267,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     StageRing<Cfg::kStages> ring;
     consume_units(
         sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin,
+        [&] { return claimed_tile(sm, ring); },
         [&](const WorkUnit& u) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
@@ -337,10 +338,16 @@ struct WgmmaTf32NNPolicy {
   }
 };
 
+/// Whether an unsplit launch of `sched` over `ctas` persistent CTAs (clusters) claims its
+/// tiles at run time (WgmmaSchedule::claimed; the rule and GPUKERN_WGMMA_SCHEDULE are in
+/// 12_wgmma_tma.cu).
+bool wgmma_claims_tiles(const WgmmaSchedule& sched, int ctas);
+
 /// Plans a launch of `sched` on at most `resident` persistent CTAs (clusters): with
 /// `ways` >= 2 and fewer tiles than that, every tile split in `ways` K ranges
 /// (split_all) over min(resident, tiles x ways) CTAs; otherwise one CTA a tile up to
-/// `resident` and the policy's plan. Sets `ctas`; returns the split workspace or null.
+/// `resident` and the policy's plan, its tiles claimed at run time where
+/// wgmma_claims_tiles says so. Sets `ctas`; returns the workspace (split or claim) or null.
 template <class Cfg, class Policy>
 void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const CudaContext& ctx) {
   if (void* ws = ways >= 2 ? split_all(sched, resident, ways, split_slots<Cfg>(), ctx) : nullptr) {
@@ -348,7 +355,8 @@ void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const
     return ws;
   }
   ctas = std::max(1, std::min(resident, sched.total));
-  return Policy::template plan<Cfg>(sched, ctas, ctx);
+  if (void* ws = Policy::template plan<Cfg>(sched, ctas, ctx)) return ws;
+  return wgmma_claims_tiles(sched, ctas) ? claim_tiles(sched, ctx) : nullptr;
 }
 
 /// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
@@ -571,11 +579,6 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
 /// The choice named `text` ("128x128", "128x128 splitk4"; a space, '-', ':' or '/'
 /// before "splitk"), or false.
 bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
-
-/// Items per launch of a batched call (the batch: one launch). A batch of one-K-block
-/// tiles over many rounds of the persistent CTAs runs in parts of whole rounds, so the
-/// CTAs that share an item's operands stay together (12_wgmma_tma.cu says why).
-int64_t wgmma_part_items(const core::GemmArgs& args, const WgmmaChoice& choice, const CudaContext& ctx);
 
 /// Runs a call the rung accepted with `choice`. A choice that cannot run the call
 /// (every tile but Tf32NN for tf32 with N-contiguous B, and Tf32NN for any other call)

@@ -4,6 +4,7 @@
 // with TMA, and the consumer loop that runs wgmma on them and hands them back.
 #pragma once
 
+#include "cuda/arch/cluster.cuh"
 #include "cuda/arch/mbarrier.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/arch/wgmma_sm90.cuh"
@@ -49,7 +50,9 @@ struct WgmmaConfig {
   static constexpr int kEpiBoxes = Tile::kEpiBoxes;
   static constexpr int kEpiBuffers = Tile::kEpiBuffers;
   static constexpr int kEpiBytes = kConsumers * kEpiBuffers * kEpiBoxes * kBoxBytes;
-  static constexpr int kBarrierBytes = 2 * kStages * 8;
+  // A "full" and an "empty" mbarrier per stage, and per stage the claimed tile that starts
+  // there and its mbarrier (produce_claimed).
+  static constexpr int kBarrierBytes = 4 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
@@ -90,6 +93,10 @@ struct WgmmaSmem {
   }
   __device__ uint32_t full(int s) const { return base + Cfg::kStages * Cfg::kStageBytes + Cfg::kEpiBytes + 8 * s; }
   __device__ uint32_t empty(int s) const { return full(Cfg::kStages) + 8 * s; }
+  /// The tile a claimed schedule starts at stage s (an int; negative: the end) and, in a
+  /// cluster's other CTAs, the mbarrier on which it arrives from the leader.
+  __device__ uint32_t tile_slot(int s) const { return full(2 * Cfg::kStages) + 8 * s; }
+  __device__ uint32_t tile_bar(int s) const { return full(3 * Cfg::kStages) + 8 * s; }
   /// Thread 0: each "full" barrier completes on the producer's expect_tx arrival plus
   /// the TMA bytes, each "empty" one on `readers` arrivals.
   __device__ void init_barriers(uint32_t readers) const {
@@ -97,6 +104,7 @@ struct WgmmaSmem {
     for (int s = 0; s < Cfg::kStages; ++s) {
       arch::mbar_init(full(s), 1);
       arch::mbar_init(empty(s), readers);
+      arch::mbar_init(tile_bar(s), 1);
     }
     arch::fence_barrier_init();
   }
@@ -120,8 +128,16 @@ struct StageRing {
 /// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
 /// unit's TileOrigin).
 template <class Cfg, class Origin, class Load>
+__device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
+                                                Origin origin, Load load);
+
+template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                Origin origin, Load load) {
+  if (sched.claimed) {
+    produce_claimed(sm, sched, cta, ctas, origin, load);
+    return;
+  }
   StageRing<Cfg::kStages> ring;
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
@@ -139,6 +155,73 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
       ring.advance();
     }
   }
+}
+
+/// The producer thread of a claimed schedule (WgmmaSchedule::claimed): tile `cta` first,
+/// then the tiles the launch-wide counter hands out, all K blocks of each in order. The
+/// tile's number goes into the slot of the stage where it starts, ahead of that stage's
+/// "full" arrival, so the consumers read it there (consume_units); past the last tile the
+/// slot says -1 and "full" completes with no bytes. In a cluster the leader (rank 0)
+/// claims and stores the number into the other CTAs' slots with st.async, completing on
+/// their tile_bar; their producers wait for it there, then load their own parts of the
+/// tile. The leader can overwrite a slot only after its "empty" barrier has heard from
+/// every consumer of the cluster, which read the number before releasing the stage. The
+/// claim for the next tile is sent as a tile starts and its answer read when the next one
+/// does, so its round trip hides behind the loads.
+template <class Cfg, class Origin, class Load>
+__device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
+                                                Origin origin, Load load) {
+  constexpr int kCluster = Cfg::kClusterM;
+  const bool leader = kCluster == 1 || arch::cluster_rank() == 0;
+  StageRing<Cfg::kStages> ring;
+  uint32_t tile_parity = 0;  // per stage: the parity of tile_bar's next phase (non-leaders)
+  int tile = cta;
+  unsigned long long ask = 0;
+  bool asked = false;
+  for (;;) {
+    arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
+    if (leader) {
+      if (asked) tile = ctas + static_cast<int>(resolve_arrival_ticket(sched.flags, sched.tag, ask));
+      if (tile >= sched.total) tile = -1;
+      arch::st_shared_u32(sm.tile_slot(ring.stage), static_cast<uint32_t>(tile));
+#pragma unroll
+      for (int r = 1; r < kCluster; ++r)
+        arch::st_async_u32(arch::map_shared_rank(sm.tile_slot(ring.stage), r), static_cast<uint32_t>(tile),
+                           arch::map_shared_rank(sm.tile_bar(ring.stage), r));
+      if (tile >= 0) {
+        ask = arrival_fetch(sched.flags);
+        asked = true;
+      }
+    } else {
+      arch::mbar_arrive_expect_tx(sm.tile_bar(ring.stage), 4);
+      arch::mbar_wait_acquire_cluster(sm.tile_bar(ring.stage), (tile_parity >> ring.stage) & 1);
+      tile_parity ^= 1u << ring.stage;
+      tile = static_cast<int>(arch::ld_shared_u32_ordered(sm.tile_slot(ring.stage)));
+    }
+    if (tile < 0) {
+      arch::mbar_arrive(sm.full(ring.stage));  // the end: the consumers read -1
+      return;
+    }
+    const TileOrigin o = origin(tile);
+    for (int kb = 0; kb < sched.k_blocks; ++kb) {
+      if (kb > 0) arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
+      arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+      load(ring.stage, sm.full(ring.stage), o, kb);
+      ring.advance();
+    }
+  }
+}
+
+/// The tile a consumer warp of a claimed schedule starts next (negative: none), read from
+/// the slot of the stage it waits for next (produce_claimed). Lane 0 reads it and passes
+/// it on: the same lane later hands the stage back (release), so the read is ordered
+/// before the producer may write the slot again, and the tile is warp-uniform.
+template <class Cfg>
+__device__ __forceinline__ int claimed_tile(const WgmmaSmem<Cfg>& sm, const StageRing<Cfg::kStages>& ring) {
+  arch::mbar_wait(sm.full(ring.stage), ring.phase);
+  uint32_t tile = 0;
+  if (threadIdx.x % 32 == 0) tile = arch::ld_shared_u32_ordered(sm.tile_slot(ring.stage));
+  return static_cast<int>(__shfl_sync(0xffffffffu, tile, 0));
 }
 
 /// A consumer's main loop over one tile's K blocks: wait for the stage, `issue(stage,

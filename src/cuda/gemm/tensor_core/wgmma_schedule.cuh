@@ -45,6 +45,11 @@ struct WgmmaSchedule {
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
   int serpentine = 0;
+  // 1: tiles claimed at run time (no split): each CTA (cluster) starts on tile `cta` and
+  // then takes the next unclaimed tile from a launch-wide counter (`flags[0]`, an arrival
+  // ticket word under `tag`), so the tiles in flight at any moment are the ~ctas after the
+  // last one claimed, however the CTAs' speeds differ (produce_claimed).
+  int claimed = 0;
   float* partials = nullptr;
   uint64_t* flags = nullptr;
   uint64_t tag = 0;  // the launch's arrival tag (arrival_tag)
@@ -145,16 +150,24 @@ __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int
 }
 
 /// A consumer warpgroup's walk over its CTA's work units, in the producer's order
-/// (work_unit): `mainloop(unit)` accumulates the unit's K blocks into `acc`; a
-/// split tile then goes through split_fixup (key: slot x keys_per_tile + key_in_tile,
-/// one per CTA of the cluster and consumer), and the warpgroup left holding the whole
-/// sum runs `epilogue(origin(tile))` (a TileOrigin).
-template <int kAcc, class Origin, class Mainloop, class Store>
+/// (work_unit, or with claimed tiles the tile `claimed()` reads from the next stage: the
+/// producer's, negative at the end): `mainloop(unit)` accumulates the unit's K blocks into
+/// `acc`; a split tile then goes through split_fixup (key: slot x keys_per_tile +
+/// key_in_tile, one per CTA of the cluster and consumer), and the warpgroup left holding
+/// the whole sum runs `epilogue(origin(tile))` (a TileOrigin).
+template <int kAcc, class Origin, class Claimed, class Mainloop, class Store>
 __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int cta, int ctas, int keys_per_tile,
                                               int key_in_tile, int consumer, float (&acc)[kAcc], Origin origin,
-                                              Mainloop mainloop, Store epilogue) {
+                                              Claimed claimed, Mainloop mainloop, Store epilogue) {
   WorkUnit u;
-  for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
+  for (int i = 0;; ++i) {
+    if (sched.claimed) {
+      const int tile = claimed();
+      if (tile < 0) break;
+      u = {tile, 0, sched.k_blocks, 0, false};
+    } else if (!work_unit(sched, cta, ctas, i, u)) {
+      break;
+    }
     mainloop(u);
     if (u.split && !split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) continue;
     epilogue(origin(u.tile));
@@ -285,6 +298,17 @@ inline void* split_tail(WgmmaSchedule& s, int ctas, TailSplit split, SplitSlots 
 /// plan_split_all with its workspace: returns it (free it after the launch) or null.
 inline void* split_all(WgmmaSchedule& s, int ctas, int ways, SplitSlots slots, const CudaContext& ctx) {
   return plan_split_all(s, ctas, ways) ? split_workspace(s, slots, ctx) : nullptr;
+}
+
+/// Turns an unsplit schedule into one whose tiles are claimed at run time
+/// (WgmmaSchedule::claimed) and returns its workspace, the claim word (free it after the
+/// launch). The caller keeps the tiles below kMaxArrivals (one claim a tile, one more a CTA).
+inline void* claim_tiles(WgmmaSchedule& s, const CudaContext& ctx) {
+  void* ws = workspace_alloc(sizeof(uint64_t), ctx);
+  s.claimed = 1;
+  s.flags = static_cast<uint64_t*>(ws);
+  s.tag = arrival_tag();
+  return ws;
 }
 
 }  // namespace gpukern::cuda::gemm
