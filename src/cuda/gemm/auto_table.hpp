@@ -61,6 +61,30 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "cublas",
        kLayoutNT,
        kOneGemm},
+      // A few dozen tokens against the wide weights (11008 or 14336 x 4096) and the long-K
+      // ones (4096 x 11008 or 14336): wgmma_tma's one tile row, K split over the SMs, with
+      // the weight streamed evict-first, is ahead of cuBLAS in both layouts (same-run A/B,
+      // bf16: T 32-128 on the wide weights 104-111%, T 32-64 on the long-K ones 101-106%).
+      // 4096 x 4096 (91-95% at T 32-64) and the long-K weights at T = 128 (NN 96-97%) stay
+      // with cuBLAS.
+      {"16-bit T 32..128, 11008..14336 x 4096",
+       k16Bit,
+       kH100,
+       {32, 128},
+       {11008, 14336},
+       {4096, 4096},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm},
+      {"16-bit T 32..64, 4096 x 11008..14336",
+       k16Bit,
+       kH100,
+       {32, 64},
+       {4096, 4096},
+       {11008, 14336},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},

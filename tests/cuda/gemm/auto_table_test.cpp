@@ -62,7 +62,7 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
     }
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096)), "") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 11008, 4096)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
 
@@ -140,6 +140,22 @@ TEST(CudaAutoTable, BatchedQKAtHeadDimension64To128IsWgmmaTma) {
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 64, 256)), "") << "fewer heads not measured";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 2048, 2048, 64, 1024)), "") << "NT only";
   EXPECT_EQ(pick(call(DType::F32, kNT, 2048, 2048, 64, 1024)), "");
+}
+
+TEST(CudaAutoTable, FewDozenTokensOnWideAndLongKWeightsAreWgmmaTma) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (bool nt : {kNN, kNT}) {
+      for (int64_t tokens : {32, 64, 100, 128})
+        for (int64_t wide : {11008, 14336}) EXPECT_EQ(pick(call(t, nt, tokens, wide, 4096)), "wgmma_tma") << tokens;
+      for (int64_t tokens : {32, 64})
+        for (int64_t k : {11008, 14336}) EXPECT_EQ(pick(call(t, nt, tokens, 4096, k)), "wgmma_tma") << tokens;
+    }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 11008)), "") << "long K at T = 128: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 4096, 4096)), "") << "4096 x 4096: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 31, 11008, 4096)), "") << "below 32 tokens";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 129, 11008, 4096)), "") << "past 128 tokens";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 11008, 4096, 2)), "") << "single calls only";
+  EXPECT_EQ(pick(call(DType::F32, kNN, 64, 11008, 4096)), "");
 }
 
 TEST(CudaAutoTable, AppliesOnSm90Only) {

@@ -87,7 +87,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     if (threadIdx.x == 0) {
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
-      const uint64_t keep = arch::l2_evict_last_policy();
+      const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
+      const uint64_t a_policy = x.a_once ? once : keep, b_policy = x.b_once ? once : keep;
       produce_stages(sm, sched, cluster_id, clusters, tile_origin,
                      [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
                        const int k0 = kb * kBK;
@@ -97,7 +98,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                        for (int i = 0; i < Cfg::kABoxes; ++i) {
                          const int mn = o.m0 + i * Cfg::kBoxRows;
                          tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                                       kAKMajor ? mn : k0, maps_3d, a_item, keep);
+                                       kAKMajor ? mn : k0, maps_3d, a_item, a_policy);
                        }
                        // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile's boxes
                        // (box i / kPerBox), along N when K-major, along K when MN-major.
@@ -110,9 +111,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          const int c0 = kBKMajor ? k0 : mn, c1 = kBKMajor ? mn + sub : k0 + sub;
                          if constexpr (kCluster > 1)
                            tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
-                                                   static_cast<uint16_t>((1u << kCluster) - 1), keep);
+                                                   static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
                          else
-                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, keep);
+                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
                        }
                      });
     }
@@ -395,6 +396,20 @@ inline WgmmaExtras make_wgmma_extras(const core::GemmArgs& args) {
   return x;
 }
 
+/// Marks the operands whose loads go evict-first (WgmmaExtras::a_once, b_once): one read a
+/// tile, no broadcast over items, and the shape classes where that measured ahead of
+/// evict-last (H100, same-run A/B, notes/llm-gemm.md and notes/attention.md). B of a call
+/// of one cluster tile row (T <= 128 against a weight): +5-12% of cuBLAS at T 32-128 on
+/// the 4096..14336-wide weights, but 1-4% behind on the 128256-wide vocabulary projection,
+/// which keeps evict-last. A of a call one tile wide (attention's P V): +1.5-9% over K of
+/// 32 blocks or more (S >= 2048), 1.5-4% behind over shorter ones.
+inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::GemmArgs& args) {
+  constexpr int64_t kVocabularyWide = 65536;
+  constexpr int kMinOnceBlocks = 32;
+  x.a_once = s.tiles_n == 1 && s.k_blocks >= kMinOnceBlocks && (!args.batched() || args.stride_a != 0);
+  x.b_once = s.cluster_tiles_m == 1 && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
+}
+
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
 /// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows.
 template <class T>
@@ -420,10 +435,11 @@ template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class 
 void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c, int ways) {
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   const TcProblem p = make_wgmma_problem(args);
-  const WgmmaExtras x = make_wgmma_extras(args);
   WgmmaSchedule sched =
       make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
                     ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch));
+  WgmmaExtras x = make_wgmma_extras(args);
+  mark_read_once(x, sched, args);
 
   const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k)
                                      : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);

@@ -30,7 +30,12 @@ struct WgmmaExtras {
   int maps_3d = 0;             ///< 1: the tensor maps are 3-D (a batched launch), 0: 2-D
   int a_item = 0, b_item = 0;  ///< 1: A's (B's) map has an item per batch item; 0: one item (broadcast)
   int64_t stride_c = 0;        ///< elements between the items' C (the stores from registers)
-  Epilogue epi;                ///< bias and activation (epi.active() false: the plain store)
+  /// 1: the operand's tiles are each read by one tile (one tile column of C for A, one
+  /// cluster tile row for B, no broadcast over items), so its loads are marked evict-first
+  /// in L2 instead of evict-last: a stream read once should not displace the other
+  /// operand, which is read again (attention's P V: P streams past a V of a few tiles).
+  int a_once = 0, b_once = 0;
+  Epilogue epi;  ///< bias and activation (epi.active() false: the plain store)
 };
 
 /// The box of `tensor_map` at (c0, c1) of batch item `item` (2-D maps: no item) into
