@@ -30,9 +30,10 @@
 //  * Clusters of 2 CTAs along M share the B tile, each loading half and TMA-multicasting
 //    it to both: a third less L2 traffic, which under the H100's power cap is clock.
 //  * L2 policies: operand tiles load evict-last (the other tiles of their row or column
-//    read them again) and C stores evict-first; an operand that only one tile reads (the
-//    weight of a call of one tile row, attention's P in P V) loads evict-first, so it does
-//    not displace the operand that is read again (mark_read_once).
+//    read them again) and C stores evict-first; an operand that one or two tiles read in
+//    quick succession (the weight of a call of one or two cluster tile rows, attention's
+//    P in P V) loads evict-first, so it does not displace the operand that is read again
+//    (mark_read_once).
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
 // e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
 // memory-bound pass, then run the same way.

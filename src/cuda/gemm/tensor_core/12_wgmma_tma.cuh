@@ -396,18 +396,21 @@ inline WgmmaExtras make_wgmma_extras(const core::GemmArgs& args) {
   return x;
 }
 
-/// Marks the operands whose loads go evict-first (WgmmaExtras::a_once, b_once): one read a
-/// tile, no broadcast over items, and the shape classes where that measured ahead of
-/// evict-last (H100, same-run A/B, notes/llm-gemm.md and notes/attention.md). B of a call
-/// of one cluster tile row (T <= 128 against a weight): +5-12% of cuBLAS at T 32-128 on
-/// the 4096..14336-wide weights, but 1-4% behind on the 128256-wide vocabulary projection,
-/// which keeps evict-last. A of a call one tile wide (attention's P V): +1.5-9% over K of
-/// 32 blocks or more (S >= 2048), 1.5-4% behind over shorter ones.
+/// Marks the operands whose loads go evict-first (WgmmaExtras::a_once, b_once): read by
+/// few tiles close together in time, no broadcast over items, in the shape classes where
+/// that measured ahead of evict-last (H100, same-run A/Bs, notes/llm-gemm.md and
+/// notes/attention.md). B of a call of at most two cluster tile rows (T <= 512 against a
+/// weight; the L2 raster walks a tile column's rows one after the other, so the second row
+/// reads B while it is still in L2): one row +5-12% of cuBLAS at T 32-128 on the
+/// 4096..14336-wide weights, two rows +4% at T = 512 (4096 x 4096 90 -> 103%); four rows
+/// (T = 1024) level. The 128256-wide vocabulary projection lost 1-4% and keeps evict-last.
+/// A of a call one tile wide (attention's P V): +1.5-9% over K of 32 blocks or more (S >=
+/// 2048), 1.5-4% behind over shorter ones.
 inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::GemmArgs& args) {
   constexpr int64_t kVocabularyWide = 65536;
-  constexpr int kMinOnceBlocks = 32;
+  constexpr int kMinOnceBlocks = 32, kMaxOnceRows = 2;
   x.a_once = s.tiles_n == 1 && s.k_blocks >= kMinOnceBlocks && (!args.batched() || args.stride_a != 0);
-  x.b_once = s.cluster_tiles_m == 1 && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
+  x.b_once = s.cluster_tiles_m <= kMaxOnceRows && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
 }
 
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch

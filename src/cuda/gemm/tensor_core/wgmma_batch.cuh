@@ -30,10 +30,10 @@ struct WgmmaExtras {
   int maps_3d = 0;             ///< 1: the tensor maps are 3-D (a batched launch), 0: 2-D
   int a_item = 0, b_item = 0;  ///< 1: A's (B's) map has an item per batch item; 0: one item (broadcast)
   int64_t stride_c = 0;        ///< elements between the items' C (the stores from registers)
-  /// 1: the operand's tiles are each read by one tile (one tile column of C for A, one
-  /// cluster tile row for B, no broadcast over items), so its loads are marked evict-first
-  /// in L2 instead of evict-last: a stream read once should not displace the other
-  /// operand, which is read again (attention's P V: P streams past a V of a few tiles).
+  /// 1: the operand's tiles are each read by one or two tiles close together in time
+  /// (mark_read_once), so its loads are marked evict-first in L2 instead of evict-last: a
+  /// stream that is not read again should not displace the other operand, which is
+  /// (attention's P V: P streams past a V of a few tiles; a weight past a few tokens).
   int a_once = 0, b_once = 0;
   Epilogue epi;  ///< bias and activation (epi.active() false: the plain store)
 };
