@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpukern::test::cuda_gemm {
@@ -393,6 +394,33 @@ TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
   gemm::WgmmaSchedule split = gemm::make_schedule(8, 8, 1, 1024);
   split.split_first = split.total - 8;  // a split schedule keeps its static units
   EXPECT_FALSE(gemm::wgmma_claims_tiles(split, 66));
+}
+
+TEST(WgmmaFusedHost, OperandsReadOnceLoadEvictFirst) {
+  // mark_read_once on the 128x256c2 schedule (cluster tiles of 256 rows x 256 columns) and
+  // on a one-tile-wide one.
+  auto marks = [](const core::GemmArgs& g, int tile_rows, int tile_cols) {
+    const gemm::WgmmaSchedule s = gemm::make_schedule(static_cast<int>((g.m + tile_rows - 1) / tile_rows),
+                                                      static_cast<int>((g.n + tile_cols - 1) / tile_cols),
+                                                      static_cast<int>((g.k + 63) / 64), static_cast<int>(g.batch));
+    gemm::WgmmaExtras x;
+    gemm::mark_read_once(x, s, g);
+    return std::make_pair(x.a_once, x.b_once);
+  };
+  // A weight behind one or two cluster tile rows of a single call: B evict-first.
+  EXPECT_EQ(marks(batched_call(128, 4096, 4096, true, 1), 256, 256), std::make_pair(0, 1));
+  EXPECT_EQ(marks(batched_call(512, 11008, 4096, true, 1), 256, 256), std::make_pair(0, 1));
+  EXPECT_EQ(marks(batched_call(1024, 4096, 4096, true, 1), 256, 256), std::make_pair(0, 0)) << "four rows";
+  EXPECT_EQ(marks(batched_call(128, 128256, 4096, true, 1), 256, 256), std::make_pair(0, 0)) << "vocabulary";
+  // Batches: one row only, and never a broadcast operand.
+  EXPECT_EQ(marks(batched_call(512, 512, 64, true, 1024), 256, 256), std::make_pair(0, 0)) << "two rows, batched";
+  EXPECT_EQ(marks(batched_call(256, 512, 64, true, 1024), 256, 256), std::make_pair(0, 1));
+  core::GemmArgs broadcast = batched_call(256, 512, 64, true, 1024);
+  broadcast.stride_b = 0;
+  EXPECT_EQ(marks(broadcast, 256, 256), std::make_pair(0, 0)) << "B broadcast over the items";
+  // P V: A evict-first from K = 32 blocks (S 2048) on a one-tile-wide call.
+  EXPECT_EQ(marks(batched_call(2048, 64, 2048, false, 1024), 256, 64), std::make_pair(1, 0));
+  EXPECT_EQ(marks(batched_call(1024, 64, 1024, false, 1024), 256, 64), std::make_pair(0, 0)) << "K of 16 blocks";
 }
 
 // ---- on the device

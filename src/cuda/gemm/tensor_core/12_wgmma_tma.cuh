@@ -403,14 +403,16 @@ inline WgmmaExtras make_wgmma_extras(const core::GemmArgs& args) {
 /// weight; the L2 raster walks a tile column's rows one after the other, so the second row
 /// reads B while it is still in L2): one row +5-12% of cuBLAS at T 32-128 on the
 /// 4096..14336-wide weights, two rows +4% at T = 512 (4096 x 4096 90 -> 103%); four rows
-/// (T = 1024) level. The 128256-wide vocabulary projection lost 1-4% and keeps evict-last.
+/// (T = 1024) level; batched calls keep one row (the two-row form was measured on single
+/// calls only). The 128256-wide vocabulary projection lost 1-4% and keeps evict-last.
 /// A of a call one tile wide (attention's P V): +1.5-9% over K of 32 blocks or more (S >=
 /// 2048), 1.5-4% behind over shorter ones.
 inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::GemmArgs& args) {
   constexpr int64_t kVocabularyWide = 65536;
-  constexpr int kMinOnceBlocks = 32, kMaxOnceRows = 2;
+  constexpr int kMinOnceBlocks = 32;
+  const int once_rows = args.batched() ? 1 : 2;
   x.a_once = s.tiles_n == 1 && s.k_blocks >= kMinOnceBlocks && (!args.batched() || args.stride_a != 0);
-  x.b_once = s.cluster_tiles_m <= kMaxOnceRows && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
+  x.b_once = s.cluster_tiles_m <= once_rows && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
 }
 
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
