@@ -444,6 +444,19 @@ class WgmmaFused : public OnStream {
   std::string skip_reason_;
 };
 
+/// Case `v` of a loop over forced configurations: `config`, the transposes v walks
+/// through, and for "tf32nn..." f32 data with tf32 and A, B as its kernel takes them.
+void force_config(FusedCase& fc, const char* config, int v) {
+  fc.config = config;
+  fc.trans_a = v % 2;
+  fc.trans_b = (v / 2) % 2;
+  if (std::string(config).rfind("tf32nn", 0) == 0) {
+    fc.ab = fc.c = DType::F32;
+    fc.tf32 = true;
+    fc.trans_a = fc.trans_b = false;
+  }
+}
+
 constexpr core::Activation kActs[] = {core::Activation::None, core::Activation::Relu, core::Activation::GeluTanh,
                                       core::Activation::GeluErf, core::Activation::Silu};
 
@@ -553,16 +566,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
       fc.m = 130;
       fc.n = 384;
       fc.k = 1100;  // a K tail; long enough for 16 ranges
-      fc.config = config;
       fc.batch = batch;
-      fc.trans_a = v % 2;
-      fc.trans_b = (v / 2) % 2;
       fc.c = v % 3 == 0 ? DType::F32 : DType::BF16;
-      if (std::string(config).rfind("tf32nn", 0) == 0) {
-        fc.ab = fc.c = DType::F32;
-        fc.tf32 = true;
-        fc.trans_a = fc.trans_b = false;
-      }
+      force_config(fc, config, v);
       fc.bias = 1 + v % 2;
       fc.bias_per_item = batch > 1;
       fc.act = kActs[1 + v % 4];
@@ -667,14 +673,7 @@ TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
       fc.n = 300;
       fc.k = k;
       fc.batch = 60;  // 128x256 clusters: 2 an item, 120 for 66 slots on the H100
-      fc.config = config;
-      fc.trans_a = v % 2;
-      fc.trans_b = (v / 2) % 2;
-      if (std::string(config) == "tf32nn") {
-        fc.ab = fc.c = DType::F32;
-        fc.tf32 = true;
-        fc.trans_a = fc.trans_b = false;
-      }
+      force_config(fc, config, v);
       fc.bias = v % 3;
       fc.bias_per_item = v % 2;
       fc.act = kActs[v % 5];
