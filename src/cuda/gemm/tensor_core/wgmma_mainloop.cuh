@@ -123,14 +123,14 @@ struct StageRing {
   }
 };
 
-/// The producer thread: for each of this CTA's work units (work_unit) and each of
-/// their K blocks, waits until every reader has released the stage, announces its bytes
-/// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
-/// unit's TileOrigin).
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load);
 
+/// The producer thread: for each of this CTA's work units (work_unit) and each of
+/// their K blocks, waits until every reader has released the stage, announces its bytes
+/// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
+/// unit's TileOrigin). A claimed schedule takes produce_claimed instead.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                Origin origin, Load load) {
@@ -172,6 +172,7 @@ template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load) {
   constexpr int kCluster = Cfg::kClusterM;
+  static_assert(Cfg::kStages <= 32, "tile_parity holds a bit per stage");
   const bool leader = kCluster == 1 || arch::cluster_rank() == 0;
   StageRing<Cfg::kStages> ring;
   uint32_t tile_parity = 0;  // per stage: the parity of tile_bar's next phase (non-leaders)
