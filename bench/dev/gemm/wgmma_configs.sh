@@ -8,7 +8,9 @@
 # OUT (default wgmma-configs-out) gets one JSON per configuration and layout and
 # table.md. Environment: CONFIGS (";"-separated names; "table" = the rung's own
 # choice, the variable unset), SIZES (gpukern-bench --sizes), DTYPES, LAYOUTS, and
-# BENCH_ARGS (extra gpukern-bench options, e.g. "--min-time 0.05").
+# BENCH_ARGS (extra gpukern-bench options, e.g. "--min-time 0.05"). GPUKERN_WGMMA_SCHEDULE
+# (static or claimed) in the environment applies to every run: run the script once per
+# schedule to compare them.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 out=${1:-wgmma-configs-out}
