@@ -104,7 +104,6 @@
 
 #include "core/log.hpp"
 
-#include <cmath>
 #include <cstdlib>
 
 namespace gpukern::cuda::gemm {

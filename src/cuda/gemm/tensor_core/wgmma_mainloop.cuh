@@ -123,6 +123,17 @@ struct StageRing {
   }
 };
 
+/// The producer's fill of the free stage the ring is at: announces its bytes on its
+/// "full" barrier, lets `load(stage, full_barrier, origin, kb)` issue K block `kb` of the
+/// tile at `o` into it, and moves the ring on.
+template <class Cfg, class Load>
+__device__ __forceinline__ void fill_stage(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, Load& load,
+                                           const TileOrigin& o, int kb) {
+  arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+  load(ring.stage, sm.full(ring.stage), o, kb);
+  ring.advance();
+}
+
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load);
@@ -150,9 +161,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
     for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
       const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
       arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
-      arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
-      load(ring.stage, sm.full(ring.stage), o, kb);
-      ring.advance();
+      fill_stage(sm, ring, load, o, kb);
     }
   }
 }
@@ -206,9 +215,7 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
     const TileOrigin o = origin(tile);
     for (int kb = 0; kb < sched.k_blocks; ++kb) {
       if (kb > 0) arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
-      arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
-      load(ring.stage, sm.full(ring.stage), o, kb);
-      ring.advance();
+      fill_stage(sm, ring, load, o, kb);
     }
   }
 }
