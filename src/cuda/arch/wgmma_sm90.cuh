@@ -1,5 +1,5 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
-// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256 and m64n128: k16 for
+// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n128 and m64n64: k16 for
 // f16/bf16, k8 for tf32; m64n256 tf32 also with A from registers) with its fence /
 // commit / wait, and setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
 // instruction. NVIDIA only: call from device code compiled for sm_90a
@@ -62,6 +62,14 @@ __device__ __forceinline__ void wgmma_wait() {
   "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
   "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 
+/// The accumulator registers of one m64n192 wgmma (96 f32 per thread): the first 64,
+/// then 32 more.
+#define GK_WGMMA_N192_D_REGS                                                         \
+  GK_WGMMA_N128_D_REGS                                                               \
+  ", "                                                                               \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+
 #define GK_WGMMA_N128_D_OPERANDS                                                                              \
   "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
       "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),  \
@@ -81,6 +89,13 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]),  \
       "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]),  \
       "+f"(d[127])
+
+#define GK_WGMMA_N192_D_OPERANDS                                                                                     \
+  GK_WGMMA_N128_D_OPERANDS, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), \
+      "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),          \
+      "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]),          \
+      "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]),          \
+      "+f"(d[95])
 
 /// D(64x256, f32) (+)= A(64x16) * B(16x256), 16-bit inputs read from shared memory.
 /// `kTransA`/`kTransB` = 1 when that operand is MN-major in shared memory.
@@ -126,6 +141,50 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
       " %128, %129, p, 1, 1;\n"
       "}\n"
       : GK_WGMMA_N256_D_OPERANDS
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+
+/// D(64x192, f32) (+)= A(64x16) * B(16x192), 16-bit inputs read from shared memory; as
+/// wgmma_m64n256k16 with three quarters of the accumulators (the 192-wide tile).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {" GK_WGMMA_N192_D_REGS
+        "},"
+        " %96, %97, p, 1, 1, %99, %100;\n"
+        "}\n"
+        : GK_WGMMA_N192_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %98, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {" GK_WGMMA_N192_D_REGS
+        "},"
+        " %96, %97, p, 1, 1, %99, %100;\n"
+        "}\n"
+        : GK_WGMMA_N192_D_OPERANDS
+        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
+  }
+}
+
+/// D(64x192, f32) (+)= A(64x8) * B(8x192), tf32 inputs (f32 storage), both K-major.
+__device__ __forceinline__ void wgmma_m64n192k8_tf32(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {" GK_WGMMA_N192_D_REGS
+      "},"
+      " %96, %97, p, 1, 1;\n"
+      "}\n"
+      : GK_WGMMA_N192_D_OPERANDS
       : "l"(desc_a), "l"(desc_b), "r"(accumulate));
 }
 
@@ -251,6 +310,8 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
 
 #undef GK_WGMMA_N256_D_REGS
 #undef GK_WGMMA_N256_D_OPERANDS
+#undef GK_WGMMA_N192_D_REGS
+#undef GK_WGMMA_N192_D_OPERANDS
 #undef GK_WGMMA_N128_D_REGS
 #undef GK_WGMMA_N128_D_OPERANDS
 

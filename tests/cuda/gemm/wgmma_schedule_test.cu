@@ -259,8 +259,17 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
   EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");  // 64 clusters
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x256c2");  // 36 clusters, not 144 128x128 tiles
-  EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x192c2");  // 48 clusters for 66 slots, not 36
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x256c2");  // tf32: the 128x192 tile not measured
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16, false, 2), "128x256c2");  // batched: not measured
+  EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16), "128x192c2");           // 2.9 rounds, not 2.2
+  EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");           // rows off the 128-byte lines
+  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16, true), "128x192c2");     // 58 clusters, not 43
+  EXPECT_EQ(choice(256, 14336, 4096, DType::BF16), "128x256c2");           // 75 clusters: two rounds
+  EXPECT_EQ(choice(2560, 2560, 2560, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(5000, 5000, 5120, DType::BF16, true), "128x256c2");  // estimated level: 128x192 measured behind
+  EXPECT_EQ(choice(6144, 6144, 6144, DType::BF16), "128x256c2");
+  EXPECT_EQ(choice(8192, 8192, 8192, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(512, 4096, 4096, DType::BF16), "128x128c2");           // 128 tiles (4 rows), no split
   EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");  // 32 clusters of 172 K blocks
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
@@ -305,7 +314,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.name(), "128x128 splitk4");
   for (const char* name :
        {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3", "128x256store", "128x128c2",
-        "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2", "128x64c2"}) {
+        "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2", "128x64c2", "128x192c2", "128x192c2 splitk3"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

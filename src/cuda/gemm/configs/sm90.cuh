@@ -68,6 +68,25 @@ struct WgmmaTma {
   static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
 };
 
+/// wgmma_tma, the three-quarter tile in clusters of 2 along M ("128x192c2"): for calls whose
+/// 128x256 clusters leave a wave part empty and whose 128x128 tiles take a round more
+/// (1536^3: 36 clusters of 128x256 for 66 slots, 144 tiles of 128x128 for 132 SMs, 48
+/// clusters of 128x192; 3000^3: 2.2 rounds of 128x256 clusters, 2.9 of 128x192). Two
+/// consumers of m64n192 (96 accumulators a thread), which read as many shared-memory
+/// bytes per flop as m64n256 within 4%. B is three 64-row boxes, so each CTA of the
+/// cluster loads three 32-row pieces and multicasts them. 4 stages of 40 KB; each
+/// consumer stages its 64 x 192 slice of 16-bit C in one round of three boxes.
+struct WgmmaTmaWideC2 {
+  static constexpr int kBlockM = 128, kBlockN = 192;
+  static constexpr int kStages = 4;
+  static constexpr int kClusterM = 2;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static constexpr int kGroupM = 16;
+  static constexpr int kBBoxRows = 32;
+  static constexpr int kEpiBoxes = 3;
+  static constexpr int kEpiBuffers = 1;
+};
+
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

@@ -87,8 +87,7 @@
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
 // "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
 // in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
-// clusters of 2),
-// each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
+// clusters of 2), "128x192c2" (128x192 in clusters of 2), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
 // other calls keep the table's choice. A malformed value fails the call naming the
@@ -159,6 +158,7 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaSmallC2>(WgmmaTile::SmallC2, "64x64c2", launch_wgmma_small_c2),
     entry<sm90::WgmmaTmaShortC2>(WgmmaTile::ShortC2, "64x128c2", launch_wgmma_short_c2),
     entry<sm90::WgmmaTmaNarrowC2>(WgmmaTile::NarrowC2, "128x64c2", launch_wgmma_narrow_c2),
+    entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -209,6 +209,24 @@ double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double til
   const int64_t rounds = core::ceil_div<int64_t>(tiles * ways, std::max(slots, 1));
   return static_cast<double>(rounds * core::ceil_div<int64_t>(k_blocks, ways)) * tile_cost +
          (ways > 1 ? split_cost : 0);
+}
+
+// The 128x192 tile against the 128x256 one, both in clusters of 2 and unsplit (H200,
+// bf16, each forced, % of cuBLAS): a 128x192 cluster tile costs 0.78 of a 128x256 one
+// over a long K (3072^3: 2.9 rounds of 128x192 clusters 95% against 2.2 of 128x256,
+// whose last round the tail split covers, 87%), so it runs where its rounds, counted
+// with that split, are estimated 3% shorter or more: 1536^3 69 -> 78%, 3072^3 87 -> 95%,
+// 256 x 11008 x 4096 88 / 81 -> 99 / 90% (NN / NT). Where the estimate is level
+// (6144^3, 8192^3, 512 x 11008) it measured level to 7 points behind, and 5000^3 16
+// behind. Rows off the 128-byte lines lost 1-2 points (3000^3: a TMA row spans two lines).
+constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
+
+/// Estimated time, in K blocks of one cluster tile, of `clusters` unsplit cluster tiles
+/// of `k_blocks` K blocks over `slots`: the whole rounds, then the last partial round as
+/// the launch's tail split runs it (tail_split_plan).
+double rounds_estimate(int64_t clusters, int slots, int64_t k_blocks) {
+  const WgmmaSchedule s = make_schedule(static_cast<int>(clusters), 1, static_cast<int>(k_blocks));
+  return static_cast<double>((clusters / slots) * k_blocks) + tail_split_plan(s, slots).blocks;
 }
 
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
@@ -285,8 +303,18 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     return {WgmmaTile::Store, 1, "two K blocks, C stored by TMA: 128x256 clusters with 4 C staging rounds in flight"};
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
-      estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost))
+      estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost)) {
+    // Unsplit 128x256 clusters against unsplit 128x192 ones (kWideTileCost): single
+    // 16-bit calls whose rows start 128-byte lines, the only ones measured.
+    const int64_t wide_clusters = core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) *
+                                  core::ceil_div<int64_t>(n, 192);
+    if (items == 1 && es == 2 && large_ways == 1 && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0 &&
+        split_ways(wide_clusters, k_blocks, sms / 2) == 1 &&
+        kWideTileCost * rounds_estimate(wide_clusters, sms / 2, k_blocks) <
+            kWideGain * rounds_estimate(clusters, sms / 2, k_blocks))
+      return {WgmmaTile::WideC2, 1, "128x192 clusters estimated 3% or more faster than 128x256 clusters"};
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
+  }
   // An even number of tile rows, at least half the SMs busy and a long K: clusters of 2
   // along M share B (half its L2 reads), measured ahead of the single tile at 256 and 512
   // rows over K = 4096 (notes/llm-gemm.md); an odd number would leave a cluster half
@@ -374,7 +402,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
     throw core::Error(core::Status::InvalidArgument,
                       "GPUKERN_WGMMA_CONFIG='" + forced.raw +
                           "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                          "128x128c2, 128x64, 64x64c2, 64x128c2 or 128x64c2, optionally followed by ' splitkN' "
+                          "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2 or 128x192c2, optionally followed by ' splitkN' "
                           "(N = 1.." +
                           std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;

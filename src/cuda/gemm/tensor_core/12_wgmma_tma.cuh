@@ -2,7 +2,7 @@
 // why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
 // loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
-//    tile (128 or 64 rows, 256 or 128 columns) is a field of its configuration;
+//    tile (128 or 64 rows, 256, 192, 128 or 64 columns) is a field of its configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
 // Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
 // the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
@@ -164,12 +164,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
                   if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 192)
+                    arch::wgmma_m64n192k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 128)
                     arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2)
                     arch::wgmma_m64n64k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (Cfg::kBlockN == 256)
                     arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (Cfg::kBlockN == 192)
+                    arch::wgmma_m64n192k8_tf32(acc, desc_a, desc_b, accumulate);
                   else if constexpr (Cfg::kBlockN == 64)
                     arch::wgmma_m64n64k8_tf32(acc, desc_a, desc_b, accumulate);
                   else
@@ -580,6 +584,7 @@ enum class WgmmaTile : int {
   SmallC2,   // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
   ShortC2,   // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
   NarrowC2,  // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
+  WideC2,    // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -606,11 +611,11 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow and NarrowC2 tiles' launchers
-/// (launch_wgmma with their configurations), compiled beside the large tile's
+/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2 and WideC2 tiles'
+/// launchers (launch_wgmma with their configurations), compiled beside the large tile's
 /// (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu 64x128 and
 /// 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu,
-/// 12_wgmma_tma_narrow_c2.cu).
+/// 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -620,5 +625,6 @@ void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int
 void launch_wgmma_small_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -56,8 +56,8 @@ struct WgmmaConfig {
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
   static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256,
-                "the consumers issue m64n256, m64n128 or m64n64 wgmma");
+  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256,
+                "the consumers issue m64n256, m64n192, m64n128 or m64n64 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
   static_assert(kBoxRows % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms of a box");
   static_assert(kBPieces % kClusterM == 0, "the CTAs of a cluster split B's pieces evenly");

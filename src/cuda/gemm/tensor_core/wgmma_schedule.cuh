@@ -210,6 +210,7 @@ inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int i
 struct TailSplit {
   int helper_blocks = 0;  // 0: no split
   int ways = 2;
+  double blocks = 0;  // the last round's estimated time in K blocks (k_blocks unsplit; 0: no partial round)
 };
 
 /// The cost model of the K split of the last partial round over `ctas` persistent CTAs:
@@ -225,7 +226,8 @@ struct TailSplit {
 /// idle ones: two ways 30 K blocks of time, four 22.
 inline TailSplit tail_split_plan(const WgmmaSchedule& s, int ctas) {
   const int tail = s.total % ctas, helpers = ctas - tail;
-  if (s.total <= ctas || tail == 0 || s.k_blocks < 2) return {};
+  const TailSplit unsplit{0, 2, tail == 0 ? 0.0 : static_cast<double>(s.k_blocks)};
+  if (s.total <= ctas || tail == 0 || s.k_blocks < 2) return unsplit;
   constexpr double kPartialBlocks = 6, kRangeBlocks = 2, kWaysGain = 0.92;
   constexpr int kMaxTailWays = 8;
   double best = s.k_blocks;
@@ -237,10 +239,10 @@ inline TailSplit tail_split_plan(const WgmmaSchedule& s, int ctas) {
     const double bar = ways > 2 ? best * kWaysGain : best;  // what a further range must beat
     for (int x = ranges; x < s.k_blocks; ++x) {             // at least one K block a range
       const double t = std::max(s.k_blocks - x + c, busiest * (static_cast<double>(x) / ranges + c));
-      if (t < bar && t < best) best = t, plan = {x, ways};
+      if (t < bar && t < best) best = t, plan = {x, ways, t};
     }
   }
-  return best > s.k_blocks - 2 ? TailSplit{} : plan;
+  return best > s.k_blocks - 2 ? unsplit : plan;
 }
 
 /// The split workspace's shape per split tile: keys (CTAs of a cluster x consumer
