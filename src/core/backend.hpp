@@ -24,6 +24,11 @@ struct DeviceArch {
   int cc = 0;        ///< NVIDIA: compute capability, 10*major+minor (90 for sm_90); else 0
   int gfx = 0;       ///< AMD: the gfx target number read as hex (gfx90a -> 0x90a); else 0
   std::string name;  ///< "sm_90", "gfx90a", "x86-64"
+  /// The device's peak memory bandwidth in GB/s (0: not known). Two parts of one
+  /// architecture can differ here (H100 SXM 3.35 TB/s, H200 4.8 TB/s), and with it where
+  /// a memory-bound vendor kernel overtakes an own rung: measured table entries can be
+  /// bounded by it (ArchSupport).
+  int mem_gbps = 0;
 };
 
 enum class RungKind : int;

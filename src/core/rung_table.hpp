@@ -26,6 +26,9 @@ struct ArchSupport {
   int cc_max = 0;                  ///< NVIDIA: highest (0: no upper bound)
   bool (*amd)(int gfx) = nullptr;  ///< AMD: the gfx targets it runs on (nullptr: every one)
   const char* label = "";          ///< as listed: "sm_90a", "CDNA (gfx90a, gfx940)"; "" when any
+  /// Peak memory bandwidth in GB/s (DeviceArch::mem_gbps) at least / at most; 0: no bound. A
+  /// device whose bandwidth is not known meets every bound.
+  int mem_gbps_min = 0, mem_gbps_max = 0;
 };
 
 /// Whether a rung may run on `arch`; WrongArch with the label when not.
@@ -35,6 +38,8 @@ inline Verdict arch_verdict(const ArchSupport& need, const DeviceArch& arch) {
     ok = arch.cc >= need.cc_min && (need.cc_max == 0 || arch.cc <= need.cc_max);
   else if (arch.vendor == Vendor::Amd)
     ok = need.amd == nullptr || need.amd(arch.gfx);
+  if (arch.mem_gbps > 0)
+    ok = ok && arch.mem_gbps >= need.mem_gbps_min && (need.mem_gbps_max == 0 || arch.mem_gbps <= need.mem_gbps_max);
   if (ok) return {};
   return {Decline::WrongArch, std::string("needs ") + need.label + " (this device is " + arch.name + ")"};
 }

@@ -79,6 +79,7 @@ DeviceDescription describe_device(int index) {
   d.peak_tensor_gflops = double(d.compute_units) * tensor_flops_per_clock_per_sm(d.arch.cc) * ghz;
   // Double data rate: two transfers per memory clock over the whole bus.
   d.peak_bandwidth_gbps = 2.0 * memory_clock_khz * 1e3 * (prop.memoryBusWidth / 8.0) / 1e9;
+  d.arch.mem_gbps = static_cast<int>(d.peak_bandwidth_gbps + 0.5);
   return d;
 }
 

@@ -102,6 +102,20 @@ TEST(RungTable, DeclinesWithTypedReasons) {
   EXPECT_EQ(t.supports(5, f32_call(8, 8), ctx, kSm90).text(), "Misaligned: A not 16-byte aligned");
 }
 
+TEST(RungTable, ArchBoundsOnMemoryBandwidth) {
+  const ArchSupport upto_4000{90, 90, nullptr, "sm_90, at most 4000 GB/s", 0, 4000};
+  const ArchSupport from_4000{90, 90, nullptr, "sm_90, 4000 GB/s and more", 4000};
+  const DeviceArch h100{Vendor::Nvidia, 90, 0, "sm_90", 3352}, h200{Vendor::Nvidia, 90, 0, "sm_90", 4814};
+  EXPECT_TRUE(arch_verdict(upto_4000, h100).accepted());
+  EXPECT_EQ(arch_verdict(upto_4000, h200).reason, Decline::WrongArch);
+  EXPECT_NE(arch_verdict(upto_4000, h200).detail.find("at most 4000 GB/s"), std::string::npos);
+  EXPECT_EQ(arch_verdict(from_4000, h100).reason, Decline::WrongArch);
+  EXPECT_TRUE(arch_verdict(from_4000, h200).accepted());
+  EXPECT_TRUE(arch_verdict(upto_4000, kSm90).accepted()) << "bandwidth not known: every bound met";
+  EXPECT_TRUE(arch_verdict(from_4000, kSm90).accepted());
+  EXPECT_EQ(arch_verdict(from_4000, DeviceArch{Vendor::Nvidia, 80, 0, "sm_80", 4814}).reason, Decline::WrongArch);
+}
+
 TEST(RungTable, AutoOrderFollowsRanksAndSkipsExperimentalAndUnranked) {
   const FakeLadder& t = table();
   EXPECT_EQ(t.auto_order(), (std::vector<int>{1, 2, 5, 0}));  // even(0) hopper(1) picky(2) simple(3)

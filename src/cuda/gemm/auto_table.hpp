@@ -1,8 +1,11 @@
 // The CUDA GEMM ladder's measured auto table: shape classes whose calls go to one rung
 // before auto's ranked order (ladder.cu takes it). Host data only, so the table tests
 // check every entry without a GPU. Each entry was derived from gpukern-bench suite runs
-// on the H100 with cuBLAS in the same run; the comment next to it names the cells behind
-// it, docs/notes/llm-gemm.md and docs/notes/attention.md give their numbers and runs.
+// on the H100 (3.35 TB/s) or the H200 (4.8 TB/s, the same sm_90 and 132 SMs) with cuBLAS
+// in the same run; the comment next to it names the cells behind it, docs/notes/llm-gemm.md
+// and docs/notes/attention.md give their numbers and runs. Where the two parts differ (the
+// H200's bandwidth speeds up cuBLAS's memory-bound batched kernels more than our rungs),
+// an entry is bounded by the device's peak memory bandwidth (ArchSupport::mem_gbps_*).
 // Calls in no entry take the ranked order (ladder.cu: wgmma_tma where its policy says,
 // else cuBLAS).
 #pragma once
@@ -20,6 +23,11 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   constexpr uint32_t k16Bit = core::kMaskF16 | core::kMaskBF16;
   constexpr uint32_t kF32 = core::kMaskF32, kTF32 = core::kMaskTF32;
   constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
+  // The H100 SXM's 3.35 TB/s and below; the H200's 4.8 TB/s and above.
+  constexpr int kSplitGbps = 4000;
+  constexpr core::ArchSupport kH100Only = {90, 90, nullptr, "sm_90, at most 4000 GB/s (measured on H100)", 0,
+                                           kSplitGbps};
+  constexpr core::ArchSupport kH200 = {90, 90, nullptr, "sm_90, 4000 GB/s and more (measured on H200)", kSplitGbps};
   constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
   constexpr uint32_t kAnyLayout = 0;
   // The llm suite times single GEMMs: its entries take no batched call (those take the
@@ -30,12 +38,22 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // cuBLAS is level with wgmma_tma's 128x256 tiles or ahead (T 1-16, both near the copy
       // rate) and ahead of them at T 32-128; skinny's TMA path trails both.
       {"16-bit NN vocabulary, T <= 128", k16Bit, kH100, {1, 128}, {65536, kAny}, {}, "cublas", kLayoutNN, kOneGemm},
+      // The same with K-major weights at T 1-16 on the H200: cuBLAS ahead of wgmma_tma by
+      // 7-15% and of skinny by 4-6%.
+      {"16-bit NT vocabulary, T <= 16, H200", k16Bit, kH200, {1, 16}, {65536, kAny}, {}, "cublas", kLayoutNT,
+       kOneGemm},
       // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
-      // weights at T 1-16 too, where it is level with skinny's TMA path).
+      // weights at T 1-16 too on the H100, where it is level with skinny's TMA path).
       {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
       // Decode against a linear layer's weight (B stored N x K): one pass over the weights,
-      // ahead of cuBLAS on every non-vocabulary weight at T 1, 4 and 16.
-      {"16-bit decode NT", k16Bit, kH100, {1, 16}, {}, {}, "skinny", kLayoutNT, kOneGemm},
+      // ahead of cuBLAS on every non-vocabulary weight at T 1, 4 and 16 on the H100. On the
+      // H200 only on the wide weights (11008 and 14336 x 4096: 102.7-106.4%) and 4096 x 11008
+      // (102.2-107.1%); 4096 x 4096 (93.8-99.6%) and 4096 x 14336 (94.0-99.8%) stay with cuBLAS.
+      {"16-bit decode NT, H100", k16Bit, kH100Only, {1, 16}, {}, {}, "skinny", kLayoutNT, kOneGemm},
+      {"16-bit decode NT wide, H200", k16Bit, kH200, {1, 16}, {11008, 14336}, {4096, 4096}, "skinny", kLayoutNT,
+       kOneGemm},
+      {"16-bit decode NT 4096 x 11008, H200", k16Bit, kH200, {1, 16}, {4096, 4096}, {11008, 11008}, "skinny",
+       kLayoutNT, kOneGemm},
       // Decode against N-contiguous weights 11008 and 14336 wide, K = 4096 (T 1, 4, 16): the
       // TMA path streams them faster than cuBLAS. On 4096 x 4096, 8192 x 4096 and the long-K
       // weights it is level or behind: cuBLAS.
@@ -99,26 +117,45 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Attention's scores Q*K^T per head (C = S x S, K = d = 64 or 128, B = K stored S x d),
       // all heads in one strided batch of 1024 items (32 x 32 heads): wgmma_tma's
       // persistent 128x256 clusters, one-K-block tiles claimed at run time, are ahead of
-      // cuBLAS's strided-batched kernel at S 512-4096, bf16 and f16 (d = 64 S 512 101.7-102.4%,
-      // S 1024-4096 102.5-105.9%; d = 128 99.9-104.8%). S 256 is level: cuBLAS (the ranked
-      // order's batch rule).
-      {"16-bit batched Q*K^T, d = 64..128",
+      // cuBLAS's strided-batched kernel at S 512-4096, bf16 and f16: d = 64 on both parts
+      // (H100 S 512 101.7-102.4%, S 1024-4096 102.5-105.9%; H200 105.0-111.7%), d = 128 on
+      // the H100 (99.9-104.8%) but not on the H200 (84.8-97.7%: cuBLAS). S 256 is level:
+      // cuBLAS (the ranked order's batch rule).
+      {"16-bit batched Q*K^T, d = 64", k16Bit, kH100, {512, 4096}, {512, 4096}, {64, 64}, "wgmma_tma", kLayoutNT,
+       {1024, kAny}},
+      {"16-bit batched Q*K^T, d = 128, H100",
        k16Bit,
-       kH100,
+       kH100Only,
        {512, 4096},
        {512, 4096},
-       {64, 128, 64},
+       {128, 128},
        "wgmma_tma",
        kLayoutNT,
        {1024, kAny}},
+      // Attention's P*V per head at head dimension 64 (C = S x 64, K = S) on the H200:
+      // wgmma_tma's 128x64 tiles in clusters of 2 are ahead of cuBLAS's strided-batched
+      // kernel at S 2048-4096 (100.6-105.3%, bf16 and f16, two runs); S 1024 98.9-102.2% and
+      // S 512 95.5-98.0% stay with cuBLAS. On the H100 they were 98.4-101.4% at S 1024-4096:
+      // cuBLAS there (the ranked order).
+      {"16-bit batched P*V, d = 64, H200",
+       k16Bit,
+       kH200,
+       {64, 64},
+       {2048, 4096},
+       {2048, 4096},
+       "wgmma_tma",
+       kLayoutNN,
+       {1024, kAny},
+       core::TSide::N},
       // Attention's P*V per head at head dimension 128 (C = S x 128, K = S), all heads in one
       // strided batch: mma_multistage's 256x128 tile (m a multiple of 256, K of 64: its path
       // without bounds checks) is ahead of cuBLAS's strided-batched kernel at S 2048-4096,
       // bf16 and f16, with 1024 items (32 x 32 heads); with 256 or 64 items cuBLAS is level
-      // or ahead. S 512-1024 and d = 64 stay with cuBLAS (the ranked order's batch rule).
-      {"16-bit batched P*V, d = 128",
+      // or ahead. S 512-1024 stay with cuBLAS (the ranked order's batch rule), and so does
+      // the H200, where mma_multistage ran at 78-87% of cuBLAS and wgmma_tma at 94-96%.
+      {"16-bit batched P*V, d = 128, H100",
        k16Bit,
-       kH100,
+       kH100Only,
        {128, 128},
        {2048, 4096, 256},
        {2048, 4096, 64},

@@ -15,7 +15,9 @@ namespace {
 using core::DType;
 using core::GemmArgs;
 
-const core::DeviceArch kSm90{core::Vendor::Nvidia, 90, 0, "sm_90"};
+const core::DeviceArch kSm90{core::Vendor::Nvidia, 90, 0, "sm_90"};  // bandwidth not known: every bound met
+const core::DeviceArch kH100{core::Vendor::Nvidia, 90, 0, "sm_90", 3352};
+const core::DeviceArch kH200{core::Vendor::Nvidia, 90, 0, "sm_90", 4814};
 const core::DeviceArch kSm80{core::Vendor::Nvidia, 80, 0, "sm_80"};
 const core::DeviceArch kSm100{core::Vendor::Nvidia, 100, 0, "sm_100"};
 
@@ -47,7 +49,7 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
     for (int64_t rows : {1, 4, 16, 64, 128}) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096)), "cublas") << rows;
     EXPECT_EQ(pick(call(t, kNN, 129, 128256, 4096)), "wgmma_tma");
     EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
-    for (int64_t rows : {1, 16, 128, 512}) EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096)), "wgmma_tma") << rows;
+    for (int64_t rows : {1, 16, 128, 512}) EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096), kH100), "wgmma_tma") << rows;
   }
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "") << "below vocabulary-wide";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096, 2)), "") << "batches: the ranked order";
@@ -60,7 +62,17 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
+      // The H200: the wide weights and 4096 x 11008 only.
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), "") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 11008, 4096), kH200), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096), kH200), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200), "cublas") << "vocabulary: cuBLAS on the H200";
+      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH100), "wgmma_tma");
     }
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 128256, 4096), kH200), "wgmma_tma") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096)), "") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
@@ -119,7 +131,7 @@ TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
   EXPECT_EQ(pick(pv(1024, 128, 1024)), "") << "S 1024: cuBLAS by less than the margin";
   EXPECT_EQ(pick(pv(512, 128, 1024)), "");
   EXPECT_EQ(pick(pv(8192, 128, 1024)), "") << "S 8192 was not measured";
-  EXPECT_EQ(pick(pv(2048, 64, 1024)), "") << "d = 64 stays with cuBLAS";
+  EXPECT_EQ(pick(pv(2048, 64, 1024), kH100), "") << "d = 64 stays with cuBLAS on the H100";
   EXPECT_EQ(pick(pv(2048, 128, 1023)), "") << "fewer items than measured";
   EXPECT_EQ(pick(pv(2048, 128, 1)), "");
   EXPECT_EQ(pick(pv(2100, 128, 1024)), "") << "S not a multiple of the 256-row tile";
@@ -128,12 +140,32 @@ TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 128, 1024)), "wgmma_tma") << "Q*K^T: its own entry";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 128, 2048, 1024)), "") << "NN only";
   EXPECT_EQ(pick(tf32_call(2048, 128, 2048)), "");
+  EXPECT_EQ(pick(pv(2048, 128, 1024), kH100), "mma_multistage");
+  EXPECT_EQ(pick(pv(2048, 128, 1024), kH200), "") << "the H200: cuBLAS ahead";
+}
+
+TEST(CudaAutoTable, BatchedPVAtHeadDimension64IsWgmmaTmaOnTheH200Only) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t s : {2048, 3072, 4096}) {
+      EXPECT_EQ(pick(call(t, kNN, s, 64, s, 1024), kH200), "wgmma_tma") << s;
+      EXPECT_EQ(pick(call(t, kNN, s, 64, s, 1024), kH100), "") << s << ": cuBLAS on the H100";
+    }
+  const auto pv = [](int64_t s, int64_t batch) { return call(DType::BF16, kNN, s, 64, s, batch); };
+  EXPECT_EQ(pick(pv(512, 1024), kH200), "") << "S 512: cuBLAS";
+  EXPECT_EQ(pick(pv(1024, 1024), kH200), "") << "S 1024: level";
+  EXPECT_EQ(pick(pv(8192, 1024), kH200), "") << "past the measured S";
+  EXPECT_EQ(pick(pv(2048, 256), kH200), "") << "fewer heads not measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 2048, 128, 2048, 1024), kH200), "") << "d = 128";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 2048, 2048, 1024), kH200), "") << "n = S, m = d: the other side";
 }
 
 TEST(CudaAutoTable, BatchedQKAtHeadDimension64To128IsWgmmaTma) {
   for (DType t : {DType::BF16, DType::F16})
-    for (int64_t s : {512, 1024, 2048, 4096})
-      for (int64_t d : {64, 128}) EXPECT_EQ(pick(call(t, kNT, s, s, d, 1024)), "wgmma_tma") << s << " " << d;
+    for (int64_t s : {512, 1024, 2048, 4096}) {
+      for (int64_t d : {64, 128}) EXPECT_EQ(pick(call(t, kNT, s, s, d, 1024), kH100), "wgmma_tma") << s << " " << d;
+      EXPECT_EQ(pick(call(t, kNT, s, s, 64, 1024), kH200), "wgmma_tma") << s;
+      EXPECT_EQ(pick(call(t, kNT, s, s, 128, 1024), kH200), "") << s << ": d = 128 on the H200 is cuBLAS's";
+    }
   EXPECT_EQ(pick(call(DType::BF16, kNT, 256, 256, 64, 1024)), "") << "S 256: level, the ranked order";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 8192, 8192, 64, 1024)), "") << "past the measured S";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 96, 1024)), "") << "d = 96 not measured";
@@ -176,12 +208,14 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
     ADD_FAILURE() << "no entry '" << label << "'";
     return std::string();
   };
-  EXPECT_EQ(shape_of("16-bit decode NT"), "f16,bf16 NT T 1..16 batch 1");
+  EXPECT_EQ(shape_of("16-bit decode NT, H100"), "f16,bf16 NT T 1..16 batch 1");
   EXPECT_EQ(shape_of("16-bit decode NN, 11008..14336 x 4096"), "f16,bf16 NN T 1..16 wide 11008..14336 k 4096 batch 1");
-  EXPECT_EQ(shape_of("16-bit batched P*V, d = 128"),
+  EXPECT_EQ(shape_of("16-bit batched P*V, d = 128, H100"),
             "f16,bf16 NN m 2048..4096 (multiple of 256) n 128 k 2048..4096 (multiple of 64) batch >= 1024");
-  EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 64..128"),
-            "f16,bf16 NT T 512..4096 wide 512..4096 k 64..128 (multiple of 64) batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 64"), "f16,bf16 NT T 512..4096 wide 512..4096 k 64 batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 128, H100"),
+            "f16,bf16 NT T 512..4096 wide 512..4096 k 128 batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched P*V, d = 64, H200"), "f16,bf16 NN m 2048..4096 n 64 k 2048..4096 batch >= 1024");
   for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
 }
 

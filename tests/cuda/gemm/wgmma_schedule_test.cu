@@ -275,6 +275,13 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
   EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");            // 64 clusters of 2 x 64x64, the whole K
+  ctx.arch.mem_gbps = 4814;                                               // the H200: 128x128 split
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");
+  EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x128 splitk3");
+  EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");
+  EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");  // 32 K blocks: not measured
+  ctx.arch.mem_gbps = 3352;  // the H100
+  EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "64x64c2");
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");
   EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");         // 3 tile rows: a cluster of 2 would be half empty
   EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");  // 32 tiles of 172 K blocks

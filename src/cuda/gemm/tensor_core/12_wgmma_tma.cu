@@ -221,6 +221,10 @@ double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double til
 // behind. Rows off the 128-byte lines lost 1-2 points (3000^3: a TMA row spans two lines).
 constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
 
+// Peak memory bandwidth (DeviceArch::mem_gbps) from which the H200's rows apply: the
+// H100 SXM has 3.35 TB/s, the H200 4.8.
+constexpr int kHighBandwidthGbps = 4000;
+
 /// Estimated time, in K blocks of one cluster tile, of `clusters` unsplit cluster tiles
 /// of `k_blocks` K blocks over `slots`: the whole rounds, then the last partial round as
 /// the launch's tail split runs it (tail_split_plan).
@@ -270,6 +274,14 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // against 79-82% for 128x128 split in 2); wider B takes 128x128 tiles, whose fewer
   // tiles fit one wave (128 x 11008: 64x64c2 81-88%, 128x128 96-102%).
   const int64_t small_clusters = core::ceil_div<int64_t>(n, 64) * items;
+  // On a device of 4000 GB/s or more (H200), over K of 64 blocks or more, 128x128 tiles
+  // split in 2 (K = 4096) or 3 (longer K) instead: 64 clusters streaming B fall behind
+  // cuBLAS there (H200, bf16 NN / NT alike, table -> split: 128 x 4096 x 4096 77 -> 85%,
+  // x 11008 77 -> 103%, x 14336 72 -> 100%, 96 x 4096 x 11008 76 -> 101-103%).
+  if (m > 64 && m <= 128 && small_clusters <= sms / 2 && items == 1 && k_blocks >= 64 &&
+      ctx.arch.mem_gbps >= kHighBandwidthGbps)
+    return {WgmmaTile::Mid, static_cast<int>(std::min<int64_t>(3, k_blocks / 32)),
+            "65..128 rows, long K, 4000 GB/s or more: 128x128 tiles split in 2 or 3"};
   if (m > 64 && m <= 128 && small_clusters <= sms / 2)
     return {WgmmaTile::SmallC2, split_ways(small_clusters, k_blocks, sms / 2),
             "65..128 rows, clusters in one wave: 64x64 tiles in clusters of 2 sharing B, K split when fewer than "
