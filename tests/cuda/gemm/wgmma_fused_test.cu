@@ -389,6 +389,10 @@ TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
   EXPECT_TRUE(claims(1, 1, 1, 133, 132));       // just over one round
   EXPECT_FALSE(claims(1, 1, 1, 132, 132));      // one round: nothing to claim
   EXPECT_FALSE(claims(8, 8, 2, 1024, 66));      // two K blocks (d = 128)
+  // At 4000 GB/s or more (H200) two K blocks claim too, three do not.
+  EXPECT_TRUE(gemm::wgmma_claims_tiles(gemm::make_schedule(8, 8, 2, 1024), 66, 4814));
+  EXPECT_FALSE(gemm::wgmma_claims_tiles(gemm::make_schedule(8, 8, 3, 1024), 66, 4814));
+  EXPECT_FALSE(gemm::wgmma_claims_tiles(gemm::make_schedule(8, 8, 2, 1024), 66, 3352));
   EXPECT_FALSE(claims(128, 128, 1, 1, 66));     // one item, however many rounds
   EXPECT_FALSE(claims(1, 1, 1, 1 << 24, 132));  // more claims than a ticket word counts
   gemm::WgmmaSchedule split = gemm::make_schedule(8, 8, 1, 1024);

@@ -280,8 +280,10 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x128 splitk3");
   EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");
   EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");  // 32 K blocks: not measured
+  EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256c2");  // Q K^T d = 128: claimed tiles
   ctx.arch.mem_gbps = 3352;  // the H100
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "64x64c2");
+  EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");
   EXPECT_EQ(choice(384, 4096, 4096, DType::BF16), "128x128");         // 3 tile rows: a cluster of 2 would be half empty
   EXPECT_EQ(choice(16, 4096, 11008, DType::BF16), "64x128 splitk4");  // 32 tiles of 172 K blocks

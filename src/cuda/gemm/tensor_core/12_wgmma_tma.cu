@@ -310,8 +310,11 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     return {WgmmaTile::MidC2, 1, "at most 128 columns, long K: 128x128 tiles in clusters of 2 sharing B"};
   // Two K blocks (attention's Q K^T at d = 128): writing C takes longer than the math in
   // every tile, and 4 staging rounds in flight beat 4 operand stages. At one K block
-  // (d = 64) they are level, and the large tile keeps its stages (notes/attention.md).
-  if (k_blocks == 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args))
+  // (d = 64) they are level, and the large tile keeps its stages (notes/attention.md). At
+  // 4000 GB/s or more (H200) the large tile with its tiles claimed at run time
+  // (wgmma_claims_tiles) is ahead instead: 86-93% of cuBLAS -> 95-101%.
+  if (k_blocks == 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args) &&
+      ctx.arch.mem_gbps < kHighBandwidthGbps)
     return {WgmmaTile::Store, 1, "two K blocks, C stored by TMA: 128x256 clusters with 4 C staging rounds in flight"};
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
@@ -496,7 +499,7 @@ SchedulePolicy forced_schedule() {
 }
 }  // namespace
 
-bool wgmma_claims_tiles(const WgmmaSchedule& s, int ctas) {
+bool wgmma_claims_tiles(const WgmmaSchedule& s, int ctas, int mem_gbps) {
   // Unsplit, more than one round, and every claim's ticket within the word's count.
   if (s.split_first != s.total || s.total <= ctas || int64_t(s.total) + ctas >= kMaxArrivals) return false;
   switch (forced_schedule()) {
@@ -505,7 +508,10 @@ bool wgmma_claims_tiles(const WgmmaSchedule& s, int ctas) {
     case SchedulePolicy::Claimed:
       break;
     default:
-      if (s.k_blocks != 1 || s.total == s.per_item) return false;
+      // Two K blocks (Q K^T at d = 128) too at 4000 GB/s or more (H200, 1024 heads, 128x256
+      // clusters: S 1024 / 2048 / 4096 88 / 96 / 93 -> 100 / 95 / 101% of cuBLAS, two
+      // alternations; on the H100 they lost, 96.6-100.1% against 99.9-105.4%).
+      if (s.k_blocks > (mem_gbps >= kHighBandwidthGbps ? 2 : 1) || s.total == s.per_item) return false;
   }
   if (core::log_enabled(core::LogLevel::Debug))
     core::log_line(core::LogLevel::Debug, "wgmma_tma: " + std::to_string(s.total) + " tiles on " +

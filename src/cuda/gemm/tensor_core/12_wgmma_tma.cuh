@@ -346,7 +346,8 @@ struct WgmmaTf32NNPolicy {
 /// Whether an unsplit launch of `sched` over `ctas` persistent CTAs (clusters) claims its
 /// tiles at run time (WgmmaSchedule::claimed; the rule and GPUKERN_WGMMA_SCHEDULE are in
 /// 12_wgmma_tma.cu).
-bool wgmma_claims_tiles(const WgmmaSchedule& sched, int ctas);
+/// `mem_gbps`: the device's peak memory bandwidth (DeviceArch::mem_gbps; 0 not known).
+bool wgmma_claims_tiles(const WgmmaSchedule& sched, int ctas, int mem_gbps = 0);
 
 /// Plans a launch of `sched` on at most `resident` persistent CTAs (clusters): with
 /// `ways` >= 2 and fewer tiles than that, every tile split in `ways` K ranges
@@ -361,7 +362,7 @@ void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const
   }
   ctas = std::max(1, std::min(resident, sched.total));
   if (void* ws = Policy::template plan<Cfg>(sched, ctas, ctx)) return ws;
-  return wgmma_claims_tiles(sched, ctas) ? claim_tiles(sched, ctx) : nullptr;
+  return wgmma_claims_tiles(sched, ctas, ctx.arch.mem_gbps) ? claim_tiles(sched, ctx) : nullptr;
 }
 
 /// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
