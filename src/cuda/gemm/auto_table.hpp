@@ -25,8 +25,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
   // The H100 SXM's 3.35 TB/s and below; the H200's 4.8 TB/s and above.
   constexpr int kSplitGbps = 4000;
-  constexpr core::ArchSupport kH100Only = {90, 90, nullptr, "sm_90, at most 4000 GB/s (measured on H100)", 0,
-                                           kSplitGbps};
+  constexpr const char* kH100Label = "sm_90, at most 4000 GB/s (measured on H100)";
+  constexpr core::ArchSupport kH100Only = {90, 90, nullptr, kH100Label, 0, kSplitGbps};
   constexpr core::ArchSupport kH200 = {90, 90, nullptr, "sm_90, 4000 GB/s and more (measured on H200)", kSplitGbps};
   constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
   constexpr uint32_t kAnyLayout = 0;
@@ -40,8 +40,7 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       {"16-bit NN vocabulary, T <= 128", k16Bit, kH100, {1, 128}, {65536, kAny}, {}, "cublas", kLayoutNN, kOneGemm},
       // The same with K-major weights at T 1-16 on the H200: cuBLAS ahead of wgmma_tma by
       // 7-15% and of skinny by 4-6%.
-      {"16-bit NT vocabulary, T <= 16, H200", k16Bit, kH200, {1, 16}, {65536, kAny}, {}, "cublas", kLayoutNT,
-       kOneGemm},
+      {"16-bit NT vocabulary, T <= 16, H200", k16Bit, kH200, {1, 16}, {65536, kAny}, {}, "cublas", kLayoutNT, kOneGemm},
       // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
       // weights at T 1-16 too on the H100, where it is level with skinny's TMA path).
       {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
@@ -50,10 +49,24 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // H200 only on the wide weights (11008 and 14336 x 4096: 102.7-106.4%) and 4096 x 11008
       // (102.2-107.1%); 4096 x 4096 (93.8-99.6%) and 4096 x 14336 (94.0-99.8%) stay with cuBLAS.
       {"16-bit decode NT, H100", k16Bit, kH100Only, {1, 16}, {}, {}, "skinny", kLayoutNT, kOneGemm},
-      {"16-bit decode NT wide, H200", k16Bit, kH200, {1, 16}, {11008, 14336}, {4096, 4096}, "skinny", kLayoutNT,
+      {"16-bit decode NT wide, H200",
+       k16Bit,
+       kH200,
+       {1, 16},
+       {11008, 14336},
+       {4096, 4096},
+       "skinny",
+       kLayoutNT,
        kOneGemm},
-      {"16-bit decode NT 4096 x 11008, H200", k16Bit, kH200, {1, 16}, {4096, 4096}, {11008, 11008}, "skinny",
-       kLayoutNT, kOneGemm},
+      {"16-bit decode NT 4096 x 11008, H200",
+       k16Bit,
+       kH200,
+       {1, 16},
+       {4096, 4096},
+       {11008, 11008},
+       "skinny",
+       kLayoutNT,
+       kOneGemm},
       // Decode against N-contiguous weights 11008 and 14336 wide, K = 4096 (T 1, 4, 16): the
       // TMA path streams them faster than cuBLAS. On 4096 x 4096, 8192 x 4096 and the long-K
       // weights it is level or behind: cuBLAS.
@@ -121,7 +134,14 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // (H100 S 512 101.7-102.4%, S 1024-4096 102.5-105.9%; H200 105.0-111.7%), d = 128 on
       // the H100 (99.9-104.8%) but not on the H200 (84.8-97.7%: cuBLAS). S 256 is level:
       // cuBLAS (the ranked order's batch rule).
-      {"16-bit batched Q*K^T, d = 64", k16Bit, kH100, {512, 4096}, {512, 4096}, {64, 64}, "wgmma_tma", kLayoutNT,
+      {"16-bit batched Q*K^T, d = 64",
+       k16Bit,
+       kH100,
+       {512, 4096},
+       {512, 4096},
+       {64, 64},
+       "wgmma_tma",
+       kLayoutNT,
        {1024, kAny}},
       {"16-bit batched Q*K^T, d = 128, H100",
        k16Bit,

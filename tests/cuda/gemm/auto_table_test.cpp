@@ -49,7 +49,8 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
     for (int64_t rows : {1, 4, 16, 64, 128}) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096)), "cublas") << rows;
     EXPECT_EQ(pick(call(t, kNN, 129, 128256, 4096)), "wgmma_tma");
     EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
-    for (int64_t rows : {1, 16, 128, 512}) EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096), kH100), "wgmma_tma") << rows;
+    for (int64_t rows : {1, 16, 128, 512})
+      EXPECT_EQ(pick(call(t, kNT, rows, 128256, 4096), kH100), "wgmma_tma") << rows;
   }
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "") << "below vocabulary-wide";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096, 2)), "") << "batches: the ranked order";

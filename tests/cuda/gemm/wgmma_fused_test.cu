@@ -385,10 +385,10 @@ TEST(WgmmaFusedHost, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
   EXPECT_TRUE(claims(4, 4, 1, 1024, 66));
   EXPECT_TRUE(claims(8, 8, 1, 1024, 66));
   EXPECT_TRUE(claims(16, 16, 1, 1024, 66));
-  EXPECT_TRUE(claims(2, 2, 1, 1024, 66));       // S 512: 62 rounds
-  EXPECT_TRUE(claims(1, 1, 1, 133, 132));       // just over one round
-  EXPECT_FALSE(claims(1, 1, 1, 132, 132));      // one round: nothing to claim
-  EXPECT_FALSE(claims(8, 8, 2, 1024, 66));      // two K blocks (d = 128)
+  EXPECT_TRUE(claims(2, 2, 1, 1024, 66));   // S 512: 62 rounds
+  EXPECT_TRUE(claims(1, 1, 1, 133, 132));   // just over one round
+  EXPECT_FALSE(claims(1, 1, 1, 132, 132));  // one round: nothing to claim
+  EXPECT_FALSE(claims(8, 8, 2, 1024, 66));  // two K blocks (d = 128)
   // At 4000 GB/s or more (H200) two K blocks claim too, three do not.
   EXPECT_TRUE(gemm::wgmma_claims_tiles(gemm::make_schedule(8, 8, 2, 1024), 66, 4814));
   EXPECT_FALSE(gemm::wgmma_claims_tiles(gemm::make_schedule(8, 8, 3, 1024), 66, 4814));
@@ -668,9 +668,8 @@ TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
 TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",   "128x256store",
-                           "128x128c2", "128x64",  "64x64c2",  "64x128c2", "128x64c2",
-                           "128x192c2"};
+  const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",   "128x256store", "128x128c2",
+                           "128x64",    "64x64c2", "64x128c2", "128x64c2", "128x192c2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -258,9 +258,9 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   };
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
-  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");  // 64 clusters
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x192c2");  // 48 clusters for 66 slots, not 36
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x256c2");  // tf32: the 128x192 tile not measured
+  EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");            // 64 clusters
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x192c2");            // 48 clusters for 66 slots, not 36
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x256c2");      // tf32: the 128x192 tile not measured
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16, false, 2), "128x256c2");  // batched: not measured
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16), "128x192c2");           // 2.9 rounds, not 2.2
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");           // rows off the 128-byte lines
@@ -275,13 +275,13 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
   EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");            // 64 clusters of 2 x 64x64, the whole K
-  ctx.arch.mem_gbps = 4814;                                               // the H200: 128x128 split
+  ctx.arch.mem_gbps = 4814;                                              // the H200: 128x128 split
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x128 splitk3");
   EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");
-  EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");  // 32 K blocks: not measured
+  EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");               // 32 K blocks: not measured
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256c2");  // Q K^T d = 128: claimed tiles
-  ctx.arch.mem_gbps = 3352;  // the H100
+  ctx.arch.mem_gbps = 3352;                                                 // the H100
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "64x64c2");
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");

@@ -65,6 +65,11 @@
 //
 // Small calls (K of at most 16 blocks) whose 64-row tiles fill one wave take 64x128 where
 // the rows of A and B start 128-byte lines, else 64x128 tiles in clusters of 2 sharing B.
+// Single 16-bit calls whose 128x192 clusters fill the rounds of the SMs better than
+// 128x256 ones (1536^3, 3072^3, 256 x 11008) take 128x192 tiles in clusters of 2. On a
+// device of 4000 GB/s or more (the H200; DeviceArch::mem_gbps), 65..128 rows over a long K
+// take 128x128 tiles split in 2 or 3, and batches of two-K-block tiles the 128x256
+// clusters with their tiles claimed at run time instead of the store-bound configuration.
 //
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
@@ -87,13 +92,14 @@
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
 // "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
 // in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
-// clusters of 2), "128x192c2" (128x192 in clusters of 2), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
-// also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
-// kernel runs (tf32nn to tf32 with N-contiguous B, the others to every other call);
-// other calls keep the table's choice. A malformed value fails the call naming the
-// variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at
-// run time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each call's
-// configuration and the reason, and each launch that claims its tiles.
+// clusters of 2), "128x192c2" (128x192 in clusters of 2), each optionally followed by
+// " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
+// forced tile applies to the calls its kernel runs (tf32nn to tf32 with N-contiguous B,
+// the others to every other call); other calls keep the table's choice. A malformed
+// value fails the call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed
+// overrides where tiles are claimed at run time (wgmma_claims_tiles), likewise.
+// GPUKERN_LOG=debug prints each call's configuration and the reason, and each launch
+// that claims its tiles.
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
@@ -321,8 +327,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost)) {
     // Unsplit 128x256 clusters against unsplit 128x192 ones (kWideTileCost): single
     // 16-bit calls whose rows start 128-byte lines, the only ones measured.
-    const int64_t wide_clusters = core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) *
-                                  core::ceil_div<int64_t>(n, 192);
+    const int64_t wide_clusters =
+        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 192);
     if (items == 1 && es == 2 && large_ways == 1 && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0 &&
         split_ways(wide_clusters, k_blocks, sms / 2) == 1 &&
         kWideTileCost * rounds_estimate(wide_clusters, sms / 2, k_blocks) <
@@ -414,12 +420,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
-    throw core::Error(core::Status::InvalidArgument,
-                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                          "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2 or 128x192c2, optionally followed by ' splitkN' "
-                          "(N = 1.." +
-                          std::to_string(kMaxWays) + ")");
+    throw core::Error(
+        core::Status::InvalidArgument,
+        "GPUKERN_WGMMA_CONFIG='" + forced.raw +
+            "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
+            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2 or 128x192c2, optionally followed by ' splitkN' "
+            "(N = 1.." +
+            std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
   return table_choice(args, ctx);
 }
