@@ -217,7 +217,10 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
   EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 128, H100"),
             "f16,bf16 NT T 512..4096 wide 512..4096 k 128 batch >= 1024");
   EXPECT_EQ(shape_of("16-bit batched P*V, d = 64, H200"), "f16,bf16 NN m 2048..4096 n 64 k 2048..4096 batch >= 1024");
-  for (const auto& c : table) EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
+  for (const auto& c : table) {
+    EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
+    EXPECT_LT(std::string(c.arch.label).size(), 64u) << "gk_auto_entry::arch holds 63";
+  }
 }
 
 }  // namespace
