@@ -47,6 +47,8 @@ void print_device(const std::string& spec) {
   std::printf("    compute units %d, clock %d MHz, memory %.1f GiB, peak f32 %.0f GFLOP/s", i.compute_units,
               i.clock_mhz, static_cast<double>(i.memory_bytes) / (1u << 30), i.peak_f32_gflops);
   if (i.peak_tensor_gflops > 0) std::printf(", tensor %.0f GFLOP/s", i.peak_tensor_gflops);
+  // The measured auto tables may bound an entry by it (an H100 and an H200 differ there).
+  if (i.peak_bandwidth_gbps > 0) std::printf(", memory bandwidth %.0f GB/s", i.peak_bandwidth_gbps);
   std::printf("\n");
   // Only the versions the backend reports: the CPU has no driver, only an OpenMP runtime.
   if (i.driver_version[0] && i.runtime_version[0])
