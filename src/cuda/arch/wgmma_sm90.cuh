@@ -97,127 +97,6 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]),          \
       "+f"(d[95])
 
-/// D(64x256, f32) (+)= A(64x16) * B(16x256), 16-bit inputs read from shared memory.
-/// `kTransA`/`kTransB` = 1 when that operand is MN-major in shared memory.
-/// `accumulate` = 0 overwrites D (the first K step of a tile).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" GK_WGMMA_N256_D_REGS
-        "},"
-        " %128, %129, p, 1, 1, %131, %132;\n"
-        "}\n"
-        : GK_WGMMA_N256_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %130, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {" GK_WGMMA_N256_D_REGS
-        "},"
-        " %128, %129, p, 1, 1, %131, %132;\n"
-        "}\n"
-        : GK_WGMMA_N256_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  }
-}
-
-/// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32 inputs (f32 storage), both K-major:
-/// wgmma has no transpose for 32-bit operands.
-__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                     int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" GK_WGMMA_N256_D_REGS
-      "},"
-      " %128, %129, p, 1, 1;\n"
-      "}\n"
-      : GK_WGMMA_N256_D_OPERANDS
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-/// D(64x192, f32) (+)= A(64x16) * B(16x192), 16-bit inputs read from shared memory; as
-/// wgmma_m64n256k16 with three quarters of the accumulators (the 192-wide tile).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32.bf16.bf16 {" GK_WGMMA_N192_D_REGS
-        "},"
-        " %96, %97, p, 1, 1, %99, %100;\n"
-        "}\n"
-        : GK_WGMMA_N192_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %98, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n192k16.f32.f16.f16 {" GK_WGMMA_N192_D_REGS
-        "},"
-        " %96, %97, p, 1, 1, %99, %100;\n"
-        "}\n"
-        : GK_WGMMA_N192_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  }
-}
-
-/// D(64x192, f32) (+)= A(64x8) * B(8x192), tf32 inputs (f32 storage), both K-major.
-__device__ __forceinline__ void wgmma_m64n192k8_tf32(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %98, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n192k8.f32.tf32.tf32 {" GK_WGMMA_N192_D_REGS
-      "},"
-      " %96, %97, p, 1, 1;\n"
-      "}\n"
-      : GK_WGMMA_N192_D_OPERANDS
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
-
-/// D(64x128, f32) (+)= A(64x16) * B(16x128), 16-bit inputs read from shared memory; as
-/// wgmma_m64n256k16 with half the accumulators (the 128-wide tile configurations).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {" GK_WGMMA_N128_D_REGS
-        "},"
-        " %64, %65, p, 1, 1, %67, %68;\n"
-        "}\n"
-        : GK_WGMMA_N128_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {" GK_WGMMA_N128_D_REGS
-        "},"
-        " %64, %65, p, 1, 1, %67, %68;\n"
-        "}\n"
-        : GK_WGMMA_N128_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  }
-}
-
 /// The accumulator registers of one m64n64 wgmma (32 f32 per thread).
 #define GK_WGMMA_N64_D_REGS                                                \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -228,63 +107,107 @@ __device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a
       "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
       "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+/// The body of a wgmma with both operands from shared-memory descriptors: shape SHAPE
+/// ("m64n256k16"), input type TYPE ("bf16", "f16", "tf32"), accumulators GK_WGMMA_<W>_D_*
+/// (W = N256 ... N64), and the operand numbers after them as text: the two descriptors,
+/// `accumulate`, then (16-bit inputs) the two transpose immediates. `accumulate` = 0
+/// overwrites D (a tile's first K step); a transpose is 1 where that operand is MN-major.
+#define GK_WGMMA_SS_16(SHAPE, TYPE, W, IA, IB, IP, ITA, ITB)                                 \
+  asm volatile(                                                                              \
+      "{\n"                                                                                  \
+      ".reg .pred p;\n"                                                                      \
+      "setp.ne.b32 p, %" IP                                                                  \
+      ", 0;\n"                                                                               \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32." TYPE "." TYPE " {" GK_WGMMA_##W##_D_REGS \
+      "},"                                                                                   \
+      " %" IA ", %" IB ", p, 1, 1, %" ITA ", %" ITB                                          \
+      ";\n"                                                                                  \
+      "}\n"                                                                                  \
+      : GK_WGMMA_##W##_D_OPERANDS                                                            \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB))
+#define GK_WGMMA_SS_TF32(SHAPE, W, IA, IB, IP)                                       \
+  asm volatile(                                                                      \
+      "{\n"                                                                          \
+      ".reg .pred p;\n"                                                              \
+      "setp.ne.b32 p, %" IP                                                          \
+      ", 0;\n"                                                                       \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS \
+      "},"                                                                           \
+      " %" IA ", %" IB                                                               \
+      ", p, 1, 1;\n"                                                                 \
+      "}\n"                                                                          \
+      : GK_WGMMA_##W##_D_OPERANDS                                                    \
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+
+/// D(64x256, f32) (+)= A(64x16) * B(16x256), 16-bit inputs read from shared memory.
+/// `kTransA`/`kTransB` = 1 when that operand is MN-major in shared memory.
+/// `accumulate` = 0 overwrites D (the first K step of a tile).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n256k16", "bf16", N256, "128", "129", "130", "131", "132");
+  else
+    GK_WGMMA_SS_16("m64n256k16", "f16", N256, "128", "129", "130", "131", "132");
+}
+
+/// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32 inputs (f32 storage), both K-major:
+/// wgmma has no transpose for 32-bit operands.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                     int accumulate) {
+  GK_WGMMA_SS_TF32("m64n256k8", N256, "128", "129", "130");
+}
+
+/// D(64x192, f32) (+)= A(64x16) * B(16x192), 16-bit inputs read from shared memory; as
+/// wgmma_m64n256k16 with three quarters of the accumulators (the 192-wide tile).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n192k16", "bf16", N192, "96", "97", "98", "99", "100");
+  else
+    GK_WGMMA_SS_16("m64n192k16", "f16", N192, "96", "97", "98", "99", "100");
+}
+
+/// D(64x192, f32) (+)= A(64x8) * B(8x192), tf32 inputs (f32 storage), both K-major.
+__device__ __forceinline__ void wgmma_m64n192k8_tf32(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  GK_WGMMA_SS_TF32("m64n192k8", N192, "96", "97", "98");
+}
+
+/// D(64x128, f32) (+)= A(64x16) * B(16x128), 16-bit inputs read from shared memory; as
+/// wgmma_m64n256k16 with half the accumulators (the 128-wide tile configurations).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n128k16", "bf16", N128, "64", "65", "66", "67", "68");
+  else
+    GK_WGMMA_SS_16("m64n128k16", "f16", N128, "64", "65", "66", "67", "68");
+}
+
+/// D(64x128, f32) (+)= A(64x8) * B(8x128), tf32 inputs (f32 storage), both K-major.
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  GK_WGMMA_SS_TF32("m64n128k8", N128, "64", "65", "66");
+}
+
 /// D(64x64, f32) (+)= A(64x16) * B(16x64), 16-bit inputs read from shared memory; as
 /// wgmma_m64n256k16 with a quarter of the accumulators (the 64-wide tile).
 template <class T, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>) {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {" GK_WGMMA_N64_D_REGS
-        "},"
-        " %32, %33, p, 1, 1, %35, %36;\n"
-        "}\n"
-        : GK_WGMMA_N64_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-        "{\n"
-        ".reg .pred p;\n"
-        "setp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {" GK_WGMMA_N64_D_REGS
-        "},"
-        " %32, %33, p, 1, 1, %35, %36;\n"
-        "}\n"
-        : GK_WGMMA_N64_D_OPERANDS
-        : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB));
-  }
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n64k16", "bf16", N64, "32", "33", "34", "35", "36");
+  else
+    GK_WGMMA_SS_16("m64n64k16", "f16", N64, "32", "33", "34", "35", "36");
 }
 
 /// D(64x64, f32) (+)= A(64x8) * B(8x64), tf32 inputs (f32 storage), both K-major.
 __device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" GK_WGMMA_N64_D_REGS
-      "},"
-      " %32, %33, p, 1, 1;\n"
-      "}\n"
-      : GK_WGMMA_N64_D_OPERANDS
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+  GK_WGMMA_SS_TF32("m64n64k8", N64, "32", "33", "34");
 }
 
-/// D(64x128, f32) (+)= A(64x8) * B(8x128), tf32 inputs (f32 storage), both K-major.
-__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" GK_WGMMA_N128_D_REGS
-      "},"
-      " %64, %65, p, 1, 1;\n"
-      "}\n"
-      : GK_WGMMA_N128_D_OPERANDS
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
-}
+#undef GK_WGMMA_SS_16
+#undef GK_WGMMA_SS_TF32
 
 /// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32: A from registers (4 per thread, the
 /// m16n8k8 tf32 A-fragment layout per warp over the warpgroup's 4 x 16 rows), B K-major
@@ -314,5 +237,7 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
 #undef GK_WGMMA_N192_D_OPERANDS
 #undef GK_WGMMA_N128_D_REGS
 #undef GK_WGMMA_N128_D_OPERANDS
+#undef GK_WGMMA_N64_D_REGS
+#undef GK_WGMMA_N64_D_OPERANDS
 
 }  // namespace gpukern::cuda::arch

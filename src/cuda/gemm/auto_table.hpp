@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/rung_table.hpp"
+#include "cuda/gemm/bandwidth_class.hpp"
 
 #include <limits>
 #include <vector>
@@ -23,11 +24,10 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   constexpr uint32_t k16Bit = core::kMaskF16 | core::kMaskBF16;
   constexpr uint32_t kF32 = core::kMaskF32, kTF32 = core::kMaskTF32;
   constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
-  // The H100 SXM's 3.35 TB/s and below; the H200's 4.8 TB/s and above.
-  constexpr int kSplitGbps = 4000;
   constexpr const char* kH100Label = "sm_90, at most 4000 GB/s (measured on H100)";
-  constexpr core::ArchSupport kH100Only = {90, 90, nullptr, kH100Label, 0, kSplitGbps};
-  constexpr core::ArchSupport kH200 = {90, 90, nullptr, "sm_90, 4000 GB/s and more (measured on H200)", kSplitGbps};
+  constexpr core::ArchSupport kH100Only = {90, 90, nullptr, kH100Label, 0, kHighBandwidthGbps};
+  constexpr core::ArchSupport kH200 = {90, 90, nullptr, "sm_90, 4000 GB/s and more (measured on H200)",
+                                       kHighBandwidthGbps};
   constexpr int64_t kAny = std::numeric_limits<int64_t>::max();
   constexpr uint32_t kAnyLayout = 0;
   // The llm suite times single GEMMs: its entries take no batched call (those take the

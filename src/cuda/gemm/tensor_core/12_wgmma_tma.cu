@@ -103,6 +103,7 @@
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
+#include "cuda/gemm/bandwidth_class.hpp"
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
@@ -226,10 +227,6 @@ double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double til
 // (6144^3, 8192^3, 512 x 11008) it measured level to 7 points behind, and 5000^3 16
 // behind. Rows off the 128-byte lines lost 1-2 points (3000^3: a TMA row spans two lines).
 constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
-
-// Peak memory bandwidth (DeviceArch::mem_gbps) from which the H200's rows apply: the
-// H100 SXM has 3.35 TB/s, the H200 4.8.
-constexpr int kHighBandwidthGbps = 4000;
 
 /// Estimated time, in K blocks of one cluster tile, of `clusters` unsplit cluster tiles
 /// of `k_blocks` K blocks over `slots`: the whole rounds, then the last partial round as
