@@ -9,6 +9,23 @@
 
 namespace gpukern::cuda::arch {
 
+/// elect.sync over the whole warp: true in exactly one lane (the lowest active one).
+/// Producer loops run on a whole, converged warp and guard each issue (TMA, expect_tx)
+/// with it: the loop state then stays warp-uniform, in uniform registers, where a loop
+/// run by one thread keeps it in per-thread registers and moves every TMA operand over
+/// with R2UR in a loop of its own.
+__device__ __forceinline__ bool elect_one() {
+  uint32_t elected = 0;
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "elect.sync _|p, 0xffffffff;\n"
+      "selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(elected));
+  return elected != 0;
+}
+
 /// Initializes the barrier at `bar` for `count` arrivals per phase.
 __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");

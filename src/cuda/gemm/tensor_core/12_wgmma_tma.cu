@@ -13,8 +13,11 @@
 //    no ldmatrix, no fragment registers. It reaches the H100's dense rate; mma.sync
 //    reaches about two thirds of it.
 //  * Warp specialization: one producer warpgroup (40 registers after setmaxnreg) only
-//    issues TMA; two consumer warpgroups (232 registers) only issue wgmma, each owning
-//    64x256 of the 128x256 block tile. A kStages-deep ring of shared-memory stages with
+//    issues TMA, from one converged warp (one lane issues): its loop state stays in
+//    uniform registers, and a stage costs a few dozen scalar instructions, fast enough
+//    for the 128x128 and 64-row tiles' stages; two consumer warpgroups (232 registers)
+//    only issue wgmma, each owning 64x256 of the 128x256 block tile. A kStages-deep
+//    ring of shared-memory stages with
 //    a "full" and an "empty" mbarrier per stage lets loads run ahead of the math
 //    (wgmma_mainloop.cuh).
 //  * Persistence: one CTA per SM loops over tiles in an L2-grouped order; the producer

@@ -84,9 +84,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      arch::prefetch_tensor_map(&map_a);
-      arch::prefetch_tensor_map(&map_b);
+    // One warp produces, converged (produce_stages says why); its other three idle.
+    if (__shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0) {
+      if (arch::elect_one()) {
+        arch::prefetch_tensor_map(&map_a);
+        arch::prefetch_tensor_map(&map_b);
+      }
       const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
       const uint64_t a_policy = x.a_once ? once : keep, b_policy = x.b_once ? once : keep;
       produce_stages(sm, sched, cluster_id, clusters, tile_origin,
@@ -228,9 +231,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   if (warpgroup == 0) {
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      arch::prefetch_tensor_map(&map_a);
-      arch::prefetch_tensor_map(&map_b);
+    if (__shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0) {  // one warp, as above
+      if (arch::elect_one()) {
+        arch::prefetch_tensor_map(&map_a);
+        arch::prefetch_tensor_map(&map_b);
+      }
       const uint64_t keep = arch::l2_evict_last_policy();
       produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
         const int k0 = kb * kBK;

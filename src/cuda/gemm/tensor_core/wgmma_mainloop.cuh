@@ -123,14 +123,16 @@ struct StageRing {
   }
 };
 
-/// The producer's fill of the free stage the ring is at: announces its bytes on its
-/// "full" barrier, lets `load(stage, full_barrier, origin, kb)` issue K block `kb` of the
-/// tile at `o` into it, and moves the ring on.
+/// The producer warp's fill of the free stage the ring is at: one lane announces its
+/// bytes on its "full" barrier and lets `load(stage, full_barrier, origin, kb)` issue K
+/// block `kb` of the tile at `o` into it; every lane moves the ring on.
 template <class Cfg, class Load>
 __device__ __forceinline__ void fill_stage(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, Load& load,
                                            const TileOrigin& o, int kb) {
-  arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
-  load(ring.stage, sm.full(ring.stage), o, kb);
+  if (arch::elect_one()) {
+    arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+    load(ring.stage, sm.full(ring.stage), o, kb);
+  }
   ring.advance();
 }
 
@@ -138,10 +140,14 @@ template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load);
 
-/// The producer thread: for each of this CTA's work units (work_unit) and each of
+/// The producer warp (all 32 lanes, converged, so the loop state is warp-uniform; one
+/// lane issues, fill_stage): for each of this CTA's work units (work_unit) and each of
 /// their K blocks, waits until every reader has released the stage, announces its bytes
 /// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
-/// unit's TileOrigin). A claimed schedule takes produce_claimed instead.
+/// unit's TileOrigin). A claimed schedule takes produce_claimed instead. Run by a single
+/// thread, the same loop kept its state in per-thread registers and spent ~90
+/// instructions a stage moving TMA operands into uniform ones: at 128x128 tiles (a
+/// stage every ~500 cycles) the stages then arrived late and the tensor cores waited.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                Origin origin, Load load) {
@@ -166,7 +172,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
   }
 }
 
-/// The producer thread of a claimed schedule (WgmmaSchedule::claimed): tile `cta` first,
+/// The producer warp of a claimed schedule (WgmmaSchedule::claimed): tile `cta` first,
 /// then the tiles the launch-wide counter hands out, all K blocks of each in order. The
 /// tile's number goes into the slot of the stage where it starts, ahead of that stage's
 /// "full" arrival, so the consumers read it there (consume_units); past the last tile the
@@ -176,7 +182,8 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
 /// tile. The leader can overwrite a slot only after its "empty" barrier has heard from
 /// every consumer of the cluster, which read the number before releasing the stage. The
 /// claim for the next tile is sent as a tile starts and its answer read when the next one
-/// does, so its round trip hides behind the loads.
+/// does, so its round trip hides behind the loads. Lane 0 claims, stores and signals; the
+/// warp takes the tile from it.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load) {
@@ -188,28 +195,31 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
   int tile = cta;
   unsigned long long ask = 0;
   bool asked = false;
+  const bool lane0 = threadIdx.x % 32 == 0;
   for (;;) {
     arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
     if (leader) {
-      if (asked) tile = ctas + static_cast<int>(resolve_arrival_ticket(sched.flags, sched.tag, ask));
-      if (tile >= sched.total) tile = -1;
-      arch::st_shared_u32(sm.tile_slot(ring.stage), static_cast<uint32_t>(tile));
+      int next = tile;
+      if (lane0) {
+        if (asked) next = ctas + static_cast<int>(resolve_arrival_ticket(sched.flags, sched.tag, ask));
+        if (next >= sched.total) next = -1;
+        arch::st_shared_u32(sm.tile_slot(ring.stage), static_cast<uint32_t>(next));
 #pragma unroll
-      for (int r = 1; r < kCluster; ++r)
-        arch::st_async_u32(arch::map_shared_rank(sm.tile_slot(ring.stage), r), static_cast<uint32_t>(tile),
-                           arch::map_shared_rank(sm.tile_bar(ring.stage), r));
-      if (tile >= 0) {
-        ask = arrival_fetch(sched.flags);
-        asked = true;
+        for (int r = 1; r < kCluster; ++r)
+          arch::st_async_u32(arch::map_shared_rank(sm.tile_slot(ring.stage), r), static_cast<uint32_t>(next),
+                             arch::map_shared_rank(sm.tile_bar(ring.stage), r));
+        if (next >= 0) ask = arrival_fetch(sched.flags);
       }
+      tile = __shfl_sync(0xffffffffu, next, 0);
+      asked = tile >= 0;
     } else {
-      arch::mbar_arrive_expect_tx(sm.tile_bar(ring.stage), 4);
+      if (lane0) arch::mbar_arrive_expect_tx(sm.tile_bar(ring.stage), 4);
       arch::mbar_wait_acquire_cluster(sm.tile_bar(ring.stage), (tile_parity >> ring.stage) & 1);
       tile_parity ^= 1u << ring.stage;
       tile = static_cast<int>(arch::ld_shared_u32_ordered(sm.tile_slot(ring.stage)));
     }
     if (tile < 0) {
-      arch::mbar_arrive(sm.full(ring.stage));  // the end: the consumers read -1
+      if (lane0) arch::mbar_arrive(sm.full(ring.stage));  // the end: the consumers read -1
       return;
     }
     const TileOrigin o = origin(tile);
