@@ -117,6 +117,20 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "wgmma_tma",
        kAnyLayout,
        kOneGemm},
+      // 256 tokens against the long-K weights (4096 x 11008 or 14336) on the H200:
+      // wgmma_tma's 128x128 tiles in clusters of 2, split in 2 (its tile table's rule for
+      // 128x256 clusters that would need a K split), are ahead of cuBLAS in both layouts
+      // (bf16 and f16, two runs: 102.3-112.5%). 512 tokens, the same rule unsplit, run at
+      // 97-99%: cuBLAS.
+      {"16-bit T 256, 4096 x 11008..14336, H200",
+       k16Bit,
+       kH200,
+       {256, 256},
+       {4096, 4096},
+       {11008, 14336},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},

@@ -111,6 +111,19 @@ TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096)), "") << "32-bit types are not in the 16-bit entry";
 }
 
+TEST(CudaAutoTable, LongKWeightsAt256TokensAreWgmmaTmaOnTheH200) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (bool layout : {kNN, kNT})
+      for (int64_t k : {11008, 14336}) {
+        EXPECT_EQ(pick(call(t, layout, 256, 4096, k), kH200), "wgmma_tma") << k;
+        EXPECT_EQ(pick(call(t, layout, 256, 4096, k), kH100), "") << k << ": the H100 not measured";
+      }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 512, 4096, 11008), kH200), "") << "512 tokens: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 255, 4096, 11008), kH200), "") << "only 256 measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 4096), kH200), "") << "K = 4096: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 11008, 2), kH200), "") << "batches: the ranked order";
+}
+
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 2, 4096, 4096)), "skinny");
   EXPECT_EQ(pick(call(DType::F32, kNT, 32, 4096, 4096)), "skinny");

@@ -281,7 +281,17 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");
   EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");               // 32 K blocks: not measured
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256c2");  // Q K^T d = 128: claimed tiles
-  ctx.arch.mem_gbps = 3352;                                                 // the H100
+  // 128x256 clusters that would need a K split: 128x128 clusters filling one wave.
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x128c2");  // 128 tiles, unsplit
+  EXPECT_EQ(choice(512, 4096, 14336, DType::BF16, true), "128x128c2");
+  EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x128c2 splitk2");  // 64 tiles in 2
+  EXPECT_EQ(choice(256, 4096, 14336, DType::F16, true), "128x128c2 splitk2");
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16, false, 2), "128x256c2");  // batched: not measured
+  EXPECT_EQ(choice(384, 4096, 11008, DType::BF16), "128x256c2 splitk2");    // 3 tile rows: no pairs
+  EXPECT_EQ(choice(1024, 4096, 11008, DType::BF16), "128x256c2");           // 64 clusters: no split
+  EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "128x256c2");
+  ctx.arch.mem_gbps = 3352;  // the H100
+  EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "64x64c2");
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256store");
   EXPECT_EQ(choice(65, 4096, 4096, DType::BF16), "64x64c2");

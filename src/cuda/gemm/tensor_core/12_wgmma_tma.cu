@@ -71,8 +71,10 @@
 // Single 16-bit calls whose 128x192 clusters fill the rounds of the SMs better than
 // 128x256 ones (1536^3, 3072^3, 256 x 11008) take 128x192 tiles in clusters of 2. On a
 // device of 4000 GB/s or more (the H200; DeviceArch::mem_gbps), 65..128 rows over a long K
-// take 128x128 tiles split in 2 or 3, and batches of two-K-block tiles the 128x256
-// clusters with their tiles claimed at run time instead of the store-bound configuration.
+// take 128x128 tiles split in 2 or 3, calls whose 128x256 clusters would need a K split
+// 128x128 tiles in clusters of 2 where those fill one wave (256 and 512 x 4096 over a long
+// K), and batches of two-K-block tiles the 128x256 clusters with their tiles claimed at
+// run time instead of the store-bound configuration.
 //
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
@@ -325,6 +327,18 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
       estimate(mid_tiles, sms, mid_ways, k_blocks, kMidTileCost, kMidSplitCost)) {
+    // On a device of 4000 GB/s or more (H200): where the 128x256 clusters need a K split
+    // to fill the SMs but 128x128 tiles in clusters of 2, split in 2 at most, fill one
+    // wave (95% of the SMs or more), those instead. The 128x128 tile's stages come every
+    // ~500 cycles, which the producer warp keeps up with (produce_stages). H200, bf16 NN
+    // and NT, each forced, two alternations: 512 x 4096 x 11008 / 14336 89-92 -> 97-99%
+    // of cuBLAS (unsplit), 256 x 4096 x 11008 / 14336 96-101 -> 105-111% (split in 2).
+    if (items == 1 && large_ways > 1 && ctx.arch.mem_gbps >= kHighBandwidthGbps &&
+        core::ceil_div<int64_t>(m, 128) % 2 == 0 && k_blocks >= kMinClusterBlocks && mid_tiles * mid_ways <= sms &&
+        20 * mid_tiles * mid_ways >= 19 * static_cast<int64_t>(sms))
+      return {WgmmaTile::MidC2, mid_ways,
+              "4000 GB/s or more, 128x256 clusters split to fill the SMs: 128x128 tiles in clusters of 2 filling one "
+              "wave"};
     // Unsplit 128x256 clusters against unsplit 128x192 ones (kWideTileCost): single
     // 16-bit calls whose rows start 128-byte lines, the only ones measured.
     const int64_t wide_clusters =
