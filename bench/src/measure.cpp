@@ -199,4 +199,38 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
   return summarize(std::move(times));
 }
 
+PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+                            const std::function<void()>& a, const std::function<void()>& b) {
+  double estimate_ms = -1, warm_total_ms = 0;
+  const auto warm_start = std::chrono::steady_clock::now();
+  auto warm_wall_s = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
+  };
+  for (int w = 0; w < policy.warmup || (w > 0 && warm_wall_s() < policy.min_warmup_s); ++w) {
+    const double ta = timed_call(timer, flusher, a), tb = timed_call(timer, flusher, b);
+    estimate_ms = std::max(ta, tb);
+    warm_total_ms += ta + tb;
+    if (warm_total_ms > 0.5e3 * policy.max_time_s) break;
+  }
+  device.synchronize();
+
+  // Each repeat times both calls: the budget is shared by the pair.
+  const int repeats = repeat_count(policy, 2 * estimate_ms, 2 * (flusher ? flusher->cost_ms() : 0.0));
+  std::vector<double> times_a, times_b;
+  times_a.reserve(static_cast<std::size_t>(repeats));
+  times_b.reserve(static_cast<std::size_t>(repeats));
+  for (int r = 0; r < repeats; ++r) {
+    if (r % 2 == 0) {
+      times_a.push_back(timed_call(timer, flusher, a));
+      times_b.push_back(timed_call(timer, flusher, b));
+    } else {
+      times_b.push_back(timed_call(timer, flusher, b));
+      times_a.push_back(timed_call(timer, flusher, a));
+    }
+  }
+  if (repeats % 2 == 0) b();  // b ran first in the last pair: leave its result behind
+  device.synchronize();
+  return {summarize(std::move(times_a)), summarize(std::move(times_b))};
+}
+
 }  // namespace gpukern::bench

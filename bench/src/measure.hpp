@@ -62,6 +62,16 @@ int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call);
 
+/// Two calls measured in one loop, `a` and `b` alternating (a b, b a, a b, ...), each timed
+/// run after its own flush: what slowly changes over a run (a GPU's clock under its power
+/// cap, other load on a CPU) then falls on both alike, so their ratio is the calls' own.
+/// Warm-up and repeat count as measure(), sized by the slower of the two; `b` runs last.
+struct PairedTiming {
+  Timing a, b;
+};
+PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+                            const std::function<void()>& a, const std::function<void()>& b);
+
 /// How read_stream walks memory. CPUs differ in which is faster, so the bench times both
 /// and keeps the faster: PageGroups reads a line of each of four pages in turn (four DRAM
 /// pages open at once: the faster on the Intel Xeon VMs measured), Sequential reads each

@@ -73,13 +73,6 @@ std::vector<unsigned char> download_rows(Device& device, const void* data, gk_dt
   return out;
 }
 
-// A key of a case without its epilogue, for pct_of_plain.
-std::string plain_key(const Case& c, const std::string& variant) {
-  const Case p = c.plain();
-  return fmt::format("{} {} {}{} {} {} {}", type_name(p.type), p.label(), p.trans_a ? "T" : "N", p.trans_b ? "T" : "N",
-                     p.c_f32, p.suite, variant);
-}
-
 // The CPU backend's "caches=48K/1024K/32768K" (L1d/L2/L3), else what sysconf says
 // (which some virtual machines misreport), capped at 1 GiB.
 std::size_t last_level_cache_bytes(const DeviceInfo& info) {
@@ -439,6 +432,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   int64_t out_ld = 0;
   std::size_t out_bytes = 0;
   std::function<void(const char*)> call;
+  std::function<void(const char*)> plain_call;  // gemm with an epilogue: the call without it
   GemmDesc gemm;
   SoftmaxDesc softmax;
   if (c.op == GK_OP_GEMM) {
@@ -505,6 +499,16 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       gemm.variant = variant;
       device_.gemm(gemm);
     };
+    if (c.has_epilogue())
+      plain_call = [&](const char* variant) {  // the same call without its epilogue
+        GemmDesc plain = gemm;
+        plain.variant = variant;
+        plain.bias = nullptr;
+        plain.bias_length = 0;
+        plain.stride_bias = 0;
+        plain.activation = GK_ACT_NONE;
+        device_.gemm(plain);
+      };
   } else {
     a_host = random_array(std::size_t(c.rows * c.cols), in_type, -8.0f, 8.0f, seed);
     a = device_.alloc(a_host.bytes.size());
@@ -553,7 +557,17 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     if (progress) progress(c, r, false);
     try {
       device_.memset(out.data(), 0xff, out_bytes);  // NaN in every dtype: unwritten shows
-      r.timing = measure(device_, timer_, flusher, rung_timing, [&] { call(rung.info.name); });
+      if (plain_call) {
+        // An epilogue is timed against the same rung's plain call in one loop (the two
+        // alternating), so the overhead is not lost in the device's drift between cases.
+        const PairedTiming paired = measure_paired(
+            device_, timer_, flusher, rung_timing, [&] { plain_call(rung.info.name); }, [&] { call(rung.info.name); });
+        r.timing = paired.b;
+        r.plain_ms = paired.a.median_ms;
+        r.pct_of_plain = 100.0 * paired.a.median_ms / paired.b.median_ms;
+      } else {
+        r.timing = measure(device_, timer_, flusher, rung_timing, [&] { call(rung.info.name); });
+      }
       if (r.variant == "auto") r.auto_choice = device_.last_variant(c.op);
       const auto host_out = download_rows(device_, out.data(), out_type, ref, out_ld);
       r.rel_error = relative_error(ref, host_out.data(), out_type, ref.cols);
@@ -578,16 +592,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
         r.pct_of_read = 100.0 * *r.read_ms / r.timing.median_ms;
       }
     }
-    // An epilogue against the same rung's plain call of the same run (its overhead).
-    if (r.measured && c.op == GK_OP_GEMM) {
-      const std::string key = plain_key(c, r.variant);
-      if (!c.has_epilogue()) {
-        plain_ms_[key] = r.timing.median_ms;
-      } else if (auto found = plain_ms_.find(key); found != plain_ms_.end()) {
-        r.plain_ms = found->second;
-        r.pct_of_plain = 100.0 * found->second / r.timing.median_ms;
-      }
-    }
+
     records.push_back(r);
     if (progress) progress(c, r, true);
   }

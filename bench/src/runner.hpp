@@ -49,8 +49,9 @@ struct Record {
   // over the rung's time (the rung's effective bandwidth over theirs).
   std::optional<double> copy_ms, copy_gbps, pct_of_copy;
   std::optional<double> read_ms, read_gbps, pct_of_read;
-  // An epilogue case: the same rung's plain call (same shape and batch, no epilogue) of the
-  // same run, and pct_of_plain = 100 * plain_ms / ms (100: the epilogue costs nothing).
+  // An epilogue case: the same rung's plain call (same shape and batch, no epilogue),
+  // timed in the same loop as the fused one, the two alternating (measure_paired), and
+  // pct_of_plain = 100 * plain_ms / ms (100: the epilogue costs nothing).
   std::optional<double> plain_ms, pct_of_plain;
 };
 
@@ -147,8 +148,7 @@ class DeviceRunner {
     Buffer device;
   };
   WeightCache weights_;
-  volatile uint64_t read_checksum_ = 0;     // the read streams' sums, kept
-  std::map<std::string, double> plain_ms_;  // median ms of the plain cases' rungs (pct_of_plain)
+  volatile uint64_t read_checksum_ = 0;  // the read streams' sums, kept
 };
 
 /// Fills `count` elements of device memory at `data` with random_array(count, type, low, high,

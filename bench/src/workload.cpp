@@ -157,13 +157,6 @@ int64_t Case::stride_a() const { return items_a() > 1 ? m * k : 0; }
 int64_t Case::stride_b() const { return items_b() > 1 ? k * n : 0; }
 int64_t Case::stride_c() const { return batch > 1 ? m * n : 0; }
 
-Case Case::plain() const {
-  Case out = *this;
-  out.bias = BiasKind::kNone;
-  out.act = GK_ACT_NONE;
-  return out;
-}
-
 namespace {
 
 // splitmix64's output function: value i of a seed is mix(seed + (i + 1) * gamma), so any

@@ -72,8 +72,6 @@ struct Case {
   /// Items stored of A and B (1 when broadcast, else batch).
   int64_t items_a() const { return broadcast == 'a' ? 1 : batch; }
   int64_t items_b() const { return broadcast == 'b' ? 1 : batch; }
-  /// The same case without the epilogue (its plain own rungs give pct_of_plain).
-  Case plain() const;
 };
 
 /// Host copy of an input: the bytes the device gets, and the same values as float

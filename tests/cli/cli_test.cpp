@@ -151,6 +151,23 @@ TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
   EXPECT_LE(call_lines, 5) << "more log lines than calls:\n" << r.output;
 }
 
+TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
+  // An epilogue case's pct_of_plain comes from the same rung's plain call timed in the
+  // same loop, plain and fused alternating (a b, b a, a b): no plain case needs to run, and
+  // the fused call runs last (its result is the one checked).
+  const ProcessResult r =
+      run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + kSmallBench + " --bias f32 --act relu");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::string order;  // p: plain call, f: fused
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=naive")) continue;
+    order += contains_text(line, "act=relu") ? 'f' : 'p';
+  }
+  EXPECT_EQ(order, "pfpffppf") << "1 warm-up pair, then 3 alternating pairs:\n" << r.output;
+  EXPECT_TRUE(contains_text(r.output, "% of plain")) << r.output;
+}
+
 TEST(GpukernBench, WithoutLogPrintsNoCallLines) {
   const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + kSmallBench);
   EXPECT_EQ(r.exit_code, 0) << r.output;
