@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -26,6 +27,12 @@ std::mutex& overrides_mutex() {
 std::map<std::string, std::string>& overrides() {
   static std::map<std::string, std::string> m;
   return m;
+}
+// Whether any override is set (written under overrides_mutex): calls read several options
+// each, and with none set (the common case) a read is one getenv, without the lock.
+std::atomic<bool>& any_override() {
+  static std::atomic<bool> any{false};
+  return any;
 }
 
 std::string lower(std::string s) {
@@ -104,7 +111,7 @@ void validate(const std::string& name, const std::string& value) {
 }  // namespace
 
 std::string option_value(const char* name) {
-  {
+  if (any_override().load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(overrides_mutex());
     auto it = overrides().find(name);
     if (it != overrides().end()) return it->second;
@@ -128,6 +135,7 @@ void set_option(const std::string& name, const std::string& value) {
       overrides().erase(name);
     else
       overrides()[name] = value;
+    any_override().store(!overrides().empty(), std::memory_order_release);
   };
   if (name != "GPUKERN_MODULE_PATH") return store();
   ModulePathState& state = module_path_state();
@@ -172,9 +180,14 @@ void with_module_path(const std::function<std::string(const ModulePath&)>& load)
 }
 
 int max_num_threads() {
-  const long online = sysconf(_SC_NPROCESSORS_ONLN);
-  const long cpus = online > 0 ? std::min(online, 1L << 16) : 1L;
-  return static_cast<int>(cpus) * kThreadsPerCpu;
+  // Read once: glibc's sysconf opens and parses /sys/devices/system/cpu/online each time,
+  // ~20 us in a VM, and GPUKERN_NUM_THREADS is checked against this on every call.
+  static const int limit = [] {
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    const long cpus = online > 0 ? std::min(online, 1L << 16) : 1L;
+    return static_cast<int>(cpus) * kThreadsPerCpu;
+  }();
+  return limit;
 }
 
 bool parse_whole_number(const std::string& text, long long max, long long* value) {

@@ -80,25 +80,25 @@ int Dispatch::select_in(OpKind op, const Args& args, const char* requested, cons
   const bool from_desc = requested && *requested && std::strcmp(requested, "auto") != 0;
   const std::string name = from_desc ? std::string(requested) : env_choice;
   if (name != "auto") {
-    // A name taken from the environment is reported with its variable.
-    const std::string origin =
-        from_desc
-            ? std::string()
-            : std::string(op == OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") + "=" + name + ": ";
+    // A name taken from the environment is reported with its variable (errors only).
+    auto origin = [&] {
+      return from_desc ? std::string()
+                       : std::string(op == OpKind::Gemm ? "GPUKERN_GEMM_VARIANT" : "GPUKERN_SOFTMAX_VARIANT") + "=" +
+                             name + ": ";
+    };
     int index = -1;
-    std::string valid;
-    for (int i = 0; i < static_cast<int>(table.size()); ++i) {
-      const std::string& n = table[static_cast<std::size_t>(i)].name;
-      if (n == name) index = i;
-      valid += (valid.empty() ? "" : ", ") + n;
+    for (int i = 0; i < static_cast<int>(table.size()) && index < 0; ++i)
+      if (table[static_cast<std::size_t>(i)].name == name) index = i;
+    if (index < 0) {
+      std::string valid;  // built only for the error
+      for (const RungInfo& r : table) valid += (valid.empty() ? "" : ", ") + r.name;
+      throw Error(Status::InvalidArgument, origin() + "unknown " + op_name(op) + " variant '" + name + "' on " +
+                                               where_ + "; valid: auto, " + valid);
     }
-    if (index < 0)
-      throw Error(Status::InvalidArgument, origin + "unknown " + op_name(op) + " variant '" + name + "' on " + where_ +
-                                               "; valid: auto, " + valid);
     const Verdict v = backend_.supports(args, index);
     if (!v.accepted())
       throw Error(Status::Unsupported,
-                  origin + op_name(op) + " variant '" + name + "' declines " + shape_text(args) + ": " + v.text(),
+                  origin() + op_name(op) + " variant '" + name + "' declines " + shape_text(args) + ": " + v.text(),
                   v.reason);
     return index;
   }
@@ -151,7 +151,7 @@ template <class Args, class Run>
 void Dispatch::run_in(OpKind op, const Args& args, int rung, Run&& run) const {
   const std::string& name = rungs(op)[static_cast<std::size_t>(rung)].name;
   const bool info = log_enabled(LogLevel::Info);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = info ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   try {
     run();
   } catch (const Error& e) {
