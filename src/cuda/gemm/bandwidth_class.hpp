@@ -10,4 +10,10 @@ namespace gpukern::cuda {
 /// Peak memory bandwidth in GB/s from which a device counts as the H200's side.
 constexpr int kHighBandwidthGbps = 4000;
 
+/// Whether wgmma_tma's own rules take a device's H200-measured rows. A bandwidth of 0 (not
+/// known) counts as below the line: the rules keep the H100-measured choice. (The auto
+/// table's entries are bounded through core::ArchSupport instead, which an unknown
+/// bandwidth meets.)
+constexpr bool high_bandwidth(int mem_gbps) { return mem_gbps >= kHighBandwidthGbps; }
+
 }  // namespace gpukern::cuda

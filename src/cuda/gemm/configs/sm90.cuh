@@ -55,7 +55,7 @@ struct MmaMultistageWide {
 /// staging boxes of C per consumer, clusters of 2 CTAs along M that share the B tile
 /// through TMA multicast (a third less L2 traffic, which under the H100's power cap
 /// turns into clock), L2 raster groups of 16 tile rows. The producer warpgroup issues
-/// TMA from one thread and gives its registers to the two consumers, which hold 128
+/// TMA from one warp (one lane) and gives its registers to the two consumers, which hold 128
 /// accumulators per thread. Level with cuBLAS once its tiles fill the SMs.
 struct WgmmaTma {
   static constexpr int kBlockM = 128, kBlockN = 256;  // CTA tile (wgmma m64n256 per consumer)
@@ -75,16 +75,12 @@ struct WgmmaTma {
 /// consumers of m64n192 (96 accumulators a thread), which read as many shared-memory
 /// bytes per flop as m64n256 within 4%. B is three 64-row boxes, so each CTA of the
 /// cluster loads three 32-row pieces and multicasts them. 4 stages of 40 KB; each
-/// consumer stages its 64 x 192 slice of 16-bit C in one round of three boxes.
-struct WgmmaTmaWideC2 {
-  static constexpr int kBlockM = 128, kBlockN = 192;
-  static constexpr int kStages = 4;
-  static constexpr int kClusterM = 2;
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
-  static constexpr int kGroupM = 16;
+/// consumer stages its 64 x 192 slice of 16-bit C in one round of three boxes. The rest
+/// (stages, cluster, registers, raster groups) is the large tile's.
+struct WgmmaTmaWideC2 : WgmmaTma {
+  static constexpr int kBlockN = 192;
   static constexpr int kBBoxRows = 32;
   static constexpr int kEpiBoxes = 3;
-  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K

@@ -287,7 +287,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // cuBLAS there (H200, bf16 NN / NT alike, table -> split: 128 x 4096 x 4096 77 -> 85%,
   // x 11008 77 -> 103%, x 14336 72 -> 100%, 96 x 4096 x 11008 76 -> 101-103%).
   if (m > 64 && m <= 128 && small_clusters <= sms / 2 && items == 1 && k_blocks >= 64 &&
-      ctx.arch.mem_gbps >= kHighBandwidthGbps)
+      high_bandwidth(ctx.arch.mem_gbps))
     return {WgmmaTile::Mid, static_cast<int>(std::min<int64_t>(3, k_blocks / 32)),
             "65..128 rows, long K, 4000 GB/s or more: 128x128 tiles split in 2 or 3"};
   if (m > 64 && m <= 128 && small_clusters <= sms / 2)
@@ -321,8 +321,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // (d = 64) they are level, and the large tile keeps its stages (notes/attention.md). At
   // 4000 GB/s or more (H200) the large tile with its tiles claimed at run time
   // (wgmma_claims_tiles) is ahead instead: 86-93% of cuBLAS -> 95-101%.
-  if (k_blocks == 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args) &&
-      ctx.arch.mem_gbps < kHighBandwidthGbps)
+  if (k_blocks == 2 && n > 128 && 2 * clusters >= sms && wgmma_store_fits(args) && !high_bandwidth(ctx.arch.mem_gbps))
     return {WgmmaTile::Store, 1, "two K blocks, C stored by TMA: 128x256 clusters with 4 C staging rounds in flight"};
   const int large_ways = split_ways(clusters, k_blocks, sms / 2), mid_ways = split_ways(mid_tiles, k_blocks, sms);
   if (estimate(clusters, sms / 2, large_ways, k_blocks, 1.0, kLargeSplitCost) <
@@ -333,8 +332,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // ~500 cycles, which the producer warp keeps up with (produce_stages). H200, bf16 NN
     // and NT, each forced, two alternations: 512 x 4096 x 11008 / 14336 89-92 -> 97-99%
     // of cuBLAS (unsplit), 256 x 4096 x 11008 / 14336 96-101 -> 105-111% (split in 2).
-    if (items == 1 && large_ways > 1 && ctx.arch.mem_gbps >= kHighBandwidthGbps &&
-        core::ceil_div<int64_t>(m, 128) % 2 == 0 && k_blocks >= kMinClusterBlocks && mid_tiles * mid_ways <= sms &&
+    if (items == 1 && large_ways > 1 && high_bandwidth(ctx.arch.mem_gbps) && core::ceil_div<int64_t>(m, 128) % 2 == 0 &&
+        k_blocks >= kMinClusterBlocks && mid_tiles * mid_ways <= sms &&
         20 * mid_tiles * mid_ways >= 19 * static_cast<int64_t>(sms))
       return {WgmmaTile::MidC2, mid_ways,
               "4000 GB/s or more, 128x256 clusters split to fill the SMs: 128x128 tiles in clusters of 2 filling one "
@@ -532,7 +531,7 @@ bool wgmma_claims_tiles(const WgmmaSchedule& s, int ctas, int mem_gbps) {
       // Two K blocks (Q K^T at d = 128) too at 4000 GB/s or more (H200, 1024 heads, 128x256
       // clusters: S 1024 / 2048 / 4096 88 / 96 / 93 -> 100 / 95 / 101% of cuBLAS, two
       // alternations; on the H100 they lost, 96.6-100.1% against 99.9-105.4%).
-      if (s.k_blocks > (mem_gbps >= kHighBandwidthGbps ? 2 : 1) || s.total == s.per_item) return false;
+      if (s.k_blocks > (high_bandwidth(mem_gbps) ? 2 : 1) || s.total == s.per_item) return false;
   }
   if (core::log_enabled(core::LogLevel::Debug))
     core::log_line(core::LogLevel::Debug, "wgmma_tma: " + std::to_string(s.total) + " tiles on " +

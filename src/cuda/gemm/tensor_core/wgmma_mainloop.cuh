@@ -183,7 +183,8 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
 /// every consumer of the cluster, which read the number before releasing the stage. The
 /// claim for the next tile is sent as a tile starts and its answer read when the next one
 /// does, so its round trip hides behind the loads. Lane 0 claims, stores and signals; the
-/// warp takes the tile from it.
+/// warp takes the tile from it. The slot's store comes before that stage's "full" arrival
+/// in lane 0's own program order: fill_stage's elect_one picks lane 0 of the converged warp.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load) {
