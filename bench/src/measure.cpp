@@ -175,10 +175,16 @@ int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms
   return repeats;
 }
 
-Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
-               const std::function<void()>& call) {
-  // Warm-up; the last one is timed to size the measurement. A call slower than the
-  // whole time budget ends the warm-up early (the naive rungs at large sizes).
+namespace {
+
+/// measure() and measure_paired(): the calls of `calls` in one loop, each timed run after
+/// its own flush, repeat r in order when r is even and in reverse when odd; warm-up rounds
+/// first, the last sizing the measurement by the slowest call. Ends on the last call.
+std::vector<Timing> measure_rotating(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+                                     const std::vector<const std::function<void()>*>& calls) {
+  const int n = static_cast<int>(calls.size());
+  // Warm-up; the last round is timed to size the measurement. Calls slower than the
+  // whole time budget end the warm-up early (the naive rungs at large sizes).
   double estimate_ms = -1;
   double warm_total_ms = 0;
   const auto warm_start = std::chrono::steady_clock::now();
@@ -186,51 +192,45 @@ Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const Timing
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
   };
   for (int w = 0; w < policy.warmup || (w > 0 && warm_wall_s() < policy.min_warmup_s); ++w) {
-    estimate_ms = timed_call(timer, flusher, call);
-    warm_total_ms += estimate_ms;
+    estimate_ms = 0;
+    for (const auto* call : calls) {
+      const double t = timed_call(timer, flusher, *call);
+      estimate_ms = std::max(estimate_ms, t);
+      warm_total_ms += t;
+    }
     if (warm_total_ms > 0.5e3 * policy.max_time_s) break;
   }
   device.synchronize();
 
-  const int repeats = repeat_count(policy, estimate_ms, flusher ? flusher->cost_ms() : 0.0);
-  std::vector<double> times;
-  times.reserve(static_cast<std::size_t>(repeats));
-  for (int r = 0; r < repeats; ++r) times.push_back(timed_call(timer, flusher, call));
-  return summarize(std::move(times));
+  // Each repeat times every call: the budget is shared by them.
+  const int repeats = repeat_count(policy, n * estimate_ms, n * (flusher ? flusher->cost_ms() : 0.0));
+  std::vector<std::vector<double>> times(calls.size());
+  for (auto& t : times) t.reserve(static_cast<std::size_t>(repeats));
+  for (int r = 0; r < repeats; ++r)
+    for (int i = 0; i < n; ++i) {
+      const int c = r % 2 == 0 ? i : n - 1 - i;
+      times[static_cast<std::size_t>(c)].push_back(timed_call(timer, flusher, *calls[static_cast<std::size_t>(c)]));
+    }
+  if (n > 1 && repeats % 2 == 0) {  // the last repeat ran in reverse: leave the last call's result behind
+    (*calls.back())();
+    device.synchronize();
+  }
+  std::vector<Timing> out;
+  for (auto& t : times) out.push_back(summarize(std::move(t)));
+  return out;
+}
+
+}  // namespace
+
+Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+               const std::function<void()>& call) {
+  return measure_rotating(device, timer, flusher, policy, {&call})[0];
 }
 
 PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                             const std::function<void()>& a, const std::function<void()>& b) {
-  double estimate_ms = -1, warm_total_ms = 0;
-  const auto warm_start = std::chrono::steady_clock::now();
-  auto warm_wall_s = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count();
-  };
-  for (int w = 0; w < policy.warmup || (w > 0 && warm_wall_s() < policy.min_warmup_s); ++w) {
-    const double ta = timed_call(timer, flusher, a), tb = timed_call(timer, flusher, b);
-    estimate_ms = std::max(ta, tb);
-    warm_total_ms += ta + tb;
-    if (warm_total_ms > 0.5e3 * policy.max_time_s) break;
-  }
-  device.synchronize();
-
-  // Each repeat times both calls: the budget is shared by the pair.
-  const int repeats = repeat_count(policy, 2 * estimate_ms, 2 * (flusher ? flusher->cost_ms() : 0.0));
-  std::vector<double> times_a, times_b;
-  times_a.reserve(static_cast<std::size_t>(repeats));
-  times_b.reserve(static_cast<std::size_t>(repeats));
-  for (int r = 0; r < repeats; ++r) {
-    if (r % 2 == 0) {
-      times_a.push_back(timed_call(timer, flusher, a));
-      times_b.push_back(timed_call(timer, flusher, b));
-    } else {
-      times_b.push_back(timed_call(timer, flusher, b));
-      times_a.push_back(timed_call(timer, flusher, a));
-    }
-  }
-  if (repeats % 2 == 0) b();  // b ran first in the last pair: leave its result behind
-  device.synchronize();
-  return {summarize(std::move(times_a)), summarize(std::move(times_b))};
+  const std::vector<Timing> t = measure_rotating(device, timer, flusher, policy, {&a, &b});
+  return {t[0], t[1]};
 }
 
 }  // namespace gpukern::bench
