@@ -72,6 +72,11 @@ struct PairedTiming {
 PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                             const std::function<void()>& a, const std::function<void()>& b);
 
+/// measure_paired for any number of calls: repeat r times them in order when r is even,
+/// in reverse when odd, each after its own flush; one Timing per call, in order.
+std::vector<Timing> measure_together(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
+                                     const std::vector<const std::function<void()>*>& calls);
+
 /// How read_stream walks memory. CPUs differ in which is faster, so the bench times both
 /// and keeps the faster: PageGroups reads a line of each of four pages in turn (four DRAM
 /// pages open at once: the faster on the Intel Xeon VMs measured), Sequential reads each

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace gpukern::cuda {
@@ -114,6 +116,24 @@ int cached_occupancy(const Key& key, Query&& query) {
 }
 
 #if defined(GPUKERN_CUDA)
+/// Lets `kernel` use `bytes` of dynamic shared memory on `device`, asking the runtime once
+/// per device, kernel and size: the attribute stays set for the process, and asking on
+/// every call costs a locked runtime call in each launch of a microsecond-scale GEMM.
+template <class Kernel>
+void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
+  using Key = std::tuple<int, const void*, int>;
+  static std::mutex mutex;
+  static std::set<Key> done;
+  const Key key{device, reinterpret_cast<const void*>(kernel), bytes};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (done.count(key) != 0) return;
+  }
+  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  std::lock_guard<std::mutex> lock(mutex);
+  done.insert(key);
+}
+
 /// A cudaLaunchKernelEx configuration with one launch attribute. `config` points at
 /// `attribute`: use it where it is made (no copies).
 struct ExLaunch {

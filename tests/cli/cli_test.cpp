@@ -147,14 +147,13 @@ TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
     EXPECT_TRUE(contains_text(line, "48")) << line;
     EXPECT_TRUE(contains_text(line, "ms")) << line;
   }
-  EXPECT_GE(call_lines, 4) << "fewer log lines than calls (1 warm-up + 3 timed):\n" << r.output;
-  EXPECT_LE(call_lines, 5) << "more log lines than calls:\n" << r.output;
+  EXPECT_EQ(call_lines, 5) << "not one log line a call (1 warm-up, 3 timed, 1 checked):\n" << r.output;
 }
 
 TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
   // An epilogue case's pct_of_plain comes from the same rung's plain call timed in the
-  // same loop, plain and fused alternating (a b, b a, a b): no plain case needs to run, and
-  // the fused call runs last (its result is the one checked).
+  // same loop, plain and fused alternating (a b, b a, a b): no plain case needs to run;
+  // then the fused call once more on poisoned memory, whose result is the one checked.
   const ProcessResult r =
       run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + kSmallBench + " --bias f32 --act relu");
   EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -164,7 +163,7 @@ TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
     if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=naive")) continue;
     order += contains_text(line, "act=relu") ? 'f' : 'p';
   }
-  EXPECT_EQ(order, "pfpffppf") << "1 warm-up pair, then 3 alternating pairs:\n" << r.output;
+  EXPECT_EQ(order, "pfpffppff") << "1 warm-up pair, 3 alternating pairs, the checked call:\n" << r.output;
   EXPECT_TRUE(contains_text(r.output, "% of plain")) << r.output;
 }
 
@@ -283,6 +282,30 @@ TEST_P(BenchOnGpu, RefusesACaseBeyondDeviceMemory) {
       "", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() + " --op gemm --dtype f32 -q --sizes " + size);
   expect_refused(r, "device memory");
   EXPECT_TRUE(contains_text(r.output, size)) << r.output;
+}
+
+// On a GPU the reference rung is timed first, alone, and every other rung then in one
+// loop with it, the two alternating (a b, b a, a b), so that the GPU's clock states fall
+// on both alike; then each rung's call once more on poisoned memory (the checked result).
+TEST_P(BenchOnGpu, RungIsTimedAlternatingWithTheReference) {
+  const auto all = known_backends();
+  const BackendState* b = find_backend(all, GetParam());
+  ASSERT_NE(b, nullptr);
+  if (!b->available) GTEST_SKIP() << unavailable_message(*b);
+  const ProcessResult r =
+      run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + " --backend " + GetParam() +
+                                       " --op gemm --dtype f32 --sizes 48 --variants naive --warmup 1 --repeats 3"
+                                       " --min-time 0 --flush-mb 0 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::string order;  // n: naive, r: the reference
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=")) continue;
+    order += contains_text(line, "rung=naive") ? 'n' : 'r';
+  }
+  EXPECT_EQ(order, "rrrrrrnrnnrrnn") << "the reference alone (1 warm-up, 3 timed, 1 checked), then naive with it "
+                                        "(1 warm-up pair, 3 alternating pairs, 1 checked):\n"
+                                     << r.output;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cli, BenchOnGpu, ::testing::Values("cuda", "hip"),

@@ -4,7 +4,8 @@
 // launches queue up; a synchronize ends each batch).
 //
 // usage: call_overhead [backend] [variant ...]      e.g. call_overhead cpu auto naive
-//        env CALLS (default 200000), SIZE (m = n = k, default 1)
+//        env CALLS (default 200000), SIZE (m = n = k, default 1), DTYPE (f32, default, or bf16:
+//        A, B and C in bf16, the tensor-core rungs' common call)
 #include <gpukern/gpukern.hpp>
 
 #include <chrono>
@@ -20,9 +21,10 @@ int main(int argc, char** argv) {
   if (variants.empty()) variants = {"auto", "naive"};
   const long calls = std::getenv("CALLS") ? std::atol(std::getenv("CALLS")) : 200000;
   const int size = std::getenv("SIZE") ? std::atoi(std::getenv("SIZE")) : 1;
+  const bool bf16 = std::getenv("DTYPE") && std::string(std::getenv("DTYPE")) == "bf16";
   try {
     gpukern::Device dev(backend);
-    const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(size) * size;
+    const std::size_t bytes = sizeof(float) * static_cast<std::size_t>(size) * size;  // f32 or bf16: enough
     gpukern::Buffer a = dev.alloc(bytes), b = dev.alloc(bytes), c = dev.alloc(bytes);
     std::vector<float> ones(static_cast<std::size_t>(size) * size, 1.0f);
     dev.upload(a, ones.data(), bytes);
@@ -33,6 +35,7 @@ int main(int argc, char** argv) {
     g.b = b.data();
     g.c = c.data();
     g.lda = g.ldb = g.ldc = size;
+    if (bf16) g.ab_type = g.c_type = GK_BF16;  // the ones above read as bf16 1.0078 and 0: any values do
     // Two rounds of every variant, alternating, so a drift of the machine shows as a spread.
     for (int round = 0; round < 2; ++round)
       for (const std::string& v : variants) {

@@ -423,7 +423,7 @@ void launch_mma(const core::GemmArgs& args, const CudaContext& ctx) {
   p.tiles_m = ceil_div(p.m, Cfg::kBlockM);
   p.tiles_n = ceil_div(p.n, Cfg::kBlockN);
   p.k_tiles = ceil_div(p.k, Cfg::kRowBytes / static_cast<int>(sizeof(T)));
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   const int tiles = p.tiles_m * p.tiles_n;
   for_batch_chunks(args.batch, batch_strides_of(args), [&](const BatchLaunch& items, unsigned count) {
     kernel<<<dim3(tiles, count), Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(p, items, epi);

@@ -461,7 +461,7 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   const CUtensorMap map_b = kBKMajor
                                 ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
                                 : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
   int clusters = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
@@ -566,7 +566,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   int grid = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, ctx.sm_count, ways, grid, ctx);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);

@@ -357,7 +357,7 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
                                      : make_tensor_map<T>(args.a, args.lda, p.k, p.m, false, Cfg::kBK);
   const CUtensorMap map_b = kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k, false, Cfg::kBlockN)
                                      : make_tensor_map<T>(args.b, args.ldb, p.k, p.n, false, Cfg::kBK);
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
+  allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
   GK_LAUNCH_CHECK();

@@ -21,8 +21,46 @@ PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                              int cols, int box_rows, TmaItems batch) {
+namespace {
+
+/// What a tensor map is made from (encode_tensor_map): equal keys encode equal maps.
+struct MapKey {
+  CUtensorMapDataType type;
+  std::size_t elem_bytes;
+  const void* ptr;
+  int64_t ld;
+  int rows, cols, box_rows;
+  int64_t items, stride;
+  bool operator==(const MapKey& o) const {
+    return type == o.type && elem_bytes == o.elem_bytes && ptr == o.ptr && ld == o.ld && rows == o.rows &&
+           cols == o.cols && box_rows == o.box_rows && items == o.items && stride == o.stride;
+  }
+};
+
+/// The maps this thread encoded last: a call repeated on the same operands (a layer run
+/// step after step, a benchmark) finds its maps here instead of encoding them again,
+/// which costs a microsecond-scale GEMM several percent of its time. A map holds the
+/// operand's address, not its data, so an entry never goes stale.
+struct MapCache {
+  static constexpr int kEntries = 8;
+  std::array<MapKey, kEntries> keys{};
+  std::array<CUtensorMap, kEntries> maps{};
+  int used = 0, next = 0;
+  const CUtensorMap* find(const MapKey& key) const {
+    for (int i = 0; i < used; ++i)
+      if (keys[i] == key) return &maps[i];
+    return nullptr;
+  }
+  void add(const MapKey& key, const CUtensorMap& map) {
+    keys[next] = key;
+    maps[next] = map;
+    next = (next + 1) % kEntries;
+    used = std::max(used, next == 0 ? kEntries : next);
+  }
+};
+
+CUtensorMap encode_uncached(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
+                            int cols, int box_rows, TmaItems batch) {
   const cuuint32_t rank = batch.items > 0 ? 3 : 2;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(std::max<int64_t>(batch.items, 1))};
@@ -45,6 +83,18 @@ CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, 
     throw TmaEncodeError(core::Status::DeviceError, "cuTensorMapEncodeTiled failed with CUresult " +
                                                         std::to_string(static_cast<int>(r)) +
                                                         (rank == 3 ? " (3-D map of a batch)" : ""));
+  return map;
+}
+
+}  // namespace
+
+CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
+                              int cols, int box_rows, TmaItems batch) {
+  thread_local MapCache cache;
+  const MapKey key{type, elem_bytes, ptr, ld, rows, cols, box_rows, batch.items, batch.stride};
+  if (const CUtensorMap* hit = cache.find(key)) return *hit;
+  const CUtensorMap map = encode_uncached(type, elem_bytes, ptr, ld, rows, cols, box_rows, batch);
+  cache.add(key, map);
   return map;
 }
 

@@ -44,6 +44,7 @@ struct TmaEncodeError : core::Error {
 /// dimension, so a box never reads into the next item); stores skip them. A TFLOAT32
 /// type the driver rejects is retried as FLOAT32 (same bits; the tensor cores then
 /// truncate to tf32). Throws TmaEncodeError (DeviceError) when the driver cannot encode it.
+/// The last few maps a thread encoded are kept and returned again for the same arguments.
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
                               int cols, int box_rows, TmaItems batch = {});
 
