@@ -12,7 +12,7 @@
   call and % of cuBLASLt with the same epilogue (the fused-epilogue reference).
 """
 
-from report_data import DTYPE_ORDER, device_label, fmt_pct, fmt_rate, group, slug, vendor_name
+from report_data import DTYPE_ORDER, device_label, fmt_pct, fmt_rate, group, slug, speed_vs, vendor_name
 
 
 def own_best(items):
@@ -98,8 +98,7 @@ def batched_rows(entries, device, dtype):
         row = [str(d), str(s)]
         for layout in ("NT", "NN"):
             best, ref, batch = table.get((d, s, layout), (None, None, None))
-            row.append("—" if best is None else "{} {}".format(fmt_pct(pct(ref.ms, best.ms) if ref else None),
-                                                               best.variant))
+            row.append("—" if best is None else "{} {}".format(fmt_pct(speed_vs(best, ref)), best.variant))
         batches = sorted({table[key][2] for key in table if key[:2] == (d, s)})
         row.append(", ".join(str(b) for b in batches))
         rows.append(row)
@@ -127,8 +126,7 @@ def epilogue_rows(entries, device, dtype, unit_scale=1e-3):
         rows.append([best.shown_shape().split(" ")[0] + ("" if key[1] == "NN" else " " + key[1]),
                      best.epilogue_label(), best.variant, fmt_rate(best.rate * unit_scale),
                      fmt_pct(best.pct_of_plain) if best.has_epilogue() else "—",
-                     fmt_pct(pct(lt.ms, best.ms) if lt else None),
-                     fmt_pct(pct(plain_ref.ms, best.ms) if plain_ref else None)])
+                     fmt_pct(speed_vs(best, lt)), fmt_pct(speed_vs(best, plain_ref))])
     header = ["size", "epilogue", "fastest own rung", "TFLOP/s", "% of its plain call", "% of cuBLASLt",
               "% of cuBLAS (+ epilogue pass)"]
     return header, rows, used

@@ -336,6 +336,17 @@ def fmt_compact(value):
     return fmt_rate(value)
 
 
+def speed_vs(own, ref):
+    """own's speed as % of ref's (100 * ref time / own time): own's pct_of_reference where ref is
+    the reference own was measured against (on a GPU timed in one loop with it), else the two
+    records' medians."""
+    if own is None or ref is None:
+        return None
+    if own.reference == ref.variant and own.pct_of_reference is not None:
+        return own.pct_of_reference
+    return 100.0 * ref.ms / own.ms
+
+
 def fmt_pct(value):
     return "—" if value is None else "{:.0f}%".format(value) if value >= 10 else "{:.1f}%".format(value)
 

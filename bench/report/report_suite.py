@@ -8,7 +8,7 @@ bandwidth as % of the same-run copy (own best solid, vendor dashed); and tables 
 the vendor. The ladder sections of the report leave the llm cells out (they are here).
 """
 
-from report_data import DTYPE_ORDER, fmt_pct, group, md_table, slug, vendor_name
+from report_data import DTYPE_ORDER, fmt_pct, group, md_table, slug, speed_vs, vendor_name
 
 LAYOUT_ORDER = {"NN": 0, "NT": 1, "TN": 2, "TT": 3}
 
@@ -40,8 +40,9 @@ def cells(entries):
 
 
 def ratio(best, vendor):
-    """own best / vendor as a speed ratio (vendor time over own time)."""
-    return vendor.ms / best.ms if best and vendor else None
+    """own best / vendor as a speed ratio (vendor time over own time; speed_vs)."""
+    v = speed_vs(best, vendor)
+    return None if v is None else v / 100.0
 
 
 def panels(table):
