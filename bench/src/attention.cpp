@@ -232,66 +232,123 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
   const std::string vendor_gemm = vendor_rung(runner.ladder(GK_OP_GEMM), c.type);
   const std::string vendor_softmax = vendor_rung(runner.ladder(GK_OP_SOFTMAX), c.type);
 
-  std::vector<AttentionRecord> records;
-  for (const bool vendor : {false, true}) {
+  // The two paths: the library's calls (auto rungs) and the same three steps on the vendor
+  // rungs. On a GPU (runner.paired()) they are timed in one loop, a pass of each in turn
+  // (the order alternating), so that the device's clock states fall on both alike
+  // (runner.cpp says why); the CPU times each path in a loop of its own.
+  struct Path {
     AttentionRecord r;
+    GemmDesc g1, g2;
+    SoftmaxDesc sm;
+    bool live = false;  // set up and warmed up without an error
+    double estimate_ms = -1;
+    std::vector<double> totals;
+    std::array<std::vector<double>, 3> per_step;
+  };
+  std::array<Path, 2> paths;
+  for (int i = 0; i < 2; ++i) {
+    const bool vendor = i == 1;
+    Path& path = paths[std::size_t(i)];
+    AttentionRecord& r = path.r;
     r.test_case = c;
     r.variant = vendor ? "vendor" : "auto";
     r.is_reference = vendor;
-    GemmDesc g1 = scores, g2 = weighted;
-    SoftmaxDesc sm = softmax;
+    path.g1 = scores;
+    path.g2 = weighted;
+    path.sm = softmax;
     if (vendor) {
       if (vendor_gemm.empty()) {
         r.reason = "no vendor gemm rung on this device";
-        records.push_back(r);
         continue;
       }
-      g1.variant = g2.variant = vendor_gemm.c_str();
+      path.g1.variant = path.g2.variant = vendor_gemm.c_str();
       if (!vendor_softmax.empty()) {
         // The vendor softmax over every row at once (the items are packed); it has no mask.
-        sm.variant = vendor_softmax.c_str();
-        sm.rows = items * s;
-        sm.batch_count = 1;
-        sm.stride_x = sm.stride_y = 0;
-        sm.causal = 0;
+        path.sm.variant = vendor_softmax.c_str();
+        path.sm.rows = items * s;
+        path.sm.batch_count = 1;
+        path.sm.stride_x = path.sm.stride_y = 0;
+        path.sm.causal = 0;
         if (c.causal) r.note = vendor_softmax + " has no causal mask: the vendor path is the softmax of the full rows";
       }
     }
+    path.live = true;
+  }
+  std::array<Timer, 3> timers{device.timer(), device.timer(), device.timer()};
+  auto steps = [&](Path& path) {
+    device.gemm(path.g1);
+    device.softmax(path.sm);
+    device.gemm(path.g2);
+  };
+  // One pass: flush, then each call between its own timer's events.
+  auto pass = [&](Path& path, std::array<double, 3>& ms) {
+    if (flusher) flusher->flush();
+    const std::array<std::function<void()>, 3> calls{[&] { device.gemm(path.g1); }, [&] { device.softmax(path.sm); },
+                                                     [&] { device.gemm(path.g2); }};
+    for (int step = 0; step < 3; ++step) {
+      timers[std::size_t(step)].start();
+      calls[std::size_t(step)]();
+      timers[std::size_t(step)].stop();
+    }
+    for (int step = 0; step < 3; ++step) ms[std::size_t(step)] = timers[std::size_t(step)].elapsed_ms();
+    return ms[0] + ms[1] + ms[2];
+  };
+  auto timed = [&](Path& path) {
+    std::array<double, 3> ms{};
+    path.totals.push_back(pass(path, ms));
+    for (int step = 0; step < 3; ++step) path.per_step[std::size_t(step)].push_back(ms[std::size_t(step)]);
+  };
+  auto guarded = [&](Path& path, auto&& work) {
     try {
-      r.rungs = {vendor ? vendor_gemm : device.select(g1), sm.variant ? std::string(sm.variant) : device.select(sm),
-                 vendor ? vendor_gemm : device.select(g2)};
-      const std::array<std::function<void()>, 3> steps{[&] { device.gemm(g1); }, [&] { device.softmax(sm); },
-                                                       [&] { device.gemm(g2); }};
-      std::array<Timer, 3> timers{device.timer(), device.timer(), device.timer()};
-      // One pass: flush, then each call between its own timer's events.
-      auto pass = [&](std::array<double, 3>& ms) {
-        if (flusher) flusher->flush();
-        for (int step = 0; step < 3; ++step) {
-          timers[std::size_t(step)].start();
-          steps[std::size_t(step)]();
-          timers[std::size_t(step)].stop();
-        }
-        for (int step = 0; step < 3; ++step) ms[std::size_t(step)] = timers[std::size_t(step)].elapsed_ms();
-        return ms[0] + ms[1] + ms[2];
-      };
+      work();
+    } catch (const Error& e) {
+      note_error(path.r, e, device);
+      path.live = false;
+    }
+  };
+  for (Path& path : paths) {
+    if (!path.live) continue;
+    guarded(path, [&] {
+      path.r.rungs = {path.r.is_reference ? vendor_gemm : device.select(path.g1),
+                      path.sm.variant ? std::string(path.sm.variant) : device.select(path.sm),
+                      path.r.is_reference ? vendor_gemm : device.select(path.g2)};
       std::array<double, 3> ms{};
-      double estimate = -1, warm_total = 0;
+      double warm_total = 0;
       for (int w = 0; w < options.timing.warmup; ++w) {
-        warm_total += estimate = pass(ms);
+        warm_total += path.estimate_ms = pass(path, ms);
         if (warm_total > 0.5e3 * options.timing.max_time_s) break;
       }
-      const int repeats = repeat_count(options.timing, estimate, flusher ? flusher->cost_ms() : 0.0);
-      std::vector<double> totals;
-      std::array<std::vector<double>, 3> per_step;
-      for (int rep = 0; rep < repeats; ++rep) {
-        totals.push_back(pass(ms));
-        for (int step = 0; step < 3; ++step) per_step[std::size_t(step)].push_back(ms[std::size_t(step)]);
+    });
+  }
+  const double flush_ms = flusher ? flusher->cost_ms() : 0.0;
+  if (runner.paired() && paths[0].live && paths[1].live) {
+    const int repeats = repeat_count(options.timing, paths[0].estimate_ms + paths[1].estimate_ms, 2 * flush_ms);
+    for (int rep = 0; rep < repeats && paths[0].live && paths[1].live; ++rep)
+      for (int i = 0; i < 2; ++i) {
+        Path& path = paths[std::size_t(rep % 2 == 0 ? i : 1 - i)];
+        guarded(path, [&] { timed(path); });
       }
-      r.timing = summarize(totals);
+  } else {
+    for (Path& path : paths)
+      if (path.live)
+        guarded(path, [&] {
+          const int repeats = repeat_count(options.timing, path.estimate_ms, flush_ms);
+          for (int rep = 0; rep < repeats; ++rep) timed(path);
+        });
+  }
+  for (Path& path : paths) {
+    if (!path.live) continue;
+    AttentionRecord& r = path.r;
+    guarded(path, [&] {
+      // The path's own output, from one more run on poisoned memory (the other path's
+      // passes wrote the same buffers).
+      device.memset(out.data(), 0xff, std::size_t(items * s * d) * esize);
+      steps(path);
+      r.timing = summarize(path.totals);
       for (int step = 0; step < 3; ++step)
-        r.step_ms[std::size_t(step)] = summarize(per_step[std::size_t(step)]).median_ms;
+        r.step_ms[std::size_t(step)] = summarize(path.per_step[std::size_t(step)]).median_ms;
       r.gflops = c.flops() / (r.timing.median_ms * 1e6);
-      const Reference& ref = vendor && c.causal && !vendor_softmax.empty() ? full : masked;
+      const Reference& ref = r.is_reference && c.causal && !vendor_softmax.empty() ? full : masked;
       std::vector<unsigned char> host(ref.rows.size() * std::size_t(d) * esize);
       for (std::size_t i = 0; i < ref.rows.size(); ++i)
         device.download(host.data() + i * std::size_t(d) * esize,
@@ -301,12 +358,10 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
       r.error_rows_checked = int64_t(ref.rows.size());
       r.error_ok = r.rel_error && *r.rel_error <= error_bound(c.type);
       r.measured = true;
-    } catch (const Error& e) {
-      note_error(r, e, device);
-    }
-    records.push_back(r);
+    });
   }
-  // % of the vendor path of the same run.
+  std::vector<AttentionRecord> records{paths[0].r, paths[1].r};
+  // % of the vendor path of the same run (of the same loop on a GPU).
   const AttentionRecord& vendor = records.back();
   for (auto& r : records)
     if (r.measured && vendor.measured) {

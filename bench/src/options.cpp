@@ -177,6 +177,12 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
                  "4096x11008, 14336x4096, 4096x14336, 128256x4096]")
       ->delimiter(',');
   app.add_flag("--no-reference", "do not add the vendor reference rung to --variants (for profiling)");
+  app.add_option("--paired", options.paired,
+                 "time each rung in one loop with the reference's call, the two alternating (--op attention: the "
+                 "library's path with the vendor's): on, off, or auto (on for GPUs, whose clock moves between "
+                 "states within a case; off on the CPU, where OpenBLAS's threads spin on after its calls)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--threads", threads, "CPU threads (sets GPUKERN_NUM_THREADS; the library bounds it)");
   app.add_option("--warmup", options.timing.warmup,
                  "untimed calls before timing (0 to 1000000); on the CPU, unless given, each rung's "

@@ -36,6 +36,7 @@ struct Options {
   bool with_auto = false;               // --variants auto: also measure the library's own choice
   bool auto_only = false;               // --variants auto alone: only it and the reference
   bool with_reference = true;           // measure the vendor rung even if not listed
+  std::string paired = "auto";          // --paired: time a rung in one loop with its reference (auto: GPUs)
   bool warmup_given = false;            // --warmup given: exactly that many warm-up calls
   std::optional<int> threads;           // GPUKERN_NUM_THREADS
   TimingPolicy timing;

@@ -244,15 +244,16 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
       {"host_load_end", number(load_average())},
       {"host_cpus", std::thread::hardware_concurrency()},
       {"reference_budget", options.reference_budget},
+      {"paired", runner.paired()},
       {"timing",
        "device Timer around each call (GPU events on the device's stream, a steady clock on the "
        "CPU); ms = median of the timed calls, ms_min/ms_max/ms_q1/ms_q3 their spread; a memset of "
        "flush_bytes before every timed call evicts the caches (on the CPU a store to every line "
        "of flush_bytes on the calling thread; 0 = warm caches); on the CPU the threads stream "
        "memory for 1 s before the run's first timing, and each rung's warm-up lasts 0.3 s at "
-       "least unless --warmup was given; on a GPU every rung but the reference is timed in one "
-       "loop with the reference's call (and an epilogue case's plain call), alternating, and "
-       "reference_ms is the reference's median from that loop"},
+       "least unless --warmup was given; paired (--paired, by default on GPUs): every rung but the "
+       "reference is timed in one loop with the reference's call (and an epilogue case's plain "
+       "call), alternating, and reference_ms is the reference's median from that loop"},
       {"suites", options.suites},
       {"bandwidth",
        "bytes = bytes a call moves at the least (gemm: A and B read once, C written once, C read "

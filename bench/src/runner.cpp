@@ -202,6 +202,8 @@ DeviceRunner::DeviceRunner(std::string spec, const Options& options)
 
 bool DeviceRunner::is_cpu() const { return std::strcmp(info_.backend, "cpu") == 0; }
 
+bool DeviceRunner::paired() const { return options_.paired == "on" || (options_.paired == "auto" && !is_cpu()); }
+
 const std::vector<Rung>& DeviceRunner::ladder(gk_op op) const {
   return op == GK_OP_GEMM ? gemm_ladder_ : softmax_ladder_;
 }
@@ -541,8 +543,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   TimingPolicy rung_timing = options_.timing;
   if (is_cpu() && !options_.warmup_given)
     rung_timing.min_warmup_s = std::max(rung_timing.min_warmup_s, kCpuRungWarmupSeconds);
-  // On a GPU the case's reference is measured first, and every other rung then times in
-  // one loop with it, the two alternating (with an epilogue: the rung's plain call, its
+  // On a GPU (paired()) the case's reference is measured first, and every other rung then
+  // times in one loop with it, the two alternating (with an epilogue: the rung's plain call, its
   // fused call and the reference's): the GPU's clock moves between states under its power
   // cap within a case (at microsecond sizes two states ~13% apart, each lasting a fraction
   // of a case), so two rungs timed one after the other could each land in either, and
@@ -553,7 +555,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   std::vector<std::size_t> order(rungs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const Rung* reference = nullptr;
-  if (!is_cpu()) {
+  if (paired()) {
     auto find = [&](bool epilogue) -> const Rung* {
       for (const auto& r : rungs)
         if (r.info.is_reference && (kEpilogueReference == std::string(r.info.name)) == epilogue) return &r;

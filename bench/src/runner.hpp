@@ -90,6 +90,8 @@ class DeviceRunner {
   Device& device() { return device_; }
   const DeviceInfo& info() const { return info_; }
   bool is_cpu() const;
+  /// Whether a rung is timed in one loop with its reference (--paired; auto: not on the CPU).
+  bool paired() const;
   const std::string& spec() const { return spec_; }
 
   /// The ladder of `op` on this device, in ladder order.

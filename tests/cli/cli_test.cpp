@@ -167,6 +167,51 @@ TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
   EXPECT_TRUE(contains_text(r.output, "% of plain")) << r.output;
 }
 
+TEST(GpukernBench, PairedRungIsTimedAlternatingWithTheReference) {
+  // --paired on (the default on GPUs) on the CPU: the reference (OpenBLAS) alone first (1
+  // warm-up, 3 timed, 1 checked), then naive in one loop with it (1 warm-up pair, 3
+  // alternating pairs, then naive once more on poisoned memory: the checked result). The
+  // CPU's second reference (openblas_gemv) declines this shape after its loop's first call.
+  const ProcessResult r =
+      run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) +
+                                       " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive --paired on"
+                                       " --warmup 1 --repeats 3 --min-time 0 --flush-mb 0 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::string order;  // n: naive, r: the reference
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=")) continue;
+    order += contains_text(line, "rung=naive") ? 'n' : 'r';
+  }
+  EXPECT_EQ(order.substr(0, 14), "rrrrrrnrnnrrnn") << r.output;
+  EXPECT_EQ(order.find('n', 14), std::string::npos) << r.output;
+}
+
+TEST(GpukernBench, PairedAttentionPathsAreTimedInTurn) {
+  // --op attention with --paired on: each path's passes (Q K^T, softmax, P V) warmed up
+  // alone, then a pass of each in turn, the order alternating, then each path once more on
+  // poisoned memory. The vendor path's GEMMs run on OpenBLAS, the library's on its own rungs.
+  const ProcessResult r =
+      run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) +
+                                       " --backend cpu --op attention --dtype f32 --seq 64 --head-dim 16 --batch 1"
+                                       " --heads 2 --paired on --warmup 1 --repeats 3 --min-time 0 --flush-mb 0 -q");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::string order;  // per GEMM call: a, the library's path; v, the vendor's
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "gemm") || !contains_text(line, "rung="))
+      continue;
+    order += contains_text(line, "rung=openblas") ? 'v' : 'a';
+  }
+  EXPECT_EQ(order,
+            "aavv"
+            "aavv"
+            "vvaa"
+            "aavv"
+            "aavv")
+      << r.output;
+}
+
 TEST(GpukernBench, WithoutLogPrintsNoCallLines) {
   const ProcessResult r = run_tool("", quoted(GPUKERN_BENCH_PATH) + kSmallBench);
   EXPECT_EQ(r.exit_code, 0) << r.output;
