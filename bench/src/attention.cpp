@@ -275,19 +275,22 @@ std::vector<AttentionRecord> run_attention(DeviceRunner& runner, const Attention
     path.live = true;
   }
   std::array<Timer, 3> timers{device.timer(), device.timer(), device.timer()};
+  // Step 0, 1, 2 of a path: Q K^T, softmax, P V.
+  auto step_call = [&](Path& path, int step) {
+    if (step == 1)
+      device.softmax(path.sm);
+    else
+      device.gemm(step == 0 ? path.g1 : path.g2);
+  };
   auto steps = [&](Path& path) {
-    device.gemm(path.g1);
-    device.softmax(path.sm);
-    device.gemm(path.g2);
+    for (int step = 0; step < 3; ++step) step_call(path, step);
   };
   // One pass: flush, then each call between its own timer's events.
   auto pass = [&](Path& path, std::array<double, 3>& ms) {
     if (flusher) flusher->flush();
-    const std::array<std::function<void()>, 3> calls{[&] { device.gemm(path.g1); }, [&] { device.softmax(path.sm); },
-                                                     [&] { device.gemm(path.g2); }};
     for (int step = 0; step < 3; ++step) {
       timers[std::size_t(step)].start();
-      calls[std::size_t(step)]();
+      step_call(path, step);
       timers[std::size_t(step)].stop();
     }
     for (int step = 0; step < 3; ++step) ms[std::size_t(step)] = timers[std::size_t(step)].elapsed_ms();
