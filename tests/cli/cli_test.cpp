@@ -150,6 +150,17 @@ TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
   EXPECT_EQ(call_lines, 5) << "not one log line a call (1 warm-up, 3 timed, 1 checked):\n" << r.output;
 }
 
+/// One letter per "[gpukern info]" call line of `output` that `keep` accepts, `letter(line)`:
+/// the order in which the bench made its calls.
+template <class Keep, class Letter>
+std::string call_order(const std::string& output, Keep keep, Letter letter) {
+  std::string order;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (contains_text(line, "[gpukern info]") && keep(line)) order += letter(line);
+  return order;
+}
+
 TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
   // An epilogue case's pct_of_plain comes from the same rung's plain call timed in the
   // same loop, plain and fused alternating (a b, b a, a b): no plain case needs to run;
@@ -157,12 +168,10 @@ TEST(GpukernBench, EpilogueIsTimedAlternatingWithItsPlainCall) {
   const ProcessResult r =
       run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + kSmallBench + " --bias f32 --act relu");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::string order;  // p: plain call, f: fused
-  std::istringstream in(r.output);
-  for (std::string line; std::getline(in, line);) {
-    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=naive")) continue;
-    order += contains_text(line, "act=relu") ? 'f' : 'p';
-  }
+  const std::string order =  // p: plain call, f: fused
+      call_order(
+          r.output, [](const std::string& line) { return contains_text(line, "rung=naive"); },
+          [](const std::string& line) { return contains_text(line, "act=relu") ? 'f' : 'p'; });
   EXPECT_EQ(order, "pfpffppff") << "1 warm-up pair, 3 alternating pairs, the checked call:\n" << r.output;
   EXPECT_TRUE(contains_text(r.output, "% of plain")) << r.output;
 }
@@ -177,12 +186,10 @@ TEST(GpukernBench, PairedRungIsTimedAlternatingWithTheReference) {
                                        " --backend cpu --op gemm --dtype f32 --sizes 48 --variants naive --paired on"
                                        " --warmup 1 --repeats 3 --min-time 0 --flush-mb 0 -q");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::string order;  // n: naive, r: the reference
-  std::istringstream in(r.output);
-  for (std::string line; std::getline(in, line);) {
-    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=")) continue;
-    order += contains_text(line, "rung=naive") ? 'n' : 'r';
-  }
+  const std::string order =  // n: naive, r: the reference
+      call_order(
+          r.output, [](const std::string& line) { return contains_text(line, "rung="); },
+          [](const std::string& line) { return contains_text(line, "rung=naive") ? 'n' : 'r'; });
   EXPECT_EQ(order.substr(0, 14), "rrrrrrnrnnrrnn") << r.output;
   EXPECT_EQ(order.find('n', 14), std::string::npos) << r.output;
 }
@@ -196,13 +203,10 @@ TEST(GpukernBench, PairedAttentionPathsAreTimedInTurn) {
                                        " --backend cpu --op attention --dtype f32 --seq 64 --head-dim 16 --batch 1"
                                        " --heads 2 --paired on --warmup 1 --repeats 3 --min-time 0 --flush-mb 0 -q");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::string order;  // per GEMM call: a, the library's path; v, the vendor's
-  std::istringstream in(r.output);
-  for (std::string line; std::getline(in, line);) {
-    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "gemm") || !contains_text(line, "rung="))
-      continue;
-    order += contains_text(line, "rung=openblas") ? 'v' : 'a';
-  }
+  const std::string order =  // per GEMM call: a, the library's path; v, the vendor's
+      call_order(
+          r.output, [](const std::string& line) { return contains_text(line, "gemm") && contains_text(line, "rung="); },
+          [](const std::string& line) { return contains_text(line, "rung=openblas") ? 'v' : 'a'; });
   EXPECT_EQ(order,
             "aavv"
             "aavv"
@@ -342,12 +346,10 @@ TEST_P(BenchOnGpu, RungIsTimedAlternatingWithTheReference) {
                                        " --op gemm --dtype f32 --sizes 48 --variants naive --warmup 1 --repeats 3"
                                        " --min-time 0 --flush-mb 0 -q");
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  std::string order;  // n: naive, r: the reference
-  std::istringstream in(r.output);
-  for (std::string line; std::getline(in, line);) {
-    if (!contains_text(line, "[gpukern info]") || !contains_text(line, "rung=")) continue;
-    order += contains_text(line, "rung=naive") ? 'n' : 'r';
-  }
+  const std::string order =  // n: naive, r: the reference
+      call_order(
+          r.output, [](const std::string& line) { return contains_text(line, "rung="); },
+          [](const std::string& line) { return contains_text(line, "rung=naive") ? 'n' : 'r'; });
   EXPECT_EQ(order, "rrrrrrnrnnrrnn") << "the reference alone (1 warm-up, 3 timed, 1 checked), then naive with it "
                                         "(1 warm-up pair, 3 alternating pairs, 1 checked):\n"
                                      << r.output;
