@@ -175,10 +175,9 @@ int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms
   return repeats;
 }
 
-/// measure(), measure_paired() and measure_together(): the calls of `calls` in one loop,
-/// each timed run after its own flush, repeat r in order when r is even and in reverse when
-/// odd; warm-up rounds first, the last sizing the measurement by the slowest call. Ends on
-/// the last call.
+/// measure() and measure_together(): the calls of `calls` in one loop, each timed run after
+/// its own flush, repeat r in order when r is even and in reverse when odd; warm-up rounds
+/// first, the last sizing the measurement by the slowest call. Ends on the last call.
 std::vector<Timing> measure_together(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                                      const std::vector<const std::function<void()>*>& calls) {
   const int n = static_cast<int>(calls.size());
@@ -222,12 +221,6 @@ std::vector<Timing> measure_together(Device& device, Timer& timer, CacheFlusher*
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call) {
   return measure_together(device, timer, flusher, policy, {&call})[0];
-}
-
-PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
-                            const std::function<void()>& a, const std::function<void()>& b) {
-  const std::vector<Timing> t = measure_together(device, timer, flusher, policy, {&a, &b});
-  return {t[0], t[1]};
 }
 
 }  // namespace gpukern::bench

@@ -62,18 +62,11 @@ int repeat_count(const TimingPolicy& policy, double estimate_ms, double flush_ms
 Timing measure(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                const std::function<void()>& call);
 
-/// Two calls measured in one loop, `a` and `b` alternating (a b, b a, a b, ...), each timed
-/// run after its own flush: what slowly changes over a run (a GPU's clock under its power
-/// cap, other load on a CPU) then falls on both alike, so their ratio is the calls' own.
-/// Warm-up and repeat count as measure(), sized by the slower of the two; `b` runs last.
-struct PairedTiming {
-  Timing a, b;
-};
-PairedTiming measure_paired(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
-                            const std::function<void()>& a, const std::function<void()>& b);
-
-/// measure_paired for any number of calls: repeat r times them in order when r is even,
-/// in reverse when odd, each after its own flush; one Timing per call, in order.
+/// Several calls measured in one loop, alternating (a b, b a, a b, ...: repeat r in order
+/// when r is even, in reverse when odd), each timed run after its own flush: what slowly
+/// changes over a run (a GPU's clock under its power cap, other load on a CPU) then falls
+/// on all alike, so their ratios are the calls' own. Warm-up and repeat count as
+/// measure(), sized by the slowest; the last call runs last. One Timing per call, in order.
 std::vector<Timing> measure_together(Device& device, Timer& timer, CacheFlusher* flusher, const TimingPolicy& policy,
                                      const std::vector<const std::function<void()>*>& calls);
 

@@ -561,7 +561,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
         if (r.info.is_reference && (kEpilogueReference == std::string(r.info.name)) == epilogue) return &r;
       return nullptr;
     };
-    reference = c.has_epilogue() && find(true) ? find(true) : find(false);
+    const Rung* epilogue_reference = c.has_epilogue() ? find(true) : nullptr;
+    reference = epilogue_reference ? epilogue_reference : find(false);
     if (reference)
       std::stable_partition(order.begin(), order.end(), [&](std::size_t i) { return &rungs[i] == reference; });
   }

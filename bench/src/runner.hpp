@@ -50,7 +50,7 @@ struct Record {
   std::optional<double> copy_ms, copy_gbps, pct_of_copy;
   std::optional<double> read_ms, read_gbps, pct_of_read;
   // An epilogue case: the same rung's plain call (same shape and batch, no epilogue),
-  // timed in the same loop as the fused one, the two alternating (measure_paired), and
+  // timed in the same loop as the fused one, the two alternating (measure_together), and
   // pct_of_plain = 100 * plain_ms / ms (100: the epilogue costs nothing).
   std::optional<double> plain_ms, pct_of_plain;
 };

@@ -116,9 +116,10 @@ int cached_occupancy(const Key& key, Query&& query) {
 }
 
 #if defined(GPUKERN_CUDA)
-/// Lets `kernel` use `bytes` of dynamic shared memory on `device`, asking the runtime once
-/// per device, kernel and size: the attribute stays set for the process, and asking on
-/// every call costs a locked runtime call in each launch of a microsecond-scale GEMM.
+/// Lets `kernel` use `bytes` of dynamic shared memory on `device` (gpu::allow_dynamic_smem;
+/// above 48 KB a CUDA kernel must opt in), asking the runtime once per device, kernel and
+/// size: the attribute stays set for the process, and asking on every call costs a locked
+/// runtime call in each launch of a microsecond-scale GEMM.
 template <class Kernel>
 void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
   using Key = std::tuple<int, const void*, int>;
@@ -129,7 +130,7 @@ void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
     std::lock_guard<std::mutex> lock(mutex);
     if (done.count(key) != 0) return;
   }
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, static_cast<size_t>(bytes)));
   std::lock_guard<std::mutex> lock(mutex);
   done.insert(key);
 }

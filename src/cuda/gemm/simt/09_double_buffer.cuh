@@ -9,8 +9,6 @@
 #include "cuda/gemm/simt/warp_tiling.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 
-#include <atomic>
-
 namespace gpukern::cuda::gemm {
 
 /// The configuration of double_buffer_kernel for a tile `Tile` with the named fields
@@ -280,16 +278,6 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
   }
 }
 
-/// Above 48 KB of dynamic shared memory a kernel must opt in, once per kernel and device.
-template <auto kKernel>
-void opt_in_dynamic_smem(int bytes, int device) {
-  static std::atomic<uint64_t> done{0};
-  const uint64_t bit = uint64_t(1) << (device % 64);
-  if ((done.load(std::memory_order_acquire) & bit) != 0) return;
-  GK_GPU_CHECK(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  done.fetch_or(bit, std::memory_order_release);
-}
-
 /// Launches double_buffer_kernel<Cfg> for the call's layout and alignment: `batch`
 /// items (grid dimension y, in chunks of kMaxBatchPerLaunch) with `strides`, and the
 /// epilogue instantiation when `epi` is active. Batch strides must keep every item as
@@ -312,7 +300,7 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
     auto launch = [&](auto kernel_constant) {
       constexpr auto kernel = decltype(kernel_constant)::value;
       const int smem = epi.active() ? Cfg::kEpilogueSmemBytes : Cfg::kSmemBytes;
-      opt_in_dynamic_smem<kernel>(smem, device);
+      allow_dynamic_smem_once(kernel, smem, device);
       for_batch_chunks(batch, strides, [&](const BatchLaunch& chunk, unsigned count) {
         kernel<<<dim3(static_cast<unsigned>(blocks), count), T::kThreads, smem, stream>>>(p, c_vec, chunk, epi);
       });

@@ -55,7 +55,7 @@ struct MapCache {
     keys[next] = key;
     maps[next] = map;
     next = (next + 1) % kEntries;
-    used = std::max(used, next == 0 ? kEntries : next);
+    used = std::min(used + 1, kEntries);
   }
 };
 
