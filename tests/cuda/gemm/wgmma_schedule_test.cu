@@ -275,10 +275,15 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 4096, 11008, DType::BF16), "128x256c2 splitk4");
   EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");            // 64 clusters of 2 x 64x64, the whole K
-  ctx.arch.mem_gbps = 4814;                                              // the H200: 128x128 split
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x128 splitk2");
-  EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x128 splitk3");
-  EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");
+  ctx.arch.mem_gbps = 4814;  // the H200: 128x64 tiles in one wave, 128x128 split
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x64");
+  EXPECT_EQ(choice(256, 4096, 4096, DType::F16, true), "128x64");
+  EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x64 splitk2");
+  EXPECT_EQ(choice(128, 4096, 14336, DType::F16), "128x64 splitk2");
+  EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");        // 172 tiles of 128x64: two waves
+  EXPECT_EQ(choice(96, 4096, 14336, DType::F16), "128x128 splitk3");  // rows end inside a box
+  EXPECT_EQ(choice(96, 4096, 4096, DType::BF16), "128x128 splitk2");
+  EXPECT_NE(choice(128, 4096, 4096, DType::BF16, false, 2), "128x64");      // batched: not measured
   EXPECT_EQ(choice(128, 4096, 2048, DType::BF16), "64x64c2");               // 32 K blocks: not measured
   EXPECT_EQ(choice(4096, 4096, 128, DType::F16, true, 1024), "128x256c2");  // Q K^T d = 128: claimed tiles
   // 128x256 clusters that would need a K split: 128x128 clusters filling one wave.

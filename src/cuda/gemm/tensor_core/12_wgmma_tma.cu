@@ -274,6 +274,24 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     return {WgmmaTile::ShortC2, 1,
             "K of at most 16 blocks, 64x128 tiles in one wave, rows off the 128-byte lines: 64x128 tiles in "
             "clusters of 2 sharing B"};
+  // On a device of 4000 GB/s or more (H200): 128 or 256 rows (whole 128-row tiles, a
+  // single 16-bit call) whose 128x64 tiles fill a third of the SMs or more in one wave take one
+  // tile per 64 columns of B over the whole K (of 64 blocks or more, the K measured), or
+  // split in 2 at one tile row over K of more than 64 blocks. The K splits and clusters of the rules below cost more
+  // there than the tile's extra reads of A (H200, bf16 NN / NT, each forced, % of cuBLAS, before -> 128x64): 128 x 4096
+  // x 4096 79-82 -> 88-93 (two runs), 256 x 4096 x 4096 95 / 100 -> 107 / 103; split in 2, 128 x 4096 x 11008 102 / 101
+  // -> 105 / 108, x 14336 97 / 102 -> 101 / 107. Not at 256 rows over a longer K, where the 128x64 tiles read twice the
+  // L2 bytes of 128x128 clusters (256 x 4096 x 11008 / 14336: 87-95 against 103-110), nor at rows that end inside a
+  // 64-row box (80 and 96 rows: 72-89).
+  const int64_t narrow_tiles = (m / 128) * core::ceil_div<int64_t>(n, 64);
+  if (high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && m % 128 == 0 && m <= 256 && k_blocks >= 64 &&
+      (m == 128 || k_blocks <= 64) && narrow_tiles <= sms && 3 * narrow_tiles >= sms && (args.lda * es) % 128 == 0 &&
+      (args.ldb * es) % 128 == 0) {
+    const int ways = m == 128 && k_blocks > 64 && 2 * narrow_tiles <= sms ? 2 : 1;
+    return {WgmmaTile::Narrow, ways,
+            "4000 GB/s or more, 128 or 256 rows: 128x64 tiles in one wave over the whole K (split in 2 over a long "
+            "K)"};
+  }
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
