@@ -563,7 +563,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "128x64c2",
                            "128x64c2 splitk3",
                            "128x192c2",
-                           "128x192c2 splitk3"};
+                           "128x192c2 splitk3",
+                           "192x192c2",
+                           "192x192c2 splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -669,7 +671,7 @@ TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
   const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",   "128x256store", "128x128c2",
-                           "128x64",    "64x64c2", "64x128c2", "128x64c2", "128x192c2"};
+                           "128x64",    "64x64c2", "64x128c2", "128x64c2", "128x192c2",    "192x192c2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

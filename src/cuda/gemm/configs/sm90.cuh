@@ -83,6 +83,25 @@ struct WgmmaTmaWideC2 : WgmmaTma {
   static constexpr int kEpiBoxes = 3;
 };
 
+/// wgmma_tma, the tall tile in clusters of 2 along M ("192x192c2"): three consumer
+/// warpgroups of m64n192 (96 accumulators a thread), for calls whose 128x256 clusters
+/// leave most of a last round empty where 192x192 ones fill whole rounds (3000^3: 2.2
+/// rounds of 128x256 clusters, 1.94 of 192x192 ones; cuBLAS runs 192x192 there); m64n192
+/// reads 7% more shared-memory bytes per flop than m64n256. A stage is 48
+/// KB (three boxes of A, three of B, loaded as 32-row pieces split between the cluster's
+/// CTAs), so 3 of them fit beside each consumer's C staging round of three boxes (72 KB).
+/// Four warpgroups share the 64K registers: 24 for the producer, 160 for each consumer.
+struct WgmmaTmaTallC2 {
+  static constexpr int kBlockM = 192, kBlockN = 192;
+  static constexpr int kStages = 3;
+  static constexpr int kClusterM = 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 160;
+  static constexpr int kGroupM = 16;
+  static constexpr int kBBoxRows = 32;
+  static constexpr int kEpiBoxes = 3;
+  static constexpr int kEpiBuffers = 1;
+};
+
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

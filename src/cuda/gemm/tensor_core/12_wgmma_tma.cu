@@ -69,12 +69,15 @@
 // Small calls (K of at most 16 blocks) whose 64-row tiles fill one wave take 64x128 where
 // the rows of A and B start 128-byte lines, else 64x128 tiles in clusters of 2 sharing B.
 // Single 16-bit calls whose 128x192 clusters fill the rounds of the SMs better than
-// 128x256 ones (1536^3, 3072^3, 256 x 11008) take 128x192 tiles in clusters of 2. On a
-// device of 4000 GB/s or more (the H200; DeviceArch::mem_gbps), 65..128 rows over a long K
-// take 128x128 tiles split in 2 or 3, calls whose 128x256 clusters would need a K split
-// 128x128 tiles in clusters of 2 where those fill one wave (256 and 512 x 4096 over a long
-// K), and batches of two-K-block tiles the 128x256 clusters with their tiles claimed at
-// run time instead of the store-bound configuration.
+// 128x256 ones (1536^3, 3072^3, 256 x 11008) take 128x192 tiles in clusters of 2, and
+// after them those whose 192x192 clusters do (3000^3) 192x192 tiles in clusters of 2,
+// three consumer warpgroups of m64n192 each. On a device of 4000 GB/s or more (the H200;
+// DeviceArch::mem_gbps), 128 or 256 rows whose 128x64 tiles fill one wave take those over
+// the whole K (128 x 4096, 256 x 4096 x 4096), other 65..128 rows over a long K 128x128
+// tiles split in 2 or 3, calls whose 128x256 clusters would need a K split 128x128 tiles
+// in clusters of 2 where those fill one wave (256 and 512 x 4096 over a long K), and
+// batches of two-K-block tiles the 128x256 clusters with their tiles claimed at run time
+// instead of the store-bound configuration.
 //
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
@@ -97,7 +100,8 @@
 // N-contiguous B), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
 // "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
 // in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
-// clusters of 2), "128x192c2" (128x192 in clusters of 2), each optionally followed by
+// clusters of 2), "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in
+// clusters of 2, three consumers), each optionally followed by
 // " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
 // forced tile applies to the calls its kernel runs (tf32nn to tf32 with N-contiguous B,
 // the others to every other call); other calls keep the table's choice. A malformed
@@ -171,6 +175,7 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaShortC2>(WgmmaTile::ShortC2, "64x128c2", launch_wgmma_short_c2),
     entry<sm90::WgmmaTmaNarrowC2>(WgmmaTile::NarrowC2, "128x64c2", launch_wgmma_narrow_c2),
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
+    entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -232,6 +237,14 @@ double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double til
 // (6144^3, 8192^3, 512 x 11008) it measured level to 7 points behind, and 5000^3 16
 // behind. Rows off the 128-byte lines lost 1-2 points (3000^3: a TMA row spans two lines).
 constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
+
+// The 192x192 tile against the 128x256 one, both in clusters of 2 and unsplit (H200,
+// bf16, NN and NT, each forced): a 192x192 cluster tile costs 1.12-1.16 of a 128x256 one
+// (its flops: 1.125) over the rounds rounds_estimate counts (2048^3, 3000^3, 4096^3,
+// 5000^3, 6144^3), so it runs where its rounds are estimated 3% shorter or more at the
+// dearest: 3000^3 (1.94 rounds of 192x192 clusters against 2.2 of 128x256 ones) 81 ->
+// 87-89% of cuBLAS. cuBLAS runs 192x192 tiles there.
+constexpr double kTallTileCost = 1.16, kTallGain = 0.97;
 
 /// Estimated time, in K blocks of one cluster tile, of `clusters` unsplit cluster tiles
 /// of `k_blocks` K blocks over `slots`: the whole rounds, then the last partial round as
@@ -365,6 +378,14 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
         kWideTileCost * rounds_estimate(wide_clusters, sms / 2, k_blocks) <
             kWideGain * rounds_estimate(clusters, sms / 2, k_blocks))
       return {WgmmaTile::WideC2, 1, "128x192 clusters estimated 3% or more faster than 128x256 clusters"};
+    // Unsplit 128x256 clusters against unsplit 192x192 ones (kTallTileCost): single 16-bit
+    // calls, after the 128x192 rule.
+    const int64_t tall_clusters =
+        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 192), 2) * core::ceil_div<int64_t>(n, 192);
+    if (items == 1 && es == 2 && large_ways == 1 && split_ways(tall_clusters, k_blocks, sms / 2) == 1 &&
+        kTallTileCost * rounds_estimate(tall_clusters, sms / 2, k_blocks) <
+            kTallGain * rounds_estimate(clusters, sms / 2, k_blocks))
+      return {WgmmaTile::TallC2, 1, "192x192 clusters estimated 3% or more faster than 128x256 clusters"};
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
   }
   // An even number of tile rows, at least half the SMs busy and a long K: clusters of 2
@@ -455,7 +476,8 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
         core::Status::InvalidArgument,
         "GPUKERN_WGMMA_CONFIG='" + forced.raw +
             "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2 or 128x192c2, optionally followed by ' splitkN' "
+            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2 or 192x192c2, optionally followed by "
+            "' splitkN' "
             "(N = 1.." +
             std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;

@@ -2,7 +2,8 @@
 // why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
 // loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
-//    tile (128 or 64 rows, 256, 192, 128 or 64 columns) is a field of its configuration;
+//    tile (64, 128 or 192 rows, 256, 192, 128 or 64 columns) is a field of its
+//    configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
 // Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
 // the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
@@ -591,6 +592,7 @@ enum class WgmmaTile : int {
   ShortC2,   // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
   NarrowC2,  // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
   WideC2,    // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
+  TallC2,    // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -617,11 +619,11 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2 and WideC2 tiles'
-/// launchers (launch_wgmma with their configurations), compiled beside the large tile's
-/// (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu 64x128 and
+/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2 and TallC2
+/// tiles' launchers (launch_wgmma with their configurations), compiled beside the large
+/// tile's (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu 64x128 and
 /// 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu,
-/// 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu).
+/// 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu).
 /// launch_wgmma_store takes only calls wgmma_store_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -632,5 +634,6 @@ void launch_wgmma_small_c2(const core::GemmArgs& args, const CudaContext& ctx, i
 void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -15,8 +15,8 @@
 namespace gpukern::cuda::gemm {
 
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
-/// fields kBlockM x kBlockN (the CTA tile: 128 or 64 rows, one consumer warpgroup per
-/// 64; 256, 128 or 64 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
+/// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
+/// warpgroup per 64; 256, 192, 128 or 64 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
 /// per cluster along M, which share B through TMA multicast), kProducerRegs /
 /// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group),
 /// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
@@ -55,7 +55,8 @@ struct WgmmaConfig {
   static constexpr int kBarrierBytes = 4 * kStages * 8;
   static constexpr int kSmemBytes = kStages * kStageBytes + kEpiBytes + kBarrierBytes + 1024;  // + alignment slack
 
-  static_assert(kBlockM == 64 || kBlockM == 128, "one or two consumer warpgroups, one m64 slice of the tile each");
+  static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
+                "one to four consumer warpgroups, one m64 slice of the tile each");
   static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256,
                 "the consumers issue m64n256, m64n192, m64n128 or m64n64 wgmma");
   static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
@@ -67,6 +68,13 @@ struct WgmmaConfig {
   static_assert(kSmemBytes <= 227 * 1024, "an H100 block gets at most 227 KB of shared memory");
   static_assert(kConsumers * kConsumerRegs * 128 + kProducerRegs * 128 <= 65536,
                 "the warpgroups' registers must fit the SM's 64K register file");
+  // setmaxnreg moves registers within the CTA's allocation at launch, which for a kernel
+  // that uses it is the __launch_bounds__ cap (64K / kThreads, at most 255, rounded down
+  // to 8): the consumers can add only what the producer gave back, or their
+  // setmaxnreg.inc waits forever (a 256x128 tile asking 120 of 96 hung).
+  static constexpr int kLaunchRegs = (65536 / kThreads < 255 ? 65536 / kThreads : 255) / 8 * 8;
+  static_assert(kConsumers * (kConsumerRegs - kLaunchRegs) <= kLaunchRegs - kProducerRegs,
+                "the consumers' setmaxnreg.inc must fit in what the producer's setmaxnreg.dec frees");
 };
 
 /// The split workspace's shape for configuration `Cfg` (wgmma_schedule.cuh): a key per

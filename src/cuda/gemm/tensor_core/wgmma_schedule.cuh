@@ -99,6 +99,9 @@ __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int c
   return true;
 }
 
+/// Consumer warpgroups of a CTA at most (a 256-row tile of the wgmma_tma kernels).
+constexpr int kMaxConsumers = 4;
+
 /// The end of a split tile for one consumer warpgroup (its 64 x (2 kAcc) f32
 /// accumulators, kAcc per thread) under split key `key`. Returns whether this warpgroup
 /// arrived last, holds the whole sum and runs the epilogue; false: it parked its
@@ -107,8 +110,8 @@ __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int c
 /// arrival_flag after the park, an acquire load by the last).
 template <int kAcc>
 __device__ __forceinline__ bool split_fixup(const WgmmaSchedule& s, int key, int consumer, float (&acc)[kAcc]) {
-  constexpr int kVecs = kAcc / 4;  // float4 per thread
-  __shared__ int tickets[2];       // per consumer: its arrival ticket
+  constexpr int kVecs = kAcc / 4;         // float4 per thread
+  __shared__ int tickets[kMaxConsumers];  // per consumer warpgroup: its arrival ticket
   volatile int* const ticket = &tickets[consumer];
   const int tid = static_cast<int>(threadIdx.x) % 128;
   const int parked = s.ways - 1;
