@@ -91,15 +91,11 @@ struct WgmmaTmaWideC2 : WgmmaTma {
 /// KB (three boxes of A, three of B, loaded as 32-row pieces split between the cluster's
 /// CTAs), so 3 of them fit beside each consumer's C staging round of three boxes (72 KB).
 /// Four warpgroups share the 64K registers: 24 for the producer, 160 for each consumer.
-struct WgmmaTmaTallC2 {
-  static constexpr int kBlockM = 192, kBlockN = 192;
+/// The rest (cluster, B's pieces, C staging, raster groups) is the 128x192 tile's.
+struct WgmmaTmaTallC2 : WgmmaTmaWideC2 {
+  static constexpr int kBlockM = 192;
   static constexpr int kStages = 3;
-  static constexpr int kClusterM = 2;
   static constexpr int kProducerRegs = 24, kConsumerRegs = 160;
-  static constexpr int kGroupM = 16;
-  static constexpr int kBBoxRows = 32;
-  static constexpr int kEpiBoxes = 3;
-  static constexpr int kEpiBuffers = 1;
 };
 
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
