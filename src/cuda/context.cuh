@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace gpukern::cuda {
@@ -94,25 +94,37 @@ inline CudaContext make_context(int device, const DeviceDescription& d, gpu::str
   return ctx;
 }
 
-/// An occupancy answer (CTAs or clusters that fit at once), asked once per `key` and
-/// kept: for a given device, kernel and launch shape it never changes. `query(int*)`
-/// makes the occupancy call and returns its error; a failed query counts as 0 (its
-/// error cleared). One cache per call site (each passes its own lambda).
-template <class Key, class Query>
-int cached_occupancy(const Key& key, Query&& query) {
+/// What `compute()` returns for `key`, computed once and kept for the process: one cache
+/// per instantiation (each call site passes its own lambda). A `compute` that throws
+/// keeps nothing, so the next call asks again.
+template <class Key, class Compute>
+auto cached_per_key(const Key& key, Compute&& compute) {
+  using Value = std::decay_t<decltype(compute())>;
   static std::mutex mutex;
-  static std::map<Key, int> cache;
+  static std::map<Key, Value> cache;
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = cache.find(key); it != cache.end()) return it->second;
   }
-  int count = 0;
-  if (query(&count) != gpu::kSuccess) {
-    gpu::clear_last_error();
-    count = 0;
-  }
+  const Value value = compute();
   std::lock_guard<std::mutex> lock(mutex);
-  return cache.emplace(key, count).first->second;
+  return cache.emplace(key, value).first->second;
+}
+
+/// An occupancy answer (CTAs or clusters that fit at once), asked once per `key` and
+/// kept: for a given device, kernel and launch shape it never changes. `query(int*)`
+/// makes the occupancy call and returns its error; a failed query counts as 0 (its
+/// error cleared).
+template <class Key, class Query>
+int cached_occupancy(const Key& key, Query&& query) {
+  return cached_per_key(key, [&] {
+    int count = 0;
+    if (query(&count) != gpu::kSuccess) {
+      gpu::clear_last_error();
+      count = 0;
+    }
+    return count;
+  });
 }
 
 #if defined(GPUKERN_CUDA)
@@ -122,17 +134,10 @@ int cached_occupancy(const Key& key, Query&& query) {
 /// runtime call in each launch of a microsecond-scale GEMM.
 template <class Kernel>
 void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
-  using Key = std::tuple<int, const void*, int>;
-  static std::mutex mutex;
-  static std::set<Key> done;
-  const Key key{device, reinterpret_cast<const void*>(kernel), bytes};
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (done.count(key) != 0) return;
-  }
-  GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, static_cast<size_t>(bytes)));
-  std::lock_guard<std::mutex> lock(mutex);
-  done.insert(key);
+  cached_per_key(std::make_tuple(device, reinterpret_cast<const void*>(kernel), bytes), [&] {
+    GK_GPU_CHECK(gpu::allow_dynamic_smem(kernel, static_cast<size_t>(bytes)));
+    return true;
+  });
 }
 
 /// A cudaLaunchKernelEx configuration with one launch attribute. `config` points at

@@ -236,7 +236,7 @@ double estimate(int64_t tiles, int slots, int ways, int64_t k_blocks, double til
 // 256 x 11008 x 4096 88 / 81 -> 99 / 90% (NN / NT). Where the estimate is level
 // (6144^3, 8192^3, 512 x 11008) it measured level to 7 points behind, and 5000^3 16
 // behind. Rows off the 128-byte lines lost 1-2 points (3000^3: a TMA row spans two lines).
-constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
+constexpr double kWideTileCost = 0.78;
 
 // The 192x192 tile against the 128x256 one, both in clusters of 2 and unsplit (H200,
 // bf16, NN and NT, each forced): a 192x192 cluster tile costs 1.12-1.16 of a 128x256 one
@@ -244,7 +244,9 @@ constexpr double kWideTileCost = 0.78, kWideGain = 0.97;
 // 5000^3, 6144^3), so it runs where its rounds are estimated 3% shorter or more at the
 // dearest: 3000^3 (1.94 rounds of 192x192 clusters against 2.2 of 128x256 ones) 81 ->
 // 87-89% of cuBLAS. cuBLAS runs 192x192 tiles there.
-constexpr double kTallTileCost = 1.16, kTallGain = 0.97;
+constexpr double kTallTileCost = 1.16;
+// What another unsplit cluster tile's estimated rounds must beat the 128x256 ones by.
+constexpr double kUnsplitGain = 0.97;
 
 /// Estimated time, in K blocks of one cluster tile, of `clusters` unsplit cluster tiles
 /// of `k_blocks` K blocks over `slots`: the whole rounds, then the last partial round as
@@ -288,13 +290,15 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
             "K of at most 16 blocks, 64x128 tiles in one wave, rows off the 128-byte lines: 64x128 tiles in "
             "clusters of 2 sharing B"};
   // On a device of 4000 GB/s or more (H200): 128 or 256 rows (whole 128-row tiles, a
-  // single 16-bit call) whose 128x64 tiles fill a third of the SMs or more in one wave take one
-  // tile per 64 columns of B over the whole K (of 64 blocks or more, the K measured), or
-  // split in 2 at one tile row over K of more than 64 blocks. The K splits and clusters of the rules below cost more
-  // there than the tile's extra reads of A (H200, bf16 NN / NT, each forced, % of cuBLAS, before -> 128x64): 128 x 4096
-  // x 4096 79-82 -> 88-93 (two runs), 256 x 4096 x 4096 95 / 100 -> 107 / 103; split in 2, 128 x 4096 x 11008 102 / 101
-  // -> 105 / 108, x 14336 97 / 102 -> 101 / 107. Not at 256 rows over a longer K, where the 128x64 tiles read twice the
-  // L2 bytes of 128x128 clusters (256 x 4096 x 11008 / 14336: 87-95 against 103-110), nor at rows that end inside a
+  // single 16-bit call) whose 128x64 tiles fill a third of the SMs or more in one wave
+  // take one tile per 64 columns of B over the whole K (of 64 blocks or more, the K
+  // measured), or split in 2 at one tile row over K of more than 64 blocks. The K splits
+  // and clusters of the rules below cost more there than the tile's extra reads of A
+  // (H200, bf16 NN / NT, each forced, % of cuBLAS, before -> 128x64): 128 x 4096 x 4096
+  // 79-82 -> 88-93 (two runs), 256 x 4096 x 4096 95 / 100 -> 107 / 103; split in 2, 128
+  // x 4096 x 11008 102 / 101 -> 105 / 108, x 14336 97 / 102 -> 101 / 107. Not at 256 rows
+  // over a longer K, where the 128x64 tiles read twice the L2 bytes of 128x128 clusters
+  // (256 x 4096 x 11008 / 14336: 87-95 against 103-110), nor at rows that end inside a
   // 64-row box (80 and 96 rows: 72-89).
   const int64_t narrow_tiles = (m / 128) * core::ceil_div<int64_t>(n, 64);
   if (high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && m % 128 == 0 && m <= 256 && k_blocks >= 64 &&
@@ -369,22 +373,21 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       return {WgmmaTile::MidC2, mid_ways,
               "4000 GB/s or more, 128x256 clusters split to fill the SMs: 128x128 tiles in clusters of 2 filling one "
               "wave"};
-    // Unsplit 128x256 clusters against unsplit 128x192 ones (kWideTileCost): single
-    // 16-bit calls whose rows start 128-byte lines, the only ones measured.
-    const int64_t wide_clusters =
-        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 128), 2) * core::ceil_div<int64_t>(n, 192);
-    if (items == 1 && es == 2 && large_ways == 1 && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0 &&
-        split_ways(wide_clusters, k_blocks, sms / 2) == 1 &&
-        kWideTileCost * rounds_estimate(wide_clusters, sms / 2, k_blocks) <
-            kWideGain * rounds_estimate(clusters, sms / 2, k_blocks))
+    // Unsplit 128x256 clusters against unsplit clusters of `rows` x `cols` tiles in pairs
+    // along M, one of which costs `cost` of a 128x256 cluster tile: single 16-bit calls,
+    // the only ones measured, where the other tile's rounds are estimated kUnsplitGain of
+    // the 128x256 ones or less.
+    auto unsplit_ahead = [&](int rows, int cols, double cost) {
+      const int64_t other =
+          core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, rows), 2) * core::ceil_div<int64_t>(n, cols);
+      return items == 1 && es == 2 && large_ways == 1 && split_ways(other, k_blocks, sms / 2) == 1 &&
+             cost * rounds_estimate(other, sms / 2, k_blocks) <
+                 kUnsplitGain * rounds_estimate(clusters, sms / 2, k_blocks);
+    };
+    // 128x192 (kWideTileCost) where the rows start 128-byte lines, then 192x192 (kTallTileCost).
+    if ((args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0 && unsplit_ahead(128, 192, kWideTileCost))
       return {WgmmaTile::WideC2, 1, "128x192 clusters estimated 3% or more faster than 128x256 clusters"};
-    // Unsplit 128x256 clusters against unsplit 192x192 ones (kTallTileCost): single 16-bit
-    // calls, after the 128x192 rule.
-    const int64_t tall_clusters =
-        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 192), 2) * core::ceil_div<int64_t>(n, 192);
-    if (items == 1 && es == 2 && large_ways == 1 && split_ways(tall_clusters, k_blocks, sms / 2) == 1 &&
-        kTallTileCost * rounds_estimate(tall_clusters, sms / 2, k_blocks) <
-            kTallGain * rounds_estimate(clusters, sms / 2, k_blocks))
+    if (unsplit_ahead(192, 192, kTallTileCost))
       return {WgmmaTile::TallC2, 1, "192x192 clusters estimated 3% or more faster than 128x256 clusters"};
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
   }
