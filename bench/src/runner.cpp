@@ -628,7 +628,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     }
     if (progress) progress(c, r, true);
   }
-  finish(records);
+  finish(records, reference_ran ? &records[static_cast<std::size_t>(reference - rungs.data())] : nullptr);
   return records;
 }
 
@@ -638,10 +638,13 @@ bool takes(const VariantInfo& v, BenchType type) {
   return has(type_name(type)) || (type == BenchType::kTF32 && has("f32"));
 }
 
-void DeviceRunner::finish(std::vector<Record>& records) const {
-  // The case's reference: for an epilogue, the fused-epilogue reference when it ran (a
-  // declined one is a skipped cell with its reason); otherwise, and when it did not run, the
-  // last vendor rung measured other than it (cuBLAS with the core's epilogue pass).
+namespace {
+
+/// The case's reference among unpaired records: for an epilogue, the fused-epilogue
+/// reference when it ran (a declined one is a skipped cell with its reason); otherwise, and
+/// when it did not run, the last vendor rung measured other than it (cuBLAS with the core's
+/// epilogue pass). Null: none ran.
+const Record* unpaired_reference(const std::vector<Record>& records) {
   const Record* reference = nullptr;
   const Record* epilogue_reference = nullptr;
   for (const auto& r : records) {
@@ -652,7 +655,16 @@ void DeviceRunner::finish(std::vector<Record>& records) const {
       reference = &r;
   }
   if (epilogue_reference && (records.empty() || records.front().test_case.has_epilogue() || !reference))
-    reference = epilogue_reference;
+    return epilogue_reference;
+  return reference;
+}
+
+}  // namespace
+
+void DeviceRunner::finish(std::vector<Record>& records, const Record* paired_reference) const {
+  // The reference the other rungs were timed with, when they were (their reference_ms
+  // comes from those loops, so their ratios and the reference named must be that one).
+  const Record* reference = paired_reference ? paired_reference : unpaired_reference(records);
 
   for (auto& r : records) {
     const Case& c = r.test_case;

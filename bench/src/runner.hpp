@@ -127,7 +127,9 @@ class DeviceRunner {
   std::optional<std::string> skip_reason(const Case& c, const Rung& rung) const;
   /// The copy / read streams moving `bytes`, timed at the first case that needs them.
   const StreamTimes& stream_times(uint64_t bytes, CacheFlusher* flusher);
-  void finish(std::vector<Record>& records) const;
+  /// Peaks and the ratios to the case's reference; `paired_reference`: the record of the
+  /// reference the other rungs were timed with (--paired), or null.
+  void finish(std::vector<Record>& records, const Record* paired_reference) const;
 
   std::string spec_;
   const Options& options_;

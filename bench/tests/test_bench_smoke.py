@@ -97,6 +97,27 @@ def main():
             check(r.returncode == 0, "gpukern-report on the run failed: {}".format(r.stderr))
             check(os.path.exists(os.path.join(tmp, "report", "report.md")), "no report.md")
 
+        # --paired on at m = 1, where the CPU has two vendor rungs (OpenBLAS sgemm, then sgemv):
+        # the rungs are timed with the first, so their records name it as their reference and
+        # their ratios come from its median in their loops.
+        path = os.path.join(tmp, "paired.json")
+        r = subprocess.run([args.bench, "--backend", "cpu", "--op", "gemm", "--dtype", "f32", "--sizes", "1x64x48",
+                            "--variants", "naive", "--paired", "on", "--warmup", "1", "--repeats", "3",
+                            "--min-time", "0", "--flush-mb", "0", "--quiet", "--json", path],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 0 and os.path.exists(path), "--paired on failed: {}".format(r.stderr))
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                measured = [x for x in json.load(f)["results"] if x.get("ms")]
+            check({x["variant"] for x in measured} >= {"naive", "openblas", "openblas_gemv"},
+                  "paired m = 1: expected naive and both vendor rungs measured: {}".format(
+                      [x["variant"] for x in measured]))
+            for x in measured:
+                check(x.get("reference") == "openblas", "paired m = 1: {} names reference {}, not the one it was "
+                      "timed with (openblas)".format(x["variant"], x.get("reference")))
+                check(abs(x["pct_of_reference"] - 100.0 * x["reference_ms"] / x["ms"]) < 1e-6 * x["pct_of_reference"],
+                      "paired m = 1: {} pct_of_reference is not reference_ms / ms".format(x["variant"]))
+
         # --json FILE, --list, and an unknown rung.
         path = os.path.join(tmp, "one.json")
         r = subprocess.run([args.bench, "--backend", "cpu", "--op", "softmax", "--sizes", "8x8", "--repeats", "1",
