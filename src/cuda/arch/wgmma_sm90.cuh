@@ -1,5 +1,5 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
-// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n128 and m64n64: k16 for
+// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n168, m64n128 and m64n64: k16 for
 // f16/bf16, k8 for tf32; m64n256 tf32 also with A from registers) with its fence /
 // commit / wait, and setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
 // instruction. NVIDIA only: call from device code compiled for sm_90a
@@ -97,6 +97,19 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]),          \
       "+f"(d[95])
 
+/// The accumulator registers of one m64n168 wgmma (84 f32 per thread): the first 64,
+/// then 20 more.
+#define GK_WGMMA_N168_D_REGS                                                         \
+  GK_WGMMA_N128_D_REGS                                                               \
+  ", "                                                                               \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83"
+
+#define GK_WGMMA_N168_D_OPERANDS                                                                                       \
+  GK_WGMMA_N128_D_OPERANDS, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), \
+      "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),          \
+      "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+
 /// The accumulator registers of one m64n64 wgmma (32 f32 per thread).
 #define GK_WGMMA_N64_D_REGS                                                \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -174,6 +187,18 @@ __device__ __forceinline__ void wgmma_m64n192k8_tf32(float (&d)[96], uint64_t de
   GK_WGMMA_SS_TF32("m64n192k8", N192, "96", "97", "98");
 }
 
+/// wgmma_m64n256k16 with 168 columns (84 accumulators): the tile whose 168-wide tile
+/// columns divide 11008 into 66, whole waves of 132 SMs. B K-major only (the tile's
+/// configurations load B in 56-row pieces along N).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n168k16(float (&d)[84], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n168k16", "bf16", N168, "84", "85", "86", "87", "88");
+  else
+    GK_WGMMA_SS_16("m64n168k16", "f16", N168, "84", "85", "86", "87", "88");
+}
+
 /// D(64x128, f32) (+)= A(64x16) * B(16x128), 16-bit inputs read from shared memory; as
 /// wgmma_m64n256k16 with half the accumulators (the 128-wide tile configurations).
 template <class T, int kTransA, int kTransB>
@@ -235,6 +260,8 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
 #undef GK_WGMMA_N256_D_OPERANDS
 #undef GK_WGMMA_N192_D_REGS
 #undef GK_WGMMA_N192_D_OPERANDS
+#undef GK_WGMMA_N168_D_REGS
+#undef GK_WGMMA_N168_D_OPERANDS
 #undef GK_WGMMA_N128_D_REGS
 #undef GK_WGMMA_N128_D_OPERANDS
 #undef GK_WGMMA_N64_D_REGS

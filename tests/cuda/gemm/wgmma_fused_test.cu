@@ -449,7 +449,8 @@ class WgmmaFused : public OnStream {
 };
 
 /// Case `v` of a loop over forced configurations: `config`, the transposes v walks
-/// through, and for "tf32nn..." f32 data with tf32 and A, B as its kernel takes them.
+/// through, and for "tf32nn..." f32 data with tf32 and A, B as its kernel takes them
+/// (likewise B K-major for "128x168c2...").
 void force_config(FusedCase& fc, const char* config, int v) {
   fc.config = config;
   fc.trans_a = v % 2;
@@ -459,6 +460,7 @@ void force_config(FusedCase& fc, const char* config, int v) {
     fc.tf32 = true;
     fc.trans_a = fc.trans_b = false;
   }
+  if (std::string(config).rfind("128x168c2", 0) == 0) fc.trans_b = true;  // its kernel takes K-major B only
 }
 
 constexpr core::Activation kActs[] = {core::Activation::None, core::Activation::Relu, core::Activation::GeluTanh,
@@ -565,7 +567,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "128x192c2",
                            "128x192c2 splitk3",
                            "192x192c2",
-                           "192x192c2 splitk2"};
+                           "192x192c2 splitk2",
+                           "128x168c2",
+                           "128x168c2 splitk3"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -670,8 +674,8 @@ TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
 TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",   "128x256store", "128x128c2",
-                           "128x64",    "64x64c2", "64x128c2", "128x64c2", "128x192c2",    "192x192c2"};
+  const char* configs[] = {"128x256c2", "128x128",  "64x128",   "tf32nn",    "128x256store", "128x128c2", "128x64",
+                           "64x64c2",   "64x128c2", "128x64c2", "128x192c2", "192x192c2",    "128x168c2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

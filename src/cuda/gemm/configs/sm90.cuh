@@ -83,6 +83,22 @@ struct WgmmaTmaWideC2 : WgmmaTma {
   static constexpr int kEpiBoxes = 3;
 };
 
+/// wgmma_tma, the wave-exact tile in clusters of 2 along M ("128x168c2"): for calls whose
+/// N divides into 168-wide tile columns that fill whole waves where 128x256 clusters
+/// leave a partial round (11008 = 66 x 168 - 80: 256 rows are 132 tiles, 512 rows 264,
+/// against 1.3 rounds of 128x256 clusters at 512). cuBLAS runs 168-wide tiles there.
+/// Two consumers of m64n168 (84 accumulators a thread). B must be K-major (a linear
+/// layer's N x K weight): its 168 rows are three 56-row TMA copies, which the two CTAs of
+/// a cluster share out (two and one) and multicast. 5 stages of 37 KB; each consumer
+/// stages 128 of its 168 columns of 16-bit C for TMA stores and stores the last 40 from
+/// the registers. The rest (cluster, registers, raster groups) is the large tile's.
+struct WgmmaTmaWave168C2 : WgmmaTma {
+  static constexpr int kBlockN = 168;
+  static constexpr int kStages = 5;
+  static constexpr int kBBoxRows = 56;
+  static constexpr int kEpiBoxes = 2;
+};
+
 /// wgmma_tma, the tall tile in clusters of 2 along M ("192x192c2"): three consumer
 /// warpgroups of m64n192 (96 accumulators a thread), for calls whose 128x256 clusters
 /// leave most of a last round empty where 192x192 ones fill whole rounds (3000^3: 2.2

@@ -101,7 +101,8 @@
 // "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
 // in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
 // clusters of 2), "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in
-// clusters of 2, three consumers), each optionally followed by
+// clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls
+// with K-major B, others run 128x256c2), each optionally followed by
 // " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
 // forced tile applies to the calls its kernel runs (tf32nn to tf32 with N-contiguous B,
 // the others to every other call); other calls keep the table's choice. A malformed
@@ -147,6 +148,15 @@ void launch_wgmma_store_or_large(const core::GemmArgs& args, const CudaContext& 
     launch_wgmma<TmaConfig>(args, ctx, ways);
 }
 
+/// The 168-wide tile's launcher for the calls it can run (wgmma_wave_fits); a forced
+/// "128x168c2" runs the others in the large tile.
+void launch_wgmma_wave_or_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  if (wgmma_wave_fits(args))
+    launch_wgmma_wave_c2(args, ctx, ways);
+  else
+    launch_wgmma<TmaConfig>(args, ctx, ways);
+}
+
 /// A configuration as the rung's host code sees it: its cluster tile (rows kBlockM x
 /// kClusterM, columns, CTAs), the shared memory a block asks for, its launcher.
 struct TileEntry {
@@ -176,6 +186,7 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaNarrowC2>(WgmmaTile::NarrowC2, "128x64c2", launch_wgmma_narrow_c2),
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
     entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
+    entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2", launch_wgmma_wave_or_large),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -245,6 +256,17 @@ constexpr double kWideTileCost = 0.78;
 // dearest: 3000^3 (1.94 rounds of 192x192 clusters against 2.2 of 128x256 ones) 81 ->
 // 87-89% of cuBLAS. cuBLAS runs 192x192 tiles there.
 constexpr double kTallTileCost = 1.16;
+// The 168-wide tile against the 128x256 one, both in clusters of 2 and unsplit (H200,
+// bf16 NT, each forced, two runs, % of cuBLAS): 0.67 of a 128x256 cluster tile (its
+// flops: 0.656), which puts it ahead where it was measured ahead: 256 / 512 / 1024 x
+// 11008 x 4096 (66 tile columns: 1, 2, 4 whole rounds) 81 / 87 / 93 (128x256c2) and 94 /
+// 87.5 / 91 (128x192c2) -> 101 / 95-96 / 95.5-95.7, 1536^3 79 (128x192c2) -> 80; and
+// behind elsewhere: 2048 x 11008 101 against 102.5 (5.2 rounds of 128x256 clusters),
+// 14336 columns (86 tile columns) 86-98 against 94-101, squares 512-4096 70-90 against
+// 94-100. It runs only where its clusters fill their last round to 90% or more
+// (kWaveFill): a partial round is where the 128x256 tile's tail split is ahead.
+constexpr double kWaveTileCost = 0.67;
+constexpr double kWaveFill = 0.9;
 // What another unsplit cluster tile's estimated rounds must beat the 128x256 ones by.
 constexpr double kUnsplitGain = 0.97;
 
@@ -377,15 +399,30 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // along M, one of which costs `cost` of a 128x256 cluster tile: single 16-bit calls,
     // the only ones measured, where the other tile's rounds are estimated kUnsplitGain of
     // the 128x256 ones or less.
-    auto unsplit_ahead = [&](int rows, int cols, double cost) {
+    // The other tile's estimate, in K blocks of a 128x256 cluster tile (0: it does not
+    // qualify); `fill`: the least share of the slots its last round must fill.
+    auto unsplit_estimate = [&](int rows, int cols, double cost, double fill = 0) {
       const int64_t other =
           core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, rows), 2) * core::ceil_div<int64_t>(n, cols);
-      return items == 1 && es == 2 && large_ways == 1 && split_ways(other, k_blocks, sms / 2) == 1 &&
-             cost * rounds_estimate(other, sms / 2, k_blocks) <
-                 kUnsplitGain * rounds_estimate(clusters, sms / 2, k_blocks);
+      const int64_t last = other % (sms / 2) == 0 ? sms / 2 : other % (sms / 2);
+      const bool runs = items == 1 && es == 2 && large_ways == 1 && split_ways(other, k_blocks, sms / 2) == 1 &&
+                        static_cast<double>(last) >= fill * (sms / 2);
+      return runs ? cost * rounds_estimate(other, sms / 2, k_blocks) : 0.0;
     };
-    // 128x192 (kWideTileCost) where the rows start 128-byte lines, then 192x192 (kTallTileCost).
-    if ((args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0 && unsplit_ahead(128, 192, kWideTileCost))
+    const double large_estimate = rounds_estimate(clusters, sms / 2, k_blocks);
+    auto unsplit_ahead = [&](int rows, int cols, double cost) {
+      const double t = unsplit_estimate(rows, cols, cost);
+      return t > 0 && t < kUnsplitGain * large_estimate;
+    };
+    // Where the rows start 128-byte lines: 128x168 (kWaveTileCost, K-major B, whole
+    // rounds) or 128x192 (kWideTileCost), whichever is estimated faster, then 192x192
+    // (kTallTileCost).
+    const bool on_lines = (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
+    const double wave = on_lines && wgmma_wave_fits(args) ? unsplit_estimate(128, 168, kWaveTileCost, kWaveFill) : 0.0;
+    const double wide = on_lines ? unsplit_estimate(128, 192, kWideTileCost) : 0.0;
+    if (wave > 0 && wave < kUnsplitGain * large_estimate && (wide == 0 || wave <= wide))
+      return {WgmmaTile::WaveC2, 1, "128x168 clusters estimated 3% or more faster than 128x256 and 128x192 clusters"};
+    if (wide > 0 && wide < kUnsplitGain * large_estimate)
       return {WgmmaTile::WideC2, 1, "128x192 clusters estimated 3% or more faster than 128x256 clusters"};
     if (unsplit_ahead(192, 192, kTallTileCost))
       return {WgmmaTile::TallC2, 1, "192x192 clusters estimated 3% or more faster than 128x256 clusters"};
@@ -479,7 +516,8 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
         core::Status::InvalidArgument,
         "GPUKERN_WGMMA_CONFIG='" + forced.raw +
             "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2 or 192x192c2, optionally followed by "
+            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2, 192x192c2 or 128x168c2, optionally "
+            "followed by "
             "' splitkN' "
             "(N = 1.." +
             std::to_string(kMaxWays) + ")");

@@ -2,8 +2,8 @@
 // why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
 // loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
-//    tile (64, 128 or 192 rows, 256, 192, 128 or 64 columns) is a field of its
-//    configuration;
+//    tile (64, 128, 192 or 256 rows, 256, 192, 168, 128 or 64 columns; 168 with K-major
+//    16-bit B only) is a field of its configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
 // Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
 // the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
@@ -41,6 +41,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                      const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
+  static_assert(!Cfg::kPartialBBoxes || (kBKMajor && sizeof(T) == 2), "a 168-wide tile takes 16-bit, K-major B");
   constexpr int kCluster = Cfg::kClusterM;
   constexpr int kBK = kElemsPerRow<T>;
   constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
@@ -104,15 +105,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
                                        kAKMajor ? mn : k0, maps_3d, a_item, a_policy);
                        }
-                       // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile's boxes
-                       // (box i / kPerBox), along N when K-major, along K when MN-major.
-                       constexpr int kPerBox = Cfg::kBoxRows / Cfg::kBBoxRows;
+                       // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
+                       // N when K-major; along K within box i / kPerBox (64 columns of N)
+                       // when MN-major.
+                       constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
 #pragma unroll
                        for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
-                         const int mn = o.n0 + (i / kPerBox) * Cfg::kBoxRows;
                          const int sub = (i % kPerBox) * Cfg::kBBoxRows;
                          const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
-                         const int c0 = kBKMajor ? k0 : mn, c1 = kBKMajor ? mn + sub : k0 + sub;
+                         const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
+                         const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
                          if constexpr (kCluster > 1)
                            tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
                                                    static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
@@ -170,6 +172,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                     arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 192)
                     arch::wgmma_m64n192k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 168)
+                    arch::wgmma_m64n168k16<T, kAKMajor ? 0 : 1, 0>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 128)
                     arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2)
@@ -218,7 +222,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kBBoxBytes = 4096;  // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
-  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the kBBoxes slot.
+  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the B slot.
   auto bt = [&](int s) { return sm.stage(s); };
   auto at = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
 
@@ -478,6 +482,12 @@ inline bool wgmma_store_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && args.c_type == args.ab_type && tma_store_ok(args, 2);
 }
 
+/// Whether a call can run in the 168-wide tile (its B is K-major 56-row pieces): 16-bit
+/// A and B, B K-major.
+inline bool wgmma_wave_fits(const core::GemmArgs& args) {
+  return core::dtype_size(args.ab_type) == 2 && b_is_k_major(args);
+}
+
 /// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
 /// from the registers.
 template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
@@ -593,6 +603,7 @@ enum class WgmmaTile : int {
   NarrowC2,  // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
   WideC2,    // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
   TallC2,    // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
+  WaveC2,    // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -619,12 +630,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2 and TallC2
-/// tiles' launchers (launch_wgmma with their configurations), compiled beside the large
-/// tile's (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu 64x128 and
-/// 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu,
-/// 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu).
-/// launch_wgmma_store takes only calls wgmma_store_fits accepts.
+/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2, TallC2 and
+/// WaveC2 tiles' launchers (launch_wgmma with their configurations), compiled beside the
+/// large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu
+/// 64x128 and 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu,
+/// 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu,
+/// 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_wave_c2.cu). launch_wgmma_store takes only calls
+/// wgmma_store_fits accepts, launch_wgmma_wave_c2 only calls wgmma_wave_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -635,5 +647,6 @@ void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, i
 void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -66,27 +66,28 @@ __device__ __forceinline__ float load_c(const TcProblem& p, int row, int col) {
 }
 
 /// The bias of a tile's kCols columns from n0, spread over a warp: lane l holds
-/// columns n0 + 32q + l (q < kCols / 32) in f32, 0 past n or without a bias. A
+/// columns n0 + 32q + l (q < kCols / 32, rounded up) in f32, 0 past n or without a bias. A
 /// consumer loads it as the tile's main loop starts, so the loads' latency passes
 /// behind the wgmmas instead of stalling the epilogue, and the epilogue takes each
 /// thread's columns from the lanes holding them (one shuffle a column pair element)
 /// instead of a global load apiece.
 template <int kCols>
 struct TileBias {
-  float v[kCols / 32];
+  static constexpr int kRegs = (kCols + 31) / 32;
+  float v[kRegs];
   __device__ __forceinline__ void load(const Epilogue& epi, int item, int n0, int n) {
     const int lane = static_cast<int>(threadIdx.x) % 32;
     auto fetch = [&](auto* bias) {
       bias += static_cast<int64_t>(item) * epi.stride_bias;
 #pragma unroll
-      for (int q = 0; q < kCols / 32; ++q) {
+      for (int q = 0; q < kRegs; ++q) {
         const int col = n0 + 32 * q + lane;
         v[q] = col < n ? gpu::to_float(bias[col]) : 0.0f;
       }
     };
     if (epi.bias == nullptr) {
 #pragma unroll
-      for (int q = 0; q < kCols / 32; ++q) v[q] = 0.0f;
+      for (int q = 0; q < kRegs; ++q) v[q] = 0.0f;
     } else if (epi.bias_type == GK_F16) {
       fetch(static_cast<const gpu::half_t*>(epi.bias));
     } else if (epi.bias_type == GK_BF16) {
@@ -159,12 +160,13 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
   float alpha = p.alpha;
+  // This item's C and the thread's first element, for the stores from the registers.
+  [[maybe_unused]] TcProblem q = p;
+  q.c = static_cast<char*>(p.c) +
+        static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
+  [[maybe_unused]] const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
+  [[maybe_unused]] const int col = n0 + 2 * (lane % 4);
   if constexpr (std::is_void_v<OutT>) {
-    TcProblem q = p;  // this item's C
-    q.c = static_cast<char*>(p.c) +
-          static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
-    const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
-    const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
       fuse_wgmma_epilogue<T, Cfg::kBlockN / 8>(acc, 0, bias, q, p.beta != 0.0f, x.epi.act, alpha, row, col);
       q.alpha = 1.0f;
@@ -184,6 +186,9 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
     constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
     constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
+    // Whole rounds; a tile width that is not a multiple of a round's (168) stores the
+    // columns past them from the registers below.
+    constexpr int kTmaCols = Cfg::kBlockN / kRoundCols * kRoundCols;
     tma_store_rounds<Cfg::kBlockN / kRoundCols, Cfg::kEpiBuffers>(
         consumer, rounds_done,
         [&](int round) {
@@ -246,6 +251,17 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
             tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
                            m0 + consumer * 64, x.maps_3d, o.item, policy);
         });
+    if constexpr (kTmaCols < Cfg::kBlockN) {
+      constexpr int kRestGroups = (Cfg::kBlockN - kTmaCols) / 8;
+      if (fused) fuse_wgmma_epilogue<T, kRestGroups>(acc, kTmaCols / 8, bias, p, false, x.epi.act, p.alpha, 0, 0);
+      q.alpha = alpha;
+      q.beta = 0.0f;  // a TMA-store call has beta == 0
+#pragma unroll
+      for (int i = kTmaCols / 8; i < Cfg::kBlockN / 8; ++i) {
+        store_c_pair<T>(q, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
+        store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
+      }
+    }
   }
 }
 

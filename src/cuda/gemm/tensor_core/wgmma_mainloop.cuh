@@ -16,16 +16,19 @@ namespace gpukern::cuda::gemm {
 
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
-/// warpgroup per 64; 256, 192, 128 or 64 columns, the wgmma N), kStages (shared-memory stages), kClusterM (CTAs
-/// per cluster along M, which share B through TMA multicast), kProducerRegs /
-/// kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile rows per L2 raster group),
-/// kEpiBoxes (C staging boxes per consumer and round of the TMA-store epilogue) and
-/// kEpiBuffers (rounds whose TMA stores may be in flight per consumer). Every operand
-/// tile is a set of 64-row "boxes" of 128-byte rows (64 f16/bf16 or 32 f32 elements of K
-/// when K-major, 64 elements of M or N when MN-major): one TMA box, one swizzle pattern,
-/// 8 KB. A box of B is loaded in pieces of kBBoxRows rows (64: one TMA copy a box): a
-/// cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters of 2) splits each box
-/// between them, every piece landing where its rows lie in the box.
+/// warpgroup per 64; 256, 192, 168, 128 or 64 columns, the wgmma N), kStages
+/// (shared-memory stages), kClusterM (CTAs per cluster along M, which share B through TMA
+/// multicast), kProducerRegs / kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile
+/// rows per L2 raster group), kEpiBoxes (C staging boxes per consumer and round of the
+/// TMA-store epilogue) and kEpiBuffers (rounds whose TMA stores may be in flight per
+/// consumer). Every operand tile is a set of 64-row "boxes" of 128-byte rows (64
+/// f16/bf16 or 32 f32 elements of K when K-major, 64 elements of M or N when MN-major):
+/// one TMA box, one swizzle pattern, 8 KB. B is loaded in pieces of kBBoxRows rows (64:
+/// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters
+/// of 2) splits each box between them, every piece landing where its rows lie in the
+/// tile. A tile 168 wide (kPartialBBoxes) is not whole boxes: its B, K-major only, is 168
+/// rows of 128 bytes loaded in 56-row pieces, which the CTAs of a cluster share out in
+/// turn (the first CTA loads one more).
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -39,10 +42,12 @@ struct WgmmaConfig {
   static constexpr int kRowBytes = 128;  // one 128-byte swizzle row
   static constexpr int kBoxRows = 64;
   static constexpr int kBoxBytes = kBoxRows * kRowBytes;
-  static constexpr int kABoxes = kBlockM / kBoxRows, kBBoxes = kBlockN / kBoxRows;
-  static constexpr int kBBoxRows = Tile::kBBoxRows;                  // rows of one TMA copy of B
-  static constexpr int kBPieces = kBBoxes * (kBoxRows / kBBoxRows);  // TMA copies of B a stage
-  static constexpr int kStageBytes = (kABoxes + kBBoxes) * kBoxBytes;
+  static constexpr int kABoxes = kBlockM / kBoxRows;
+  // B's rows are not whole boxes (a 168-wide tile): only K-major B, rows along N.
+  static constexpr bool kPartialBBoxes = kBlockN % kBoxRows != 0;
+  static constexpr int kBBoxRows = Tile::kBBoxRows;     // rows of one TMA copy of B
+  static constexpr int kBPieces = kBlockN / kBBoxRows;  // TMA copies of B a stage
+  static constexpr int kStageBytes = kABoxes * kBoxBytes + kBlockN * kRowBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
   // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
   // a round, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds, in a ring of
@@ -57,13 +62,15 @@ struct WgmmaConfig {
 
   static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
                 "one to four consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 192 || kBlockN == 256,
-                "the consumers issue m64n256, m64n192, m64n128 or m64n64 wgmma");
-  static_assert(kBlockM % kBoxRows == 0 && kBlockN % kBoxRows == 0, "tiles are whole 64-row boxes");
-  static_assert(kBoxRows % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms of a box");
-  static_assert(kBPieces % kClusterM == 0, "the CTAs of a cluster split B's pieces evenly");
+  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 || kBlockN == 256,
+                "the consumers issue m64n256, m64n192, m64n168, m64n128 or m64n64 wgmma");
+  static_assert(kBlockM % kBoxRows == 0, "A's tiles are whole 64-row boxes");
+  static_assert(kBlockN % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms");
+  static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
+  static_assert(kPartialBBoxes || kBPieces % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
-  static_assert(kBlockN % (kEpiBoxes * 32) == 0, "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
+  static_assert(kPartialBBoxes || kBlockN % (kEpiBoxes * 32) == 0,
+                "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
   static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
   static_assert(kSmemBytes <= 227 * 1024, "an H100 block gets at most 227 KB of shared memory");
   static_assert(kConsumers * kConsumerRegs * 128 + kProducerRegs * 128 <= 65536,
