@@ -1,5 +1,5 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
-// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n168, m64n128 and m64n64: k16 for
+// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n168, m64n128, m64n64 and m64n32: k16 for
 // f16/bf16, k8 for tf32; m64n256 tf32 also with A from registers) with its fence /
 // commit / wait, and setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
 // instruction. NVIDIA only: call from device code compiled for sm_90a
@@ -109,6 +109,12 @@ __device__ __forceinline__ void wgmma_wait() {
   GK_WGMMA_N128_D_OPERANDS, "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), \
       "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]),          \
       "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83])
+
+/// The accumulator registers of one m64n32 wgmma (16 f32 per thread).
+#define GK_WGMMA_N32_D_REGS "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
+#define GK_WGMMA_N32_D_OPERANDS                                                                               \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
 
 /// The accumulator registers of one m64n64 wgmma (32 f32 per thread).
 #define GK_WGMMA_N64_D_REGS                                                \
@@ -226,6 +232,17 @@ __device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a,
     GK_WGMMA_SS_16("m64n64k16", "f16", N64, "32", "33", "34", "35", "36");
 }
 
+/// D(64x32, f32) (+)= A(64x16) * B(16x32), 16-bit inputs read from shared memory: the
+/// thin tile (64x32), B K-major only (its configuration loads B in 32-row pieces).
+template <class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)
+    GK_WGMMA_SS_16("m64n32k16", "bf16", N32, "16", "17", "18", "19", "20");
+  else
+    GK_WGMMA_SS_16("m64n32k16", "f16", N32, "16", "17", "18", "19", "20");
+}
+
 /// D(64x64, f32) (+)= A(64x8) * B(8x64), tf32 inputs (f32 storage), both K-major.
 __device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   GK_WGMMA_SS_TF32("m64n64k8", N64, "32", "33", "34");
@@ -266,5 +283,7 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
 #undef GK_WGMMA_N128_D_OPERANDS
 #undef GK_WGMMA_N64_D_REGS
 #undef GK_WGMMA_N64_D_OPERANDS
+#undef GK_WGMMA_N32_D_REGS
+#undef GK_WGMMA_N32_D_OPERANDS
 
 }  // namespace gpukern::cuda::arch

@@ -117,6 +117,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "wgmma_tma",
        kAnyLayout,
        kOneGemm},
+      // 33-64 tokens against the 4096 x 4096 weight stored N x K on the H200: wgmma_tma's
+      // 64x32 tiles (one 32-row slab of the weight each over the whole K, 128 CTAs) are
+      // ahead of cuBLAS (bf16, two runs: 105.5-106.0%); at 32 tokens and with N-contiguous
+      // weights (64x128 tiles split in 2: 87-95%) cuBLAS.
+      {"16-bit NT T 33..64, 4096 x 4096, H200",
+       k16Bit,
+       kH200,
+       {33, 64},
+       {4096, 4096},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNT,
+       kOneGemm},
       // 256 tokens against the long-K weights (4096 x 11008 or 14336) on the H200:
       // wgmma_tma's 128x128 tiles in clusters of 2, split in 2 (its tile table's rule for
       // 128x256 clusters that would need a K split), are ahead of cuBLAS in both layouts

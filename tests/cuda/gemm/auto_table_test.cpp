@@ -75,7 +75,7 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
     }
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 128256, 4096), kH200), "wgmma_tma") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096)), "") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096)), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096), kH100), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
 
@@ -109,6 +109,19 @@ TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 8192)), "");
   EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 14336, 4096, 2)), "") << "batches: the ranked order";
   EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096)), "") << "32-bit types are not in the 16-bit entry";
+}
+
+TEST(CudaAutoTable, NT4096x4096At33To64TokensIsWgmmaTmaOnTheH200) {
+  for (DType t : {DType::BF16, DType::F16}) {
+    for (int64_t tokens : {33, 48, 64}) {
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), "wgmma_tma") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH200), "") << tokens << ": N-contiguous weights";
+    }
+    EXPECT_EQ(pick(call(t, kNT, 32, 4096, 4096), kH200), "") << "32 tokens: cuBLAS";
+    EXPECT_EQ(pick(call(t, kNT, 65, 4096, 4096), kH200), "");
+    EXPECT_EQ(pick(call(t, kNT, 64, 4096, 4096, 2), kH200), "") << "batches: the ranked order";
+  }
 }
 
 TEST(CudaAutoTable, LongKWeightsAt256TokensAreWgmmaTmaOnTheH200) {

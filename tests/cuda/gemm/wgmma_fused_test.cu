@@ -450,7 +450,7 @@ class WgmmaFused : public OnStream {
 
 /// Case `v` of a loop over forced configurations: `config`, the transposes v walks
 /// through, and for "tf32nn..." f32 data with tf32 and A, B as its kernel takes them
-/// (likewise B K-major for "128x168c2...").
+/// (likewise B K-major for "128x168c2..." and "64x32...").
 void force_config(FusedCase& fc, const char* config, int v) {
   fc.config = config;
   fc.trans_a = v % 2;
@@ -460,7 +460,8 @@ void force_config(FusedCase& fc, const char* config, int v) {
     fc.tf32 = true;
     fc.trans_a = fc.trans_b = false;
   }
-  if (std::string(config).rfind("128x168c2", 0) == 0) fc.trans_b = true;  // its kernel takes K-major B only
+  const std::string name(config);
+  if (name.rfind("128x168c2", 0) == 0 || name.rfind("64x32", 0) == 0) fc.trans_b = true;  // K-major B only
 }
 
 constexpr core::Activation kActs[] = {core::Activation::None, core::Activation::Relu, core::Activation::GeluTanh,
@@ -569,7 +570,9 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "192x192c2",
                            "192x192c2 splitk2",
                            "128x168c2",
-                           "128x168c2 splitk3"};
+                           "128x168c2 splitk3",
+                           "64x32",
+                           "64x32 splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -675,7 +678,7 @@ TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
   const char* configs[] = {"128x256c2", "128x128",  "64x128",   "tf32nn",    "128x256store", "128x128c2", "128x64",
-                           "64x64c2",   "64x128c2", "128x64c2", "128x192c2", "192x192c2",    "128x168c2"};
+                           "64x64c2",   "64x128c2", "128x64c2", "128x192c2", "192x192c2",    "128x168c2", "64x32"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -265,19 +265,8 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16), "128x192c2");           // 2.9 rounds, not 2.2
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "192x192c2");  // 1.94 rounds of 192x192 clusters, 2.2 of 128x256
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16, false, 2), "128x256c2");  // batched: not measured
-  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16, true), "128x168c2");      // 66 clusters: one whole round
-  EXPECT_EQ(choice(512, 11008, 4096, DType::F16, true), "128x168c2");       // 132: two whole rounds
-  EXPECT_EQ(choice(1024, 11008, 4096, DType::BF16, true), "128x168c2");     // 264: four
-  EXPECT_EQ(choice(2048, 11008, 4096, DType::BF16, true), "128x256c2");     // 5.2 rounds of 128x256 clusters
-  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16), "128x192c2");            // B N-contiguous: 58 clusters, not 43
-  EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x256c2");       // tf32: not measured
-  EXPECT_EQ(choice(256, 14336, 4096, DType::BF16, true), "128x256c2");      // 86 clusters: a partial round
-  EXPECT_EQ(choice(1024, 14336, 4096, DType::BF16, true), "128x256c2");
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "128x168c2");  // 60 clusters for 66 slots
-  EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16, true), "128x192c2");
-  EXPECT_EQ(choice(2048, 2048, 2048, DType::BF16, true), "128x256c2");
-  EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16, true), "128x256c2");
-  EXPECT_EQ(choice(256, 14336, 4096, DType::BF16), "128x256c2");  // 75 clusters: two rounds
+  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16, true), "128x192c2");      // 58 clusters, not 43 (128x168: H200)
+  EXPECT_EQ(choice(256, 14336, 4096, DType::BF16), "128x256c2");            // 75 clusters: two rounds
   EXPECT_EQ(choice(2560, 2560, 2560, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(5000, 5000, 5120, DType::BF16, true), "128x256c2");  // estimated level: 128x192 measured behind
   EXPECT_EQ(choice(6144, 6144, 6144, DType::BF16), "128x256c2");
@@ -288,6 +277,27 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 4096, 4096, DType::BF16), "128x128c2 splitk2");  // 64 tiles of 64 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64c2");            // 64 clusters of 2 x 64x64, the whole K
   ctx.arch.mem_gbps = 4814;  // the H200: 128x64 tiles in one wave, 128x128 split
+  // 128x168 clusters where they fill whole rounds (K-major B).
+  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16, true), "128x168c2");   // 66 clusters: one whole round
+  EXPECT_EQ(choice(512, 11008, 4096, DType::F16, true), "128x168c2");    // 132: two whole rounds
+  EXPECT_EQ(choice(1024, 11008, 4096, DType::BF16, true), "128x168c2");  // 264: four
+  EXPECT_EQ(choice(2048, 11008, 4096, DType::BF16, true), "128x256c2");  // 5.2 rounds of 128x256 clusters
+  EXPECT_EQ(choice(256, 11008, 4096, DType::BF16), "128x192c2");         // B N-contiguous: 58 clusters, not 43
+  EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x256c2");    // tf32: not measured
+  EXPECT_EQ(choice(256, 14336, 4096, DType::BF16, true), "128x256c2");   // 86 clusters: a partial round
+  EXPECT_EQ(choice(1024, 14336, 4096, DType::BF16, true), "128x256c2");
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "128x168c2");  // 60 clusters for 66 slots
+  EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16, true), "128x192c2");
+  EXPECT_EQ(choice(2048, 2048, 2048, DType::BF16, true), "128x256c2");
+  EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16, true), "128x256c2");
+  EXPECT_EQ(choice(64, 4096, 4096, DType::BF16, true), "64x32");  // 128 tiles over the whole K
+  EXPECT_EQ(choice(48, 4096, 11008, DType::F16, true), "64x32");
+  EXPECT_EQ(choice(64, 4096, 14336, DType::BF16, true), "64x32");
+  EXPECT_EQ(choice(32, 4096, 4096, DType::BF16, true), "64x128 splitk2");  // 32 rows: not ahead
+  EXPECT_EQ(choice(64, 4096, 4096, DType::BF16), "64x128 splitk2");        // B N-contiguous
+  EXPECT_EQ(choice(64, 11008, 4096, DType::BF16, true), "64x128");         // 344 tiles: 2.6 waves
+  EXPECT_EQ(choice(64, 2048, 4096, DType::BF16, true), "64x128 splitk2");  // 64 tiles: not measured
+  EXPECT_EQ(choice(64, 512, 512, DType::BF16, true), "64x128");            // small: not ahead
   EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x64");
   EXPECT_EQ(choice(256, 4096, 4096, DType::F16, true), "128x64");
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x64 splitk2");
@@ -348,10 +358,27 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.tile, gemm::WgmmaTile::Mid);
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
-  for (const char* name :
-       {"128x256c2", "128x128", "64x128", "tf32nn", "64x128 splitk16", "tf32nn splitk3", "128x256store", "128x128c2",
-        "128x64", "64x64c2", "64x64c2 splitk2", "64x128c2", "128x64c2", "128x192c2", "128x192c2 splitk3", "192x192c2",
-        "192x192c2 splitk2", "128x168c2", "128x168c2 splitk4"}) {
+  for (const char* name : {"128x256c2",
+                           "128x128",
+                           "64x128",
+                           "tf32nn",
+                           "64x128 splitk16",
+                           "tf32nn splitk3",
+                           "128x256store",
+                           "128x128c2",
+                           "128x64",
+                           "64x64c2",
+                           "64x64c2 splitk2",
+                           "64x128c2",
+                           "128x64c2",
+                           "128x192c2",
+                           "128x192c2 splitk3",
+                           "192x192c2",
+                           "192x192c2 splitk2",
+                           "128x168c2",
+                           "128x168c2 splitk4",
+                           "64x32",
+                           "64x32 splitk3"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -210,6 +210,21 @@ struct WgmmaTmaSmallC2 : WgmmaTmaShort {
   static constexpr int kEpiBoxes = 1;
 };
 
+/// wgmma_tma, the thin tile ("64x32"): one consumer of m64n32 (16 accumulators a thread)
+/// for 16-bit calls with K-major B (a linear layer's N x K weight) whose 64x128 tiles are
+/// too few to spread the call over the SMs: at most 64 rows over N = 4096 are 128 tiles of
+/// 64x32 over the whole K, one slab of B each, where 64x128 tiles need a K split to fill
+/// half the SMs; small squares likewise (512^3: 128 tiles against 32). cuBLAS runs 64-row
+/// tiles 8-48 wide there. B is one 32-row TMA copy a stage; a stage is 12 KB, and 16 of
+/// them keep 192 KB in flight per SM. C leaves from the registers (its 32 columns are
+/// half a staging box of 16-bit C).
+struct WgmmaTmaThin : WgmmaTmaShort {
+  static constexpr int kBlockN = 32;
+  static constexpr int kStages = 16;
+  static constexpr int kBBoxRows = 32;
+  static constexpr int kEpiBoxes = 1;
+};
+
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no
 /// cluster, otherwise as WgmmaTma.
 struct WgmmaTf32NN {

@@ -102,7 +102,8 @@
 // in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
 // clusters of 2), "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in
 // clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls
-// with K-major B, others run 128x256c2), each optionally followed by
+// with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others
+// run 64x128), each optionally followed by
 // " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
 // forced tile applies to the calls its kernel runs (tf32nn to tf32 with N-contiguous B,
 // the others to every other call); other calls keep the table's choice. A malformed
@@ -148,13 +149,20 @@ void launch_wgmma_store_or_large(const core::GemmArgs& args, const CudaContext& 
     launch_wgmma<TmaConfig>(args, ctx, ways);
 }
 
-/// The 168-wide tile's launcher for the calls it can run (wgmma_wave_fits); a forced
-/// "128x168c2" runs the others in the large tile.
+/// The launchers of the tiles of part boxes of B for the calls they can run
+/// (wgmma_k_major_b_fits); a forced "128x168c2" runs the others in the large tile, a
+/// forced "64x32" in 64x128 tiles.
 void launch_wgmma_wave_or_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if (wgmma_wave_fits(args))
+  if (wgmma_k_major_b_fits(args))
     launch_wgmma_wave_c2(args, ctx, ways);
   else
     launch_wgmma<TmaConfig>(args, ctx, ways);
+}
+void launch_wgmma_thin_or_short(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  if (wgmma_k_major_b_fits(args))
+    launch_wgmma_thin(args, ctx, ways);
+  else
+    launch_wgmma_short(args, ctx, ways);
 }
 
 /// A configuration as the rung's host code sees it: its cluster tile (rows kBlockM x
@@ -187,6 +195,7 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
     entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
     entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2", launch_wgmma_wave_or_large),
+    entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32", launch_wgmma_thin_or_short),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -331,6 +340,19 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
             "4000 GB/s or more, 128 or 256 rows: 128x64 tiles in one wave over the whole K (split in 2 over a long "
             "K)"};
   }
+  // On a device of 4000 GB/s or more (H200): 33..64 rows against K-major B (a linear
+  // layer's N x K weight) whose 64x32 tiles fill one wave (three quarters of the SMs or
+  // more) over a long K: one tile per 32-row slab of B over the whole K, so the call
+  // streams B on ~all SMs without the K split 64x128 tiles need (cuBLAS runs 64x32 tiles
+  // there). H200, bf16 NT, each forced, two runs, % of cuBLAS, table -> 64x32: 64 x 4096
+  // x 4096 91 -> 106, x 11008 103 -> 118, x 14336 102 -> 111. Not at 32 rows (92
+  // against 91), over wider N (64 x 11008 x 4096: 111 against 93), at small squares (level
+  // at 128-512, 30-50 points behind at 768-1024).
+  const int64_t thin_tiles = core::ceil_div<int64_t>(n, 32);
+  if (high_bandwidth(ctx.arch.mem_gbps) && items == 1 && m > 32 && m <= 64 && wgmma_k_major_b_fits(args) &&
+      thin_tiles <= sms && 4 * thin_tiles >= 3 * static_cast<int64_t>(sms) && k_blocks >= 64 &&
+      (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
+    return {WgmmaTile::Thin, 1, "4000 GB/s or more, 33..64 rows, K-major B: 64x32 tiles in one wave over the whole K"};
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
@@ -415,10 +437,12 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       return t > 0 && t < kUnsplitGain * large_estimate;
     };
     // Where the rows start 128-byte lines: 128x168 (kWaveTileCost, K-major B, whole
-    // rounds) or 128x192 (kWideTileCost), whichever is estimated faster, then 192x192
-    // (kTallTileCost).
+    // rounds; on a device of 4000 GB/s or more, the H200 it was measured on) or 128x192
+    // (kWideTileCost), whichever is estimated faster, then 192x192 (kTallTileCost).
     const bool on_lines = (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
-    const double wave = on_lines && wgmma_wave_fits(args) ? unsplit_estimate(128, 168, kWaveTileCost, kWaveFill) : 0.0;
+    const double wave = on_lines && wgmma_k_major_b_fits(args) && high_bandwidth(ctx.arch.mem_gbps)
+                            ? unsplit_estimate(128, 168, kWaveTileCost, kWaveFill)
+                            : 0.0;
     const double wide = on_lines ? unsplit_estimate(128, 192, kWideTileCost) : 0.0;
     if (wave > 0 && wave < kUnsplitGain * large_estimate && (wide == 0 || wave <= wide))
       return {WgmmaTile::WaveC2, 1, "128x168 clusters estimated 3% or more faster than 128x256 and 128x192 clusters"};
@@ -512,15 +536,15 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const ForcedConfig& forced = forced_config();
   if (forced.set && !forced.valid)
-    throw core::Error(
-        core::Status::InvalidArgument,
-        "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-            "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-            "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2, 192x192c2 or 128x168c2, optionally "
-            "followed by "
-            "' splitkN' "
-            "(N = 1.." +
-            std::to_string(kMaxWays) + ")");
+    throw core::Error(core::Status::InvalidArgument,
+                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
+                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
+                          "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2, 192x192c2, 128x168c2 or 64x32, "
+                          "optionally "
+                          "followed by "
+                          "' splitkN' "
+                          "(N = 1.." +
+                          std::to_string(kMaxWays) + ")");
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
   return table_choice(args, ctx);
 }

@@ -2,8 +2,8 @@
 // why) and their host launchers, built from the schedule (wgmma_schedule.cuh), the main
 // loop (wgmma_mainloop.cuh) and the epilogues (wgmma_epilogue.cuh):
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
-//    tile (64, 128, 192 or 256 rows, 256, 192, 168, 128 or 64 columns; 168 with K-major
-//    16-bit B only) is a field of its configuration;
+//    tile (64, 128, 192 or 256 rows, 256, 192, 168, 128, 64 or 32 columns; 168 and 32
+//    with K-major 16-bit B only) is a field of its configuration;
 //  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
 // Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
 // the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
@@ -41,7 +41,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                      const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
-  static_assert(!Cfg::kPartialBBoxes || (kBKMajor && sizeof(T) == 2), "a 168-wide tile takes 16-bit, K-major B");
+  static_assert(!Cfg::kPartialBBoxes || (kBKMajor && sizeof(T) == 2),
+                "a tile of part boxes of B (168 or 32 wide) takes 16-bit, K-major B");
   constexpr int kCluster = Cfg::kClusterM;
   constexpr int kBK = kElemsPerRow<T>;
   constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
@@ -174,6 +175,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                     arch::wgmma_m64n192k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 168)
                     arch::wgmma_m64n168k16<T, kAKMajor ? 0 : 1, 0>(acc, desc_a, desc_b, accumulate);
+                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 32)
+                    arch::wgmma_m64n32k16<T, kAKMajor ? 0 : 1, 0>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 128)
                     arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
                   else if constexpr (sizeof(T) == 2)
@@ -482,9 +485,9 @@ inline bool wgmma_store_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && args.c_type == args.ab_type && tma_store_ok(args, 2);
 }
 
-/// Whether a call can run in the 168-wide tile (its B is K-major 56-row pieces): 16-bit
-/// A and B, B K-major.
-inline bool wgmma_wave_fits(const core::GemmArgs& args) {
+/// Whether a call can run in a tile of part boxes of B (168 or 32 wide: B in K-major
+/// pieces along N): 16-bit A and B, B K-major.
+inline bool wgmma_k_major_b_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && b_is_k_major(args);
 }
 
@@ -554,6 +557,24 @@ void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways =
   });
 }
 
+/// Runs a call wgmma_k_major_b_fits accepts with wgmma_tma_kernel<Cfg> (a configuration
+/// of part boxes of B: only its K-major-B kernels exist).
+template <class Cfg, class Policy = WgmmaTmaPolicy>
+void launch_wgmma_k_major_b(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  if (!wgmma_k_major_b_fits(args))
+    throw core::Error(core::Status::InternalError, "wgmma_tma: a K-major-B configuration got a call it cannot run");
+  const bool ak = a_is_k_major(args);
+  gpu::with_storage_type(args.ab_type, [&](auto t) {
+    using T = decltype(t);
+    if constexpr (sizeof(T) == 2) {
+      if (ak)
+        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
+      else
+        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx, ways);
+    }
+  });
+}
+
 /// C_b = act(C_b + bias_b) for every batch item of a call with f32 C: the tf32 NN
 /// kernel's epilogue, through the module's epilogue pass.
 void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx);
@@ -604,6 +625,7 @@ enum class WgmmaTile : int {
   WideC2,    // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
   TallC2,    // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
   WaveC2,    // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
+  Thin,      // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -630,13 +652,14 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2, TallC2 and
-/// WaveC2 tiles' launchers (launch_wgmma with their configurations), compiled beside the
-/// large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones, 12_wgmma_tma_short.cu
-/// 64x128 and 64x64c2, 12_wgmma_tma_short_c2.cu, 12_wgmma_tma_store.cu,
-/// 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu, 12_wgmma_tma_wide_c2.cu,
-/// 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_wave_c2.cu). launch_wgmma_store takes only calls
-/// wgmma_store_fits accepts, launch_wgmma_wave_c2 only calls wgmma_wave_fits accepts.
+/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2, TallC2,
+/// WaveC2 and Thin tiles' launchers (launch_wgmma with their configurations), compiled
+/// beside the large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones,
+/// 12_wgmma_tma_short.cu 64x128 and 64x64c2, 12_wgmma_tma_short_c2.cu,
+/// 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu,
+/// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_part_b.cu the last
+/// two). launch_wgmma_store takes only calls wgmma_store_fits accepts, launch_wgmma_wave_c2
+/// and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -648,5 +671,6 @@ void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, 
 void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

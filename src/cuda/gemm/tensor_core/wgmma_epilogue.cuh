@@ -186,71 +186,72 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     constexpr int kOutBytes = static_cast<int>(sizeof(OutT));
     constexpr int kBoxCols = Cfg::kRowBytes / kOutBytes;
     constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
-    // Whole rounds; a tile width that is not a multiple of a round's (168) stores the
-    // columns past them from the registers below.
+    // Whole rounds; a tile width that is not a multiple of a round's (168; 32 with
+    // 16-bit C, less than a round) stores the columns past them from the registers below.
     constexpr int kTmaCols = Cfg::kBlockN / kRoundCols * kRoundCols;
-    tma_store_rounds<Cfg::kBlockN / kRoundCols, Cfg::kEpiBuffers>(
-        consumer, rounds_done,
-        [&](int round) {
-          if (fused)
-            fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha, 0,
-                                                   0);
-        },
-        [&](int round, int buffer) {
-          const uint32_t staging = sm.c_staging(consumer, buffer);
-          if constexpr (kOutBytes == 2) {
-            // stmatrix: 8-column groups g and g + 1 (one 16-byte chunk of a row
-            // each) of the warp's 16 rows are four 8x8 matrices, one store; lane
-            // l addresses row l % 8 of matrix l / 8 = (group g + l / 16, rows + 8
-            // ((l / 8) % 2)). A quarter of the st.shared of the scalar form.
-            const int mat = lane / 8;
-            const int r = warp_in_group * 16 + 8 * (mat % 2) + lane % 8;
-            auto write = [&](auto scaled) {
-              auto packed = [&](int a) {
-                if constexpr (decltype(scaled)::value)
-                  return pack_pair<OutT>(alpha * acc[a], alpha * acc[a + 1]);
-                else
-                  return pack_pair<OutT>(acc[a], acc[a + 1]);
+    if constexpr (kTmaCols > 0)
+      tma_store_rounds<kTmaCols / kRoundCols, Cfg::kEpiBuffers>(
+          consumer, rounds_done,
+          [&](int round) {
+            if (fused)
+              fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha,
+                                                     0, 0);
+          },
+          [&](int round, int buffer) {
+            const uint32_t staging = sm.c_staging(consumer, buffer);
+            if constexpr (kOutBytes == 2) {
+              // stmatrix: 8-column groups g and g + 1 (one 16-byte chunk of a row
+              // each) of the warp's 16 rows are four 8x8 matrices, one store; lane
+              // l addresses row l % 8 of matrix l / 8 = (group g + l / 16, rows + 8
+              // ((l / 8) % 2)). A quarter of the st.shared of the scalar form.
+              const int mat = lane / 8;
+              const int r = warp_in_group * 16 + 8 * (mat % 2) + lane % 8;
+              auto write = [&](auto scaled) {
+                auto packed = [&](int a) {
+                  if constexpr (decltype(scaled)::value)
+                    return pack_pair<OutT>(alpha * acc[a], alpha * acc[a + 1]);
+                  else
+                    return pack_pair<OutT>(acc[a], acc[a + 1]);
+                };
+#pragma unroll
+                for (int g = 0; g < kRoundCols / 8; g += 2) {
+                  const int i = round * (kRoundCols / 8) + g;
+                  const int mine = g + mat / 2;  // the column group this lane addresses
+                  const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes + arch::sw128_offset(r, mine % 8);
+                  arch::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
+                }
               };
+              // alpha = 1 (the common call) skips 128 multiplies a thread a tile.
+              if (alpha != 1.0f)
+                write(std::true_type{});
+              else
+                write(std::false_type{});
+            } else {
+              const int r_lo = warp_in_group * 16 + lane / 4;
 #pragma unroll
-              for (int g = 0; g < kRoundCols / 8; g += 2) {
-                const int i = round * (kRoundCols / 8) + g;
-                const int mine = g + mat / 2;  // the column group this lane addresses
-                const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes + arch::sw128_offset(r, mine % 8);
-                arch::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
-              }
-            };
-            // alpha = 1 (the common call) skips 128 multiplies a thread a tile.
-            if (alpha != 1.0f)
-              write(std::true_type{});
-            else
-              write(std::false_type{});
-          } else {
-            const int r_lo = warp_in_group * 16 + lane / 4;
+              for (int j = 0; j < kRoundCols / 8; ++j) {
+                const int i = round * (kRoundCols / 8) + j;
+                const int cr = 8 * j + 2 * (lane % 4);
+                const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
+                const uint32_t byte = (cr % kBoxCols) * kOutBytes;
 #pragma unroll
-            for (int j = 0; j < kRoundCols / 8; ++j) {
-              const int i = round * (kRoundCols / 8) + j;
-              const int cr = 8 * j + 2 * (lane % 4);
-              const uint32_t box = staging + (cr / kBoxCols) * Cfg::kBoxBytes;
-              const uint32_t byte = (cr % kBoxCols) * kOutBytes;
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const int r = r_lo + 8 * h;
-                const uint32_t addr = box + arch::sw128_offset(r, byte >> 4) + (byte & 15);
-                const float v0 = alpha * acc[4 * i + 2 * h], v1 = alpha * acc[4 * i + 2 * h + 1];
-                arch::st_shared_v2f32(addr, v0, v1);
+                for (int h = 0; h < 2; ++h) {
+                  const int r = r_lo + 8 * h;
+                  const uint32_t addr = box + arch::sw128_offset(r, byte >> 4) + (byte & 15);
+                  const float v0 = alpha * acc[4 * i + 2 * h], v1 = alpha * acc[4 * i + 2 * h + 1];
+                  arch::st_shared_v2f32(addr, v0, v1);
+                }
               }
             }
-          }
-        },
-        [&](int round, int buffer) {
-          const uint32_t staging = sm.c_staging(consumer, buffer);
-          const uint64_t policy = arch::l2_evict_first_policy();
+          },
+          [&](int round, int buffer) {
+            const uint32_t staging = sm.c_staging(consumer, buffer);
+            const uint64_t policy = arch::l2_evict_first_policy();
 #pragma unroll
-          for (int b = 0; b < Cfg::kEpiBoxes; ++b)
-            tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                           m0 + consumer * 64, x.maps_3d, o.item, policy);
-        });
+            for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+              tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                             m0 + consumer * 64, x.maps_3d, o.item, policy);
+          });
     if constexpr (kTmaCols < Cfg::kBlockN) {
       constexpr int kRestGroups = (Cfg::kBlockN - kTmaCols) / 8;
       if (fused) fuse_wgmma_epilogue<T, kRestGroups>(acc, kTmaCols / 8, bias, p, false, x.epi.act, p.alpha, 0, 0);

@@ -16,7 +16,7 @@ namespace gpukern::cuda::gemm {
 
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
-/// warpgroup per 64; 256, 192, 168, 128 or 64 columns, the wgmma N), kStages
+/// warpgroup per 64; 256, 192, 168, 128, 64 or 32 columns, the wgmma N), kStages
 /// (shared-memory stages), kClusterM (CTAs per cluster along M, which share B through TMA
 /// multicast), kProducerRegs / kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile
 /// rows per L2 raster group), kEpiBoxes (C staging boxes per consumer and round of the
@@ -26,9 +26,9 @@ namespace gpukern::cuda::gemm {
 /// one TMA box, one swizzle pattern, 8 KB. B is loaded in pieces of kBBoxRows rows (64:
 /// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters
 /// of 2) splits each box between them, every piece landing where its rows lie in the
-/// tile. A tile 168 wide (kPartialBBoxes) is not whole boxes: its B, K-major only, is 168
-/// rows of 128 bytes loaded in 56-row pieces, which the CTAs of a cluster share out in
-/// turn (the first CTA loads one more).
+/// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
+/// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
+/// the CTAs of a cluster share out in turn (the first CTA loads one more).
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -62,8 +62,8 @@ struct WgmmaConfig {
 
   static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
                 "one to four consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 || kBlockN == 256,
-                "the consumers issue m64n256, m64n192, m64n168, m64n128 or m64n64 wgmma");
+  static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 || kBlockN == 256,
+                "the consumers issue m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32 wgmma");
   static_assert(kBlockM % kBoxRows == 0, "A's tiles are whole 64-row boxes");
   static_assert(kBlockN % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms");
   static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
