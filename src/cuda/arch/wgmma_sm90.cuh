@@ -1,9 +1,9 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
-// descriptor with the 128-byte swizzle, wgmma.mma_async (m64n256, m64n192, m64n168, m64n128, m64n64 and m64n32: k16 for
-// f16/bf16, k8 for tf32; m64n256 tf32 also with A from registers) with its fence /
-// commit / wait, and setmaxnreg (register reallocation between warpgroups). One thin wrapper per PTX
-// instruction. NVIDIA only: call from device code compiled for sm_90a
-// (__CUDA_ARCH_FEAT_SM90_ALL).
+// descriptor with the 128-byte swizzle, wgmma.mma_async (k16 for f16/bf16 at N = 256, 192,
+// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256 also with A from
+// registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
+// warpgroups): thin wrappers of the PTX instructions. NVIDIA only: call from device code
+// compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
 
 #include "cuda/portable.cuh"
@@ -158,94 +158,63 @@ __device__ __forceinline__ void wgmma_wait() {
       : GK_WGMMA_##W##_D_OPERANDS                                                    \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate))
 
-/// D(64x256, f32) (+)= A(64x16) * B(16x256), 16-bit inputs read from shared memory.
-/// `kTransA`/`kTransB` = 1 when that operand is MN-major in shared memory.
-/// `accumulate` = 0 overwrites D (the first K step of a tile).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+/// D(64 x N, f32) (+)= A(64x16) * B(16 x N), 16-bit inputs read from shared memory, N / 2
+/// accumulators a thread: N = 256 (the large tiles), 192, 168 (K-major B: the tile loads
+/// it in 56-row pieces), 128, 64 or 32 (K-major B, 32-row pieces). `kTransA`/`kTransB` = 1
+/// when that operand is MN-major in shared memory. `accumulate` = 0 overwrites D (the
+/// first K step of a tile).
+template <int N, class T, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n256k16", "bf16", N256, "128", "129", "130", "131", "132");
-  else
-    GK_WGMMA_SS_16("m64n256k16", "f16", N256, "128", "129", "130", "131", "132");
+  constexpr bool kBf16 = std::is_same_v<T, gpu::bf16_t>;
+  if constexpr (N == 256) {
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n256k16", "bf16", N256, "128", "129", "130", "131", "132");
+    else
+      GK_WGMMA_SS_16("m64n256k16", "f16", N256, "128", "129", "130", "131", "132");
+  } else if constexpr (N == 192) {
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n192k16", "bf16", N192, "96", "97", "98", "99", "100");
+    else
+      GK_WGMMA_SS_16("m64n192k16", "f16", N192, "96", "97", "98", "99", "100");
+  } else if constexpr (N == 168) {
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n168k16", "bf16", N168, "84", "85", "86", "87", "88");
+    else
+      GK_WGMMA_SS_16("m64n168k16", "f16", N168, "84", "85", "86", "87", "88");
+  } else if constexpr (N == 128) {
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n128k16", "bf16", N128, "64", "65", "66", "67", "68");
+    else
+      GK_WGMMA_SS_16("m64n128k16", "f16", N128, "64", "65", "66", "67", "68");
+  } else if constexpr (N == 64) {
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n64k16", "bf16", N64, "32", "33", "34", "35", "36");
+    else
+      GK_WGMMA_SS_16("m64n64k16", "f16", N64, "32", "33", "34", "35", "36");
+  } else {
+    static_assert(N == 32, "m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32");
+    if constexpr (kBf16)
+      GK_WGMMA_SS_16("m64n32k16", "bf16", N32, "16", "17", "18", "19", "20");
+    else
+      GK_WGMMA_SS_16("m64n32k16", "f16", N32, "16", "17", "18", "19", "20");
+  }
 }
 
-/// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32 inputs (f32 storage), both K-major:
-/// wgmma has no transpose for 32-bit operands.
-__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                     int accumulate) {
-  GK_WGMMA_SS_TF32("m64n256k8", N256, "128", "129", "130");
-}
-
-/// D(64x192, f32) (+)= A(64x16) * B(16x192), 16-bit inputs read from shared memory; as
-/// wgmma_m64n256k16 with three quarters of the accumulators (the 192-wide tile).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n192k16(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n192k16", "bf16", N192, "96", "97", "98", "99", "100");
-  else
-    GK_WGMMA_SS_16("m64n192k16", "f16", N192, "96", "97", "98", "99", "100");
-}
-
-/// D(64x192, f32) (+)= A(64x8) * B(8x192), tf32 inputs (f32 storage), both K-major.
-__device__ __forceinline__ void wgmma_m64n192k8_tf32(float (&d)[96], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  GK_WGMMA_SS_TF32("m64n192k8", N192, "96", "97", "98");
-}
-
-/// wgmma_m64n256k16 with 168 columns (84 accumulators): the tile whose 168-wide tile
-/// columns divide 11008 into 66, whole waves of 132 SMs. B K-major only (the tile's
-/// configurations load B in 56-row pieces along N).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n168k16(float (&d)[84], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n168k16", "bf16", N168, "84", "85", "86", "87", "88");
-  else
-    GK_WGMMA_SS_16("m64n168k16", "f16", N168, "84", "85", "86", "87", "88");
-}
-
-/// D(64x128, f32) (+)= A(64x16) * B(16x128), 16-bit inputs read from shared memory; as
-/// wgmma_m64n256k16 with half the accumulators (the 128-wide tile configurations).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n128k16", "bf16", N128, "64", "65", "66", "67", "68");
-  else
-    GK_WGMMA_SS_16("m64n128k16", "f16", N128, "64", "65", "66", "67", "68");
-}
-
-/// D(64x128, f32) (+)= A(64x8) * B(8x128), tf32 inputs (f32 storage), both K-major.
-__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  GK_WGMMA_SS_TF32("m64n128k8", N128, "64", "65", "66");
-}
-
-/// D(64x64, f32) (+)= A(64x16) * B(16x64), 16-bit inputs read from shared memory; as
-/// wgmma_m64n256k16 with a quarter of the accumulators (the 64-wide tile).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n64k16(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n64k16", "bf16", N64, "32", "33", "34", "35", "36");
-  else
-    GK_WGMMA_SS_16("m64n64k16", "f16", N64, "32", "33", "34", "35", "36");
-}
-
-/// D(64x32, f32) (+)= A(64x16) * B(16x32), 16-bit inputs read from shared memory: the
-/// thin tile (64x32), B K-major only (its configuration loads B in 32-row pieces).
-template <class T, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  if constexpr (std::is_same_v<T, gpu::bf16_t>)
-    GK_WGMMA_SS_16("m64n32k16", "bf16", N32, "16", "17", "18", "19", "20");
-  else
-    GK_WGMMA_SS_16("m64n32k16", "f16", N32, "16", "17", "18", "19", "20");
-}
-
-/// D(64x64, f32) (+)= A(64x8) * B(8x64), tf32 inputs (f32 storage), both K-major.
-__device__ __forceinline__ void wgmma_m64n64k8_tf32(float (&d)[32], uint64_t desc_a, uint64_t desc_b, int accumulate) {
-  GK_WGMMA_SS_TF32("m64n64k8", N64, "32", "33", "34");
+/// D(64 x N, f32) (+)= A(64x8) * B(8 x N), tf32 inputs (f32 storage), both K-major (wgmma
+/// has no transpose for 32-bit operands): N = 256, 192, 128 or 64.
+template <int N>
+__device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  if constexpr (N == 256) {
+    GK_WGMMA_SS_TF32("m64n256k8", N256, "128", "129", "130");
+  } else if constexpr (N == 192) {
+    GK_WGMMA_SS_TF32("m64n192k8", N192, "96", "97", "98");
+  } else if constexpr (N == 128) {
+    GK_WGMMA_SS_TF32("m64n128k8", N128, "64", "65", "66");
+  } else {
+    static_assert(N == 64, "tf32: m64n256, m64n192, m64n128 or m64n64");
+    GK_WGMMA_SS_TF32("m64n64k8", N64, "32", "33", "34");
+  }
 }
 
 #undef GK_WGMMA_SS_16

@@ -169,26 +169,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
                   const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-                  if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 256)
-                    arch::wgmma_m64n256k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 192)
-                    arch::wgmma_m64n192k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 168)
-                    arch::wgmma_m64n168k16<T, kAKMajor ? 0 : 1, 0>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 32)
-                    arch::wgmma_m64n32k16<T, kAKMajor ? 0 : 1, 0>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2 && Cfg::kBlockN == 128)
-                    arch::wgmma_m64n128k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (sizeof(T) == 2)
-                    arch::wgmma_m64n64k16<T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (Cfg::kBlockN == 256)
-                    arch::wgmma_m64n256k8_tf32(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (Cfg::kBlockN == 192)
-                    arch::wgmma_m64n192k8_tf32(acc, desc_a, desc_b, accumulate);
-                  else if constexpr (Cfg::kBlockN == 64)
-                    arch::wgmma_m64n64k8_tf32(acc, desc_a, desc_b, accumulate);
+                  if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64k16<Cfg::kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b,
+                                                                                            accumulate);
                   else
-                    arch::wgmma_m64n128k8_tf32(acc, desc_a, desc_b, accumulate);
+                    arch::wgmma_m64k8_tf32<Cfg::kBlockN>(acc, desc_a, desc_b, accumulate);
                 }
               },
               [](auto) {}, release);
