@@ -8,6 +8,8 @@
 //             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
+//   wave    : the shipped 128x168c2 tile and variants of it (wave_variants()), bf16 NT,
+//             at TC_SIZES.
 //   skinny  : the skinny rung, skinny_kernel alone and TMA-path schedules (equal shares,
 //             a K split of 128-row tiles, one CTA per 64-row tile, several CTAs per SM:
 //             skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
@@ -179,6 +181,45 @@ std::vector<Variant> wgmma_variants(const CudaContext& ctx) {
           {"mid_c2", with(gemm::sm90::WgmmaTmaMidC2{}, rung)},  // shipped as 128x128c2
           {"mid_s4", with(WgmmaMidStages4{}, rung)},
           {"short_n256", with(WgmmaShortWide{}, rung)}};
+}
+
+// ---- 128x168 variants (K-major B) beside the shipped 128x168c2, for bf16 NT calls: 4
+// stages, no cluster, other raster groups, one staging box a round.
+struct Wave168Stages4 : gemm::sm90::WgmmaTmaWave168C2 {
+  static constexpr int kStages = 4;
+};
+struct Wave168NoCluster : gemm::sm90::WgmmaTmaWave168C2 {
+  static constexpr int kClusterM = 1;
+};
+template <int kRows>
+struct Wave168Group : gemm::sm90::WgmmaTmaWave168C2 {
+  static constexpr int kGroupM = kRows;
+};
+struct Wave168Boxes1 : gemm::sm90::WgmmaTmaWave168C2 {
+  static constexpr int kEpiBoxes = 1;
+};
+
+/// The 128x168 variants, bf16 with A and B K-major (NT) only.
+std::vector<Variant> wave_variants(const CudaContext& ctx) {
+  auto with = [&ctx](auto tile, auto policy) {
+    using Cfg = gemm::WgmmaConfig<decltype(tile)>;
+    using Policy = decltype(policy);
+    return [&ctx](const core::GemmArgs& g) {
+      if (g.ab_type != DType::BF16 || g.trans_a || !g.trans_b) {
+        std::printf("128x168 variants: bf16 NT calls only\n");
+        return;
+      }
+      gemm::launch_wgmma_layout<Cfg, Policy, gpu::bf16_t, true, true>(g, ctx, 1);
+    };
+  };
+  const gemm::WgmmaTmaPolicy rung{};
+  return {{"w168", with(gemm::sm90::WgmmaTmaWave168C2{}, rung)},
+          {"w168_s4", with(Wave168Stages4{}, rung)},
+          {"w168_c1", with(Wave168NoCluster{}, rung)},
+          {"w168_g4", with(Wave168Group<4>{}, rung)},
+          {"w168_g64", with(Wave168Group<64>{}, rung)},
+          {"w168_e1", with(Wave168Boxes1{}, rung)},
+          {"w168_noserp", with(gemm::sm90::WgmmaTmaWave168C2{}, SerpentinePolicy<0>{})}};
 }
 
 /// skinny's kernels side by side: the rung (skinny_tma_plan's choice per shape), skinny_kernel
@@ -505,6 +546,11 @@ int main(int argc, char** argv) {
       for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);
     return 0;
   }
+  if (mode == "wave") {  // the 128x168 variants on bf16 NT calls (TC_SIZES)
+    const std::vector<Variant> v = wave_variants(ctx);
+    for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, true, v);
+    return 0;
+  }
   if (mode == "skinny") {
     std::vector<std::array<int64_t, 3>> cases;
     if (std::getenv("TC_SIZES")) {
@@ -526,7 +572,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode != "bench") {
-    std::fprintf(stderr, "usage: gemm_tc_bench bench|variants|power|skinny\n");
+    std::fprintf(stderr, "usage: gemm_tc_bench bench|variants|power|skinny|wave\n");
     return 2;
   }
   const std::vector<Variant> none;
