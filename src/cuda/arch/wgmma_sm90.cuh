@@ -166,39 +166,27 @@ __device__ __forceinline__ void wgmma_wait() {
 template <int N, class T, int kTransA, int kTransB>
 __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   static_assert(sizeof(T) == 2, "the k16 shape takes 16-bit inputs");
-  constexpr bool kBf16 = std::is_same_v<T, gpu::bf16_t>;
+  // One shape in the input type T: bf16 or f16.
+#define GK_WGMMA_SS_16_T(SHAPE, W, IA, IB, IP, ITA, ITB)    \
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)             \
+    GK_WGMMA_SS_16(SHAPE, "bf16", W, IA, IB, IP, ITA, ITB); \
+  else                                                      \
+    GK_WGMMA_SS_16(SHAPE, "f16", W, IA, IB, IP, ITA, ITB);
   if constexpr (N == 256) {
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n256k16", "bf16", N256, "128", "129", "130", "131", "132");
-    else
-      GK_WGMMA_SS_16("m64n256k16", "f16", N256, "128", "129", "130", "131", "132");
+    GK_WGMMA_SS_16_T("m64n256k16", N256, "128", "129", "130", "131", "132")
   } else if constexpr (N == 192) {
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n192k16", "bf16", N192, "96", "97", "98", "99", "100");
-    else
-      GK_WGMMA_SS_16("m64n192k16", "f16", N192, "96", "97", "98", "99", "100");
+    GK_WGMMA_SS_16_T("m64n192k16", N192, "96", "97", "98", "99", "100")
   } else if constexpr (N == 168) {
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n168k16", "bf16", N168, "84", "85", "86", "87", "88");
-    else
-      GK_WGMMA_SS_16("m64n168k16", "f16", N168, "84", "85", "86", "87", "88");
+    GK_WGMMA_SS_16_T("m64n168k16", N168, "84", "85", "86", "87", "88")
   } else if constexpr (N == 128) {
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n128k16", "bf16", N128, "64", "65", "66", "67", "68");
-    else
-      GK_WGMMA_SS_16("m64n128k16", "f16", N128, "64", "65", "66", "67", "68");
+    GK_WGMMA_SS_16_T("m64n128k16", N128, "64", "65", "66", "67", "68")
   } else if constexpr (N == 64) {
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n64k16", "bf16", N64, "32", "33", "34", "35", "36");
-    else
-      GK_WGMMA_SS_16("m64n64k16", "f16", N64, "32", "33", "34", "35", "36");
+    GK_WGMMA_SS_16_T("m64n64k16", N64, "32", "33", "34", "35", "36")
   } else {
     static_assert(N == 32, "m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32");
-    if constexpr (kBf16)
-      GK_WGMMA_SS_16("m64n32k16", "bf16", N32, "16", "17", "18", "19", "20");
-    else
-      GK_WGMMA_SS_16("m64n32k16", "f16", N32, "16", "17", "18", "19", "20");
+    GK_WGMMA_SS_16_T("m64n32k16", N32, "16", "17", "18", "19", "20")
   }
+#undef GK_WGMMA_SS_16_T
 }
 
 /// D(64 x N, f32) (+)= A(64x8) * B(8 x N), tf32 inputs (f32 storage), both K-major (wgmma
