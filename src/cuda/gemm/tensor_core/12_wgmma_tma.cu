@@ -137,32 +137,19 @@ bool built_for_sm90a() {
   return built;
 }
 
-/// The large tile's launcher, and the store-bound configuration's (16-bit C stored by TMA
-/// only; other calls run the large tile).
+/// The large tile's launcher.
 void launch_wgmma_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
   launch_wgmma<TmaConfig>(args, ctx, ways);
 }
-void launch_wgmma_store_or_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if (wgmma_store_fits(args))
-    launch_wgmma_store(args, ctx, ways);
-  else
-    launch_wgmma<TmaConfig>(args, ctx, ways);
-}
 
-/// The launchers of the tiles of part boxes of B for the calls they can run
-/// (wgmma_k_major_b_fits); a forced "128x168c2" runs the others in the large tile, a
-/// forced "64x32" in 64x128 tiles.
-void launch_wgmma_wave_or_large(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if (wgmma_k_major_b_fits(args))
-    launch_wgmma_wave_c2(args, ctx, ways);
-  else
-    launch_wgmma<TmaConfig>(args, ctx, ways);
-}
-void launch_wgmma_thin_or_short(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if (wgmma_k_major_b_fits(args))
-    launch_wgmma_thin(args, ctx, ways);
-  else
-    launch_wgmma_short(args, ctx, ways);
+using TileLauncher = void (*)(const core::GemmArgs&, const CudaContext&, int ways);
+/// The launcher of a configuration whose kernels take only the calls `kFits` accepts
+/// (kTile), the others (a forced name meets every call) in `kOther`: the store-bound
+/// configuration (16-bit C stored by TMA) and the large tile, the tiles of part boxes of
+/// B (16-bit, K-major B) and the large or the 64x128 tile.
+template <bool (*kFits)(const core::GemmArgs&), TileLauncher kTile, TileLauncher kOther>
+void launch_where_fits(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  (kFits(args) ? kTile : kOther)(args, ctx, ways);
 }
 
 /// A configuration as the rung's host code sees it: its cluster tile (rows kBlockM x
@@ -186,7 +173,8 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaMid>(WgmmaTile::Mid, "128x128", launch_wgmma_mid),
     entry<sm90::WgmmaTmaShort>(WgmmaTile::Short, "64x128", launch_wgmma_short),
     entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn", launch_wgmma_large),
-    entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store", launch_wgmma_store_or_large),
+    entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store",
+                               launch_where_fits<wgmma_store_fits, launch_wgmma_store, launch_wgmma_large>),
     entry<sm90::WgmmaTmaMidC2>(WgmmaTile::MidC2, "128x128c2", launch_wgmma_mid_c2),
     entry<sm90::WgmmaTmaNarrow>(WgmmaTile::Narrow, "128x64", launch_wgmma_narrow),
     entry<sm90::WgmmaTmaSmallC2>(WgmmaTile::SmallC2, "64x64c2", launch_wgmma_small_c2),
@@ -194,8 +182,10 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaNarrowC2>(WgmmaTile::NarrowC2, "128x64c2", launch_wgmma_narrow_c2),
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
     entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
-    entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2", launch_wgmma_wave_or_large),
-    entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32", launch_wgmma_thin_or_short),
+    entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2",
+                                   launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_wave_c2, launch_wgmma_large>),
+    entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32",
+                              launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_thin, launch_wgmma_short>),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -420,9 +410,9 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // Unsplit 128x256 clusters against unsplit clusters of `rows` x `cols` tiles in pairs
     // along M, one of which costs `cost` of a 128x256 cluster tile: single 16-bit calls,
     // the only ones measured, where the other tile's rounds are estimated kUnsplitGain of
-    // the 128x256 ones or less.
-    // The other tile's estimate, in K blocks of a 128x256 cluster tile (0: it does not
-    // qualify); `fill`: the least share of the slots its last round must fill.
+    // the 128x256 ones or less (ahead). The other tile's estimate, in K blocks of a
+    // 128x256 cluster tile (0: it does not qualify); `fill`: the least share of the slots
+    // its last round must fill.
     auto unsplit_estimate = [&](int rows, int cols, double cost, double fill = 0) {
       const int64_t other =
           core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, rows), 2) * core::ceil_div<int64_t>(n, cols);
@@ -432,10 +422,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       return runs ? cost * rounds_estimate(other, sms / 2, k_blocks) : 0.0;
     };
     const double large_estimate = rounds_estimate(clusters, sms / 2, k_blocks);
-    auto unsplit_ahead = [&](int rows, int cols, double cost) {
-      const double t = unsplit_estimate(rows, cols, cost);
-      return t > 0 && t < kUnsplitGain * large_estimate;
-    };
+    auto ahead = [&](double estimate) { return estimate > 0 && estimate < kUnsplitGain * large_estimate; };
     // Where the rows start 128-byte lines: 128x168 (kWaveTileCost, K-major B, whole
     // rounds; on a device of 4000 GB/s or more, the H200 it was measured on) or 128x192
     // (kWideTileCost), whichever is estimated faster, then 192x192 (kTallTileCost).
@@ -444,11 +431,11 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
                             ? unsplit_estimate(128, 168, kWaveTileCost, kWaveFill)
                             : 0.0;
     const double wide = on_lines ? unsplit_estimate(128, 192, kWideTileCost) : 0.0;
-    if (wave > 0 && wave < kUnsplitGain * large_estimate && (wide == 0 || wave <= wide))
+    if (ahead(wave) && (wide == 0 || wave <= wide))
       return {WgmmaTile::WaveC2, 1, "128x168 clusters estimated 3% or more faster than 128x256 and 128x192 clusters"};
-    if (wide > 0 && wide < kUnsplitGain * large_estimate)
+    if (ahead(wide))
       return {WgmmaTile::WideC2, 1, "128x192 clusters estimated 3% or more faster than 128x256 clusters"};
-    if (unsplit_ahead(192, 192, kTallTileCost))
+    if (ahead(unsplit_estimate(192, 192, kTallTileCost)))
       return {WgmmaTile::TallC2, 1, "192x192 clusters estimated 3% or more faster than 128x256 clusters"};
     return {WgmmaTile::Large, large_ways, "128x256 clusters (K split if need be) estimated faster than 128x128"};
   }
@@ -535,16 +522,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice) {
 
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx) {
   const ForcedConfig& forced = forced_config();
-  if (forced.set && !forced.valid)
-    throw core::Error(core::Status::InvalidArgument,
-                      "GPUKERN_WGMMA_CONFIG='" + forced.raw +
-                          "': expected 128x256c2, 128x128, 64x128, tf32nn, 128x256store, "
-                          "128x128c2, 128x64, 64x64c2, 64x128c2, 128x64c2, 128x192c2, 192x192c2, 128x168c2 or 64x32, "
-                          "optionally "
-                          "followed by "
-                          "' splitkN' "
-                          "(N = 1.." +
-                          std::to_string(kMaxWays) + ")");
+  if (forced.set && !forced.valid) {
+    std::string names;
+    for (const TileEntry& e : kTiles) names += std::string(names.empty() ? "" : ", ") + e.name;
+    throw core::Error(core::Status::InvalidArgument, "GPUKERN_WGMMA_CONFIG='" + forced.raw + "': expected one of " +
+                                                         names + ", optionally followed by ' splitkN' (N = 1.." +
+                                                         std::to_string(kMaxWays) + ")");
+  }
   if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
   return table_choice(args, ctx);
 }

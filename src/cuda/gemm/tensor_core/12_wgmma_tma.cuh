@@ -521,41 +521,29 @@ void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, int
 
 /// Runs a call with wgmma_tma_kernel<Cfg>: f16/bf16 in every transpose, tf32 (f32 data)
 /// with A and B K-major (tf32 with N-contiguous B takes launch_wgmma_tf32_nn); `ways`
-/// >= 2 splits every tile along K when tiles are fewer than CTAs.
+/// >= 2 splits every tile along K when tiles are fewer than CTAs. A configuration of
+/// part boxes of B (Cfg::kPartialBBoxes) has only 16-bit, K-major-B kernels: it takes
+/// the calls wgmma_k_major_b_fits accepts.
 template <class Cfg, class Policy = WgmmaTmaPolicy>
 void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways = 1) {
+  if (Cfg::kPartialBBoxes && !wgmma_k_major_b_fits(args))
+    throw core::Error(core::Status::InternalError, "wgmma_tma: a K-major-B configuration got a call it cannot run");
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   gpu::with_storage_type(args.ab_type, [&](auto t) {
     using T = decltype(t);
+    constexpr bool kMnMajorB = !Cfg::kPartialBBoxes;  // whether its MN-major-B and tf32 kernels exist
     if constexpr (sizeof(T) == 4) {
-      launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
-    } else {
-      if (ak && bk)
-        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
-      else if (ak)
-        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx, ways);
-      else if (bk)
-        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx, ways);
-      else
-        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx, ways);
-    }
-  });
-}
-
-/// Runs a call wgmma_k_major_b_fits accepts with wgmma_tma_kernel<Cfg> (a configuration
-/// of part boxes of B: only its K-major-B kernels exist).
-template <class Cfg, class Policy = WgmmaTmaPolicy>
-void launch_wgmma_k_major_b(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if (!wgmma_k_major_b_fits(args))
-    throw core::Error(core::Status::InternalError, "wgmma_tma: a K-major-B configuration got a call it cannot run");
-  const bool ak = a_is_k_major(args);
-  gpu::with_storage_type(args.ab_type, [&](auto t) {
-    using T = decltype(t);
-    if constexpr (sizeof(T) == 2) {
+      if constexpr (kMnMajorB) launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
+    } else if (bk) {
       if (ak)
         launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
       else
         launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx, ways);
+    } else if constexpr (kMnMajorB) {
+      if (ak)
+        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx, ways);
+      else
+        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx, ways);
     }
   });
 }

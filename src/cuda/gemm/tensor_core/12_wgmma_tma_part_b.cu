@@ -9,11 +9,11 @@
 namespace gpukern::cuda::gemm {
 
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  launch_wgmma_k_major_b<WgmmaConfig<sm90::WgmmaTmaWave168C2>>(args, ctx, ways);
+  launch_wgmma<WgmmaConfig<sm90::WgmmaTmaWave168C2>>(args, ctx, ways);
 }
 
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  launch_wgmma_k_major_b<WgmmaConfig<sm90::WgmmaTmaThin>>(args, ctx, ways);
+  launch_wgmma<WgmmaConfig<sm90::WgmmaTmaThin>>(args, ctx, ways);
 }
 
 }  // namespace gpukern::cuda::gemm

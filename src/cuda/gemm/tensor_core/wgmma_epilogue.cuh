@@ -160,23 +160,29 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
   float alpha = p.alpha;
-  // This item's C and the thread's first element, for the stores from the registers.
-  [[maybe_unused]] TcProblem q = p;
-  q.c = static_cast<char*>(p.c) +
-        static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
-  [[maybe_unused]] const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
-  [[maybe_unused]] const int col = n0 + 2 * (lane % 4);
-  if constexpr (std::is_void_v<OutT>) {
+  // Column groups [first, kBlockN / 8) stored from the registers into this item's C, the
+  // fused epilogue (if any) applied to them first.
+  auto store_from_registers = [&](auto first) {
+    constexpr int kFirst = decltype(first)::value;
+    TcProblem q = p;
+    q.c = static_cast<char*>(p.c) +
+          static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
+    const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
+    const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
-      fuse_wgmma_epilogue<T, Cfg::kBlockN / 8>(acc, 0, bias, q, p.beta != 0.0f, x.epi.act, alpha, row, col);
+      fuse_wgmma_epilogue<T, Cfg::kBlockN / 8 - kFirst>(acc, kFirst, bias, q, q.beta != 0.0f, x.epi.act, q.alpha, row,
+                                                        col);
       q.alpha = 1.0f;
       q.beta = 0.0f;
     }
 #pragma unroll
-    for (int i = 0; i < Cfg::kBlockN / 8; ++i) {
+    for (int i = kFirst; i < Cfg::kBlockN / 8; ++i) {
       store_c_pair<T>(q, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
       store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
     }
+  };
+  if constexpr (std::is_void_v<OutT>) {
+    store_from_registers(std::integral_constant<int, 0>{});
   } else {
     const bool fused = x.epi.active();
     if (fused) alpha = 1.0f;  // applied by the fused epilogue
@@ -252,17 +258,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
               tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
                              m0 + consumer * 64, x.maps_3d, o.item, policy);
           });
-    if constexpr (kTmaCols < Cfg::kBlockN) {
-      constexpr int kRestGroups = (Cfg::kBlockN - kTmaCols) / 8;
-      if (fused) fuse_wgmma_epilogue<T, kRestGroups>(acc, kTmaCols / 8, bias, p, false, x.epi.act, p.alpha, 0, 0);
-      q.alpha = alpha;
-      q.beta = 0.0f;  // a TMA-store call has beta == 0
-#pragma unroll
-      for (int i = kTmaCols / 8; i < Cfg::kBlockN / 8; ++i) {
-        store_c_pair<T>(q, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
-        store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
-      }
-    }
+    if constexpr (kTmaCols < Cfg::kBlockN) store_from_registers(std::integral_constant<int, kTmaCols / 8>{});
   }
 }
 
