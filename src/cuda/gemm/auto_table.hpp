@@ -117,18 +117,20 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "wgmma_tma",
        kAnyLayout,
        kOneGemm},
-      // 33-64 tokens against the 4096 x 4096 weight stored N x K on the H200: wgmma_tma's
-      // 64x32 tiles (one 32-row slab of the weight each over the whole K, 128 CTAs) are
-      // ahead of cuBLAS (bf16, two runs: 105.5-106.0%); at 32 tokens and with N-contiguous
-      // weights (64x128 tiles split in 2: 87-95%) cuBLAS.
-      {"16-bit NT T 33..64, 4096 x 4096, H200",
+      // 16-64 tokens against the 4096 x 4096 weight on the H200, either layout: wgmma_tma's
+      // 64x64 tiles (one 64-column slab of the weight each over the whole K, 64 CTAs, only
+      // the rows A has loaded) and at 33-64 tokens with K-major weights its 64x32 tiles
+      // (128 CTAs) are ahead of cuBLAS (each forced, bf16 / f16: NN 103-117%, NT 105-112%;
+      // the suite run in notes/llm-gemm.md, "64x64 tiles"). At 128 tokens (64x64 tiles,
+      // 94-97%) cuBLAS.
+      {"16-bit T 16..64, 4096 x 4096, H200",
        k16Bit,
        kH200,
-       {33, 64},
+       {16, 64},
        {4096, 4096},
        {4096, 4096},
        "wgmma_tma",
-       kLayoutNT,
+       kAnyLayout,
        kOneGemm},
       // 256 tokens against the long-K weights (4096 x 11008 or 14336) on the H200:
       // wgmma_tma's 128x128 tiles in clusters of 2, split in 2 (its tile table's rule for

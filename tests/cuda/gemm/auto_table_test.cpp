@@ -65,7 +65,8 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
       // The H200: the wide weights and 4096 x 11008 only.
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), "") << tokens;
+      // 4096 x 4096 at 16 tokens: wgmma_tma's 64x64 tiles (the 16..64-token entry).
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), tokens == 16 ? "wgmma_tma" : "") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 11008, 4096), kH200), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096), kH200), "skinny") << tokens;
@@ -74,7 +75,7 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH100), "wgmma_tma");
     }
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 128256, 4096), kH200), "wgmma_tma") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096)), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096), kH100), "") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096), kH100), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
@@ -98,7 +99,7 @@ TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
       EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNN, 14336, tokens, 4096)), "skinny") << "T on either side";
       EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096)), "") << "8192 x 4096 stays with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096)), "") << "4096 x 4096 stays with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH100), "") << "4096 x 4096 stays with cuBLAS";
       EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008)), "") << "long-K weights stay with cuBLAS";
       EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "");
     }
@@ -111,15 +112,17 @@ TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096)), "") << "32-bit types are not in the 16-bit entry";
 }
 
-TEST(CudaAutoTable, NT4096x4096At33To64TokensIsWgmmaTmaOnTheH200) {
+TEST(CudaAutoTable, Weight4096x4096At16To64TokensIsWgmmaTmaOnTheH200) {
   for (DType t : {DType::BF16, DType::F16}) {
-    for (int64_t tokens : {33, 48, 64}) {
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), "wgmma_tma") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH200), "") << tokens << ": N-contiguous weights";
-    }
-    EXPECT_EQ(pick(call(t, kNT, 32, 4096, 4096), kH200), "") << "32 tokens: cuBLAS";
+    for (bool layout : {kNN, kNT})
+      for (int64_t tokens : {16, 32, 33, 48, 64}) {
+        EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH200), "wgmma_tma") << tokens;
+        if (tokens > 16)  // 16 tokens on the H100: the decode entries
+          EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
+      }
+    EXPECT_EQ(pick(call(t, kNT, 15, 4096, 4096), kH200), "") << "15 tokens: not measured";
     EXPECT_EQ(pick(call(t, kNT, 65, 4096, 4096), kH200), "");
+    EXPECT_EQ(pick(call(t, kNN, 128, 4096, 4096), kH200), "") << "128 tokens: cuBLAS";
     EXPECT_EQ(pick(call(t, kNT, 64, 4096, 4096, 2), kH200), "") << "batches: the ranked order";
   }
 }
@@ -210,7 +213,7 @@ TEST(CudaAutoTable, FewDozenTokensOnWideAndLongKWeightsAreWgmmaTma) {
         for (int64_t k : {11008, 14336}) EXPECT_EQ(pick(call(t, nt, tokens, 4096, k)), "wgmma_tma") << tokens;
     }
   EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 11008)), "") << "long K at T = 128: cuBLAS";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 4096, 4096)), "") << "4096 x 4096: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 4096, 4096), kH100), "") << "4096 x 4096: cuBLAS";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 31, 11008, 4096)), "") << "below 32 tokens";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 129, 11008, 4096)), "") << "past 128 tokens";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 11008, 4096, 2)), "") << "single calls only";

@@ -293,12 +293,20 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(64, 4096, 4096, DType::BF16, true), "64x32");  // 128 tiles over the whole K
   EXPECT_EQ(choice(48, 4096, 11008, DType::F16, true), "64x32");
   EXPECT_EQ(choice(64, 4096, 14336, DType::BF16, true), "64x32");
-  EXPECT_EQ(choice(32, 4096, 4096, DType::BF16, true), "64x128 splitk2");  // 32 rows: not ahead
-  EXPECT_EQ(choice(64, 4096, 4096, DType::BF16), "64x128 splitk2");        // B N-contiguous
+  // 64x64 tiles over the whole K, one wave filling a third of the SMs or more.
+  EXPECT_EQ(choice(32, 4096, 4096, DType::BF16, true), "64x64");  // 32 rows: 64x64, not 64x32
+  EXPECT_EQ(choice(64, 4096, 4096, DType::BF16), "64x64");        // B N-contiguous: not 64x32
+  EXPECT_EQ(choice(16, 4096, 14336, DType::F16), "64x64");
+  EXPECT_EQ(choice(48, 4096, 11008, DType::BF16), "64x64");
+  EXPECT_EQ(choice(15, 4096, 4096, DType::BF16), "64x128 splitk2");        // below 16 rows: not measured
+  EXPECT_EQ(choice(64, 11008, 4096, DType::BF16), "64x128");               // 172 tiles: two waves
+  EXPECT_EQ(choice(64, 2048, 4096, DType::BF16), "64x128 splitk2");        // 32 tiles: a quarter of the SMs
   EXPECT_EQ(choice(64, 11008, 4096, DType::BF16, true), "64x128");         // 344 tiles: 2.6 waves
   EXPECT_EQ(choice(64, 2048, 4096, DType::BF16, true), "64x128 splitk2");  // 64 tiles: not measured
   EXPECT_EQ(choice(64, 512, 512, DType::BF16, true), "64x128");            // small: not ahead
-  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "128x64");
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16), "64x64");                // 128 tiles over 64 K blocks
+  EXPECT_EQ(choice(128, 4096, 4096, DType::BF16, true), "64x64");
+  EXPECT_EQ(choice(128, 4096, 4096, DType::F32, true), "128x128 splitk3");  // tf32: not measured
   EXPECT_EQ(choice(256, 4096, 4096, DType::F16, true), "128x64");
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "128x64 splitk2");
   EXPECT_EQ(choice(128, 4096, 14336, DType::F16), "128x64 splitk2");
@@ -378,7 +386,9 @@ TEST(WgmmaChoiceTable, ConfigNames) {
                            "128x168c2",
                            "128x168c2 splitk4",
                            "64x32",
-                           "64x32 splitk3"}) {
+                           "64x32 splitk3",
+                           "64x64",
+                           "64x64 splitk2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }
@@ -386,7 +396,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.name(), "64x128 splitk2");
   ASSERT_TRUE(gemm::parse_wgmma_config("128x256c2:splitk1", &c));
   EXPECT_EQ(c.name(), "128x256c2");
-  for (const char* bad : {"", "64x64", "128x128 split4", "128x128 splitk0", "128x128 splitk17", "128x128 splitk",
+  for (const char* bad : {"", "64x96", "128x128 split4", "128x128 splitk0", "128x128 splitk17", "128x128 splitk",
                           "128x128 splitk4x", "128X128"})
     EXPECT_FALSE(gemm::parse_wgmma_config(bad, &c)) << bad;
 }

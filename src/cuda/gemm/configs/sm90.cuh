@@ -195,20 +195,25 @@ struct WgmmaTmaShort {
 /// twice the CTAs of 128x128 tiles, each reading half the B bytes from L2.
 struct WgmmaTmaShortC2 : PairedAlongM<WgmmaTmaShort> {};
 
+/// wgmma_tma, the small tile ("64x64"): one consumer of m64n64 (32 accumulators a thread)
+/// for at most 64 rows against MN-major B (an N-contiguous K x N weight), K split so
+/// that the tiles fill the SMs: each stage reads 64 K rows of B as whole 128-byte
+/// lines, where the 64x32 tile reads them in 64-byte halves. A stage is 16 KB, and 13
+/// of them keep 208 KB in flight per SM.
+struct WgmmaTmaSmall : WgmmaTmaShort {
+  static constexpr int kBlockN = 64;
+  static constexpr int kStages = 13;
+  static constexpr int kBBoxRows = 64;
+  static constexpr int kEpiBoxes = 1;
+};
+
 /// wgmma_tma, the small tile in clusters of 2 along M ("64x64c2"): for calls of 65..128
 /// rows over a wide N (a prefill's short batch against a weight matrix), which stream B
 /// once: two 64-row tiles share each 64-column B tile through TMA multicast (each CTA
 /// loads half of its 64 K rows, 32-row pieces), so 128 x 4096 runs 64 clusters of one
 /// tile each over the whole K with no split, where 128x128 tiles need a K split in 2 to
-/// fill the SMs and park half their sums. One consumer of m64n64 (32 accumulators a
-/// thread); a stage is 16 KB, and 13 of them keep 208 KB in flight per SM.
-struct WgmmaTmaSmallC2 : WgmmaTmaShort {
-  static constexpr int kBlockN = 64;
-  static constexpr int kStages = 13;
-  static constexpr int kClusterM = 2;
-  static constexpr int kBBoxRows = 32;
-  static constexpr int kEpiBoxes = 1;
-};
+/// fill the SMs and park half their sums.
+struct WgmmaTmaSmallC2 : PairedAlongM<WgmmaTmaSmall> {};
 
 /// wgmma_tma, the thin tile ("64x32"): one consumer of m64n32 (16 accumulators a thread)
 /// for 16-bit calls with K-major B (a linear layer's N x K weight) whose 64x128 tiles are

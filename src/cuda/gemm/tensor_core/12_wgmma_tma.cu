@@ -73,7 +73,9 @@
 // after them those whose 192x192 clusters do (3000^3) 192x192 tiles in clusters of 2,
 // three consumer warpgroups of m64n192 each. On a device of 4000 GB/s or more (the H200;
 // DeviceArch::mem_gbps), 128 or 256 rows whose 128x64 tiles fill one wave take those over
-// the whole K (128 x 4096, 256 x 4096 x 4096), other 65..128 rows over a long K 128x128
+// the whole K (256 x 4096 x 4096, 128 x 4096 over a long K split in 2), 16..64 rows
+// and 128 rows over K of 64 blocks 64x64 tiles over the whole K where they fill a third
+// of the SMs or more in one wave, other 65..128 rows over a long K 128x128
 // tiles split in 2 or 3, calls whose 128x256 clusters would need a K split 128x128 tiles
 // in clusters of 2 where those fill one wave (256 and 512 x 4096 over a long K), and
 // batches of two-K-block tiles the 128x256 clusters with their tiles claimed at run time
@@ -103,7 +105,7 @@
 // clusters of 2), "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in
 // clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls
 // with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others
-// run 64x128), each optionally followed by
+// run 64x128), "64x64" (64x64, no cluster), each optionally followed by
 // " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
 // forced tile applies to the calls its kernel runs (tf32nn to tf32 with N-contiguous B,
 // the others to every other call); other calls keep the table's choice. A malformed
@@ -186,6 +188,7 @@ constexpr TileEntry kTiles[] = {
                                    launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_wave_c2, launch_wgmma_large>),
     entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32",
                               launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_thin, launch_wgmma_short>),
+    entry<sm90::WgmmaTmaSmall>(WgmmaTile::Small, "64x64", launch_wgmma_small),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -310,6 +313,30 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     return {WgmmaTile::ShortC2, 1,
             "K of at most 16 blocks, 64x128 tiles in one wave, rows off the 128-byte lines: 64x128 tiles in "
             "clusters of 2 sharing B"};
+  // On a device of 4000 GB/s or more (H200), a single 16-bit call with rows on the
+  // 128-byte lines and a K of 64 blocks or more: 64x64 tiles over the whole K, no
+  // cluster, no split, where they fit one wave. Each CTA streams one 64-column slab of B
+  // in whole 128-byte lines, 13 stages deep; a tile over fewer than 64 rows loads only
+  // the rows A has (WgmmaExtras::a_missing_bytes). H200, each forced in one run, % of
+  // cuBLAS, bf16 / f16, table before -> 64x64:
+  //  * 128 rows over K of 64 blocks (128 tiles), ahead of 128x64: 128 x 4096 x 4096 NN
+  //    89 / 91 -> 94.5 / 95, NT 93 / 92 -> 97 / 96. Not over a longer K, where 128x64
+  //    split in 2 stays ahead (128 x 4096 x 11008 / 14336: 87-96 against 101-110);
+  //  * 16..64 rows filling a third of the SMs or more (N = 4096: 64 tiles), either layout;
+  //    K-major B at 33..64 rows takes the 64x32 rule below first (level with 64x64):
+  //    NN 16 / 24 / 32 / 48 / 64 x 4096 x 4096 94-97 / 95-97 / 97 / 95 / 87 -> 115 / 111
+  //    / 113 / 113 / 105 (f16 112 / 118 / 117 / 114 / 103), NT 16 / 24 / 32 x 4096 x
+  //    4096 92-95 -> 107-111, 32 x 4096 x 11008 99-108 -> 112-116, 64 x 4096 x 11008 NN
+  //    109-111 -> 118-120, x 14336 102-103 -> 107-108. Not where the tiles take more than
+  //    a wave (64 x 11008 x 4096: 96-97 against 108-109).
+  // Before a 64-row tile loaded only A's rows, it lost at 32 rows over a long K (76-85
+  // against 101-108 at 32 x 4096 x 11008 / 14336): TMA filling a box's rows past M
+  // with zeros cost 2-4 us a call.
+  const int64_t small_tiles = core::ceil_div<int64_t>(m, 64) * core::ceil_div<int64_t>(n, 64);
+  const bool small_wave = high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && k_blocks >= 64 &&
+                          small_tiles <= sms && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
+  if (small_wave && m == 128 && k_blocks == 64 && 4 * small_tiles >= 3 * static_cast<int64_t>(sms))
+    return {WgmmaTile::Small, 1, "4000 GB/s or more, 128 rows, K of 64 blocks: 64x64 tiles in one wave"};
   // On a device of 4000 GB/s or more (H200): 128 or 256 rows (whole 128-row tiles, a
   // single 16-bit call) whose 128x64 tiles fill a third of the SMs or more in one wave
   // take one tile per 64 columns of B over the whole K (of 64 blocks or more, the K
@@ -343,6 +370,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       thin_tiles <= sms && 4 * thin_tiles >= 3 * static_cast<int64_t>(sms) && k_blocks >= 64 &&
       (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
     return {WgmmaTile::Thin, 1, "4000 GB/s or more, 33..64 rows, K-major B: 64x32 tiles in one wave over the whole K"};
+  // (H200, the 64x64 rule above) 16..64 rows in 64x64 tiles filling a third of the SMs
+  // or more.
+  if (small_wave && m >= 16 && m <= 64 && 3 * small_tiles >= sms)
+    return {WgmmaTile::Small, 1, "4000 GB/s or more, 16..64 rows: 64x64 tiles in one wave over the whole K"};
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};

@@ -95,34 +95,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       }
       const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
       const uint64_t a_policy = x.a_once ? once : keep, b_policy = x.b_once ? once : keep;
-      produce_stages(sm, sched, cluster_id, clusters, tile_origin,
-                     [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
-                       const int k0 = kb * kBK;
-                       const bool maps_3d = x.maps_3d != 0;
-                       const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
+      produce_stages(
+          sm, sched, cluster_id, clusters, tile_origin,
+          [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
+            const int k0 = kb * kBK;
+            const bool maps_3d = x.maps_3d != 0;
+            const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
 #pragma unroll
-                       for (int i = 0; i < Cfg::kABoxes; ++i) {
-                         const int mn = o.m0 + i * Cfg::kBoxRows;
-                         tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn,
-                                       kAKMajor ? mn : k0, maps_3d, a_item, a_policy);
-                       }
-                       // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
-                       // N when K-major; along K within box i / kPerBox (64 columns of N)
-                       // when MN-major.
-                       constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
+            for (int i = 0; i < Cfg::kABoxes; ++i) {
+              const int mn = o.m0 + i * Cfg::kBoxRows;
+              tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0,
+                            maps_3d, a_item, a_policy);
+            }
+            // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
+            // N when K-major; along K within box i / kPerBox (64 columns of N)
+            // when MN-major.
+            constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
 #pragma unroll
-                       for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
-                         const int sub = (i % kPerBox) * Cfg::kBBoxRows;
-                         const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
-                         const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
-                         const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
-                         if constexpr (kCluster > 1)
-                           tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
-                                                   static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
-                         else
-                           tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
-                       }
-                     });
+            for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
+              const int sub = (i % kPerBox) * Cfg::kBBoxRows;
+              const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
+              const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
+              const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
+              if constexpr (kCluster > 1)
+                tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
+                                        static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
+              else
+                tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+            }
+          },
+          Cfg::kStageBytes - static_cast<uint32_t>(x.a_missing_bytes));
     }
   } else {
     // ---------------- consumers ----------------
@@ -449,7 +451,14 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
 
-  const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k)
+  // A 64-row tile over fewer rows of K-major A loads only those rows (rounded up to the
+  // 8-row swizzle atom), not a box whose rows past M TMA fills with zeros.
+  int a_box_rows = 64;
+  if (kAKMajor && Cfg::kBlockM == 64 && p.m < 64) {
+    a_box_rows = ceil_div(p.m, 8) * 8;
+    x.a_missing_bytes = (64 - a_box_rows) * Cfg::kRowBytes;
+  }
+  const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows)
                                      : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
   const CUtensorMap map_b = kBKMajor
                                 ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
@@ -599,6 +608,7 @@ enum class WgmmaTile : int {
   TallC2,    // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
   WaveC2,    // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
   Thin,      // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
+  Small,     // 64x64 (sm90::WgmmaTmaSmall)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -625,10 +635,10 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
-/// The Mid, MidC2, Short, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2, TallC2,
-/// WaveC2 and Thin tiles' launchers (launch_wgmma with their configurations), compiled
-/// beside the large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones,
-/// 12_wgmma_tma_short.cu 64x128 and 64x64c2, 12_wgmma_tma_short_c2.cu,
+/// The Mid, MidC2, Short, Small, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2,
+/// TallC2, WaveC2 and Thin tiles' launchers (launch_wgmma with their configurations),
+/// compiled beside the large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones,
+/// 12_wgmma_tma_short.cu 64x128, 64x64 and 64x64c2, 12_wgmma_tma_short_c2.cu,
 /// 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu,
 /// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_part_b.cu the last
 /// two). launch_wgmma_store takes only calls wgmma_store_fits accepts, launch_wgmma_wave_c2
@@ -638,6 +648,7 @@ void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_small(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_small_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);

@@ -139,13 +139,13 @@ struct StageRing {
 };
 
 /// The producer warp's fill of the free stage the ring is at: one lane announces its
-/// bytes on its "full" barrier and lets `load(stage, full_barrier, origin, kb)` issue K
+/// `bytes` on its "full" barrier and lets `load(stage, full_barrier, origin, kb)` issue K
 /// block `kb` of the tile at `o` into it; every lane moves the ring on.
 template <class Cfg, class Load>
 __device__ __forceinline__ void fill_stage(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, Load& load,
-                                           const TileOrigin& o, int kb) {
+                                           const TileOrigin& o, int kb, uint32_t bytes) {
   if (arch::elect_one()) {
-    arch::mbar_arrive_expect_tx(sm.full(ring.stage), Cfg::kStageBytes);
+    arch::mbar_arrive_expect_tx(sm.full(ring.stage), bytes);
     load(ring.stage, sm.full(ring.stage), o, kb);
   }
   ring.advance();
@@ -153,21 +153,23 @@ __device__ __forceinline__ void fill_stage(const WgmmaSmem<Cfg>& sm, StageRing<C
 
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                                Origin origin, Load load);
+                                                Origin origin, Load load, uint32_t stage_bytes);
 
 /// The producer warp (all 32 lanes, converged, so the loop state is warp-uniform; one
 /// lane issues, fill_stage): for each of this CTA's work units (work_unit) and each of
 /// their K blocks, waits until every reader has released the stage, announces its bytes
 /// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
-/// unit's TileOrigin). A claimed schedule takes produce_claimed instead. Run by a single
+/// unit's TileOrigin), `stage_bytes` in all (less than a whole stage where a 64-row tile
+/// loads only the rows A has, WgmmaExtras::a_missing_bytes). A claimed schedule takes
+/// produce_claimed instead. Run by a single
 /// thread, the same loop kept its state in per-thread registers and spent ~90
 /// instructions a stage moving TMA operands into uniform ones: at 128x128 tiles (a
 /// stage every ~500 cycles) the stages then arrived late and the tensor cores waited.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                               Origin origin, Load load) {
+                                               Origin origin, Load load, uint32_t stage_bytes = Cfg::kStageBytes) {
   if (sched.claimed) {
-    produce_claimed(sm, sched, cta, ctas, origin, load);
+    produce_claimed(sm, sched, cta, ctas, origin, load, stage_bytes);
     return;
   }
   StageRing<Cfg::kStages> ring;
@@ -182,7 +184,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
     for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
       const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
       arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
-      fill_stage(sm, ring, load, o, kb);
+      fill_stage(sm, ring, load, o, kb, stage_bytes);
     }
   }
 }
@@ -202,7 +204,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
 /// in lane 0's own program order: fill_stage's elect_one picks lane 0 of the converged warp.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                                Origin origin, Load load) {
+                                                Origin origin, Load load, uint32_t stage_bytes) {
   constexpr int kCluster = Cfg::kClusterM;
   static_assert(Cfg::kStages <= 32, "tile_parity holds a bit per stage");
   const bool leader = kCluster == 1 || arch::cluster_rank() == 0;
@@ -241,7 +243,7 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
     const TileOrigin o = origin(tile);
     for (int kb = 0; kb < sched.k_blocks; ++kb) {
       if (kb > 0) arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
-      fill_stage(sm, ring, load, o, kb);
+      fill_stage(sm, ring, load, o, kb, stage_bytes);
     }
   }
 }
