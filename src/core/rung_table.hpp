@@ -167,6 +167,7 @@ inline std::string layout_text(uint32_t layouts) {
 enum class TSide : uint8_t {
   Either,  ///< T = min(m, n), wide = max(m, n): an LLM layer's tokens, whichever way it is stored
   N,       ///< T = n, wide = m (attention's P*V: n is the head dimension)
+  M,       ///< T = m, wide = n (a layer's tokens as A's rows, the only way its data was measured)
 };
 
 /// One entry of a ladder's measured auto table (GEMM): calls of this shape class, on the
@@ -188,16 +189,16 @@ struct GemmClass {
   SizeRange batch = {};
   TSide side = TSide::Either;
   bool matches(const GemmArgs& a) const {
-    const int64_t skinny = side == TSide::N ? a.n : std::min(a.m, a.n);
-    const int64_t other = side == TSide::N ? a.m : std::max(a.m, a.n);
+    const int64_t skinny = side == TSide::N ? a.n : side == TSide::M ? a.m : std::min(a.m, a.n);
+    const int64_t other = side == TSide::N ? a.m : side == TSide::M ? a.n : std::max(a.m, a.n);
     return (types & exact_type_bit(a)) != 0 && (layouts == 0 || (layouts & layout_bit(a)) != 0) && t.contains(skinny) &&
            wide.contains(other) && k.contains(a.k) && batch.contains(a.batch);
   }
   std::string describe() const {  // "bf16,f16 NT T 1..16 k >= 2048 batch 1", "f16 NN m 2048 n 128 k 2048"
-    const bool n_side = side == TSide::N;
-    return mask_names(types) + layout_text(layouts) +
-           (n_side ? range_text("m", wide) + range_text("n", t) : range_text("T", t) + range_text("wide", wide)) +
-           range_text("k", k) + range_text("batch", batch);
+    const std::string sides = side == TSide::N   ? range_text("m", wide) + range_text("n", t)
+                              : side == TSide::M ? range_text("m", t) + range_text("n", wide)
+                                                 : range_text("T", t) + range_text("wide", wide);
+    return mask_names(types) + layout_text(layouts) + sides + range_text("k", k) + range_text("batch", batch);
   }
 };
 

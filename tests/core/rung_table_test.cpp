@@ -220,6 +220,7 @@ TEST(RungTable, ClassesMatchBatchCountsMultiplesAndTheSideOfT) {
        {64, kAny},
        TSide::N},
       {"any batch", kMaskF32, {}, {5, 8}, {}, {}, "simple"},
+      {"m side", kMaskF32, {}, {9, 16}, {4096, 4096}, {}, "simple", 0, {}, TSide::M},
   };
   const auto entry = [&](int64_t m, int64_t n, int64_t k, int64_t batch) {
     GemmArgs a;
@@ -240,6 +241,9 @@ TEST(RungTable, ClassesMatchBatchCountsMultiplesAndTheSideOfT) {
   EXPECT_EQ(entry(2048 + 128, 128, 2048, 64), -1) << "m not a multiple of 256";
   EXPECT_EQ(entry(2048, 128, 2048 + 32, 64), -1) << "k not a multiple of 64";
   EXPECT_EQ(entry(4096 + 256, 128, 2048, 64), -1) << "m above the range";
+  EXPECT_EQ(entry(12, 4096, 32, 1), 3) << "T = m";
+  EXPECT_EQ(entry(4096, 12, 32, 1), -1) << "T must be m here, not n";
+  EXPECT_EQ(classes[3].describe(), "f32 m 9..16 n 4096");
   EXPECT_EQ(classes[0].describe(), "f32 T 1..4 batch 1");
   EXPECT_EQ(classes[1].describe(),
             "f32 NN m 1024..4096 (multiple of 256) n 128 k 1024..4096 (multiple of 64) batch >= 64");

@@ -44,10 +44,26 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
       // weights at T 1-16 too on the H100, where it is level with skinny's TMA path).
       {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
+      // Decode on the H200, tokens as A's rows, against the 4096..14336-wide and -deep
+      // weights, either layout: wgmma_tma (64x64 tiles over the whole K where they fit one
+      // wave, else 64x128 tiles split; 64-row tiles load only the rows A has) is ahead of
+      // cuBLAS and of skinny on every weight at T 1, 4, 8 and 16 (bf16 and f16: 104.9-116.6%
+      // of cuBLAS, skinny 89.7-108.0%; 76-97% of the copy). notes/llm-gemm.md, "64x64 tiles".
+      {"16-bit decode, H200",
+       k16Bit,
+       kH200,
+       {1, 16},
+       {4096, 14336},
+       {4096, 14336},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm,
+       core::TSide::M},
       // Decode against a linear layer's weight (B stored N x K): one pass over the weights,
       // ahead of cuBLAS on every non-vocabulary weight at T 1, 4 and 16 on the H100. On the
       // H200 only on the wide weights (11008 and 14336 x 4096: 102.7-106.4%) and 4096 x 11008
       // (102.2-107.1%); 4096 x 4096 (93.8-99.6%) and 4096 x 14336 (94.0-99.8%) stay with cuBLAS.
+      // (Tokens as A's rows on the H200 take the wgmma_tma entry above.)
       {"16-bit decode NT, H100", k16Bit, kH100Only, {1, 16}, {}, {}, "skinny", kLayoutNT, kOneGemm},
       {"16-bit decode NT wide, H200",
        k16Bit,
@@ -131,7 +147,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        {4096, 4096},
        "wgmma_tma",
        kAnyLayout,
-       kOneGemm},
+       kOneGemm,
+       core::TSide::M},
       // 256 tokens against the long-K weights (4096 x 11008 or 14336) on the H200:
       // wgmma_tma's 128x128 tiles in clusters of 2, split in 2 (its tile table's rule for
       // 128x256 clusters that would need a K split), are ahead of cuBLAS in both layouts

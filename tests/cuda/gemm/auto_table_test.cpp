@@ -60,22 +60,26 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
 TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t tokens : {1, 2, 4, 8, 9, 16}) {
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096)), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096)), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008)), "skinny") << "T on either side";
-      // The H200: the wide weights and 4096 x 11008 only.
+      // The H100: skinny on every non-vocabulary weight, T on either side.
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "skinny") << tokens;
-      // 4096 x 4096 at 16 tokens: wgmma_tma's 64x64 tiles (the 16..64-token entry).
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH200), tokens == 16 ? "wgmma_tma" : "") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 11008, 4096), kH200), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096), kH200), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200), "cublas") << "vocabulary: cuBLAS on the H200";
+      EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096), kH100), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008), kH100), "skinny") << "T on either side";
       EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH100), "wgmma_tma");
+      // The H200, tokens as A's rows: wgmma_tma on the 4096..14336 weights.
+      for (int64_t n : {4096, 11008, 14336}) EXPECT_EQ(pick(call(t, kNT, tokens, n, 4096), kH200), "wgmma_tma") << n;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), "wgmma_tma") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "wgmma_tma") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200), "cublas") << "vocabulary: cuBLAS on the H200";
+      // Tokens as C's columns on the H200 (not measured as wgmma_tma): the wide weights and
+      // 4096 x 11008 skinny, 4096 x 4096 the ranked order.
+      EXPECT_EQ(pick(call(t, kNT, 11008, tokens, 4096), kH200), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008), kH200), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 4096), kH200), "") << tokens;
     }
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 128256, 4096), kH200), "wgmma_tma") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096), kH100), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 14336, 4096), kH200), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 8, 16384, 4096), kH200), "") << "wider than measured";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 64, 4096, 4096), kH100), "");
   EXPECT_EQ(pick(call(DType::BF16, kNT, 4, 4096, 4096, 2)), "") << "batches: the ranked order";
 }
@@ -92,24 +96,28 @@ TEST(CudaAutoTable, NTPrefillOf1024TokensOn14336x4096IsCublas) {
   }
 }
 
-TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096Only) {
+TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096OnlyOnTheH100) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t tokens : {1, 2, 4, 8, 16}) {
-      EXPECT_EQ(pick(call(t, kNN, tokens, 14336, 4096)), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096)), "skinny") << tokens;
-      EXPECT_EQ(pick(call(t, kNN, 14336, tokens, 4096)), "skinny") << "T on either side";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096)), "") << "8192 x 4096 stays with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 14336, 4096), kH100), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, tokens, 11008, 4096), kH100), "skinny") << tokens;
+      EXPECT_EQ(pick(call(t, kNN, 14336, tokens, 4096), kH100), "skinny") << "T on either side";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 8192, 4096), kH100), "") << "8192 x 4096 stays with cuBLAS";
       EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH100), "") << "4096 x 4096 stays with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008)), "") << "long-K weights stay with cuBLAS";
-      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336)), "");
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 11008), kH100), "") << "long-K weights stay with cuBLAS";
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 14336), kH100), "");
     }
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 14336, 4096)), "") << "T 17";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11007, 4096)), "");
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14337, 4096)), "");
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 4095)), "") << "k other than 4096";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 8192)), "");
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 14336, 4096, 2)), "") << "batches: the ranked order";
-  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096)), "") << "32-bit types are not in the 16-bit entry";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 17, 14336, 4096), kH100), "") << "T 17";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 11007, 4096), kH100), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14337, 4096), kH100), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 4095), kH100), "") << "k other than 4096";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1, 14336, 8192), kH100), "");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 14336, 4096, 2), kH100), "") << "batches: the ranked order";
+  EXPECT_EQ(pick(call(DType::F32, kNN, 1, 14336, 4096), kH100), "") << "32-bit types are not in the 16-bit entry";
+  // The H200, tokens as A's rows: wgmma_tma (the 16-bit decode entry), T as C's columns skinny.
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 4, 14336, 4096), kH200), "wgmma_tma");
+  EXPECT_EQ(pick(call(DType::F16, kNN, 16, 4096, 11008), kH200), "wgmma_tma");
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 14336, 4, 4096), kH200), "skinny");
 }
 
 TEST(CudaAutoTable, Weight4096x4096At16To64TokensIsWgmmaTmaOnTheH200) {
@@ -120,7 +128,8 @@ TEST(CudaAutoTable, Weight4096x4096At16To64TokensIsWgmmaTmaOnTheH200) {
         if (tokens > 16)  // 16 tokens on the H100: the decode entries
           EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
       }
-    EXPECT_EQ(pick(call(t, kNT, 15, 4096, 4096), kH200), "") << "15 tokens: not measured";
+    EXPECT_EQ(pick(call(t, kNT, 15, 4096, 4096), kH200), "wgmma_tma") << "15 tokens: the decode entry";
+    EXPECT_EQ(pick(call(t, kNN, 4096, 32, 4096), kH200), "") << "tokens as C's columns: not measured";
     EXPECT_EQ(pick(call(t, kNT, 65, 4096, 4096), kH200), "");
     EXPECT_EQ(pick(call(t, kNN, 128, 4096, 4096), kH200), "") << "128 tokens: cuBLAS";
     EXPECT_EQ(pick(call(t, kNT, 64, 4096, 4096, 2), kH200), "") << "batches: the ranked order";

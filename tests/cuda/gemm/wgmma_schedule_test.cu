@@ -298,7 +298,8 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(64, 4096, 4096, DType::BF16), "64x64");        // B N-contiguous: not 64x32
   EXPECT_EQ(choice(16, 4096, 14336, DType::F16), "64x64");
   EXPECT_EQ(choice(48, 4096, 11008, DType::BF16), "64x64");
-  EXPECT_EQ(choice(15, 4096, 4096, DType::BF16), "64x128 splitk2");        // below 16 rows: not measured
+  EXPECT_EQ(choice(1, 4096, 4096, DType::BF16), "64x64");
+  EXPECT_EQ(choice(8, 4096, 14336, DType::BF16, true), "64x64");
   EXPECT_EQ(choice(64, 11008, 4096, DType::BF16), "64x128");               // 172 tiles: two waves
   EXPECT_EQ(choice(64, 2048, 4096, DType::BF16), "64x128 splitk2");        // 32 tiles: a quarter of the SMs
   EXPECT_EQ(choice(64, 11008, 4096, DType::BF16, true), "64x128");         // 344 tiles: 2.6 waves

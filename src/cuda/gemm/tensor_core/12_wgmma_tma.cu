@@ -73,7 +73,7 @@
 // after them those whose 192x192 clusters do (3000^3) 192x192 tiles in clusters of 2,
 // three consumer warpgroups of m64n192 each. On a device of 4000 GB/s or more (the H200;
 // DeviceArch::mem_gbps), 128 or 256 rows whose 128x64 tiles fill one wave take those over
-// the whole K (256 x 4096 x 4096, 128 x 4096 over a long K split in 2), 16..64 rows
+// the whole K (256 x 4096 x 4096, 128 x 4096 over a long K split in 2), at most 64 rows
 // and 128 rows over K of 64 blocks 64x64 tiles over the whole K where they fill a third
 // of the SMs or more in one wave, other 65..128 rows over a long K 128x128
 // tiles split in 2 or 3, calls whose 128x256 clusters would need a K split 128x128 tiles
@@ -322,8 +322,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   //  * 128 rows over K of 64 blocks (128 tiles), ahead of 128x64: 128 x 4096 x 4096 NN
   //    89 / 91 -> 94.5 / 95, NT 93 / 92 -> 97 / 96. Not over a longer K, where 128x64
   //    split in 2 stays ahead (128 x 4096 x 11008 / 14336: 87-96 against 101-110);
-  //  * 16..64 rows filling a third of the SMs or more (N = 4096: 64 tiles), either layout;
-  //    K-major B at 33..64 rows takes the 64x32 rule below first (level with 64x64):
+  //  * at most 64 rows filling a third of the SMs or more (N = 4096: 64 tiles), either
+  //    layout; K-major B at 33..64 rows takes the 64x32 rule below first (level with
+  //    64x64). 1 / 4 / 8 x 4096 x 4096 NN 92 -> 110 / 110 / 114, NT 91-94 -> 107-112, 8
+  //    x 4096 x 14336 99-101 -> 106-107;
   //    NN 16 / 24 / 32 / 48 / 64 x 4096 x 4096 94-97 / 95-97 / 97 / 95 / 87 -> 115 / 111
   //    / 113 / 113 / 105 (f16 112 / 118 / 117 / 114 / 103), NT 16 / 24 / 32 x 4096 x
   //    4096 92-95 -> 107-111, 32 x 4096 x 11008 99-108 -> 112-116, 64 x 4096 x 11008 NN
@@ -370,10 +372,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       thin_tiles <= sms && 4 * thin_tiles >= 3 * static_cast<int64_t>(sms) && k_blocks >= 64 &&
       (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
     return {WgmmaTile::Thin, 1, "4000 GB/s or more, 33..64 rows, K-major B: 64x32 tiles in one wave over the whole K"};
-  // (H200, the 64x64 rule above) 16..64 rows in 64x64 tiles filling a third of the SMs
-  // or more.
-  if (small_wave && m >= 16 && m <= 64 && 3 * small_tiles >= sms)
-    return {WgmmaTile::Small, 1, "4000 GB/s or more, 16..64 rows: 64x64 tiles in one wave over the whole K"};
+  // (H200, the 64x64 rule above) at most 64 rows in 64x64 tiles filling a third of the
+  // SMs or more.
+  if (small_wave && m <= 64 && 3 * small_tiles >= sms)
+    return {WgmmaTile::Small, 1, "4000 GB/s or more, at most 64 rows: 64x64 tiles in one wave over the whole K"};
   if (m <= 64)  // a 128-row tile would compute twice the rows; such calls stream B
     return {WgmmaTile::Short, split_ways(core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
             "at most 64 rows: 64x128 tiles, K split when fewer than the SMs"};
