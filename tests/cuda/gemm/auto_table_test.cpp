@@ -149,6 +149,18 @@ TEST(CudaAutoTable, LongKWeightsAt256TokensAreWgmmaTmaOnTheH200) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 11008, 2), kH200), "") << "batches: the ranked order";
 }
 
+TEST(CudaAutoTable, LongKWeightsAt128TokensAreWgmmaTmaOnTheH200) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (bool layout : {kNN, kNT})
+      for (int64_t k : {11008, 14336}) {
+        EXPECT_EQ(pick(call(t, layout, 128, 4096, k), kH200), "wgmma_tma") << k;
+        EXPECT_EQ(pick(call(t, layout, 128, 4096, k), kH100), "") << k << ": the H100 not measured";
+        EXPECT_EQ(pick(call(t, layout, 4096, 128, k), kH200), "") << k << ": tokens as C's columns";
+      }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 127, 4096, 11008), kH200), "") << "only 128 measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 4096), kH200), "") << "K = 4096: cuBLAS";
+}
+
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 2, 4096, 4096)), "skinny");
   EXPECT_EQ(pick(call(DType::F32, kNT, 32, 4096, 4096)), "skinny");
@@ -221,7 +233,7 @@ TEST(CudaAutoTable, FewDozenTokensOnWideAndLongKWeightsAreWgmmaTma) {
       for (int64_t tokens : {32, 64})
         for (int64_t k : {11008, 14336}) EXPECT_EQ(pick(call(t, nt, tokens, 4096, k)), "wgmma_tma") << tokens;
     }
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 11008)), "") << "long K at T = 128: cuBLAS";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 11008), kH100), "") << "long K at T = 128: cuBLAS";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 64, 4096, 4096), kH100), "") << "4096 x 4096: cuBLAS";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 31, 11008, 4096)), "") << "below 32 tokens";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 129, 11008, 4096)), "") << "past 128 tokens";
