@@ -195,11 +195,11 @@ struct WgmmaTmaShort {
 /// twice the CTAs of 128x128 tiles, each reading half the B bytes from L2.
 struct WgmmaTmaShortC2 : PairedAlongM<WgmmaTmaShort> {};
 
-/// wgmma_tma, the small tile ("64x64"): one consumer of m64n64 (32 accumulators a thread)
-/// for at most 64 rows against MN-major B (an N-contiguous K x N weight), K split so
-/// that the tiles fill the SMs: each stage reads 64 K rows of B as whole 128-byte
-/// lines, where the 64x32 tile reads them in 64-byte halves. A stage is 16 KB, and 13
-/// of them keep 208 KB in flight per SM.
+/// wgmma_tma, the small tile ("64x64"): one consumer of m64n64 (32 accumulators a thread),
+/// no cluster, for at most 64 rows (and 128 rows over a short K) whose 64x64 tiles fit one
+/// wave: each CTA streams one 64-column slab of B over the whole K, every stage reading
+/// B's rows as whole 128-byte lines in either layout. A stage is 16 KB, and 13 of them
+/// keep 208 KB in flight per SM.
 struct WgmmaTmaSmall : WgmmaTmaShort {
   static constexpr int kBlockN = 64;
   static constexpr int kStages = 13;

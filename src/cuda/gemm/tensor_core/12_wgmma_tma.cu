@@ -302,9 +302,10 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // 78%).
   const int64_t short_tiles = core::ceil_div<int64_t>(m, 64) * core::ceil_div<int64_t>(n, 128) * items;
   const int64_t es = static_cast<int64_t>(core::dtype_size(args.ab_type));
+  // Every row of A and B starts a 128-byte line (each 128-byte TMA row reads one line).
+  const bool on_lines = (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
   const bool small_call = k_blocks <= 16 && short_tiles <= sms;
-  if (small_call && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
-    return {WgmmaTile::Short, 1, "K of at most 16 blocks, 64x128 tiles in one wave: 64x128"};
+  if (small_call && on_lines) return {WgmmaTile::Short, 1, "K of at most 16 blocks, 64x128 tiles in one wave: 64x128"};
   // The same small calls with rows off the 128-byte lines: the 64x128 tiles in clusters of
   // 2 along M, which read each B tile from L2 once for two tiles (1000^3: 81-89% of
   // cuBLAS against 72-79% for 128x128 and 67-69% for 64x128 alone), where the tile rows
@@ -335,8 +336,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // against 101-108 at 32 x 4096 x 11008 / 14336): TMA filling a box's rows past M
   // with zeros cost 2-4 us a call.
   const int64_t small_tiles = core::ceil_div<int64_t>(m, 64) * core::ceil_div<int64_t>(n, 64);
-  const bool small_wave = high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && k_blocks >= 64 &&
-                          small_tiles <= sms && (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
+  const bool small_wave =
+      high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && k_blocks >= 64 && small_tiles <= sms && on_lines;
   if (small_wave && m == 128 && k_blocks == 64 && 4 * small_tiles >= 3 * static_cast<int64_t>(sms))
     return {WgmmaTile::Small, 1, "4000 GB/s or more, 128 rows, K of 64 blocks: 64x64 tiles in one wave"};
   // On a device of 4000 GB/s or more (H200): 128 or 256 rows (whole 128-row tiles, a
@@ -352,8 +353,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // 64-row box (80 and 96 rows: 72-89).
   const int64_t narrow_tiles = (m / 128) * core::ceil_div<int64_t>(n, 64);
   if (high_bandwidth(ctx.arch.mem_gbps) && items == 1 && es == 2 && m % 128 == 0 && m <= 256 && k_blocks >= 64 &&
-      (m == 128 || k_blocks <= 64) && narrow_tiles <= sms && 3 * narrow_tiles >= sms && (args.lda * es) % 128 == 0 &&
-      (args.ldb * es) % 128 == 0) {
+      (m == 128 || k_blocks <= 64) && narrow_tiles <= sms && 3 * narrow_tiles >= sms && on_lines) {
     const int ways = m == 128 && k_blocks > 64 && 2 * narrow_tiles <= sms ? 2 : 1;
     return {WgmmaTile::Narrow, ways,
             "4000 GB/s or more, 128 or 256 rows: 128x64 tiles in one wave over the whole K (split in 2 over a long "
@@ -369,8 +369,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // at 128-512, 30-50 points behind at 768-1024).
   const int64_t thin_tiles = core::ceil_div<int64_t>(n, 32);
   if (high_bandwidth(ctx.arch.mem_gbps) && items == 1 && m > 32 && m <= 64 && wgmma_k_major_b_fits(args) &&
-      thin_tiles <= sms && 4 * thin_tiles >= 3 * static_cast<int64_t>(sms) && k_blocks >= 64 &&
-      (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0)
+      thin_tiles <= sms && 4 * thin_tiles >= 3 * static_cast<int64_t>(sms) && k_blocks >= 64 && on_lines)
     return {WgmmaTile::Thin, 1, "4000 GB/s or more, 33..64 rows, K-major B: 64x32 tiles in one wave over the whole K"};
   // (H200, the 64x64 rule above) at most 64 rows in 64x64 tiles filling a third of the
   // SMs or more.
@@ -459,7 +458,6 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // Where the rows start 128-byte lines: 128x168 (kWaveTileCost, K-major B, whole
     // rounds; on a device of 4000 GB/s or more, the H200 it was measured on) or 128x192
     // (kWideTileCost), whichever is estimated faster, then 192x192 (kTallTileCost).
-    const bool on_lines = (args.lda * es) % 128 == 0 && (args.ldb * es) % 128 == 0;
     const double wave = on_lines && wgmma_k_major_b_fits(args) && high_bandwidth(ctx.arch.mem_gbps)
                             ? unsplit_estimate(128, 168, kWaveTileCost, kWaveFill)
                             : 0.0;
