@@ -137,12 +137,38 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // 64x64 tiles (one 64-column slab of the weight each over the whole K, 64 CTAs, only
       // the rows A has loaded) and at 33-64 tokens with K-major weights its 64x32 tiles
       // (128 CTAs) are ahead of cuBLAS (each forced, bf16 / f16: NN 103-117%, NT 105-112%;
-      // the suite run in notes/llm-gemm.md, "64x64 tiles"). At 128 tokens (64x64 tiles,
-      // 94-97%) cuBLAS.
+      // the suite run in notes/llm-gemm.md, "64x64 tiles"). 128 and 256 tokens: the
+      // entries below.
       {"16-bit T 16..64, 4096 x 4096, H200",
        k16Bit,
        kH200,
        {16, 64},
+       {4096, 4096},
+       {4096, 4096},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm,
+       core::TSide::M},
+      // 128 and 256 tokens against the 4096 x 4096 weight on the H200, tokens as A's rows:
+      // wgmma_tma's 64x64 tiles (128 rows) and 128x64 tiles (256 rows), one wave of 128
+      // CTAs each streaming one 64-column slab of the weight, launched without a cluster
+      // attribute, are ahead of cuBLAS in both layouts (bf16 / f16: T 128 105.8-107.8%, T
+      // 256 113.7-116.3%; cuda-nvidia-h200-2026-11-29-llm.json). Token counts between them
+      // were not measured.
+      {"16-bit T 128, 4096 x 4096, H200",
+       k16Bit,
+       kH200,
+       {128, 128},
+       {4096, 4096},
+       {4096, 4096},
+       "wgmma_tma",
+       kAnyLayout,
+       kOneGemm,
+       core::TSide::M},
+      {"16-bit T 256, 4096 x 4096, H200",
+       k16Bit,
+       kH200,
+       {256, 256},
        {4096, 4096},
        {4096, 4096},
        "wgmma_tma",

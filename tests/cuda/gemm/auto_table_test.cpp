@@ -120,7 +120,7 @@ TEST(CudaAutoTable, DecodeNNIsSkinnyOn11008To14336x4096OnlyOnTheH100) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 14336, 4, 4096), kH200), "skinny");
 }
 
-TEST(CudaAutoTable, Weight4096x4096At16To64TokensIsWgmmaTmaOnTheH200) {
+TEST(CudaAutoTable, Weight4096x4096At16To64And128And256TokensIsWgmmaTmaOnTheH200) {
   for (DType t : {DType::BF16, DType::F16}) {
     for (bool layout : {kNN, kNT})
       for (int64_t tokens : {16, 32, 33, 48, 64}) {
@@ -131,34 +131,32 @@ TEST(CudaAutoTable, Weight4096x4096At16To64TokensIsWgmmaTmaOnTheH200) {
     EXPECT_EQ(pick(call(t, kNT, 15, 4096, 4096), kH200), "wgmma_tma") << "15 tokens: the decode entry";
     EXPECT_EQ(pick(call(t, kNN, 4096, 32, 4096), kH200), "") << "tokens as C's columns: not measured";
     EXPECT_EQ(pick(call(t, kNT, 65, 4096, 4096), kH200), "");
-    EXPECT_EQ(pick(call(t, kNN, 128, 4096, 4096), kH200), "") << "128 tokens: cuBLAS";
+    for (bool layout : {kNN, kNT})
+      for (int64_t tokens : {128, 256}) {
+        EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH200), "wgmma_tma") << tokens;
+        EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
+      }
+    for (int64_t tokens : {96, 129, 192, 255, 512})
+      EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH200), "") << tokens << " tokens: not measured, or cuBLAS";
+    EXPECT_EQ(pick(call(t, kNT, 4096, 128, 4096), kH200), "") << "tokens as C's columns: not measured";
     EXPECT_EQ(pick(call(t, kNT, 64, 4096, 4096, 2), kH200), "") << "batches: the ranked order";
   }
 }
 
-TEST(CudaAutoTable, LongKWeightsAt256TokensAreWgmmaTmaOnTheH200) {
-  for (DType t : {DType::BF16, DType::F16})
-    for (bool layout : {kNN, kNT})
-      for (int64_t k : {11008, 14336}) {
-        EXPECT_EQ(pick(call(t, layout, 256, 4096, k), kH200), "wgmma_tma") << k;
-        EXPECT_EQ(pick(call(t, layout, 256, 4096, k), kH100), "") << k << ": the H100 not measured";
-      }
+TEST(CudaAutoTable, LongKWeightsAt128And256TokensAreWgmmaTmaOnTheH200) {
+  for (int64_t tokens : {128, 256}) {
+    for (DType t : {DType::BF16, DType::F16})
+      for (bool layout : {kNN, kNT})
+        for (int64_t k : {11008, 14336}) {
+          EXPECT_EQ(pick(call(t, layout, tokens, 4096, k), kH200), "wgmma_tma") << tokens << " x " << k;
+          EXPECT_EQ(pick(call(t, layout, tokens, 4096, k), kH100), "") << k << ": the H100 not measured";
+        }
+    EXPECT_EQ(pick(call(DType::BF16, kNN, tokens - 1, 4096, 11008), kH200), "") << "only 128 and 256 measured";
+    EXPECT_EQ(pick(call(DType::BF16, kNN, tokens, 4096, 8192), kH200), "") << "K = 8192: not measured";
+  }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 4096, 128, 11008), kH200), "") << "128 tokens as C's columns";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 512, 4096, 11008), kH200), "") << "512 tokens: cuBLAS";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 255, 4096, 11008), kH200), "") << "only 256 measured";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 4096), kH200), "") << "K = 4096: cuBLAS";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 11008, 2), kH200), "") << "batches: the ranked order";
-}
-
-TEST(CudaAutoTable, LongKWeightsAt128TokensAreWgmmaTmaOnTheH200) {
-  for (DType t : {DType::BF16, DType::F16})
-    for (bool layout : {kNN, kNT})
-      for (int64_t k : {11008, 14336}) {
-        EXPECT_EQ(pick(call(t, layout, 128, 4096, k), kH200), "wgmma_tma") << k;
-        EXPECT_EQ(pick(call(t, layout, 128, 4096, k), kH100), "") << k << ": the H100 not measured";
-        EXPECT_EQ(pick(call(t, layout, 4096, 128, k), kH200), "") << k << ": tokens as C's columns";
-      }
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 127, 4096, 11008), kH200), "") << "only 128 measured";
-  EXPECT_EQ(pick(call(DType::BF16, kNN, 128, 4096, 4096), kH200), "") << "K = 4096: cuBLAS";
 }
 
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
