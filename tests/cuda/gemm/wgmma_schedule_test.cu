@@ -26,6 +26,23 @@ using gemm::make_schedule;
 int tail_split_blocks(const gemm::WgmmaSchedule& s, int ctas) { return gemm::tail_split_plan(s, ctas).helper_blocks; }
 int tail_split_ways(const gemm::WgmmaSchedule& s, int ctas) { return gemm::tail_split_plan(s, ctas).ways; }
 
+TEST(WgmmaSchedule, SixtyFourRowTilesLoadOnlyTheRowsAHas) {
+  using Small = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaSmall>;  // 64x64, 16 KB stages
+  using Short = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaShort>;  // 64x128
+  using Mid = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaMid>;      // 128x128
+  // K-major A over fewer than 64 rows: the rows A has, rounded up to the 8-row atom.
+  EXPECT_EQ((gemm::a_box_rows<Small, true>(1)), 8);
+  EXPECT_EQ((gemm::a_box_rows<Small, true>(20)), 24);
+  EXPECT_EQ((gemm::a_box_rows<Short, true>(63)), 64);
+  EXPECT_EQ((gemm::a_stage_bytes<Small, true>(1)), static_cast<uint32_t>(Small::kStageBytes - 56 * 128));
+  EXPECT_EQ((gemm::a_stage_bytes<Short, true>(17)), static_cast<uint32_t>(Short::kStageBytes - 40 * 128));
+  // Whole boxes: 64 rows or more, MN-major A (its box runs along K), 128-row tiles.
+  for (int m : {64, 65, 1000}) EXPECT_EQ((gemm::a_box_rows<Small, true>(m)), 64) << m;
+  EXPECT_EQ((gemm::a_box_rows<Small, false>(1)), 64);
+  EXPECT_EQ((gemm::a_box_rows<Mid, true>(1)), 64);
+  EXPECT_EQ((gemm::a_stage_bytes<Mid, true>(1)), static_cast<uint32_t>(Mid::kStageBytes));
+}
+
 TEST(WgmmaSchedule, TailSplitCostModel) {
   // 128 x 256 tiles, 64-element K blocks, 132 CTAs (H100).
   // 4096^3: 512 tiles leave 116 for 16 idle CTAs: each would take 8 tiles' shares,

@@ -318,7 +318,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   // 128-byte lines and a K of 64 blocks or more: 64x64 tiles over the whole K, no
   // cluster, no split, where they fit one wave. Each CTA streams one 64-column slab of B
   // in whole 128-byte lines, 13 stages deep; a tile over fewer than 64 rows loads only
-  // the rows A has (WgmmaExtras::a_missing_bytes). H200, each forced in one run, % of
+  // the rows A has (a_box_rows). H200, each forced in one run, % of
   // cuBLAS, bf16 / f16, table before -> 64x64:
   //  * 128 rows over K of 64 blocks (128 tiles), ahead of 128x64: 128 x 4096 x 4096 NN
   //    89 / 91 -> 94.5 / 95, NT 93 / 92 -> 97 / 96. Not over a longer K, where 128x64

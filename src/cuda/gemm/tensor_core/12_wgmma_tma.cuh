@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
             }
           },
-          Cfg::kStageBytes - static_cast<uint32_t>(x.a_missing_bytes));
+          a_stage_bytes<Cfg, kAKMajor>(p.m));
     }
   } else {
     // ---------------- consumers ----------------
@@ -451,15 +451,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
 
-  // A 64-row tile over fewer rows of K-major A loads only those rows (rounded up to the
-  // 8-row swizzle atom), not a box whose rows past M TMA fills with zeros.
-  int a_box_rows = 64;
-  if (kAKMajor && Cfg::kBlockM == 64 && p.m < 64) {
-    a_box_rows = ceil_div(p.m, 8) * 8;
-    x.a_missing_bytes = (64 - a_box_rows) * Cfg::kRowBytes;
-  }
-  const CUtensorMap map_a = kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows)
-                                     : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
+  const CUtensorMap map_a =
+      kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))
+               : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
   const CUtensorMap map_b = kBKMajor
                                 ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
                                 : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);

@@ -35,10 +35,6 @@ struct WgmmaExtras {
   /// stream that is not read again should not displace the other operand, which is
   /// (attention's P V: P streams past a V of a few tiles; a weight past a few tokens).
   int a_once = 0, b_once = 0;
-  /// Bytes a stage's A tile lacks: a 64-row tile over fewer rows of K-major A loads
-  /// only the rows A has (A's map boxes are that many rows), and its stages expect that
-  /// much less. The rows left in shared memory feed only accumulator rows past M.
-  int a_missing_bytes = 0;
   Epilogue epi;  ///< bias and activation (epi.active() false: the plain store)
 };
 

@@ -94,6 +94,22 @@ constexpr SplitSlots split_slots() {
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
+/// Rows of A's TMA box (of 64): a 64-row tile over fewer rows of K-major A loads only
+/// the `m` rows A has, rounded up to the 8-row swizzle atom, not a box whose rows past M
+/// TMA fills with zeros; the stages then expect that many fewer bytes (a_stage_bytes).
+/// The rows left over in shared memory feed only accumulator rows past M, never stored.
+/// The host sizes A's map by it, the kernel its stages' byte count.
+template <class Cfg, bool kAKMajor>
+__host__ __device__ constexpr int a_box_rows(int m) {
+  return kAKMajor && Cfg::kBlockM == 64 && m < 64 ? (m + 7) / 8 * 8 : Cfg::kBoxRows;
+}
+
+/// The bytes a stage of `Cfg` receives for a call of `m` rows (a_box_rows).
+template <class Cfg, bool kAKMajor>
+__host__ __device__ constexpr uint32_t a_stage_bytes(int m) {
+  return static_cast<uint32_t>(Cfg::kStageBytes - (Cfg::kBoxRows - a_box_rows<Cfg, kAKMajor>(m)) * Cfg::kRowBytes);
+}
+
 /// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
 /// repeats every 1024 bytes): kStages operand stages, each consumer's C staging buffers,
 /// then a "full" and an "empty" mbarrier per stage.
@@ -160,7 +176,7 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
 /// their K blocks, waits until every reader has released the stage, announces its bytes
 /// and lets `load(stage, full_barrier, origin, kb)` issue the TMA copies (origin: the
 /// unit's TileOrigin), `stage_bytes` in all (less than a whole stage where a 64-row tile
-/// loads only the rows A has, WgmmaExtras::a_missing_bytes). A claimed schedule takes
+/// loads only the rows A has, a_stage_bytes). A claimed schedule takes
 /// produce_claimed instead. Run by a single
 /// thread, the same loop kept its state in per-thread registers and spent ~90
 /// instructions a stage moving TMA operands into uniform ones: at 128x128 tiles (a
