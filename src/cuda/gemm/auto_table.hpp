@@ -153,7 +153,7 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // wgmma_tma's 64x64 tiles (128 rows) and 128x64 tiles (256 rows), one wave of 128
       // CTAs each streaming one 64-column slab of the weight, launched without a cluster
       // attribute, are ahead of cuBLAS in both layouts (bf16 / f16: T 128 105.8-107.8%, T
-      // 256 113.7-116.3%; cuda-nvidia-h200-2026-11-29-llm.json). Token counts between them
+      // 256 113.7-116.3%; notes/llm-gemm.md, "Plain launches"). Token counts between them
       // were not measured.
       {"16-bit T 128, 4096 x 4096, H200",
        k16Bit,

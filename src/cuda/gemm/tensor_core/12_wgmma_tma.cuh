@@ -464,7 +464,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   if constexpr (Cfg::kClusterM == 1) {
     // No cluster: a plain launch. Launched with a cluster attribute of size 1, the
     // same kernel ran its one-wave calls of 128-132 CTAs (64x64 tiles over 128 rows,
-    // 128x64 over 256) markedly slower (notes/llm-gemm.md, "Plain launches").
+    // 128x64 over 256) markedly slower (notes/llm-gemm.md, "Plain launches"). Decided
+    // here, not in ClusterLaunch: split_row's softmax clusters of size 1 also launch
+    // through it, and their plain launch was not measured.
     kernel<<<clusters, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
     GK_LAUNCH_CHECK();
   } else {
