@@ -159,10 +159,15 @@ struct ExLaunch {
   ExLaunch& operator=(const ExLaunch&) = delete;
 };
 
-/// A launch in clusters of `cluster_size` CTAs along x.
+/// A launch in clusters of `cluster_size` CTAs along x. Clusters of one CTA get no
+/// attribute (a plain launch: on sm_90 every CTA is a cluster of one): launched with an
+/// attribute of size 1, wgmma_tma's one-wave calls and split_row's one-CTA plans ran
+/// markedly slower (notes/llm-gemm.md, "Plain launches").
 struct ClusterLaunch : ExLaunch {
   ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size)
-      : ExLaunch(blocks, threads, smem_bytes, stream, cluster_attribute(cluster_size)) {}
+      : ExLaunch(blocks, threads, smem_bytes, stream, cluster_attribute(cluster_size)) {
+    if (cluster_size == 1) config.numAttrs = 0;
+  }
 
  private:
   static cudaLaunchAttribute cluster_attribute(int cluster_size) {

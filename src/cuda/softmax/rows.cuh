@@ -6,20 +6,24 @@
 
 namespace gpukern::cuda::softmax {
 
-/// Short rows (warp_row holds them and they are at most 1 KB): a few lanes per row,
-/// several rows per warp, shuffles only; at 2-4 KB rows block_row is level or ahead.
+/// Short rows (warp_row holds them and they are at most 3 KB): a few lanes per row,
+/// several rows per warp, shuffles only. 16-bit rows of 1.5-3 KB (attention's scores at
+/// S = 1024) ran faster there than in block_row's one block a row, f32 level; at 4 KB
+/// block_row is ahead (notes/cuda-softmax.md, "Where auto's boundaries lie").
 inline bool short_rows(const core::SoftmaxArgs& args, const CudaContext&) {
   const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
-  return args.cols <= warp_row_max_cols(args) && row_bytes <= 1024;
+  return args.cols <= warp_row_max_cols(args) && row_bytes <= 3 * 1024;
 }
 
-/// Few long rows (fewer than two per SM, 32 KB or more each) on a GPU with clusters: one
-/// block per row would leave SMs idle, so split_row splits each row across a cluster.
+/// Few long rows (fewer than one per SM, 128 KB or more each) on a GPU with clusters:
+/// block_row's one block a row would leave SMs idle and stage the row in shared memory,
+/// so split_row splits each row across a cluster. Rows of 32-64 KB, and as many rows as
+/// SMs, ran faster in block_row.
 inline bool few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   const int64_t row_bytes = args.cols * static_cast<int64_t>(core::dtype_size(args.dtype));
   // The rows of every batch item (the rungs fuse batches into one grid).
   const int64_t rows = args.rows * args.batch;
-  return ctx.cluster_launch && rows < 2 * static_cast<int64_t>(ctx.sm_count) && row_bytes >= 32 * 1024;
+  return ctx.cluster_launch && rows < static_cast<int64_t>(ctx.sm_count) && row_bytes >= 128 * 1024;
 }
 inline bool not_few_long_rows(const core::SoftmaxArgs& args, const CudaContext& ctx) {
   return !few_long_rows(args, ctx);

@@ -7,6 +7,7 @@
 #include "softmax_harness.cuh"
 
 #include "cuda/softmax/06_split_row.cuh"
+#include "cuda/softmax/rows.cuh"
 #include "cuda/softmax/softmax_rungs.cuh"
 
 #include <gtest/gtest.h>
@@ -77,6 +78,48 @@ TEST(SplitRowPolicy, WithoutClustersEveryCallSplitsAcrossBlocks) {
     for (bool aligned : {true, false})
       for (int64_t cols : {int64_t(1), int64_t(1000), int64_t(262144)})
         EXPECT_EQ(plan(call(t, 64, cols, aligned), ctx), "blocks") << core::dtype_name(t) << " " << cols;
+}
+
+/// auto's boundaries between warp_row, block_row and split_row (rows.cuh), where they were
+/// measured: 16-bit rows up to 3 KB in warp_row, 4 KB in block_row; rows of 32-64 KB and
+/// rows as many as SMs in block_row; fewer rows than SMs of 128 KB or more in split_row.
+TEST(SoftmaxAutoOrder, BoundariesOfWarpRowAndSplitRow) {
+  const CudaContext ctx = h100();
+  using cuda::softmax::few_long_rows;
+  using cuda::softmax::short_rows;
+  for (DType t : {DType::F16, DType::BF16}) {
+    for (int64_t cols : {int64_t(512), int64_t(768), int64_t(1024), int64_t(1536)})
+      EXPECT_TRUE(short_rows(call(t, 16384, cols), ctx)) << cols;
+    EXPECT_FALSE(short_rows(call(t, 16384, 2048), ctx));
+    for (int64_t rows : {int64_t(16), int64_t(128), int64_t(256)})
+      for (int64_t cols : {int64_t(16384), int64_t(32768)})
+        EXPECT_FALSE(few_long_rows(call(t, rows, cols), ctx)) << rows << " x " << cols;
+    for (int64_t rows : {int64_t(16), int64_t(64), int64_t(128)})
+      EXPECT_TRUE(few_long_rows(call(t, rows, 65536), ctx)) << rows;
+    EXPECT_FALSE(few_long_rows(call(t, 200, 65536), ctx));
+  }
+  EXPECT_TRUE(short_rows(call(DType::F32, 16384, 768), ctx));
+  EXPECT_FALSE(short_rows(call(DType::F32, 16384, 1024), ctx));
+  EXPECT_FALSE(few_long_rows(call(DType::F32, 64, 16384), ctx));
+  EXPECT_TRUE(few_long_rows(call(DType::F32, 32, 32768), ctx));
+  EXPECT_TRUE(few_long_rows(call(DType::F32, 64, 262144), ctx));
+  CudaContext no_clusters = ctx;
+  no_clusters.cluster_launch = false;
+  EXPECT_FALSE(few_long_rows(call(DType::F32, 64, 262144), no_clusters));
+}
+
+/// A plan of one-CTA clusters (hybrid16-1sm/c1 above) launches plainly: ClusterLaunch
+/// sets no cluster attribute of size 1 (with it, the same kernel ran slower).
+TEST(SplitRowPolicy, ClustersOfOneLaunchWithoutTheClusterAttribute) {
+  const cuda::ClusterLaunch one(1024, 512, 0, nullptr, 1);
+  EXPECT_EQ(one.config.numAttrs, 0u);
+  EXPECT_EQ(one.config.gridDim.x, 1024u);
+  for (int size : {2, 8, 16}) {
+    const cuda::ClusterLaunch launch(64 * size, 512, 0, nullptr, size);
+    ASSERT_EQ(launch.config.numAttrs, 1u) << size;
+    EXPECT_EQ(launch.config.attrs[0].id, cudaLaunchAttributeClusterDimension) << size;
+    EXPECT_EQ(launch.config.attrs[0].val.clusterDim.x, static_cast<unsigned>(size));
+  }
 }
 
 // ---- every plan, forced on the device ----

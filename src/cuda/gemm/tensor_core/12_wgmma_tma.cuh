@@ -461,19 +461,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
 
   int clusters = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
-  if constexpr (Cfg::kClusterM == 1) {
-    // No cluster: a plain launch. Launched with a cluster attribute of size 1, the
-    // same kernel ran its one-wave calls of 128-132 CTAs (64x64 tiles over 128 rows,
-    // 128x64 over 256) markedly slower (notes/llm-gemm.md, "Plain launches"). Decided
-    // here, not in ClusterLaunch: split_row's softmax clusters of size 1 also launch
-    // through it, and their plain launch was not measured.
-    kernel<<<clusters, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
-    GK_LAUNCH_CHECK();
-  } else {
-    const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
-                               Cfg::kClusterM);
-    GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, x, sched));
-  }
+  const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
+                             Cfg::kClusterM);
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, x, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
