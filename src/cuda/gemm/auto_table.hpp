@@ -205,6 +205,20 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},
+      // tf32 with K-major weights at 2-32 tokens on the H200, tokens as A's rows: wgmma_tma
+      // (64x128 tiles, K split where they are few) ahead of cuBLAS on all six weights at T 2,
+      // 4, 8, 12, 16, 24 and 32 (100.9-142.7%); at one token cuBLAS (wgmma_tma 91-108%).
+      // notes/llm-gemm.md, "32-bit suites on the H200".
+      {"tf32 NT T 2-32, H200",
+       kTF32,
+       kH200,
+       {2, 32},
+       {4096, kAny},
+       {4096, 14336},
+       "wgmma_tma",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
       // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
       {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},
       {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", kLayoutNN, kOneGemm},

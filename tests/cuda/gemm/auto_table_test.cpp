@@ -29,8 +29,8 @@ GemmArgs call(DType type, bool trans_b, int64_t m, int64_t n, int64_t k, int64_t
   a.batch = batch;
   return a;
 }
-GemmArgs tf32_call(int64_t m, int64_t n, int64_t k) {
-  GemmArgs a = call(DType::F32, false, m, n, k);
+GemmArgs tf32_call(int64_t m, int64_t n, int64_t k, bool trans_b = false) {
+  GemmArgs a = call(DType::F32, trans_b, m, n, k);
   a.allow_tf32 = true;
   return a;
 }
@@ -168,6 +168,22 @@ TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(tf32_call(16, 4096, 4096)), "cublas");
   EXPECT_EQ(pick(tf32_call(64, 4096, 4096)), "cublas");
   EXPECT_EQ(pick(tf32_call(512, 4096, 4096)), "wgmma_tma");
+}
+
+TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
+  for (int64_t tokens : {2, 4, 8, 16, 24, 32})
+    for (int64_t n : {4096, 11008, 14336, 128256})
+      for (int64_t k : {4096, 11008, 14336}) {
+        EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH200), "wgmma_tma") << tokens << " x " << n << " x " << k;
+        EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH100), tokens <= 16 ? "cublas" : "")
+            << tokens << ": the H100 not measured";
+      }
+  EXPECT_EQ(pick(tf32_call(1, 4096, 4096, kNT), kH200), "cublas") << "one token: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(33, 4096, 4096, kNT), kH200), "") << "33 tokens: not measured";
+  EXPECT_EQ(pick(tf32_call(16, 4096, 4096, kNN), kH200), "cublas") << "N-contiguous weights: the C^T kernel";
+  EXPECT_EQ(pick(tf32_call(4096, 16, 4096, kNT), kH200), "cublas") << "tokens as C's columns: not measured";
+  EXPECT_EQ(pick(tf32_call(16, 4096, 2048, kNT), kH200), "cublas") << "K = 2048: not measured";
+  EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096), kH200), "skinny") << "exact f32: the f32 decode entry";
 }
 
 TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
