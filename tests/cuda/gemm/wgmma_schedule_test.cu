@@ -360,7 +360,8 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");         // 17 K blocks
   EXPECT_EQ(choice(1152, 1152, 1024, DType::F16), "128x128");         // 162 tiles of 64x128: two waves
   EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");        // 172 clusters of 64x64: 2.6 waves
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn");          // 32 C^T tiles of 32 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "128x128");         // B copied K-major (below)
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32), "tf32nn");          // 72 C^T tiles of 48 K blocks
   EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");   // 32 C^T tiles of 128 K blocks
   EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");               // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): at most 64 rows never take a
@@ -376,6 +377,33 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(4096, 4096, 192, DType::F16, true, 1024), "128x256c2");          // three K blocks
   EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1), "128x256store");           // 4 clusters: no rounds to overlap
   EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1024, true), "128x256store");  // f32 C
+}
+
+/// tf32 with N-contiguous B runs on a K-major copy of B for single calls of 256..1024
+/// each way (the C^T kernel's tiles are few there), and nowhere else.
+TEST(WgmmaChoiceTable, Tf32NNCopiesBKMajorForSmallCallsOnly) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;
+  ctx.arch.cc = 90;
+  auto copies = [&](int64_t m, int64_t n, int64_t k, bool trans_b = false, int64_t batch = 1) {
+    core::GemmArgs args{};
+    args.m = m, args.n = n, args.k = k, args.ab_type = args.c_type = DType::F32, args.allow_tf32 = true;
+    args.trans_b = trans_b, args.batch = batch;
+    args.lda = k, args.ldb = trans_b ? k : n, args.ldc = n, args.stride_c = m * n;
+    return gemm::choose_wgmma_config(args, ctx).copy_b_k_major;
+  };
+  for (int64_t s : {256, 257, 512, 768, 1000, 1024}) EXPECT_TRUE(copies(s, s, s)) << s;
+  EXPECT_TRUE(copies(256, 1024, 300));
+  EXPECT_FALSE(copies(255, 1024, 1024)) << "fewer rows: not measured";
+  EXPECT_FALSE(copies(1024, 1025, 1024)) << "a larger B";
+  EXPECT_FALSE(copies(1024, 1024, 1025)) << "a longer K";
+  EXPECT_FALSE(copies(1536, 1536, 1536)) << "the C^T kernel's tiles fill half the SMs";
+  EXPECT_FALSE(copies(512, 512, 512, true)) << "B already K-major";
+  EXPECT_FALSE(copies(512, 512, 512, false, 3)) << "batches: the C^T kernel";
+  core::GemmArgs exact{};  // exact f32 is not wgmma_tma's
+  exact.m = exact.n = exact.k = 512, exact.ab_type = exact.c_type = DType::F32;
+  exact.lda = exact.ldb = exact.ldc = 512;
+  EXPECT_FALSE(gemm::tf32_nn_copies_b(exact));
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {

@@ -282,6 +282,30 @@ double rounds_estimate(int64_t clusters, int slots, int64_t k_blocks) {
 
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
 
+}  // namespace
+
+/// tf32 with N-contiguous B whose C^T tiles (256 x 128) are few: single calls of 256 to
+/// 1024 each way. There a copy of B made K-major (at most 4 MB) and the K-major call's
+/// small tiles run ahead of the C^T kernel: H200, % of cuBLAS, C^T kernel against the
+/// same call with K-major B, 256^3 59 / 96, 512^3 55 / 90, 768^3 57 / 82, 1000^3 65 / 99,
+/// 1024^3 58 / 89 (the copy costs a few microseconds of that); at 1536^3 the C^T kernel is
+/// ahead (104 / 85).
+bool tf32_nn_copies_b(const core::GemmArgs& args) {
+  auto in = [](int64_t v) { return v >= 256 && v <= 1024; };
+  return is_tf32_nn(args) && !args.batched() && in(args.m) && in(args.n) && in(args.k);
+}
+
+namespace {
+
+/// The call with B as copy_transposed_f32 leaves it: K-major, a 16-byte pitch.
+core::GemmArgs with_k_major_b(const core::GemmArgs& args) {
+  core::GemmArgs t = args;
+  t.trans_b = true;
+  t.ldb = core::ceil_div<int64_t>(args.k, 4) * 4;
+  t.stride_b = t.ldb * args.n;
+  return t;
+}
+
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
 /// H100 (bench/dev/gemm/wgmma_configs.sh: every configuration forced, % of cuBLAS).
 /// Tile counts are over all batch items: one launch runs them all.
@@ -289,6 +313,12 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t m = args.m, n = args.n, items = args.batch;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
+  if (tf32_nn_copies_b(args)) {
+    WgmmaChoice c = table_choice(with_k_major_b(args), ctx);
+    c.copy_b_k_major = true;
+    c.why = "tf32 with N-contiguous B, 256..1024 each way: B copied K-major, the K-major call's tile";
+    return c;
+  }
   if (is_tf32_nn(args))  // one kernel (256 x 128 tiles of C); split when its tiles are few
     return {WgmmaTile::Tf32NN,
             split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
@@ -560,7 +590,15 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
                                                          names + ", optionally followed by ' splitkN' (N = 1.." +
                                                          std::to_string(kMaxWays) + ")");
   }
-  if (forced.set && (forced.choice.tile == WgmmaTile::Tf32NN) == is_tf32_nn(args)) return forced.choice;
+  if (forced.set) {
+    const bool c_t = forced.choice.tile == WgmmaTile::Tf32NN;
+    if (c_t == is_tf32_nn(args)) return forced.choice;
+    if (!c_t && tf32_nn_copies_b(args)) {  // a tile of K-major B, on the K-major copy
+      WgmmaChoice c = forced.choice;
+      c.copy_b_k_major = true;
+      return c;
+    }
+  }
   return table_choice(args, ctx);
 }
 
@@ -599,8 +637,26 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
+/// A tf32 NN call run K-major (WgmmaChoice::copy_b_k_major): B copied transposed into
+/// the workspace, then the choice's tile on the copy.
+void run_with_k_major_b(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
+  core::GemmArgs t = with_k_major_b(args);
+  int64_t ldb = 0;
+  void* copy = copy_transposed_f32(args.b, args.ldb, static_cast<int>(args.k), static_cast<int>(args.n), ldb, ctx);
+  t.b = copy;
+  try {
+    tile_entry(choice.tile).launch(t, ctx, choice.ways);
+  } catch (...) {
+    (void)cudaFreeAsync(copy, ctx.stream);
+    throw;
+  }
+  GK_GPU_CHECK(cudaFreeAsync(copy, ctx.stream));
+}
+
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  if (is_tf32_nn(args))
+  if (choice.copy_b_k_major)
+    run_with_k_major_b(args, ctx, choice);
+  else if (is_tf32_nn(args))
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
   else
     tile_entry(choice.tile).launch(args, ctx, choice.ways);

@@ -611,6 +611,9 @@ struct WgmmaChoice {
   WgmmaTile tile = WgmmaTile::Large;
   int ways = 1;
   const char* why = "";
+  /// tf32 with N-contiguous B run K-major: B copied transposed first, then `tile`
+  /// (tf32_nn_copies_b). After `why`: the table's {tile, ways, why} leave it false.
+  bool copy_b_k_major = false;
   /// "128x256c2", "128x128", "64x128 splitk4", "tf32nn splitk2": what
   /// GPUKERN_WGMMA_CONFIG accepts.
   std::string name() const;
@@ -619,6 +622,10 @@ struct WgmmaChoice {
 /// The rung's choice for a call (the table in 12_wgmma_tma.cu), unless
 /// GPUKERN_WGMMA_CONFIG forces one that applies to it.
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx);
+
+/// Whether a tf32 call with N-contiguous B runs on a K-major copy of B (single calls of
+/// 256..1024 each way; 12_wgmma_tma.cu says why).
+bool tf32_nn_copies_b(const core::GemmArgs& args);
 
 /// The choice named `text` ("128x128", "128x128 splitk4"; a space, '-', ':' or '/'
 /// before "splitk"), or false.
