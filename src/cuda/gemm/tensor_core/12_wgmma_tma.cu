@@ -286,10 +286,11 @@ bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmTy
 
 /// tf32 with N-contiguous B whose C^T tiles (256 x 128) are few: single calls of 256 to
 /// 1024 each way. There a copy of B made K-major (at most 4 MB) and the K-major call's
-/// small tiles run ahead of the C^T kernel: H200, % of cuBLAS, C^T kernel against the
-/// same call with K-major B, 256^3 59 / 96, 512^3 55 / 90, 768^3 57 / 82, 1000^3 65 / 99,
-/// 1024^3 58 / 89 (the copy costs a few microseconds of that); at 1536^3 the C^T kernel is
-/// ahead (104 / 85).
+/// small tiles (64x128, 128x128, their clusters) run ahead of the C^T kernel, copy
+/// included: H200, % of cuBLAS, C^T kernel -> copy and K-major tiles, 256^3 59-61 -> 66,
+/// 384^3 57 -> 78, 512^3 55-56 -> 76, 768^3 57-58 -> 65, 1000^3 64-65 -> 77, 1024^3 58 ->
+/// 68. The copy costs about 6 us (the same calls with K-major B: 82-99%); at 1536^3 the
+/// C^T kernel is ahead (104% against 85% for K-major B).
 bool tf32_nn_copies_b(const core::GemmArgs& args) {
   auto in = [](int64_t v) { return v >= 256 && v <= 1024; };
   return is_tf32_nn(args) && !args.batched() && in(args.m) && in(args.n) && in(args.k);
