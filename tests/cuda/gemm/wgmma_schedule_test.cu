@@ -257,21 +257,28 @@ TEST(WgmmaSchedule, EveryWayCountCovers) {
   EXPECT_GT(tail_splits, 300);
 }
 
+/// A call as the choice table reads it: packed row-major A (not transposed), B stored
+/// N x K (trans_b) or K x N, C m x n in the input type or f32; f32 calls allow tf32.
+core::GemmArgs table_call(int64_t m, int64_t n, int64_t k, DType ab, bool trans_b = false, int64_t batch = 1,
+                          bool c_f32 = false) {
+  core::GemmArgs args{};
+  args.m = m, args.n = n, args.k = k, args.ab_type = ab, args.c_type = c_f32 ? DType::F32 : ab;
+  args.trans_b = trans_b;
+  args.batch = batch;
+  args.lda = k;
+  args.ldb = trans_b ? k : n;
+  args.ldc = n;
+  args.stride_c = m * n;
+  args.allow_tf32 = ab == DType::F32;
+  return args;
+}
+
 TEST(WgmmaChoiceTable, IssueShapes) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;  // H100 SXM
   auto choice = [&](int64_t m, int64_t n, int64_t k, DType ab, bool trans_b = false, int64_t batch = 1,
                     bool c_f32 = false) {
-    core::GemmArgs args{};
-    args.m = m, args.n = n, args.k = k, args.ab_type = ab, args.c_type = ab, args.trans_b = trans_b;
-    if (c_f32) args.c_type = DType::F32;
-    args.batch = batch;
-    args.lda = k;                // row-major A, not transposed
-    args.ldb = trans_b ? k : n;  // B stored N x K (NT) or K x N
-    args.ldc = n;
-    args.stride_c = m * n;
-    args.allow_tf32 = ab == DType::F32;
-    return gemm::choose_wgmma_config(args, ctx).name();
+    return gemm::choose_wgmma_config(table_call(m, n, k, ab, trans_b, batch, c_f32), ctx).name();
   };
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
@@ -386,11 +393,7 @@ TEST(WgmmaChoiceTable, Tf32NNCopiesBKMajorForSmallCallsOnly) {
   ctx.sm_count = 132;
   ctx.arch.cc = 90;
   auto copies = [&](int64_t m, int64_t n, int64_t k, bool trans_b = false, int64_t batch = 1) {
-    core::GemmArgs args{};
-    args.m = m, args.n = n, args.k = k, args.ab_type = args.c_type = DType::F32, args.allow_tf32 = true;
-    args.trans_b = trans_b, args.batch = batch;
-    args.lda = k, args.ldb = trans_b ? k : n, args.ldc = n, args.stride_c = m * n;
-    return gemm::choose_wgmma_config(args, ctx).copy_b_k_major;
+    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, trans_b, batch), ctx).copy_b_k_major;
   };
   for (int64_t s : {256, 257, 512, 768, 1000, 1024}) EXPECT_TRUE(copies(s, s, s)) << s;
   EXPECT_TRUE(copies(256, 1024, 300));

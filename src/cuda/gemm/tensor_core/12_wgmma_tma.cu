@@ -286,11 +286,8 @@ bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmTy
 
 /// tf32 with N-contiguous B whose C^T tiles (256 x 128) are few: single calls of 256 to
 /// 1024 each way. There a copy of B made K-major (at most 4 MB) and the K-major call's
-/// small tiles (64x128, 128x128, their clusters) run ahead of the C^T kernel, copy
-/// included: H200, % of cuBLAS, C^T kernel -> copy and K-major tiles, 256^3 59-61 -> 66,
-/// 384^3 57 -> 78, 512^3 55-56 -> 76, 768^3 57-58 -> 65, 1000^3 64-65 -> 77, 1024^3 58 ->
-/// 68. The copy costs about 6 us (the same calls with K-major B: 82-99%); at 1536^3 the
-/// C^T kernel is ahead (104% against 85% for K-major B).
+/// small tiles run ahead of the C^T kernel, the copy's cost included; from 1536^3 the
+/// C^T kernel is ahead (notes/llm-gemm.md, "32-bit suites on the H200").
 bool tf32_nn_copies_b(const core::GemmArgs& args) {
   auto in = [](int64_t v) { return v >= 256 && v <= 1024; };
   return is_tf32_nn(args) && !args.batched() && in(args.m) && in(args.n) && in(args.k);
@@ -298,13 +295,19 @@ bool tf32_nn_copies_b(const core::GemmArgs& args) {
 
 namespace {
 
-/// The call with B as copy_transposed_f32 leaves it: K-major, a 16-byte pitch.
+/// The call on B's K-major copy (copy_transposed_f32): rows of K with a 16-byte pitch.
 core::GemmArgs with_k_major_b(const core::GemmArgs& args) {
   core::GemmArgs t = args;
   t.trans_b = true;
   t.ldb = core::ceil_div<int64_t>(args.k, 4) * 4;
   t.stride_b = t.ldb * args.n;
   return t;
+}
+
+/// `c`, run on B's K-major copy.
+WgmmaChoice on_k_major_copy(WgmmaChoice c) {
+  c.copy_b_k_major = true;
+  return c;
 }
 
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
@@ -315,8 +318,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (tf32_nn_copies_b(args)) {
-    WgmmaChoice c = table_choice(with_k_major_b(args), ctx);
-    c.copy_b_k_major = true;
+    WgmmaChoice c = on_k_major_copy(table_choice(with_k_major_b(args), ctx));
     c.why = "tf32 with N-contiguous B, 256..1024 each way: B copied K-major, the K-major call's tile";
     return c;
   }
@@ -592,13 +594,9 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
                                                          std::to_string(kMaxWays) + ")");
   }
   if (forced.set) {
-    const bool c_t = forced.choice.tile == WgmmaTile::Tf32NN;
-    if (c_t == is_tf32_nn(args)) return forced.choice;
-    if (!c_t && tf32_nn_copies_b(args)) {  // a tile of K-major B, on the K-major copy
-      WgmmaChoice c = forced.choice;
-      c.copy_b_k_major = true;
-      return c;
-    }
+    const bool forced_tf32nn = forced.choice.tile == WgmmaTile::Tf32NN;
+    if (forced_tf32nn == is_tf32_nn(args)) return forced.choice;
+    if (!forced_tf32nn && tf32_nn_copies_b(args)) return on_k_major_copy(forced.choice);
   }
   return table_choice(args, ctx);
 }
@@ -642,8 +640,7 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
 /// the workspace, then the choice's tile on the copy.
 void run_with_k_major_b(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   core::GemmArgs t = with_k_major_b(args);
-  int64_t ldb = 0;
-  void* copy = copy_transposed_f32(args.b, args.ldb, static_cast<int>(args.k), static_cast<int>(args.n), ldb, ctx);
+  void* copy = copy_transposed_f32(args.b, args.ldb, static_cast<int>(args.k), static_cast<int>(args.n), t.ldb, ctx);
   t.b = copy;
   try {
     tile_entry(choice.tile).launch(t, ctx, choice.ways);

@@ -152,8 +152,7 @@ __global__ void transpose_f32_kernel(const float* src, int64_t ld, float* dst, i
 
 }  // namespace
 
-void* copy_transposed_f32(const void* src, int64_t ld, int rows, int cols, int64_t& dst_ld, const CudaContext& ctx) {
-  dst_ld = ceil_div<int64_t>(rows, 4) * 4;  // 16-byte rows
+void* copy_transposed_f32(const void* src, int64_t ld, int rows, int cols, int64_t dst_ld, const CudaContext& ctx) {
   void* dst = workspace_alloc(static_cast<std::size_t>(cols) * dst_ld * sizeof(float), ctx);
   const dim3 grid(static_cast<unsigned>(ceil_div(cols, 32)), static_cast<unsigned>(ceil_div(rows, 32)));
   transpose_f32_kernel<<<grid, dim3(32, 8), 0, ctx.stream>>>(static_cast<const float*>(src), ld,
