@@ -1,7 +1,7 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
 // descriptor with the 128-byte swizzle, wgmma.mma_async (k16 for f16/bf16 at N = 256, 192,
-// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256 also with A from
-// registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
+// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256 and m64n128 also with A
+// from registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
 // warpgroups): thin wrappers of the PTX instructions. NVIDIA only: call from device code
 // compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
@@ -208,21 +208,33 @@ __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t des
 #undef GK_WGMMA_SS_16
 #undef GK_WGMMA_SS_TF32
 
-/// D(64x256, f32) (+)= A(64x8) * B(8x256), tf32: A from registers (4 per thread, the
+/// D(64 x N, f32) (+)= A(64x8) * B(8 x N), tf32: A from registers (4 per thread, the
 /// m16n8k8 tf32 A-fragment layout per warp over the warpgroup's 4 x 16 rows), B K-major
-/// from shared memory. The A registers must stay unchanged until the wgmma completes.
-__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], const uint32_t (&a)[4], uint64_t desc_b,
-                                                        int accumulate) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %133, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" GK_WGMMA_N256_D_REGS
-      "},"
-      " {%128, %129, %130, %131}, %132, p, 1, 1;\n"
-      "}\n"
-      : GK_WGMMA_N256_D_OPERANDS
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate));
+/// from shared memory; N = 256 or 128. The A registers must stay unchanged until the
+/// wgmma completes.
+template <int N>
+__device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
+                                                    int accumulate) {
+#define GK_WGMMA_RS_TF32(SHAPE, W, IA0, IA1, IA2, IA3, IB, IP)                          \
+  asm volatile(                                                                       \
+      "{\n"                                                                           \
+      ".reg .pred p;\n"                                                               \
+      "setp.ne.b32 p, %" IP                                                           \
+      ", 0;\n"                                                                        \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS  \
+      "},"                                                                            \
+      " {%" IA0 ", %" IA1 ", %" IA2 ", %" IA3 "}, %" IB                               \
+      ", p, 1, 1;\n"                                                                  \
+      "}\n"                                                                           \
+      : GK_WGMMA_##W##_D_OPERANDS                                                     \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+  if constexpr (N == 256) {
+    GK_WGMMA_RS_TF32("m64n256k8", N256, "128", "129", "130", "131", "132", "133");
+  } else {
+    static_assert(N == 128, "tf32 with A from registers: m64n256 or m64n128");
+    GK_WGMMA_RS_TF32("m64n128k8", N128, "64", "65", "66", "67", "68", "69");
+  }
+#undef GK_WGMMA_RS_TF32
 }
 
 /// Keeps registers that an in-flight wgmma reads alive (and unmoved) up to this point.

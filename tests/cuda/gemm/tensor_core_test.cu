@@ -197,6 +197,8 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "64x128 splitk16",
                            "tf32nn splitk2",
                            "tf32nn splitk16",
+                           "tf32nn128",
+                           "tf32nn128 splitk3",
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",

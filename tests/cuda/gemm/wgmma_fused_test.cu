@@ -553,6 +553,7 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "64x128",
                            "64x128 splitk16",
                            "tf32nn splitk2",
+                           "tf32nn128 splitk3",
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",
@@ -681,7 +682,7 @@ TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   const char* configs[] = {"128x256c2", "128x128",   "64x128",    "tf32nn",   "128x256store",
                            "128x128c2", "128x64",    "64x64c2",   "64x128c2", "128x64c2",
-                           "128x192c2", "192x192c2", "128x168c2", "64x32",    "64x64"};
+                           "128x192c2", "192x192c2", "128x168c2", "64x32",    "64x64", "tf32nn128"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -243,6 +243,14 @@ struct WgmmaTf32NN {
   static constexpr int kEpiBuffers = 1;
 };
 
+/// wgmma_tma's C^T kernel for tf32 with N-contiguous B on a 128 x 128 tile of C (m64n128
+/// with A from registers): twice the tiles of WgmmaTf32NN where those are few. A stage is
+/// 32 KB (16 KB of each operand), so 6 fit.
+struct WgmmaTf32NNMid : WgmmaTf32NN {
+  static constexpr int kBlockN = 128;
+  static constexpr int kStages = 6;
+};
+
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along
 /// K, each on its own 128-byte slice of a 256-byte K block). A stage holds 16 KB of W and
 /// 2-8 KB of X; as many stages (up to 6) as fit two blocks per SM: 5 W stages (80 KB) in

@@ -195,20 +195,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// (32-bit operands must be K-major there). The kernel computes C^T = B^T A^T instead:
 /// wgmma's A operand is B^T, taken from registers (each consumer loads its fragments
 /// from the TMA-staged B tile with 32-bit shared loads), and its B operand is A^T, which
-/// is K-major in shared memory as stored. A CTA tile is 256 rows of C (wgmma N) by 128
-/// columns (two consumers x wgmma M = 64). Fragment row r of warp w holds C column
+/// is K-major in shared memory as stored. A CTA tile is Cfg::kBlockN rows of C (wgmma N:
+/// 256, or 128 where the 256-row tiles are few) by 128 columns (two consumers x wgmma M =
+/// 64). Fragment row r of warp w holds C column
 ///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
 /// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
 /// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
-/// 32 K rows x 32 columns (4 KB), user A as 4 boxes of 64 rows x 32 K (8 KB).
+/// 32 K rows x 32 columns (4 KB), user A as Cfg::kBlockN / 64 boxes of 64 rows x 32 K (8 KB).
 template <class Cfg, class OutT>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && Cfg::kBlockN == 256, "the tf32 NN tile");
+  static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128),
+                "the tf32 NN tiles: 256 or 128 rows of C by 128 columns");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
-  constexpr int kTileM = 256, kTileN = 128;
+  constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
+  constexpr int kABoxes = kTileM / 64;  // boxes of user A a stage
   constexpr int kBBoxBytes = 4096;  // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
@@ -236,7 +239,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         const int k0 = kb * kBK;
         const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < kABoxes; ++i)
           tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
                         keep);
 #pragma unroll
@@ -259,9 +262,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       col_off[h] = (n_local / 32) * kBBoxBytes + (n_local % 4) * 4;
       col_chunk[h] = (n_local % 32) / 4;
     }
-    float acc[128];
+    float acc[Cfg::kAcc];
 #pragma unroll
-    for (int i = 0; i < 128; ++i) acc[i] = 0.0f;
+    for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.0f;
     int rounds_done = 0;
     // [K-block parity][K step][register]: the registers a running wgmma reads are not
     // written until wgmma_wait says it is done.
@@ -292,7 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
                 for (int kk = 0; kk < 4; ++kk) {
                   const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-                  arch::wgmma_m64n256k8_tf32_rs(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
+                  arch::wgmma_m64k8_tf32_rs<kTileM>(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
                 }
               },
               [&](auto parity) {
@@ -568,7 +571,7 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   WgmmaExtras x = make_wgmma_extras(args);
   x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
   WgmmaSchedule sched =
-      make_schedule(ceil_div(m, 256), ceil_div(n, 128), ceil_div(k, 32), static_cast<int>(args.batch));
+      make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32), static_cast<int>(args.batch));
   const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
   const CUtensorMap map_b = make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
   const bool tma_store = tma_store_ok(args, 4);
@@ -603,6 +606,7 @@ enum class WgmmaTile : int {
   WaveC2,    // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
   Thin,      // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
   Small,     // 64x64 (sm90::WgmmaTmaSmall)
+  Tf32NNMid,  // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -632,7 +636,7 @@ bool tf32_nn_copies_b(const core::GemmArgs& args);
 bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 
 /// Runs a call the rung accepted with `choice`. A choice that cannot run the call
-/// (every tile but Tf32NN for tf32 with N-contiguous B, and Tf32NN for any other call)
+/// (every tile but the tf32 NN ones for tf32 with N-contiguous B, and those for any other call)
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
@@ -657,5 +661,8 @@ void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, in
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+/// The 128 x 128 C^T kernel's launcher (launch_wgmma_tf32_nn with sm90::WgmmaTf32NNMid,
+/// 12_wgmma_tma_tf32nn_mid.cu): tf32 calls with K-major A and N-contiguous B only.
+void launch_wgmma_tf32_nn_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

@@ -264,7 +264,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 
 /// The epilogue of one consumer warpgroup of wgmma_tf32_nn_kernel (a kTileM x 128 tile
 /// of C, the consumer's 64 columns of it, at `o`): acc[4i + 2h + p] holds C(m0 + 8i + 2q
-/// + p, n0 + 64 consumer + col[h]), i = 0..31. `OutT` = void: stores from the registers;
+/// + p, n0 + 64 consumer + col[h]), i < kTileM / 8. `OutT` = void: stores from the registers;
 /// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes. The fused
 /// epilogue is not applied here: this kernel's consumers hold 128 accumulators and 32
 /// fragment registers, and the epilogue's code made ptxas spill in the main loop; C is
@@ -272,14 +272,15 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 template <class Cfg, class OutT, int kTileM>
 __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                    const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   const float (&acc)[128], const TileOrigin& o, int& rounds_done) {
-  // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i = 0..31.
+                                                   const float (&acc)[kTileM / 2], const TileOrigin& o,
+                                                   int& rounds_done) {
+  // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i < kTileM / 8.
   const int m0 = o.m0, n0 = o.n0;
   const float alpha = p.alpha, beta = p.beta;
   if constexpr (std::is_void_v<OutT>) {
     float* const c_item = static_cast<float*>(p.c) + static_cast<int64_t>(o.item) * x.stride_c;
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
+    for (int i = 0; i < kTileM / 8; ++i)
 #pragma unroll
       for (int h = 0; h < 2; ++h)
 #pragma unroll
