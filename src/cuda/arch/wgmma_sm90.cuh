@@ -215,18 +215,18 @@ __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t des
 template <int N>
 __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                     int accumulate) {
-#define GK_WGMMA_RS_TF32(SHAPE, W, IA0, IA1, IA2, IA3, IB, IP)                          \
-  asm volatile(                                                                       \
-      "{\n"                                                                           \
-      ".reg .pred p;\n"                                                               \
-      "setp.ne.b32 p, %" IP                                                           \
-      ", 0;\n"                                                                        \
-      "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS  \
-      "},"                                                                            \
-      " {%" IA0 ", %" IA1 ", %" IA2 ", %" IA3 "}, %" IB                               \
-      ", p, 1, 1;\n"                                                                  \
-      "}\n"                                                                           \
-      : GK_WGMMA_##W##_D_OPERANDS                                                     \
+#define GK_WGMMA_RS_TF32(SHAPE, W, IA0, IA1, IA2, IA3, IB, IP)                       \
+  asm volatile(                                                                      \
+      "{\n"                                                                          \
+      ".reg .pred p;\n"                                                              \
+      "setp.ne.b32 p, %" IP                                                          \
+      ", 0;\n"                                                                       \
+      "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS \
+      "},"                                                                           \
+      " {%" IA0 ", %" IA1 ", %" IA2 ", %" IA3 "}, %" IB                              \
+      ", p, 1, 1;\n"                                                                 \
+      "}\n"                                                                          \
+      : GK_WGMMA_##W##_D_OPERANDS                                                    \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
   if constexpr (N == 256) {
     GK_WGMMA_RS_TF32("m64n256k8", N256, "128", "129", "130", "131", "132", "133");

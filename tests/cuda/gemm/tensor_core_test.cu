@@ -251,36 +251,5 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
   std::printf("[ wgmma configs ] %d forced runs\n", runs);
 }
 
-/// tf32 with N-contiguous B on a K-major copy of B (WgmmaChoice::copy_b_k_major): the
-/// policy's choice and forced tiles, K off the copy's 4-element pitch, every epilogue
-/// variant (C in f32, alpha / beta, padded rows).
-TEST_F(WgmmaTmaConfigs, Tf32NNOnAKMajorCopyOfB) {
-  std::string why_not;
-  const CudaContext* ctx = device_context(stream_, &why_not);
-  if (!ctx) GTEST_SKIP() << why_not;
-  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
-  const char* configs[] = {"", "64x128", "128x128 splitk2", "64x128c2", "128x256c2", "64x64", "64x32"};
-  const int64_t shapes[][3] = {{257, 300, 259}, {1000, 1000, 1000}, {512, 1024, 383}};
-  uint64_t seed = 900;
-  for (const char* name : configs)
-    for (const auto& s : shapes)
-      for (int variant = 0; variant < 5; ++variant) {
-        Case c = edge_case(s[0], s[1], s[2], 0, DType::F32, true, variant);
-        Problem problem(c, stream_, ++seed);
-        run_and_check(problem, std::string("wgmma_tma on B copied K-major, ") + (*name ? name : "the policy"),
-                      [&](const core::GemmArgs& args) {
-                        gemm::WgmmaChoice choice;
-                        if (*name) {
-                          ASSERT_TRUE(gemm::parse_wgmma_config(name, &choice)) << name;
-                          choice.copy_b_k_major = true;
-                        } else {
-                          choice = gemm::choose_wgmma_config(args, *ctx);
-                          ASSERT_TRUE(choice.copy_b_k_major) << "the policy copies B at " << s[0] << " x " << s[1];
-                        }
-                        gemm::wgmma_tma_run_with(args, *ctx, choice);
-                      });
-      }
-}
-
 }  // namespace
 }  // namespace gpukern::test::cuda_gemm

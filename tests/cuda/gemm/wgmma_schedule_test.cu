@@ -367,9 +367,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");         // 17 K blocks
   EXPECT_EQ(choice(1152, 1152, 1024, DType::F16), "128x128");         // 162 tiles of 64x128: two waves
   EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");        // 172 clusters of 64x64: 2.6 waves
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "128x128");         // B copied K-major (below)
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32), "tf32nn");          // 72 C^T tiles of 48 K blocks
-  EXPECT_EQ(choice(128, 4096, 4096, DType::F32), "tf32nn splitk4");   // 32 C^T tiles of 128 K blocks
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn128");       // tf32 NN: below
   EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");               // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): at most 64 rows never take a
   // cluster along M, whose second CTA would have no rows; 65..128 rows are two 64-row
@@ -386,27 +384,40 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1024, true), "128x256store");  // f32 C
 }
 
-/// tf32 with N-contiguous B runs on a K-major copy of B for single calls of 256..1024
-/// each way (the C^T kernel's tiles are few there), and nowhere else.
-TEST(WgmmaChoiceTable, Tf32NNCopiesBKMajorForSmallCallsOnly) {
+/// tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles where its cost model
+/// estimates them shorter than the 256 x 128 ones, each split where its tiles are few
+/// (the cells measured on the H200, notes/llm-gemm.md "The C^T kernel's 128 x 128 tile").
+TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;
   ctx.arch.cc = 90;
-  auto copies = [&](int64_t m, int64_t n, int64_t k, bool trans_b = false, int64_t batch = 1) {
-    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, trans_b, batch), ctx).copy_b_k_major;
+  auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, false, batch), ctx).name();
   };
-  for (int64_t s : {256, 257, 512, 768, 1000, 1024}) EXPECT_TRUE(copies(s, s, s)) << s;
-  EXPECT_TRUE(copies(256, 1024, 300));
-  EXPECT_FALSE(copies(255, 1024, 1024)) << "fewer rows: not measured";
-  EXPECT_FALSE(copies(1024, 1025, 1024)) << "a larger B";
-  EXPECT_FALSE(copies(1024, 1024, 1025)) << "a longer K";
-  EXPECT_FALSE(copies(1536, 1536, 1536)) << "the C^T kernel's tiles fill half the SMs";
-  EXPECT_FALSE(copies(512, 512, 512, true)) << "B already K-major";
-  EXPECT_FALSE(copies(512, 512, 512, false, 3)) << "batches: the C^T kernel";
-  core::GemmArgs exact{};  // exact f32 is not wgmma_tma's
-  exact.m = exact.n = exact.k = 512, exact.ab_type = exact.c_type = DType::F32;
-  exact.lda = exact.ldb = exact.ldc = 512;
-  EXPECT_FALSE(gemm::tf32_nn_copies_b(exact));
+  // Squares up to 1792: the 128 x 128 tiles, unsplit (K of at most 56 blocks).
+  for (int64_t s : {128, 256, 512, 1000, 1024, 1280, 1536, 1792}) EXPECT_EQ(choice(s, s, s), "tf32nn128") << s;
+  EXPECT_EQ(choice(2048, 2048, 2048), "tf32nn");  // 256 tiles of 128 x 128: two rounds
+  EXPECT_EQ(choice(3000, 3000, 3000), "tf32nn");
+  // Up to 128 rows both tiles are as many, the smaller one half the work.
+  EXPECT_EQ(choice(64, 4096, 4096), "tf32nn128 splitk4");
+  EXPECT_EQ(choice(128, 4096, 11008), "tf32nn128 splitk4");
+  EXPECT_EQ(choice(128, 14336, 4096), "tf32nn128");
+  EXPECT_EQ(choice(128, 128256, 4096), "tf32nn128");
+  EXPECT_EQ(choice(256, 4096, 4096), "tf32nn128 splitk2");  // 64 tiles, against 32 in 4
+  EXPECT_EQ(choice(256, 11008, 4096), "tf32nn128");         // 172 tiles: the tail split covers the rest
+  EXPECT_EQ(choice(512, 4096, 4096), "tf32nn128");          // 128 tiles, against 64 in 2
+  // The 256 x 128 tiles where they fill the SMs or split over a long K.
+  EXPECT_EQ(choice(256, 14336, 4096), "tf32nn");
+  EXPECT_EQ(choice(256, 4096, 14336), "tf32nn splitk4");
+  EXPECT_EQ(choice(512, 4096, 11008), "tf32nn splitk2");
+  EXPECT_EQ(choice(512, 11008, 4096), "tf32nn");
+  EXPECT_EQ(choice(1024, 4096, 4096), "tf32nn");
+  EXPECT_EQ(choice(512, 128256, 4096), "tf32nn");
+  // Batches count every item's tiles (one launch runs them all).
+  EXPECT_EQ(choice(512, 512, 512, 16), "tf32nn");
+  EXPECT_EQ(choice(128, 128, 4096, 3), "tf32nn128 splitk4");
+  // K-major B is not the C^T kernel's.
+  EXPECT_NE(gemm::choose_wgmma_config(table_call(512, 512, 512, DType::F32, true), ctx).name().rfind("tf32nn", 0), 0u);
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {
@@ -421,6 +432,8 @@ TEST(WgmmaChoiceTable, ConfigNames) {
                            "tf32nn",
                            "64x128 splitk16",
                            "tf32nn splitk3",
+                           "tf32nn128",
+                           "tf32nn128 splitk4",
                            "128x256store",
                            "128x128c2",
                            "128x64",

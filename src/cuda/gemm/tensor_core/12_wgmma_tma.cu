@@ -99,20 +99,16 @@
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
-// N-contiguous B), "tf32nn128" (the same on 128 x 128 tiles of C), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2),
-// "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64
-// in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in
-// clusters of 2), "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in
-// clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls
-// with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others
-// run 64x128), "64x64" (64x64, no cluster), each optionally followed by
-// " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128 splitk4". A
-// forced tile applies to the calls its kernel runs (tf32nn, tf32nn128 to tf32 with N-contiguous B,
-// the others to every other call); other calls keep the table's choice. A malformed
-// value fails the call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed
-// overrides where tiles are claimed at run time (wgmma_claims_tiles), likewise.
-// GPUKERN_LOG=debug prints each call's configuration and the reason, and each launch
-// that claims its tiles.
+// N-contiguous B), "tf32nn128" (the same on 128 x 128 tiles of C), "128x256store" (16-bit C stored by TMA; other calls
+// run 128x256c2), "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of 2),
+// "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2), "128x192c2" (128x192 in clusters of 2),
+// "192x192c2" (192x192 in clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls with
+// K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64" (64x64, no
+// cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128
+// splitk4". A forced tile applies to the calls its kernel runs (tf32nn, tf32nn128 to tf32 with N-contiguous B, the
+// others to every other call); other calls keep the table's choice. A malformed value fails the call naming the
+// variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at run time (wgmma_claims_tiles),
+// likewise. GPUKERN_LOG=debug prints each call's configuration and the reason, and each launch that claims its tiles.
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
@@ -287,32 +283,29 @@ bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmTy
 /// The tiles of the C^T kernel (tf32 with N-contiguous B).
 bool is_tf32_nn_tile(WgmmaTile tile) { return tile == WgmmaTile::Tf32NN || tile == WgmmaTile::Tf32NNMid; }
 
-}  // namespace
+/// The cost model between the C^T kernel's two tiles (tf32 with N-contiguous B), fitted
+/// to every configuration forced on the H200 (notes/llm-gemm.md, "The C^T kernel's 128 x
+/// 128 tile"): a 128 x 128 tile costs 0.6 of a 256 x 128 one (the m64n128 wgmma keeps
+/// its rate; per tile only the register loads of B^T stay the same), a split one 12 K
+/// blocks more (its partial sums are half the large tile's, kLargeSplitCost).
+constexpr double kTf32NNMidTileCost = 0.6, kTf32NNMidSplitCost = 12;
 
-/// tf32 with N-contiguous B whose C^T tiles (256 x 128) are few: single calls of 256 to
-/// 1024 each way. There a copy of B made K-major (at most 4 MB) and the K-major call's
-/// small tiles run ahead of the C^T kernel, the copy's cost included; from 1536^3 the
-/// C^T kernel is ahead (notes/llm-gemm.md, "32-bit suites on the H200").
-bool tf32_nn_copies_b(const core::GemmArgs& args) {
-  auto in = [](int64_t v) { return v >= 256 && v <= 1024; };
-  return is_tf32_nn(args) && !args.batched() && in(args.m) && in(args.n) && in(args.k);
-}
-
-namespace {
-
-/// The call on B's K-major copy (copy_transposed_f32): rows of K with a 16-byte pitch.
-core::GemmArgs with_k_major_b(const core::GemmArgs& args) {
-  core::GemmArgs t = args;
-  t.trans_b = true;
-  t.ldb = core::ceil_div<int64_t>(args.k, 4) * 4;
-  t.stride_b = t.ldb * args.n;
-  return t;
-}
-
-/// `c`, run on B's K-major copy.
-WgmmaChoice on_k_major_copy(WgmmaChoice c) {
-  c.copy_b_k_major = true;
-  return c;
+/// tf32 with N-contiguous B: the C^T kernel on whichever of its tiles, each split as
+/// split_ways says where its tiles are few, is estimated the shorter, its last partial
+/// round counted as the launch's tail split runs it.
+WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks) {
+  const int64_t items = args.batch, c_tiles_n = core::ceil_div<int64_t>(args.n, 128);
+  const int64_t large = core::ceil_div<int64_t>(args.m, 256) * c_tiles_n * items;
+  const int64_t mid = core::ceil_div<int64_t>(args.m, 128) * c_tiles_n * items;
+  const int large_ways = split_ways(large, k_blocks, sms), mid_ways = split_ways(mid, k_blocks, sms);
+  auto cost = [&](int64_t tiles, int ways, double tile_cost, double split_cost) {
+    return ways > 1 ? estimate(tiles, sms, ways, k_blocks, tile_cost, split_cost)
+                    : tile_cost * rounds_estimate(tiles, sms, k_blocks);
+  };
+  if (cost(mid, mid_ways, kTf32NNMidTileCost, kTf32NNMidSplitCost) < cost(large, large_ways, 1.0, kLargeSplitCost))
+    return {WgmmaTile::Tf32NNMid, mid_ways,
+            "tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles, estimated shorter"};
+  return {WgmmaTile::Tf32NN, large_ways, "tf32 with N-contiguous B: the C^T kernel's 256 x 128 tiles"};
 }
 
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
@@ -322,15 +315,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t m = args.m, n = args.n, items = args.batch;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
-  if (tf32_nn_copies_b(args)) {
-    WgmmaChoice c = on_k_major_copy(table_choice(with_k_major_b(args), ctx));
-    c.why = "tf32 with N-contiguous B, 256..1024 each way: B copied K-major, the K-major call's tile";
-    return c;
-  }
-  if (is_tf32_nn(args))  // one kernel (256 x 128 tiles of C); split when its tiles are few
-    return {WgmmaTile::Tf32NN,
-            split_ways(core::ceil_div<int64_t>(m, 256) * core::ceil_div<int64_t>(n, 128) * items, k_blocks, sms),
-            "tf32 with N-contiguous B: the C^T kernel"};
+  if (is_tf32_nn(args)) return tf32_nn_choice(args, sms, k_blocks);
   const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128) * items;
   // Small calls (K of at most 16 blocks) whose 64x128 tiles fit one wave: the pipeline's
   // fill and the epilogue set the time, and twice the tiles of 128x128 run them on twice
@@ -601,7 +586,6 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
   if (forced.set) {
     const bool forced_tf32nn = is_tf32_nn_tile(forced.choice.tile);
     if (forced_tf32nn == is_tf32_nn(args)) return forced.choice;
-    if (!forced_tf32nn && tf32_nn_copies_b(args)) return on_k_major_copy(forced.choice);
   }
   return table_choice(args, ctx);
 }
@@ -641,25 +625,8 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
-/// A tf32 NN call run K-major (WgmmaChoice::copy_b_k_major): B copied transposed into
-/// the workspace, then the choice's tile on the copy.
-void run_with_k_major_b(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  core::GemmArgs t = with_k_major_b(args);
-  void* copy = copy_transposed_f32(args.b, args.ldb, static_cast<int>(args.k), static_cast<int>(args.n), t.ldb, ctx);
-  t.b = copy;
-  try {
-    tile_entry(choice.tile).launch(t, ctx, choice.ways);
-  } catch (...) {
-    (void)cudaFreeAsync(copy, ctx.stream);
-    throw;
-  }
-  GK_GPU_CHECK(cudaFreeAsync(copy, ctx.stream));
-}
-
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  if (choice.copy_b_k_major)
-    run_with_k_major_b(args, ctx, choice);
-  else if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNMid)
+  if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNMid)
     launch_wgmma_tf32_nn_mid(args, ctx, choice.ways);
   else if (is_tf32_nn(args))
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);

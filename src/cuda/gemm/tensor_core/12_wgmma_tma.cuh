@@ -212,7 +212,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
   constexpr int kABoxes = kTileM / 64;  // boxes of user A a stage
-  constexpr int kBBoxBytes = 4096;  // 32 K rows x 128 bytes
+  constexpr int kBBoxBytes = 4096;      // 32 K rows x 128 bytes
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the B slot.
@@ -591,21 +591,21 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
 
 /// The configurations the rung ships (cuda/gemm/configs/sm90.cuh), by tile.
 enum class WgmmaTile : int {
-  Large,     // 128x256, clusters of 2 (sm90::WgmmaTma)
-  Mid,       // 128x128 (sm90::WgmmaTmaMid)
-  Short,     // 64x128 (sm90::WgmmaTmaShort)
-  Tf32NN,    // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
-  Store,     // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
-  MidC2,     // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
-  Narrow,    // 128x64 (sm90::WgmmaTmaNarrow)
-  SmallC2,   // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
-  ShortC2,   // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
-  NarrowC2,  // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
-  WideC2,    // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
-  TallC2,    // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
-  WaveC2,    // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
-  Thin,      // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
-  Small,     // 64x64 (sm90::WgmmaTmaSmall)
+  Large,      // 128x256, clusters of 2 (sm90::WgmmaTma)
+  Mid,        // 128x128 (sm90::WgmmaTmaMid)
+  Short,      // 64x128 (sm90::WgmmaTmaShort)
+  Tf32NN,     // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+  Store,      // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
+  MidC2,      // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
+  Narrow,     // 128x64 (sm90::WgmmaTmaNarrow)
+  SmallC2,    // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
+  ShortC2,    // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
+  NarrowC2,   // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
+  WideC2,     // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
+  TallC2,     // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
+  WaveC2,     // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
+  Thin,       // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
+  Small,      // 64x64 (sm90::WgmmaTmaSmall)
   Tf32NNMid,  // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
 };
 
@@ -615,9 +615,6 @@ struct WgmmaChoice {
   WgmmaTile tile = WgmmaTile::Large;
   int ways = 1;
   const char* why = "";
-  /// tf32 with N-contiguous B run K-major: B copied transposed first, then `tile`
-  /// (tf32_nn_copies_b). After `why`: the table's {tile, ways, why} leave it false.
-  bool copy_b_k_major = false;
   /// "128x256c2", "128x128", "64x128 splitk4", "tf32nn splitk2": what
   /// GPUKERN_WGMMA_CONFIG accepts.
   std::string name() const;
@@ -626,10 +623,6 @@ struct WgmmaChoice {
 /// The rung's choice for a call (the table in 12_wgmma_tma.cu), unless
 /// GPUKERN_WGMMA_CONFIG forces one that applies to it.
 WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& ctx);
-
-/// Whether a tf32 call with N-contiguous B runs on a K-major copy of B (single calls of
-/// 256..1024 each way; 12_wgmma_tma.cu says why).
-bool tf32_nn_copies_b(const core::GemmArgs& args);
 
 /// The choice named `text` ("128x128", "128x128 splitk4"; a space, '-', ':' or '/'
 /// before "splitk"), or false.

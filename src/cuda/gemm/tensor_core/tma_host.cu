@@ -136,30 +136,7 @@ void launch_repack(const void* src, int64_t ld, void* dst, int64_t dst_ld, int r
   GK_LAUNCH_CHECK();
 }
 
-/// dst (cols rows of pitch dst_ld) = src^T, src rows x cols of pitch ld, through 32 x 32
-/// tiles in shared memory (padded a column: the transposed reads hit 32 banks), so that
-/// both the reads of src and the writes of dst are whole rows of 32 elements.
-__global__ void transpose_f32_kernel(const float* src, int64_t ld, float* dst, int64_t dst_ld, int rows, int cols) {
-  __shared__ float tile[32][33];
-  const int c0 = static_cast<int>(blockIdx.x) * 32, r0 = static_cast<int>(blockIdx.y) * 32;
-  const int tx = static_cast<int>(threadIdx.x);
-  for (int i = static_cast<int>(threadIdx.y); i < 32; i += 8)
-    if (r0 + i < rows && c0 + tx < cols) tile[i][tx] = src[(r0 + i) * ld + c0 + tx];
-  __syncthreads();
-  for (int i = static_cast<int>(threadIdx.y); i < 32; i += 8)
-    if (c0 + i < cols && r0 + tx < rows) dst[(c0 + i) * dst_ld + r0 + tx] = tile[tx][i];
-}
-
 }  // namespace
-
-void* copy_transposed_f32(const void* src, int64_t ld, int rows, int cols, int64_t dst_ld, const CudaContext& ctx) {
-  void* dst = workspace_alloc(static_cast<std::size_t>(cols) * dst_ld * sizeof(float), ctx);
-  const dim3 grid(static_cast<unsigned>(ceil_div(cols, 32)), static_cast<unsigned>(ceil_div(rows, 32)));
-  transpose_f32_kernel<<<grid, dim3(32, 8), 0, ctx.stream>>>(static_cast<const float*>(src), ld,
-                                                             static_cast<float*>(dst), dst_ld, rows, cols);
-  GK_LAUNCH_CHECK();
-  return dst;
-}
 
 void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, std::size_t elem_bytes,
                            const CudaContext& ctx) {

@@ -95,12 +95,6 @@ void* make_tma_addressable(const void*& ptr, int64_t& ld, int rows, int cols, co
   return make_tma_addressable(ptr, ld, rows, cols, sizeof(T), ctx);
 }
 
-/// Copies a rows x cols f32 matrix (row pitch `ld`) transposed, as cols rows of `rows`
-/// elements with row pitch `dst_ld` (>= rows; the padding is left unwritten) into a
-/// workspace, which it returns (free it stream-ordered): an N-contiguous K x N operand
-/// made K-major. rows < 2^21 (the grid's second dimension).
-void* copy_transposed_f32(const void* src, int64_t ld, int rows, int cols, int64_t dst_ld, const CudaContext& ctx);
-
 /// The workspaces of the operands a call had to repack for TMA (null where none was
 /// needed); release() frees them stream-ordered, after the launches that read them.
 struct TmaRepacked {
