@@ -1,7 +1,7 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
 // descriptor with the 128-byte swizzle, wgmma.mma_async (k16 for f16/bf16 at N = 256, 192,
-// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256 and m64n128 also with A
-// from registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
+// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256, m64n128 and m64n64 also
+// with A from registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
 // warpgroups): thin wrappers of the PTX instructions. NVIDIA only: call from device code
 // compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
@@ -210,7 +210,7 @@ __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t des
 
 /// D(64 x N, f32) (+)= A(64x8) * B(8 x N), tf32: A from registers (4 per thread, the
 /// m16n8k8 tf32 A-fragment layout per warp over the warpgroup's 4 x 16 rows), B K-major
-/// from shared memory; N = 256 or 128. The A registers must stay unchanged until the
+/// from shared memory; N = 256, 128 or 64. The A registers must stay unchanged until the
 /// wgmma completes.
 template <int N>
 __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
@@ -230,9 +230,11 @@ __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uin
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
   if constexpr (N == 256) {
     GK_WGMMA_RS_TF32("m64n256k8", N256, "128", "129", "130", "131", "132", "133");
-  } else {
-    static_assert(N == 128, "tf32 with A from registers: m64n256 or m64n128");
+  } else if constexpr (N == 128) {
     GK_WGMMA_RS_TF32("m64n128k8", N128, "64", "65", "66", "67", "68", "69");
+  } else {
+    static_assert(N == 64, "tf32 with A from registers: m64n256, m64n128 or m64n64");
+    GK_WGMMA_RS_TF32("m64n64k8", N64, "32", "33", "34", "35", "36", "37");
   }
 #undef GK_WGMMA_RS_TF32
 }

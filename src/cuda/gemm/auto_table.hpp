@@ -222,6 +222,20 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
       {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},
       {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", kLayoutNN, kOneGemm},
+      // tf32 with N-contiguous weights at 128-256 tokens on the H200, tokens as A's rows:
+      // wgmma_tma's C^T kernel on 128 x 128 tiles (split where they are few) ahead of cuBLAS
+      // on the five 4096..14336 weights (T 128: 101-122%, T 256: 113-123%); the vocabulary
+      // at T 128 level. notes/llm-gemm.md, "The C^T kernel's 128 x 128 tile".
+      {"tf32 NN T 128-256, H200",
+       kTF32,
+       kH200,
+       {128, 256},
+       {4096, 14336},
+       {4096, 14336},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
       // tf32 from 512 rows: N-contiguous B through the C^T kernel and its K split; K-major
       // B where the weights are long along K or wide.
       {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", kLayoutNN, kOneGemm},

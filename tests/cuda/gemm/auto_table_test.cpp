@@ -186,6 +186,20 @@ TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
   EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096), kH200), "skinny") << "exact f32: the f32 decode entry";
 }
 
+TEST(CudaAutoTable, Tf32WithNContiguousWeightsAt128To256TokensIsWgmmaTmaOnTheH200) {
+  for (int64_t tokens : {128, 200, 256})
+    for (int64_t n : {4096, 11008, 14336})
+      for (int64_t k : {4096, 11008, 14336}) {
+        EXPECT_EQ(pick(tf32_call(tokens, n, k), kH200), "wgmma_tma") << tokens << " x " << n << " x " << k;
+        EXPECT_EQ(pick(tf32_call(tokens, n, k), kH100), "") << tokens << ": the H100 not measured";
+      }
+  EXPECT_EQ(pick(tf32_call(127, 4096, 4096), kH200), "") << "127 tokens: not measured";
+  EXPECT_EQ(pick(tf32_call(257, 4096, 4096), kH200), "") << "257 tokens: not measured";
+  EXPECT_EQ(pick(tf32_call(128, 128256, 4096), kH200), "") << "the vocabulary: level with cuBLAS";
+  EXPECT_EQ(pick(tf32_call(256, 4096, 4096, kNT), kH200), "") << "K-major weights: not this entry";
+  EXPECT_EQ(pick(tf32_call(4096, 128, 4096), kH200), "") << "tokens as C's columns: not measured";
+}
+
 TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t s : {2048, 3072, 4096}) {

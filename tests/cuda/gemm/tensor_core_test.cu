@@ -199,6 +199,8 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "tf32nn splitk16",
                            "tf32nn128",
                            "tf32nn128 splitk3",
+                           "tf32nn64",
+                           "tf32nn64 splitk2",
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",

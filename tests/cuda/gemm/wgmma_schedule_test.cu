@@ -434,6 +434,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
                            "tf32nn splitk3",
                            "tf32nn128",
                            "tf32nn128 splitk4",
+                           "tf32nn64",
                            "128x256store",
                            "128x128c2",
                            "128x64",

@@ -251,6 +251,13 @@ struct WgmmaTf32NNMid : WgmmaTf32NN {
   static constexpr int kStages = 6;
 };
 
+/// The same on a 64 x 128 tile of C (m64n64): four times the tiles of WgmmaTf32NN. A
+/// stage is 24 KB (16 KB of user B, 8 KB of user A), 8 of them.
+struct WgmmaTf32NNShort : WgmmaTf32NN {
+  static constexpr int kBlockN = 64;
+  static constexpr int kStages = 8;
+};
+
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along
 /// K, each on its own 128-byte slice of a 256-byte K block). A stage holds 16 KB of W and
 /// 2-8 KB of X; as many stages (up to 6) as fit two blocks per SM: 5 W stages (80 KB) in

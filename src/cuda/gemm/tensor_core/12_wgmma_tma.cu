@@ -99,16 +99,17 @@
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
-// N-contiguous B), "tf32nn128" (the same on 128 x 128 tiles of C), "128x256store" (16-bit C stored by TMA; other calls
-// run 128x256c2), "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of 2),
-// "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2), "128x192c2" (128x192 in clusters of 2),
-// "192x192c2" (192x192 in clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls with
-// K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64" (64x64, no
-// cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/' also separate it), e.g. "128x128
-// splitk4". A forced tile applies to the calls its kernel runs (tf32nn, tf32nn128 to tf32 with N-contiguous B, the
-// others to every other call); other calls keep the table's choice. A malformed value fails the call naming the
-// variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at run time (wgmma_claims_tiles),
-// likewise. GPUKERN_LOG=debug prints each call's configuration and the reason, and each launch that claims its tiles.
+// N-contiguous B), "tf32nn128" and "tf32nn64" (the same on 128 x 128 and 64 x 128 tiles of C), "128x256store" (16-bit C
+// stored by TMA; other calls run 128x256c2), "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles),
+// "64x64c2" (64x64 in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
+// "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three consumers), "128x168c2" (128x168
+// in clusters of 2; 16-bit calls with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others
+// run 64x128), "64x64" (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/' also
+// separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its kernel runs (tf32nn, tf32nn128, tf32nn64
+// to tf32 with N-contiguous B, the others to every other call); other calls keep the table's choice. A malformed value
+// fails the call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at run
+// time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each call's configuration and the reason, and each
+// launch that claims its tiles.
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
@@ -165,7 +166,7 @@ constexpr TileEntry entry(WgmmaTile tile, const char* name,
   return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM, C::kSmemBytes, launch};
 }
 /// Every configuration the rung ships. The tf32 NN tiles' launcher runs every other call a
-/// forced "tf32nn" or "tf32nn128" meets (tf32 with N-contiguous B takes run_launches'
+/// forced "tf32nn", "tf32nn128" or "tf32nn64" meets (tf32 with N-contiguous B takes run_launches'
 /// C^T kernels).
 constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTma>(WgmmaTile::Large, "128x256c2", launch_wgmma_large),
@@ -187,6 +188,7 @@ constexpr TileEntry kTiles[] = {
                               launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_thin, launch_wgmma_short>),
     entry<sm90::WgmmaTmaSmall>(WgmmaTile::Small, "64x64", launch_wgmma_small),
     entry<sm90::WgmmaTf32NNMid>(WgmmaTile::Tf32NNMid, "tf32nn128", launch_wgmma_large),
+    entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64", launch_wgmma_large),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -281,7 +283,9 @@ double rounds_estimate(int64_t clusters, int slots, int64_t k_blocks) {
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
 
 /// The tiles of the C^T kernel (tf32 with N-contiguous B).
-bool is_tf32_nn_tile(WgmmaTile tile) { return tile == WgmmaTile::Tf32NN || tile == WgmmaTile::Tf32NNMid; }
+bool is_tf32_nn_tile(WgmmaTile tile) {
+  return tile == WgmmaTile::Tf32NN || tile == WgmmaTile::Tf32NNMid || tile == WgmmaTile::Tf32NNShort;
+}
 
 /// The cost model between the C^T kernel's two tiles (tf32 with N-contiguous B), fitted
 /// to every configuration forced on the H200 (notes/llm-gemm.md, "The C^T kernel's 128 x
@@ -628,6 +632,8 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNMid)
     launch_wgmma_tf32_nn_mid(args, ctx, choice.ways);
+  else if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNShort)
+    launch_wgmma_tf32_nn_short(args, ctx, choice.ways);
   else if (is_tf32_nn(args))
     launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
   else

@@ -196,7 +196,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// wgmma's A operand is B^T, taken from registers (each consumer loads its fragments
 /// from the TMA-staged B tile with 32-bit shared loads), and its B operand is A^T, which
 /// is K-major in shared memory as stored. A CTA tile is Cfg::kBlockN rows of C (wgmma N:
-/// 256, or 128 where the 256-row tiles are few) by 128 columns (two consumers x wgmma M =
+/// 256, or 128 or 64 where the 256-row tiles are few) by 128 columns (two consumers x wgmma M =
 /// 64). Fragment row r of warp w holds C column
 ///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
 /// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
@@ -207,8 +207,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  static_assert(Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128),
-                "the tf32 NN tiles: 256 or 128 rows of C by 128 columns");
+  static_assert(
+      Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128 || Cfg::kBlockN == 64),
+      "the tf32 NN tiles: 256, 128 or 64 rows of C by 128 columns");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
   constexpr int kABoxes = kTileM / 64;  // boxes of user A a stage
@@ -591,22 +592,23 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
 
 /// The configurations the rung ships (cuda/gemm/configs/sm90.cuh), by tile.
 enum class WgmmaTile : int {
-  Large,      // 128x256, clusters of 2 (sm90::WgmmaTma)
-  Mid,        // 128x128 (sm90::WgmmaTmaMid)
-  Short,      // 64x128 (sm90::WgmmaTmaShort)
-  Tf32NN,     // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
-  Store,      // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
-  MidC2,      // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
-  Narrow,     // 128x64 (sm90::WgmmaTmaNarrow)
-  SmallC2,    // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
-  ShortC2,    // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
-  NarrowC2,   // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
-  WideC2,     // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
-  TallC2,     // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
-  WaveC2,     // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
-  Thin,       // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
-  Small,      // 64x64 (sm90::WgmmaTmaSmall)
-  Tf32NNMid,  // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
+  Large,        // 128x256, clusters of 2 (sm90::WgmmaTma)
+  Mid,          // 128x128 (sm90::WgmmaTmaMid)
+  Short,        // 64x128 (sm90::WgmmaTmaShort)
+  Tf32NN,       // tf32 with N-contiguous B, C^T = B^T A^T (sm90::WgmmaTf32NN)
+  Store,        // 128x256, clusters of 2, deep C staging for store-bound calls (sm90::WgmmaTmaStore)
+  MidC2,        // 128x128, clusters of 2 (sm90::WgmmaTmaMidC2)
+  Narrow,       // 128x64 (sm90::WgmmaTmaNarrow)
+  SmallC2,      // 64x64, clusters of 2 (sm90::WgmmaTmaSmallC2)
+  ShortC2,      // 64x128, clusters of 2 (sm90::WgmmaTmaShortC2)
+  NarrowC2,     // 128x64, clusters of 2 (sm90::WgmmaTmaNarrowC2)
+  WideC2,       // 128x192, clusters of 2 (sm90::WgmmaTmaWideC2)
+  TallC2,       // 192x192, clusters of 2 (sm90::WgmmaTmaTallC2)
+  WaveC2,       // 128x168, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaWave168C2)
+  Thin,         // 64x32, 16-bit K-major B (sm90::WgmmaTmaThin)
+  Small,        // 64x64 (sm90::WgmmaTmaSmall)
+  Tf32NNMid,    // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
+  Tf32NNShort,  // tf32 with N-contiguous B, C^T on 64 x 128 tiles of C (sm90::WgmmaTf32NNShort)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -654,8 +656,10 @@ void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, in
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-/// The 128 x 128 C^T kernel's launcher (launch_wgmma_tf32_nn with sm90::WgmmaTf32NNMid,
-/// 12_wgmma_tma_tf32nn_mid.cu): tf32 calls with K-major A and N-contiguous B only.
+/// The 128 x 128 and 64 x 128 C^T kernels' launchers (launch_wgmma_tf32_nn with
+/// sm90::WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn_mid.cu): tf32 calls with
+/// K-major A and N-contiguous B only.
 void launch_wgmma_tf32_nn_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_tf32_nn_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm
