@@ -220,12 +220,26 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kOneGemm,
        core::TSide::M},
       // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
+      // tf32 with N-contiguous weights 11008 wide and wider at 32-64 tokens on the H200,
+      // tokens as A's rows: wgmma_tma's C^T kernel on 64 x 128 tiles ahead of cuBLAS (T 32:
+      // 102-108%, T 64: 107-118%); the 4096-wide weights stay with cuBLAS (96-100%).
+      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
+      {"tf32 NN T 32-64, wide weights, H200",
+       kTF32,
+       kH200,
+       {32, 64},
+       {11008, kAny},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
       {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},
       {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", kLayoutNN, kOneGemm},
       // tf32 with N-contiguous weights at 128-256 tokens on the H200, tokens as A's rows:
-      // wgmma_tma's C^T kernel on 128 x 128 tiles (split where they are few) ahead of cuBLAS
-      // on the five 4096..14336 weights (T 128: 101-122%, T 256: 113-123%); the vocabulary
-      // at T 128 level. notes/llm-gemm.md, "The C^T kernel's 128 x 128 tile".
+      // wgmma_tma's C^T kernel on 64- or 128-row tiles (split where few) ahead of cuBLAS
+      // on the five 4096..14336 weights (T 128: 101-128%, T 256: 113-123%); the vocabulary
+      // at T 128 level. notes/llm-gemm.md, "The C^T kernel's smaller tiles".
       {"tf32 NN T 128-256, H200",
        kTF32,
        kH200,

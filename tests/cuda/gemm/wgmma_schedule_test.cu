@@ -367,7 +367,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");         // 17 K blocks
   EXPECT_EQ(choice(1152, 1152, 1024, DType::F16), "128x128");         // 162 tiles of 64x128: two waves
   EXPECT_EQ(choice(128, 11008, 4096, DType::BF16), "128x128");        // 172 clusters of 64x64: 2.6 waves
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn128");       // tf32 NN: below
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32), "tf32nn64");        // tf32 NN: below
   EXPECT_EQ(choice(64, 64, 64, DType::BF16), "64x128");               // one K block: nothing to split
   // A linear layer with many columns (a vocabulary): at most 64 rows never take a
   // cluster along M, whose second CTA would have no rows; 65..128 rows are two 64-row
@@ -384,9 +384,9 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_NE(choice(512, 512, 128, DType::BF16, true, 1024, true), "128x256store");  // f32 C
 }
 
-/// tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles where its cost model
-/// estimates them shorter than the 256 x 128 ones, each split where its tiles are few
-/// (the cells measured on the H200, notes/llm-gemm.md "The C^T kernel's 128 x 128 tile").
+/// tf32 with N-contiguous B: the C^T kernel's tile (256, 128 or 64 rows) its cost model
+/// estimates shortest, each split where its tiles are few (the cells measured on the
+/// H200, notes/llm-gemm.md "The C^T kernel's smaller tiles").
 TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;
@@ -394,28 +394,33 @@ TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
     return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, false, batch), ctx).name();
   };
-  // Squares up to 1792: the 128 x 128 tiles, unsplit (K of at most 56 blocks).
-  for (int64_t s : {128, 256, 512, 1000, 1024, 1280, 1536, 1792}) EXPECT_EQ(choice(s, s, s), "tf32nn128") << s;
-  EXPECT_EQ(choice(2048, 2048, 2048), "tf32nn");  // 256 tiles of 128 x 128: two rounds
+  // Squares: 64-row tiles up to 1024 (128 tiles: one wave), 128-row ones up to 1792.
+  for (int64_t s : {128, 256, 512, 1000, 1024}) EXPECT_EQ(choice(s, s, s), "tf32nn64") << s;
+  for (int64_t s : {1280, 1536, 1792}) EXPECT_EQ(choice(s, s, s), "tf32nn128") << s;
+  EXPECT_EQ(choice(2048, 2048, 2048), "tf32nn");  // 128 tiles of 256 rows: one wave
   EXPECT_EQ(choice(3000, 3000, 3000), "tf32nn");
-  // Up to 128 rows both tiles are as many, the smaller one half the work.
-  EXPECT_EQ(choice(64, 4096, 4096), "tf32nn128 splitk4");
-  EXPECT_EQ(choice(128, 4096, 11008), "tf32nn128 splitk4");
-  EXPECT_EQ(choice(128, 14336, 4096), "tf32nn128");
+  // Up to 64 rows every tile counts as many: the smallest, split where they are few.
+  EXPECT_EQ(choice(16, 4096, 4096), "tf32nn64 splitk4");
+  EXPECT_EQ(choice(64, 4096, 4096), "tf32nn64 splitk4");
+  EXPECT_EQ(choice(16, 128256, 4096), "tf32nn64");
+  EXPECT_EQ(choice(64, 14336, 4096), "tf32nn64");
+  EXPECT_EQ(choice(128, 4096, 4096), "tf32nn64 splitk2");  // 64 tiles in 2, against 32 in 4
+  EXPECT_EQ(choice(128, 4096, 11008), "tf32nn64 splitk2");
+  EXPECT_EQ(choice(128, 14336, 4096), "tf32nn128");  // 224 tiles of 64 rows: two rounds
   EXPECT_EQ(choice(128, 128256, 4096), "tf32nn128");
-  EXPECT_EQ(choice(256, 4096, 4096), "tf32nn128 splitk2");  // 64 tiles, against 32 in 4
-  EXPECT_EQ(choice(256, 11008, 4096), "tf32nn128");         // 172 tiles: the tail split covers the rest
-  EXPECT_EQ(choice(512, 4096, 4096), "tf32nn128");          // 128 tiles, against 64 in 2
-  // The 256 x 128 tiles where they fill the SMs or split over a long K.
+  EXPECT_EQ(choice(256, 4096, 4096), "tf32nn128 splitk2");
+  EXPECT_EQ(choice(256, 11008, 4096), "tf32nn128");  // 172 tiles: the tail split covers the rest
+  EXPECT_EQ(choice(256, 4096, 14336), "tf32nn128 splitk2");
+  EXPECT_EQ(choice(512, 4096, 4096), "tf32nn128");  // 128 tiles, against 64 in 2
+  // The 256-row tiles where they fill the SMs or split over a long K.
   EXPECT_EQ(choice(256, 14336, 4096), "tf32nn");
-  EXPECT_EQ(choice(256, 4096, 14336), "tf32nn splitk4");
   EXPECT_EQ(choice(512, 4096, 11008), "tf32nn splitk2");
   EXPECT_EQ(choice(512, 11008, 4096), "tf32nn");
   EXPECT_EQ(choice(1024, 4096, 4096), "tf32nn");
   EXPECT_EQ(choice(512, 128256, 4096), "tf32nn");
   // Batches count every item's tiles (one launch runs them all).
   EXPECT_EQ(choice(512, 512, 512, 16), "tf32nn");
-  EXPECT_EQ(choice(128, 128, 4096, 3), "tf32nn128 splitk4");
+  EXPECT_EQ(choice(64, 128, 4096, 3), "tf32nn64 splitk4");
   // K-major B is not the C^T kernel's.
   EXPECT_NE(gemm::choose_wgmma_config(table_call(512, 512, 512, DType::F32, true), ctx).name().rfind("tf32nn", 0), 0u);
 }
@@ -426,32 +431,13 @@ TEST(WgmmaChoiceTable, ConfigNames) {
   EXPECT_EQ(c.tile, gemm::WgmmaTile::Mid);
   EXPECT_EQ(c.ways, 4);
   EXPECT_EQ(c.name(), "128x128 splitk4");
-  for (const char* name : {"128x256c2",
-                           "128x128",
-                           "64x128",
-                           "tf32nn",
-                           "64x128 splitk16",
-                           "tf32nn splitk3",
-                           "tf32nn128",
-                           "tf32nn128 splitk4",
-                           "tf32nn64",
-                           "128x256store",
-                           "128x128c2",
-                           "128x64",
-                           "64x64c2",
-                           "64x64c2 splitk2",
-                           "64x128c2",
-                           "128x64c2",
-                           "128x192c2",
-                           "128x192c2 splitk3",
-                           "192x192c2",
-                           "192x192c2 splitk2",
-                           "128x168c2",
-                           "128x168c2 splitk4",
-                           "64x32",
-                           "64x32 splitk3",
-                           "64x64",
-                           "64x64 splitk2"}) {
+  for (const char* name : {"128x256c2",       "128x128",           "64x128",    "tf32nn",
+                           "64x128 splitk16", "tf32nn splitk3",    "tf32nn128", "tf32nn128 splitk4",
+                           "tf32nn64",        "128x256store",      "128x128c2", "128x64",
+                           "64x64c2",         "64x64c2 splitk2",   "64x128c2",  "128x64c2",
+                           "128x192c2",       "128x192c2 splitk3", "192x192c2", "192x192c2 splitk2",
+                           "128x168c2",       "128x168c2 splitk4", "64x32",     "64x32 splitk3",
+                           "64x64",           "64x64 splitk2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -121,6 +121,7 @@
 #include "core/log.hpp"
 
 #include <cstdlib>
+#include <limits>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -287,29 +288,41 @@ bool is_tf32_nn_tile(WgmmaTile tile) {
   return tile == WgmmaTile::Tf32NN || tile == WgmmaTile::Tf32NNMid || tile == WgmmaTile::Tf32NNShort;
 }
 
-/// The cost model between the C^T kernel's two tiles (tf32 with N-contiguous B), fitted
-/// to every configuration forced on the H200 (notes/llm-gemm.md, "The C^T kernel's 128 x
-/// 128 tile"): a 128 x 128 tile costs 0.6 of a 256 x 128 one (the m64n128 wgmma keeps
-/// its rate; per tile only the register loads of B^T stay the same), a split one 12 K
-/// blocks more (its partial sums are half the large tile's, kLargeSplitCost).
-constexpr double kTf32NNMidTileCost = 0.6, kTf32NNMidSplitCost = 12;
+/// The cost model between the C^T kernel's tiles (tf32 with N-contiguous B: 256, 128 or
+/// 64 rows of C by 128 columns), fitted to every tile and split forced on the H200
+/// (notes/llm-gemm.md, "The C^T kernel's smaller tiles"): a tile's time in K blocks of a
+/// 256-row one (the wgmma work halves with the rows, the register loads of B^T per tile
+/// stay), and a split tile's extra cost per K range beyond the first, in K blocks of a
+/// 256-row tile, in proportion to the partial sums it parks (its rows).
+struct Tf32NNTile {
+  WgmmaTile tile;
+  int rows;
+  double cost;
+  const char* why;
+};
+constexpr Tf32NNTile kTf32NNTiles[] = {
+    {WgmmaTile::Tf32NN, 256, 1.0, "tf32 with N-contiguous B: the C^T kernel's 256 x 128 tiles, estimated shortest"},
+    {WgmmaTile::Tf32NNMid, 128, 0.6, "tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles, estimated shortest"},
+    {WgmmaTile::Tf32NNShort, 64, 0.45, "tf32 with N-contiguous B: the C^T kernel's 64 x 128 tiles, estimated shortest"},
+};
+constexpr double kTf32NNRangeCost = 24;
 
 /// tf32 with N-contiguous B: the C^T kernel on whichever of its tiles, each split as
-/// split_ways says where its tiles are few, is estimated the shorter, its last partial
-/// round counted as the launch's tail split runs it.
+/// split_ways says where its tiles are few, is estimated the shortest (the larger on a
+/// tie), its last partial round counted as the launch's tail split runs it.
 WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks) {
-  const int64_t items = args.batch, c_tiles_n = core::ceil_div<int64_t>(args.n, 128);
-  const int64_t large = core::ceil_div<int64_t>(args.m, 256) * c_tiles_n * items;
-  const int64_t mid = core::ceil_div<int64_t>(args.m, 128) * c_tiles_n * items;
-  const int large_ways = split_ways(large, k_blocks, sms), mid_ways = split_ways(mid, k_blocks, sms);
-  auto cost = [&](int64_t tiles, int ways, double tile_cost, double split_cost) {
-    return ways > 1 ? estimate(tiles, sms, ways, k_blocks, tile_cost, split_cost)
-                    : tile_cost * rounds_estimate(tiles, sms, k_blocks);
-  };
-  if (cost(mid, mid_ways, kTf32NNMidTileCost, kTf32NNMidSplitCost) < cost(large, large_ways, 1.0, kLargeSplitCost))
-    return {WgmmaTile::Tf32NNMid, mid_ways,
-            "tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles, estimated shorter"};
-  return {WgmmaTile::Tf32NN, large_ways, "tf32 with N-contiguous B: the C^T kernel's 256 x 128 tiles"};
+  const int64_t c_tiles_n = core::ceil_div<int64_t>(args.n, 128) * args.batch;
+  WgmmaChoice best;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (const Tf32NNTile& t : kTf32NNTiles) {
+    const int64_t tiles = core::ceil_div<int64_t>(args.m, t.rows) * c_tiles_n;
+    const int ways = split_ways(tiles, k_blocks, sms);
+    const double range_cost = kTf32NNRangeCost * t.rows / 256 * (ways - 1);
+    const double cost = ways > 1 ? estimate(tiles, sms, ways, k_blocks, t.cost, range_cost)
+                                 : t.cost * rounds_estimate(tiles, sms, k_blocks);
+    if (cost < best_cost) best_cost = cost, best = {t.tile, ways, t.why};
+  }
+  return best;
 }
 
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
