@@ -200,12 +200,17 @@ TEST(CudaAutoTable, Tf32WithNContiguousWeightsAt128To256TokensIsWgmmaTmaOnTheH20
   EXPECT_EQ(pick(tf32_call(4096, 128, 4096), kH200), "") << "tokens as C's columns: not measured";
 }
 
-TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAt32To64TokensIsWgmmaTmaOnTheH200) {
+TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200) {
   for (int64_t tokens : {32, 48, 64})
     for (int64_t n : {11008, 14336, 128256}) {
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH200), "wgmma_tma") << tokens << " x " << n;
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
     }
+  for (int64_t tokens : {2, 8, 16}) {
+    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
+    EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "cublas") << tokens << ": narrower weights";
+  }
+  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "cublas") << "one token: cuBLAS";
   EXPECT_EQ(pick(tf32_call(32, 4096, 4096), kH200), "cublas") << "4096 wide: cuBLAS";
   EXPECT_EQ(pick(tf32_call(64, 4096, 11008), kH200), "cublas") << "K = 11008: cuBLAS";
   EXPECT_EQ(pick(tf32_call(31, 11008, 4096), kH200), "cublas") << "31 tokens: not measured";
