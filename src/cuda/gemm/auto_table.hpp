@@ -224,14 +224,25 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // tokens as A's rows: wgmma_tma's C^T kernel on 64 x 128 tiles ahead of cuBLAS (T 32:
       // 102-108%, T 64: 107-118%); the 4096-wide weights stay with cuBLAS (96-100%).
       // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
-      // The 128256 x 4096 vocabulary projection in tf32 with N-contiguous weights at 2-16
-      // tokens on the H200: wgmma_tma's 64 x 128 C^T tiles ahead of cuBLAS (T 4-16: 105.6-
-      // 106.6%; at T = 2 cuBLAS reads 38% of the copy rate, wgmma_tma 2.4 times as fast); T 1
-      // stays with cuBLAS (96%). notes/llm-gemm.md, "The C^T kernel's smaller tiles".
-      {"tf32 NN vocabulary T 2-16, H200",
+      // The 128256 x 4096 vocabulary projection in tf32 with N-contiguous weights on the
+      // H200: wgmma_tma's 64 x 128 C^T tiles ahead of cuBLAS at T 8-16 (105.2-106.8% in two
+      // runs) and at T = 2, where cuBLAS reads 38% of the copy rate (wgmma_tma 2.1-2.4x); at
+      // T 3-4 the two are level (97.6-105.6%) and T 1 stays with cuBLAS (96-97%).
+      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
+      {"tf32 NN vocabulary T 2, H200",
        kTF32,
        kH200,
-       {2, 16},
+       {2, 2},
+       {65536, kAny},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      {"tf32 NN vocabulary T 8-16, H200",
+       kTF32,
+       kH200,
+       {8, 16},
        {65536, kAny},
        {4096, 4096},
        "wgmma_tma",

@@ -206,11 +206,13 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH200), "wgmma_tma") << tokens << " x " << n;
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
     }
-  for (int64_t tokens : {2, 8, 16}) {
+  for (int64_t tokens : {2, 8, 12, 16}) {
     EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
     EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "cublas") << tokens << ": narrower weights";
   }
-  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "cublas") << "one token: cuBLAS";
+  for (int64_t tokens : {1, 3, 4, 7})
+    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "cublas")
+        << tokens << ": level with cuBLAS or not measured";
   EXPECT_EQ(pick(tf32_call(32, 4096, 4096), kH200), "cublas") << "4096 wide: cuBLAS";
   EXPECT_EQ(pick(tf32_call(64, 4096, 11008), kH200), "cublas") << "K = 11008: cuBLAS";
   EXPECT_EQ(pick(tf32_call(31, 11008, 4096), kH200), "cublas") << "31 tokens: not measured";
