@@ -144,7 +144,9 @@ __device__ __forceinline__ void wgmma_wait() {
       "}\n"                                                                                  \
       : GK_WGMMA_##W##_D_OPERANDS                                                            \
       : "l"(desc_a), "l"(desc_b), "r"(accumulate), "n"(kTransA), "n"(kTransB))
-#define GK_WGMMA_SS_TF32(SHAPE, W, IA, IB, IP)                                       \
+/// The same for tf32 inputs (no transpose immediates); A is the PTX text of wgmma's A
+/// operand (a descriptor "%n", or registers "{%n, ...}"), the inputs follow as operands.
+#define GK_WGMMA_TF32(SHAPE, W, A, IB, IP, ...)                                      \
   asm volatile(                                                                      \
       "{\n"                                                                          \
       ".reg .pred p;\n"                                                              \
@@ -152,11 +154,13 @@ __device__ __forceinline__ void wgmma_wait() {
       ", 0;\n"                                                                       \
       "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS \
       "},"                                                                           \
-      " %" IA ", %" IB                                                               \
+      " " A ", %" IB                                                                 \
       ", p, 1, 1;\n"                                                                 \
       "}\n"                                                                          \
       : GK_WGMMA_##W##_D_OPERANDS                                                    \
-      : "l"(desc_a), "l"(desc_b), "r"(accumulate))
+      : __VA_ARGS__)
+#define GK_WGMMA_SS_TF32(SHAPE, W, IA, IB, IP) \
+  GK_WGMMA_TF32(SHAPE, W, "%" IA, IB, IP, "l"(desc_a), "l"(desc_b), "r"(accumulate))
 
 /// D(64 x N, f32) (+)= A(64x16) * B(16 x N), 16-bit inputs read from shared memory, N / 2
 /// accumulators a thread: N = 256 (the large tiles), 192, 168 (K-major B: the tile loads
@@ -215,19 +219,9 @@ __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t des
 template <int N>
 __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                                     int accumulate) {
-#define GK_WGMMA_RS_TF32(SHAPE, W, IA0, IA1, IA2, IA3, IB, IP)                       \
-  asm volatile(                                                                      \
-      "{\n"                                                                          \
-      ".reg .pred p;\n"                                                              \
-      "setp.ne.b32 p, %" IP                                                          \
-      ", 0;\n"                                                                       \
-      "wgmma.mma_async.sync.aligned." SHAPE ".f32.tf32.tf32 {" GK_WGMMA_##W##_D_REGS \
-      "},"                                                                           \
-      " {%" IA0 ", %" IA1 ", %" IA2 ", %" IA3 "}, %" IB                              \
-      ", p, 1, 1;\n"                                                                 \
-      "}\n"                                                                          \
-      : GK_WGMMA_##W##_D_OPERANDS                                                    \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(accumulate))
+#define GK_WGMMA_RS_TF32(SHAPE, W, IA0, IA1, IA2, IA3, IB, IP)                                                 \
+  GK_WGMMA_TF32(SHAPE, W, "{%" IA0 ", %" IA1 ", %" IA2 ", %" IA3 "}", IB, IP, "r"(a[0]), "r"(a[1]), "r"(a[2]), \
+                "r"(a[3]), "l"(desc_b), "r"(accumulate))
   if constexpr (N == 256) {
     GK_WGMMA_RS_TF32("m64n256k8", N256, "128", "129", "130", "131", "132", "133");
   } else if constexpr (N == 128) {
@@ -237,6 +231,7 @@ __device__ __forceinline__ void wgmma_m64k8_tf32_rs(float (&d)[N / 2], const uin
     GK_WGMMA_RS_TF32("m64n64k8", N64, "32", "33", "34", "35", "36", "37");
   }
 #undef GK_WGMMA_RS_TF32
+#undef GK_WGMMA_TF32
 }
 
 /// Keeps registers that an in-flight wgmma reads alive (and unmoved) up to this point.

@@ -219,11 +219,6 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNT,
        kOneGemm,
        core::TSide::M},
-      // tf32 at a few tokens: cuBLAS (the C^T kernel's 256-row tiles waste most of a tile).
-      // tf32 with N-contiguous weights 11008 wide and wider at 32-64 tokens on the H200,
-      // tokens as A's rows: wgmma_tma's C^T kernel on 64 x 128 tiles ahead of cuBLAS (T 32:
-      // 102-108%, T 64: 107-118%); the 4096-wide weights stay with cuBLAS (96-100%).
-      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
       // The 128256 x 4096 vocabulary projection in tf32 with N-contiguous weights on the
       // H200: wgmma_tma's 64 x 128 C^T tiles ahead of cuBLAS at T 8-16 (105.2-106.8% in two
       // runs) and at T = 2, where cuBLAS reads 38% of the copy rate (wgmma_tma 2.1-2.4x); at
@@ -249,6 +244,10 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
+      // tf32 with N-contiguous weights 11008 wide and wider at 32-64 tokens on the H200,
+      // tokens as A's rows: wgmma_tma's C^T kernel on 64 x 128 tiles ahead of cuBLAS (T 32:
+      // 102-108%, T 64: 107-118%); the 4096-wide weights stay with cuBLAS (96-100%).
+      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
       {"tf32 NN T 32-64, wide weights, H200",
        kTF32,
        kH200,
@@ -259,6 +258,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
+      // tf32 at a few tokens elsewhere: cuBLAS (the C^T kernel's 64-row tiles ran 70-97% of
+      // it on the 4096..14336 weights at T 1-16 on the H200; the H100 not measured since).
       {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},
       {"tf32 NN few rows", kTF32, kH100, {17, 64}, {}, {}, "cublas", kLayoutNN, kOneGemm},
       // tf32 with N-contiguous weights at 128-256 tokens on the H200, tokens as A's rows:

@@ -125,8 +125,9 @@ TEST(CudaAutoTable, Weight4096x4096At16To64And128And256TokensIsWgmmaTmaOnTheH200
     for (bool layout : {kNN, kNT})
       for (int64_t tokens : {16, 32, 33, 48, 64}) {
         EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH200), "wgmma_tma") << tokens;
-        if (tokens > 16)  // 16 tokens on the H100: the decode entries
+        if (tokens > 16) {  // 16 tokens on the H100: the decode entries
           EXPECT_EQ(pick(call(t, layout, tokens, 4096, 4096), kH100), "") << tokens << ": the H100 not measured";
+        }
       }
     EXPECT_EQ(pick(call(t, kNT, 15, 4096, 4096), kH200), "wgmma_tma") << "15 tokens: the decode entry";
     EXPECT_EQ(pick(call(t, kNN, 4096, 32, 4096), kH200), "") << "tokens as C's columns: not measured";
