@@ -276,6 +276,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
+      // tf32 with N-contiguous B at 1000-1280 each way on the H200: the C^T kernel's 64- and
+      // 128-row tiles ahead of cuBLAS (1000^3 100.0-101.7%, 1024^3 105.9-106.8%, 1280^3
+      // 102-104% in one to two runs each); 768^3 level (99%) stays with cuBLAS.
+      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
+      {"tf32 NN 1000-1280 each way, H200",
+       kTF32,
+       kH200,
+       {1000, 1280},
+       {1000, 1280},
+       {1000, 1280},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm},
       // tf32 from 512 rows: N-contiguous B through the C^T kernel and its K split; K-major
       // B where the weights are long along K or wide.
       {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", kLayoutNN, kOneGemm},

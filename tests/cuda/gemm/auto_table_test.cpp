@@ -220,6 +220,17 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
   EXPECT_EQ(pick(tf32_call(64, 11008, 4096, kNT), kH200), "") << "K-major weights: not this entry";
 }
 
+TEST(CudaAutoTable, Tf32NNAt1000To1280EachWayIsWgmmaTmaOnTheH200) {
+  for (int64_t s : {1000, 1024, 1100, 1280}) {
+    EXPECT_EQ(pick(tf32_call(s, s, s), kH200), "wgmma_tma") << s;
+    EXPECT_EQ(pick(tf32_call(s, s, s), kH100), "") << s << ": the H100 not measured";
+  }
+  EXPECT_EQ(pick(tf32_call(1000, 1280, 1024), kH200), "wgmma_tma");
+  EXPECT_EQ(pick(tf32_call(768, 768, 768), kH200), "") << "768: level with cuBLAS";
+  EXPECT_EQ(pick(tf32_call(1000, 1000, 1000, kNT), kH200), "") << "K-major B: not this entry";
+  EXPECT_EQ(pick(tf32_call(1000, 1000, 2048), kH200), "") << "a longer K: not measured";
+}
+
 TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
   for (DType t : {DType::BF16, DType::F16})
     for (int64_t s : {2048, 3072, 4096}) {
