@@ -33,7 +33,9 @@
 #include "cuda/gemm/gemm_rungs.cuh"
 #include "cuda/gemm/simt/09_double_buffer.cuh"
 
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 namespace gpukern::cuda::gemm {
 namespace {
@@ -85,7 +87,28 @@ core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaConte
   return why;
 }
 
+namespace {
+
+/// GPUKERN_DOUBLE_BUFFER_TILE=large|small forces the tile, for measurement: read once
+/// per process; any other value fails the call naming the variable. A call with an
+/// epilogue runs Large whatever is forced (Small has no epilogue kernel).
+enum class ForcedTile { None, Large, Small, Invalid };
+ForcedTile forced_tile() {
+  static const ForcedTile forced = [] {
+    const char* v = std::getenv("GPUKERN_DOUBLE_BUFFER_TILE");
+    if (!v || !*v) return ForcedTile::None;
+    const std::string s(v);
+    return s == "large" ? ForcedTile::Large : s == "small" ? ForcedTile::Small : ForcedTile::Invalid;
+  }();
+  return forced;
+}
+
+}  // namespace
+
 void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  const ForcedTile forced = forced_tile();
+  if (forced == ForcedTile::Invalid)
+    throw core::Error(core::Status::InvalidArgument, "GPUKERN_DOUBLE_BUFFER_TILE: expected 'large' or 'small'");
   const SgemmProblem p = make_problem(args);
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
@@ -96,7 +119,9 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
     // tiles of every batch item count. Calls with an epilogue always take Large: Small has
     // no epilogue kernel (each instantiation costs compile time).
     const Epilogue epi = epilogue_of(args);
-    if (epi.active() || large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9)
+    const bool large = forced == ForcedTile::None ? large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9
+                                                  : forced == ForcedTile::Large;
+    if (epi.active() || large)
       launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
     else
       launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
