@@ -109,6 +109,33 @@ void check_double_buffer_config(const CudaContext& ctx, const char* name) {
 
 class SimtDoubleBuffer : public OnStream {};
 
+/// double_buffer's tile: Large where its tiles fill nine tenths or more of the SM slots of
+/// the rounds they take, else Small; calls with an epilogue always Large.
+TEST(SimtDoubleBufferTile, LargeWhereItsRoundsAreFull) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;
+  ctx.arch.cc = 90;
+  auto large = [&](int64_t m, int64_t n, int64_t batch = 1, bool bias = false) {
+    core::GemmArgs a{};
+    a.m = m, a.n = n, a.k = 4096, a.batch = batch;
+    a.ab_type = a.c_type = core::DType::F32;
+    a.lda = a.k, a.ldb = n, a.ldc = n;
+    a.stride_a = m * a.k, a.stride_b = a.k * n, a.stride_c = m * n;
+    static const float kBias[1] = {0};
+    if (bias) a.bias = kBias, a.bias_type = core::DType::F32;
+    return gemm::double_buffer_takes_large(a, ctx);
+  };
+  EXPECT_TRUE(large(2048, 2048));     // 128 tiles: one round 97% full
+  EXPECT_TRUE(large(4096, 4096));     // 512 tiles: four rounds 97% full
+  EXPECT_TRUE(large(512, 128256));    // 2004 tiles: 16 rounds 95% full
+  EXPECT_FALSE(large(1000, 1000));    // 32 tiles
+  EXPECT_FALSE(large(512, 11008));    // 172 tiles: two rounds 65% full
+  EXPECT_FALSE(large(512, 14336));    // 224: 85%
+  EXPECT_FALSE(large(3000, 3000));    // 288: 73%
+  EXPECT_TRUE(large(1000, 1000, 4));  // 128 tiles over the batch
+  EXPECT_TRUE(large(512, 11008, 1, true)) << "an epilogue: Small has no epilogue kernel";
+}
+
 TEST_F(SimtDoubleBuffer, EveryConfigOfThisArchitecture) {
   std::string why_not;
   const CudaContext* ctx = device_context(stream_, &why_not);

@@ -3,7 +3,7 @@
 // L2-aware block order. The kernel is in 09_double_buffer.cuh, the tile configurations
 // per architecture in cuda/gemm/configs/ (two per architecture: Large, the throughput
 // tile, and Small, a quarter of its area for problems whose Large tiles would leave SMs
-// idle).
+// idle in their last round).
 //
 // Change from 08. In 08 every K step was copy -> barrier -> compute -> barrier: while
 // a block's warps wait on global memory no FMA issues, and the loads pass through
@@ -17,7 +17,7 @@
 // barrier sits before the last kk, so the next tile's first loads overlap this tile's
 // last FMAs). Blocks are numbered in groups of 8 tile rows so that the blocks resident
 // together share A and B panels in L2. Problems whose 128 x 256 tiles would leave SMs
-// idle (1000^3) use a 64 x 128 tile.
+// idle or whose last round of them is mostly empty (1000^3, 3000^3) use a 64 x 128 tile.
 // Any alignment and leading dimension is accepted: K-contiguous operands are copied
 // 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
 // bytes at a time when aligned; out-of-range elements are zero-filled by the copy, so
@@ -105,23 +105,35 @@ ForcedTile forced_tile() {
 
 }  // namespace
 
-void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
+bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (epilogue_of(args).active()) return true;  // Small has no epilogue kernel (compile time)
   const ForcedTile forced = forced_tile();
-  if (forced == ForcedTile::Invalid)
+  if (forced != ForcedTile::None) return forced == ForcedTile::Large;
+  bool large = true;
+  with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
+    using Large = typename decltype(row)::Large;
+    const int64_t tiles = ceil_div<int64_t>(args.m, Large::Tiling::kBlockM) *
+                          ceil_div<int64_t>(args.n, Large::Tiling::kBlockN) * args.batch;
+    // Large tiles (one block an SM) where they fill nine tenths or more of the SM slots of
+    // the rounds they take; else the Small tile, a quarter of the area at three blocks an
+    // SM, whose last round leaves less idle (each forced on the H200: notes/cuda-gemm.md,
+    // "double_buffer's tile and its last round").
+    const int64_t sms = ctx.sm_count, rounds = ceil_div<int64_t>(tiles, sms);
+    large = tiles * 10 >= rounds * sms * 9;
+  });
+  return large;
+}
+
+void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
+  if (forced_tile() == ForcedTile::Invalid)
     throw core::Error(core::Status::InvalidArgument, "GPUKERN_DOUBLE_BUFFER_TILE: expected 'large' or 'small'");
   const SgemmProblem p = make_problem(args);
+  const bool large = double_buffer_takes_large(args, ctx);
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
     using Small = typename decltype(row)::Small;
-    const int64_t large_blocks = int64_t(ceil_div(p.m, Large::Tiling::kBlockM)) * ceil_div(p.n, Large::Tiling::kBlockN);
-    // Large tiles unless they would leave more than a tenth of the SMs idle (2048^3:
-    // 128 tiles on 132 SMs still runs best with Large; 1000^3: 32 tiles does not); the
-    // tiles of every batch item count. Calls with an epilogue always take Large: Small has
-    // no epilogue kernel (each instantiation costs compile time).
     const Epilogue epi = epilogue_of(args);
-    const bool large = forced == ForcedTile::None ? large_blocks * args.batch * 10 >= int64_t(ctx.sm_count) * 9
-                                                  : forced == ForcedTile::Large;
-    if (epi.active() || large)
+    if (large)
       launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
     else
       launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);

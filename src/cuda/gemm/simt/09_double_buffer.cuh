@@ -329,4 +329,9 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
   GK_LAUNCH_CHECK();
 }
 
+/// Whether double_buffer runs `args` on its Large tile rather than Small (the rule in
+/// 09_double_buffer.cu; GPUKERN_DOUBLE_BUFFER_TILE=large|small forces it, for
+/// measurement).
+bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ctx);
+
 }  // namespace gpukern::cuda::gemm
