@@ -1,9 +1,9 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
 // descriptor with the 128-byte swizzle, wgmma.mma_async (k16 for f16/bf16 at N = 256, 192,
-// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, m64n256, m64n128 and m64n64 also
-// with A from registers) with its fence / commit / wait, and setmaxnreg (register reallocation between
-// warpgroups): thin wrappers of the PTX instructions. NVIDIA only: call from device code
-// compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
+// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, and with A from registers
+// at N = 256, 128 and 64) with its fence / commit / wait, and setmaxnreg (register
+// reallocation between warpgroups): thin wrappers of the PTX instructions. NVIDIA only:
+// call from device code compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
 #pragma once
 
 #include "cuda/portable.cuh"

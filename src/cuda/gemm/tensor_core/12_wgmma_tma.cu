@@ -99,17 +99,20 @@
 //
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
-// N-contiguous B), "tf32nn128" and "tf32nn64" (the same on 128 x 128 and 64 x 128 tiles of C), "128x256store" (16-bit C
-// stored by TMA; other calls run 128x256c2), "128x128c2" (128x128 in clusters of 2), "128x64" (64-wide tiles),
-// "64x64c2" (64x64 in clusters of 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
-// "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three consumers), "128x168c2" (128x168
-// in clusters of 2; 16-bit calls with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others
-// run 64x128), "64x64" (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/' also
-// separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its kernel runs (tf32nn, tf32nn128, tf32nn64
-// to tf32 with N-contiguous B, the others to every other call); other calls keep the table's choice. A malformed value
-// fails the call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles are claimed at run
-// time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each call's configuration and the reason, and each
-// launch that claims its tiles.
+// N-contiguous B), "tf32nn128" and "tf32nn64" (the same on 128 x 128 and 64 x 128 tiles
+// of C), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2), "128x128c2"
+// (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of
+// 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
+// "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three
+// consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls with K-major B, others
+// run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
+// (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
+// also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
+// kernel runs (tf32nn, tf32nn128, tf32nn64 to tf32 with N-contiguous B, the others to
+// every other call); other calls keep the table's choice. A malformed value fails the
+// call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles
+// are claimed at run time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each
+// call's configuration and the reason, and each launch that claims its tiles.
 //
 // The kernels and their launchers are in 12_wgmma_tma.cuh, the configurations in
 // cuda/gemm/configs/sm90.cuh.
@@ -166,9 +169,9 @@ constexpr TileEntry entry(WgmmaTile tile, const char* name,
   using C = WgmmaConfig<Tile>;
   return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM, C::kSmemBytes, launch};
 }
-/// Every configuration the rung ships. The tf32 NN tiles' launcher runs every other call a
-/// forced "tf32nn", "tf32nn128" or "tf32nn64" meets (tf32 with N-contiguous B takes run_launches'
-/// C^T kernels).
+/// Every configuration the rung ships. The tf32 NN tiles' launcher runs every other call
+/// a forced "tf32nn", "tf32nn128" or "tf32nn64" meets (tf32 with N-contiguous B takes
+/// run_launches' C^T kernels).
 constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTma>(WgmmaTile::Large, "128x256c2", launch_wgmma_large),
     entry<sm90::WgmmaTmaMid>(WgmmaTile::Mid, "128x128", launch_wgmma_mid),
@@ -718,9 +721,9 @@ void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx) {
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
   if (args.m == 0 || args.n == 0) return;
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
-  // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 128, has
+  // A launch schedules at most kMaxScheduledTiles tiles (the smallest tile, 64 x 32, has
   // the most); a larger batch runs in parts.
-  const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 128);
+  const int64_t item_tiles = core::ceil_div<int64_t>(args.m, 64) * core::ceil_div<int64_t>(args.n, 32);
   const int64_t per_launch = std::max<int64_t>(1, kMaxScheduledTiles / item_tiles);
   for (int64_t first = 0; first < args.batch; first += per_launch) {
     const core::GemmArgs part =

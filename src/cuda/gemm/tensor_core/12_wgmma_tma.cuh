@@ -196,8 +196,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// wgmma's A operand is B^T, taken from registers (each consumer loads its fragments
 /// from the TMA-staged B tile with 32-bit shared loads), and its B operand is A^T, which
 /// is K-major in shared memory as stored. A CTA tile is Cfg::kBlockN rows of C (wgmma N:
-/// 256, or 128 or 64 where the 256-row tiles are few) by 128 columns (two consumers x wgmma M =
-/// 64). Fragment row r of warp w holds C column
+/// 256, or 128 or 64 where the 256-row tiles are few) by 128 columns (two consumers x
+/// wgmma M = 64). Fragment row r of warp w holds C column
 ///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
 /// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
 /// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
@@ -630,8 +630,8 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
 /// before "splitk"), or false.
 bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 
-/// Runs a call the rung accepted with `choice`. A choice that cannot run the call
-/// (every tile but the tf32 NN ones for tf32 with N-contiguous B, and those for any other call)
+/// Runs a call the rung accepted with `choice`. A choice that cannot run the call (every
+/// tile but the tf32 NN ones for tf32 with N-contiguous B, and those for any other call)
 /// takes the call's own kernel with the choice's split.
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
