@@ -258,6 +258,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
+      // tf32 with a 4096 x 4096 N-contiguous weight at 2-8 tokens on the H200: skinny ahead
+      // of cuBLAS (103-106%; the C^T kernel 93-95%). notes/llm-gemm.md, "The C^T kernel's
+      // smaller tiles".
+      {"tf32 NN T 2-8, 4096 x 4096, H200",
+       kTF32,
+       kH200,
+       {2, 8},
+       {4096, 4096},
+       {4096, 4096},
+       "skinny",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
       // tf32 at a few tokens elsewhere: cuBLAS (the C^T kernel's 64-row tiles ran 70-97% of
       // it on the 4096..14336 weights at T 1-16 on the H200; the H100 not measured since).
       {"tf32 decode", kTF32, kH100, {1, 16}, {}, {}, "cublas", kAnyLayout, kOneGemm},

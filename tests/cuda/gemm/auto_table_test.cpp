@@ -220,6 +220,17 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
   EXPECT_EQ(pick(tf32_call(64, 11008, 4096, kNT), kH200), "") << "K-major weights: not this entry";
 }
 
+TEST(CudaAutoTable, Tf32NNWith4096x4096WeightsAt2To8TokensIsSkinnyOnTheH200) {
+  for (int64_t tokens : {2, 5, 8}) {
+    EXPECT_EQ(pick(tf32_call(tokens, 4096, 4096), kH200), "skinny") << tokens;
+    EXPECT_EQ(pick(tf32_call(tokens, 4096, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
+  }
+  EXPECT_EQ(pick(tf32_call(1, 4096, 4096), kH200), "cublas") << "one token: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(9, 4096, 4096), kH200), "cublas") << "9 tokens: not measured";
+  EXPECT_EQ(pick(tf32_call(4, 4096, 11008), kH200), "cublas") << "other weights: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(4, 4096, 4096, kNT), kH200), "wgmma_tma") << "K-major weights: their own entry";
+}
+
 TEST(CudaAutoTable, Tf32NNAt1000To1280EachWayIsWgmmaTmaOnTheH200) {
   for (int64_t s : {1000, 1024, 1100, 1280}) {
     EXPECT_EQ(pick(tf32_call(s, s, s), kH200), "wgmma_tma") << s;
