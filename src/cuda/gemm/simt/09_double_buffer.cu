@@ -32,8 +32,8 @@
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/gemm_rungs.cuh"
 #include "cuda/gemm/simt/09_double_buffer.cuh"
+#include "cuda/measurement_knob.hpp"
 
-#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -89,25 +89,20 @@ core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaConte
 
 namespace {
 
-/// GPUKERN_DOUBLE_BUFFER_TILE=large|small forces the tile, for measurement: read once
-/// per process; any other value fails the call naming the variable. A call with an
-/// epilogue runs Large whatever is forced (Small has no epilogue kernel).
-enum class ForcedTile { None, Large, Small, Invalid };
+/// GPUKERN_DOUBLE_BUFFER_TILE=large|small forces the tile, for measurement: read once per
+/// process; any other value fails the call naming the variable. A call with an epilogue
+/// runs Large whatever is forced (Small has no epilogue kernel).
+enum class ForcedTile { None, Large, Small };
 ForcedTile forced_tile() {
-  static const ForcedTile forced = [] {
-    const char* v = std::getenv("GPUKERN_DOUBLE_BUFFER_TILE");
-    if (!v || !*v) return ForcedTile::None;
-    const std::string s(v);
-    return s == "large" ? ForcedTile::Large : s == "small" ? ForcedTile::Small : ForcedTile::Invalid;
-  }();
-  return forced;
+  static const std::string value = knob_value("GPUKERN_DOUBLE_BUFFER_TILE");
+  return static_cast<ForcedTile>(knob_choice("GPUKERN_DOUBLE_BUFFER_TILE", value, {"large", "small"}));
 }
 
 }  // namespace
 
 bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (epilogue_of(args).active()) return true;  // Small has no epilogue kernel (compile time)
   const ForcedTile forced = forced_tile();
+  if (epilogue_of(args).active()) return true;  // Small has no epilogue kernel (compile time)
   if (forced != ForcedTile::None) return forced == ForcedTile::Large;
   bool large = true;
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
@@ -125,8 +120,6 @@ bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ct
 }
 
 void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (forced_tile() == ForcedTile::Invalid)
-    throw core::Error(core::Status::InvalidArgument, "GPUKERN_DOUBLE_BUFFER_TILE: expected 'large' or 'small'");
   const SgemmProblem p = make_problem(args);
   const bool large = double_buffer_takes_large(args, ctx);
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {

@@ -120,6 +120,7 @@
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+#include "cuda/measurement_knob.hpp"
 
 #include "core/log.hpp"
 
@@ -130,7 +131,6 @@ namespace gpukern::cuda::gemm {
 namespace {
 
 using TmaConfig = WgmmaConfig<sm90::WgmmaTma>;
-using TmaTf32NNConfig = WgmmaConfig<sm90::WgmmaTf32NN>;
 
 /// Whether this module holds sm_90a machine code for the kernels (a build without the
 /// 90a target would run an empty body on an H100).
@@ -145,11 +145,15 @@ void launch_wgmma_large(const core::GemmArgs& args, const CudaContext& ctx, int 
   launch_wgmma<TmaConfig>(args, ctx, ways);
 }
 
+/// tf32 with N-contiguous B: the C^T kernel's calls.
+bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
+
 using TileLauncher = void (*)(const core::GemmArgs&, const CudaContext&, int ways);
 /// The launcher of a configuration whose kernels take only the calls `kFits` accepts
 /// (kTile), the others (a forced name meets every call) in `kOther`: the store-bound
 /// configuration (16-bit C stored by TMA) and the large tile, the tiles of part boxes of
-/// B (16-bit, K-major B) and the large or the 64x128 tile.
+/// B (16-bit, K-major B) and the large or the 64x128 tile, the C^T kernel's tiles (tf32
+/// with N-contiguous B) and the large tile.
 template <bool (*kFits)(const core::GemmArgs&), TileLauncher kTile, TileLauncher kOther>
 void launch_where_fits(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
   (kFits(args) ? kTile : kOther)(args, ctx, ways);
@@ -169,14 +173,13 @@ constexpr TileEntry entry(WgmmaTile tile, const char* name,
   using C = WgmmaConfig<Tile>;
   return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM, C::kSmemBytes, launch};
 }
-/// Every configuration the rung ships. The tf32 NN tiles' launcher runs every other call
-/// a forced "tf32nn", "tf32nn128" or "tf32nn64" meets (tf32 with N-contiguous B takes
-/// run_launches' C^T kernels).
+/// Every configuration the rung ships.
 constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTma>(WgmmaTile::Large, "128x256c2", launch_wgmma_large),
     entry<sm90::WgmmaTmaMid>(WgmmaTile::Mid, "128x128", launch_wgmma_mid),
     entry<sm90::WgmmaTmaShort>(WgmmaTile::Short, "64x128", launch_wgmma_short),
-    entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn", launch_wgmma_large),
+    entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn",
+                             launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_large, launch_wgmma_large>),
     entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store",
                                launch_where_fits<wgmma_store_fits, launch_wgmma_store, launch_wgmma_large>),
     entry<sm90::WgmmaTmaMidC2>(WgmmaTile::MidC2, "128x128c2", launch_wgmma_mid_c2),
@@ -191,8 +194,10 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32",
                               launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_thin, launch_wgmma_short>),
     entry<sm90::WgmmaTmaSmall>(WgmmaTile::Small, "64x64", launch_wgmma_small),
-    entry<sm90::WgmmaTf32NNMid>(WgmmaTile::Tf32NNMid, "tf32nn128", launch_wgmma_large),
-    entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64", launch_wgmma_large),
+    entry<sm90::WgmmaTf32NNMid>(WgmmaTile::Tf32NNMid, "tf32nn128",
+                                launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_mid, launch_wgmma_large>),
+    entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64",
+                                  launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_short, launch_wgmma_large>),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -284,13 +289,6 @@ double rounds_estimate(int64_t clusters, int slots, int64_t k_blocks) {
   return static_cast<double>((clusters / slots) * k_blocks) + tail_split_plan(s, slots).blocks;
 }
 
-bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
-
-/// The tiles of the C^T kernel (tf32 with N-contiguous B).
-bool is_tf32_nn_tile(WgmmaTile tile) {
-  return tile == WgmmaTile::Tf32NN || tile == WgmmaTile::Tf32NNMid || tile == WgmmaTile::Tf32NNShort;
-}
-
 /// The cost model between the C^T kernel's tiles (tf32 with N-contiguous B: 256, 128 or
 /// 64 rows of C by 128 columns), fitted to every tile and split forced on the H200
 /// (notes/llm-gemm.md, "The C^T kernel's smaller tiles"): a tile's time in K blocks of a
@@ -309,6 +307,13 @@ constexpr Tf32NNTile kTf32NNTiles[] = {
     {WgmmaTile::Tf32NNShort, 64, 0.45, "tf32 with N-contiguous B: the C^T kernel's 64 x 128 tiles, estimated shortest"},
 };
 constexpr double kTf32NNRangeCost = 24;
+
+/// Whether `tile` is one of the C^T kernel's.
+bool is_tf32_nn_tile(WgmmaTile tile) {
+  for (const Tf32NNTile& t : kTf32NNTiles)
+    if (t.tile == tile) return true;
+  return false;
+}
 
 /// tf32 with N-contiguous B: the C^T kernel on whichever of its tiles, each split as
 /// split_ways says where its tiles are few, is estimated the shortest (the larger on a
@@ -645,15 +650,11 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
+/// The choice's launcher; a tf32 NN call with a tile of the other kernels takes the
+/// C^T kernel's large tile (wgmma_tma_run_with's contract).
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNMid)
-    launch_wgmma_tf32_nn_mid(args, ctx, choice.ways);
-  else if (is_tf32_nn(args) && choice.tile == WgmmaTile::Tf32NNShort)
-    launch_wgmma_tf32_nn_short(args, ctx, choice.ways);
-  else if (is_tf32_nn(args))
-    launch_wgmma_tf32_nn<TmaTf32NNConfig>(args, ctx, choice.ways);
-  else
-    tile_entry(choice.tile).launch(args, ctx, choice.ways);
+  const WgmmaTile tile = is_tf32_nn(args) && !is_tf32_nn_tile(choice.tile) ? WgmmaTile::Tf32NN : choice.tile;
+  tile_entry(tile).launch(args, ctx, choice.ways);
 }
 
 }  // namespace
@@ -677,15 +678,15 @@ enum class SchedulePolicy { Table, Static, Claimed };
 /// "claimed" (every unsplit launch of more than one round claims), for tests and
 /// measurement.
 SchedulePolicy forced_schedule() {
-  static const std::string value = [] {
-    const char* v = std::getenv("GPUKERN_WGMMA_SCHEDULE");
-    return std::string(v ? v : "");
-  }();
-  if (value.empty()) return SchedulePolicy::Table;
-  if (value == "static") return SchedulePolicy::Static;
-  if (value == "claimed") return SchedulePolicy::Claimed;
-  throw core::Error(core::Status::InvalidArgument,
-                    "GPUKERN_WGMMA_SCHEDULE='" + value + "': expected static or claimed");
+  static const std::string value = knob_value("GPUKERN_WGMMA_SCHEDULE");
+  switch (knob_choice("GPUKERN_WGMMA_SCHEDULE", value, {"static", "claimed"})) {
+    case 1:
+      return SchedulePolicy::Static;
+    case 2:
+      return SchedulePolicy::Claimed;
+    default:
+      return SchedulePolicy::Table;
+  }
 }
 }  // namespace
 

@@ -311,7 +311,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         },
         [&](const TileOrigin& o) {
-          store_tf32_nn_tile<Cfg, OutT, kTileM>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
+          store_tf32_nn_tile<Cfg, OutT>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
@@ -656,9 +656,10 @@ void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, in
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-/// The 128 x 128 and 64 x 128 C^T kernels' launchers (launch_wgmma_tf32_nn with
-/// sm90::WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn_mid.cu): tf32 calls with
-/// K-major A and N-contiguous B only.
+/// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn
+/// with sm90::WgmmaTf32NN, WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn.cu):
+/// tf32 calls with K-major A and N-contiguous B only.
+void launch_wgmma_tf32_nn_large(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tf32_nn_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tf32_nn_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 

@@ -262,18 +262,20 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
   }
 }
 
-/// The epilogue of one consumer warpgroup of wgmma_tf32_nn_kernel (a kTileM x 128 tile
-/// of C, the consumer's 64 columns of it, at `o`): acc[4i + 2h + p] holds C(m0 + 8i + 2q
-/// + p, n0 + 64 consumer + col[h]), i < kTileM / 8. `OutT` = void: stores from the registers;
-/// otherwise (float: beta == 0, TMA-addressable C) through the staging boxes. The fused
-/// epilogue is not applied here: this kernel's consumers hold 128 accumulators and 32
-/// fragment registers, and the epilogue's code made ptxas spill in the main loop; C is
-/// f32, so a pass after the kernel (wgmma_epilogue_pass) gives the same single rounding.
-template <class Cfg, class OutT, int kTileM>
+/// The epilogue of one consumer warpgroup of wgmma_tf32_nn_kernel (a Cfg::kBlockN x 128
+/// tile of C, the consumer's 64 columns of it, at `o`): acc[4i + 2h + p] holds C(m0 + 8i
+/// + 2q + p, n0 + 64 consumer + col[h]), i < kBlockN / 8. `OutT` = void: stores from the
+/// registers; otherwise (float: beta == 0, TMA-addressable C) through the staging boxes.
+/// The fused epilogue is not applied here: this kernel's consumers hold up to 128
+/// accumulators and 32 fragment registers, and the epilogue's code made ptxas spill in
+/// the main loop; C is f32, so a pass after the kernel (wgmma_epilogue_pass) gives the
+/// same single rounding.
+template <class Cfg, class OutT>
 __device__ __forceinline__ void store_tf32_nn_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                    const WgmmaSmem<Cfg>& sm, int consumer, int q, const int (&col)[2],
-                                                   const float (&acc)[kTileM / 2], const TileOrigin& o,
+                                                   const float (&acc)[Cfg::kAcc], const TileOrigin& o,
                                                    int& rounds_done) {
+  constexpr int kTileM = Cfg::kBlockN;
   // acc[4i + 2h + p] = C(m0 + 8i + 2q + p, n0 + 64 consumer + col[h]), i < kTileM / 8.
   const int m0 = o.m0, n0 = o.n0;
   const float alpha = p.alpha, beta = p.beta;
