@@ -326,13 +326,13 @@ TEST(WgmmaFusedHost, BatchedScheduleVisitsEveryTileOfEveryItemOnce) {
   // 3 items of 5 x 3 cluster tiles (2 CTAs of 128 rows each along M), L2 groups of 2
   // cluster rows, snake order: every (item, m0, n0) once, items in order.
   const int items = 3, tiles_m = 5, tiles_n = 3;
-  const gemm::WgmmaSchedule s = gemm::make_schedule(tiles_m, tiles_n, 4, items);
+  const gemm::WgmmaSchedule s = gemm::make_schedule(tiles_m, tiles_n, 4, items, 2);
   ASSERT_EQ(s.total, items * tiles_m * tiles_n);
   std::vector<int> seen(static_cast<size_t>(items * 2 * tiles_m * tiles_n), 0);
   int last_item = 0;
   for (int t = 0; t < s.total; ++t)
     for (int rank = 0; rank < 2; ++rank) {
-      const gemm::TileOrigin o = gemm::tile_origin_of<128, 256, 2>(s, t, 2, true, rank);
+      const gemm::TileOrigin o = gemm::tile_origin_of<128, 256, 2>(s, t, true, rank);
       ASSERT_GE(o.item, last_item) << "tile " << t;
       last_item = o.item;
       ASSERT_LT(o.item, items);

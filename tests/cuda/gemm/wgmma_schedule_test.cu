@@ -207,6 +207,51 @@ TEST(WgmmaSchedule, UnitsCoverEveryTileAndKBlockOnceOnTheHost) {
   EXPECT_EQ(planned(kPlans[22]).ways, 8);
 }
 
+TEST(WgmmaSchedule, FastDivIsExactBelowTwoToThe31) {
+  std::vector<int> divisors;
+  for (int d = 1; d <= 1100; ++d) divisors.push_back(d);
+  for (int d :
+       {4095, 4096, 4097, 65535, 65536, 65537, 1000003, (1 << 30) - 1, 1 << 30, (1 << 30) + 1, 2147483646, 2147483647})
+    divisors.push_back(d);
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return static_cast<int>(state % 2147483648ull);
+  };
+  for (int d : divisors) {
+    const gemm::FastDiv by(d);
+    std::vector<int64_t> ns = {0, 1, d - 1, d, int64_t(d) + 1, 2147483647, 2147483646};
+    for (int64_t q : {int64_t(2), int64_t(3), int64_t(1000), 2147483647 / int64_t(d)})
+      for (int64_t e : {-1, 0, 1}) ns.push_back(q * d + e);
+    for (int i = 0; i < 64; ++i) ns.push_back(next());
+    for (int64_t n : ns) {
+      if (n < 0 || n > 2147483647) continue;
+      ASSERT_EQ(by(static_cast<int>(n)), static_cast<int>(n / d)) << n << " / " << d;
+    }
+  }
+}
+
+TEST(WgmmaSchedule, TileOriginFollowsTheRaster) {
+  // tile_origin_of (FastDivs set by make_schedule) against tile_coords' divisions, every
+  // tile: partial last groups, groups wider than the tile rows, snake order, batch items.
+  for (int tiles_m = 1; tiles_m <= 19; ++tiles_m)
+    for (int tiles_n = 1; tiles_n <= 6; ++tiles_n)
+      for (int group_m : {1, 2, 3, 4, 8, 16, 32})
+        for (int items : {1, 3})
+          for (bool snake : {false, true}) {
+            const gemm::WgmmaSchedule s = make_schedule(tiles_m, tiles_n, 4, items, group_m);
+            for (int t = 0; t < s.total; ++t) {
+              const int item = t / (tiles_m * tiles_n);
+              const gemm::TileCoord c =
+                  gemm::tile_coords(t - item * tiles_m * tiles_n, tiles_m, tiles_n, group_m, snake);
+              const gemm::TileOrigin o = gemm::tile_origin_of<64, 128, 2>(s, t, snake, 1);
+              ASSERT_EQ(o.item, item) << tiles_m << "x" << tiles_n << " group " << group_m << " tile " << t;
+              ASSERT_EQ(o.m0, (c.m * 2 + 1) * 64) << tiles_m << "x" << tiles_n << " group " << group_m << " tile " << t;
+              ASSERT_EQ(o.n0, c.n * 128) << tiles_m << "x" << tiles_n << " group " << group_m << " tile " << t;
+            }
+          }
+}
+
 TEST(WgmmaSchedule, SplitUnitsSpreadOverAllCtas) {
   // 128 tiles split in 2 on 132 CTAs: 256 units, at most 2 a CTA. (Units handed to the
   // CTAs beyond the tiles only would give 4 CTAs 32 units each: the whole call 16

@@ -131,6 +131,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   // Warp-uniform role (broadcast from lane 0, so the branches below are uniform).
   const int warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);
   const int lane = static_cast<int>(threadIdx.x) % 32;
+  const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
+  const int64_t kb_count = wk.k_blocks;
+  const int64_t units = static_cast<int64_t>(wk.n_tiles) * kb_count;
+  const int64_t u_begin = skinny_tma_first_unit(units, cta, ctas), u_end = skinny_tma_first_unit(units, cta + 1, ctas);
+  // The producer's tensor-map prefetches, L2 policies and first unit come before the CTA's
+  // sync, while a consumer thread sets up the barriers: its first copy waits for the
+  // barriers only, not for its divisions as well.
+  uint64_t stream = 0, keep = 0;
+  int first_tile = 0, first_kb = 0;
+  if (warp == kWarps && lane == 0) {
+    arch::prefetch_tensor_map(&map_w);
+    arch::prefetch_tensor_map(&map_x);
+    stream = arch::l2_evict_first_policy();
+    keep = arch::l2_evict_last_policy();
+    first_tile = static_cast<int>(u_begin / kb_count);
+    first_kb = static_cast<int>(u_begin - first_tile * kb_count);
+  }
   if (threadIdx.x == 0) {
     for (int s = 0; s < stages; ++s) {
       arch::mbar_init(full(s), 1);
@@ -140,20 +157,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   __syncthreads();
 
-  const int cta = static_cast<int>(blockIdx.x), ctas = static_cast<int>(gridDim.x);
-  const int64_t kb_count = wk.k_blocks;
-  const int64_t units = static_cast<int64_t>(wk.n_tiles) * kb_count;
-  const int64_t u_begin = skinny_tma_first_unit(units, cta, ctas), u_end = skinny_tma_first_unit(units, cta + 1, ctas);
-
   if (warp == kWarps) {
     // ---------------- producer: one thread ----------------
     if (lane != 0) return;
-    arch::prefetch_tensor_map(&map_w);
-    arch::prefetch_tensor_map(&map_x);
-    const uint64_t stream = arch::l2_evict_first_policy(), keep = arch::l2_evict_last_policy();
     int s = 0;
     uint32_t phase = 0;
-    int tile = static_cast<int>(u_begin / kb_count), kb = static_cast<int>(u_begin % kb_count);
+    int tile = first_tile, kb = first_kb;
     for (int64_t u = u_begin; u < u_end; ++u) {
       const int n0 = tile * BN, k0 = kb * Cfg::kBlockK;
       if (++kb == wk.k_blocks) kb = 0, ++tile;

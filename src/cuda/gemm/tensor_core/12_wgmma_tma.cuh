@@ -72,6 +72,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster;
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
 
+  // The producer warp's tensor-map prefetches and L2 policies come first: its first copy
+  // then waits for neither once the barriers are set up.
+  const bool producer_warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0;
+  uint64_t a_policy = 0, b_policy = 0;
+  if (producer_warp) {
+    if (arch::elect_one()) {
+      arch::prefetch_tensor_map(&map_a);
+      arch::prefetch_tensor_map(&map_b);
+    }
+    const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
+    a_policy = x.a_once ? once : keep;
+    b_policy = x.b_once ? once : keep;
+  }
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1)
@@ -80,21 +93,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     __syncthreads();
 
   auto tile_origin = [&](int t) {
-    return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, Cfg::kGroupM / kCluster,
-                                                                (sched.serpentine & 2) != 0, static_cast<int>(rank));
+    return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, (sched.serpentine & 2) != 0,
+                                                                static_cast<int>(rank));
   };
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     // One warp produces, converged (produce_stages says why); its other three idle.
-    if (__shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0) {
-      if (arch::elect_one()) {
-        arch::prefetch_tensor_map(&map_a);
-        arch::prefetch_tensor_map(&map_b);
-      }
-      const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
-      const uint64_t a_policy = x.a_once ? once : keep, b_policy = x.b_once ? once : keep;
+    if (producer_warp) {
       produce_stages(
           sm, sched, cluster_id, clusters, tile_origin,
           [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
@@ -156,11 +163,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     consume_units(
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
         consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
-        [&](const WorkUnit& u) {
-          if (x.epi.active()) {
-            const TileOrigin o = tile_origin(u.tile);
-            bias.load(x.epi, o.item, o.n0, p.n);
-          }
+        [&](const WorkUnit& u, const TileOrigin& o) {
+          if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -223,19 +227,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);  // uniform, as above
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int warp = (static_cast<int>(threadIdx.x) / 32) % 4;
+  const bool producer_warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0;
+  uint64_t keep = 0;
+  if (producer_warp) {  // ahead of the barrier setup, as in wgmma_tma_kernel
+    if (arch::elect_one()) {
+      arch::prefetch_tensor_map(&map_a);
+      arch::prefetch_tensor_map(&map_b);
+    }
+    keep = arch::l2_evict_last_policy();
+  }
   sm.init_barriers(Cfg::kConsumers * 4);
   __syncthreads();
-  auto tile_origin = [&](int t) { return tile_origin_of<kTileM, kTileN, 1>(sched, t, Cfg::kGroupM / 2, false, 0); };
+  auto tile_origin = [&](int t) { return tile_origin_of<kTileM, kTileN, 1>(sched, t, false, 0); };
   const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
   if (warpgroup == 0) {
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
-    if (__shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0) {  // one warp, as above
-      if (arch::elect_one()) {
-        arch::prefetch_tensor_map(&map_a);
-        arch::prefetch_tensor_map(&map_b);
-      }
-      const uint64_t keep = arch::l2_evict_last_policy();
+    if (producer_warp) {  // one warp, as above
       produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
         const int k0 = kb * kBK;
         const bool maps_3d = x.maps_3d != 0;
@@ -277,7 +285,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     consume_units(
         sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin,
         [&] { return claimed_tile(sm, ring); },
-        [&](const WorkUnit& u) {
+        [&](const WorkUnit& u, const TileOrigin&) {
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto parity) {
@@ -451,7 +459,7 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   const TcProblem p = make_wgmma_problem(args);
   WgmmaSchedule sched =
       make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
-                    ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch));
+                    ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch), Cfg::kGroupM / Cfg::kClusterM);
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
 
@@ -571,8 +579,8 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   const TcProblem p = make_wgmma_problem(args);
   WgmmaExtras x = make_wgmma_extras(args);
   x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
-  WgmmaSchedule sched =
-      make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32), static_cast<int>(args.batch));
+  WgmmaSchedule sched = make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32),
+                                      static_cast<int>(args.batch), Cfg::kGroupM / 2);
   const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
   const CUtensorMap map_b = make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
   const bool tma_store = tma_store_ok(args, 4);

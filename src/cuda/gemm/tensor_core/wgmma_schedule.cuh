@@ -41,6 +41,11 @@ namespace gpukern::cuda::gemm {
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int per_item = 0;  // tiles of one batch item (cluster_tiles_m x tiles_n); total = per_item x items
+  // The L2 raster (tile_coords): groups of group_m cluster tile rows (set_raster), and the
+  // divisions of tile_origin_of by a batch item's tiles, a group's tiles, a group's rows
+  // and the last group's rows.
+  int group_m = 1;
+  FastDiv by_item, by_group, by_rows, by_last_rows;
   int split_first = 0, split_kb = 0, ways = 1;  // split_first == total: no split
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
   // produce_stages); bit 1, odd raster groups are walked backwards (tile_coords' snake).
@@ -75,11 +80,13 @@ struct WorkUnit {
 /// are. The last round split: an owner takes its tile's range 0 after its whole rounds,
 /// and the helpers (ctas > tail) take the ranges 1 .. ways - 1 in turn.
 __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int cta, int ctas, int i, WorkUnit& u) {
-  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
-  if (i < whole) {
+  // A data-parallel unit without a division: unit i is whole exactly when its tile is
+  // below split_first (the producer's first copy waits on this).
+  if (static_cast<int64_t>(cta) + static_cast<int64_t>(i) * ctas < s.split_first) {
     u = {cta + i * ctas, 0, s.k_blocks, 0, false};
     return true;
   }
+  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
   const int tail = s.total - s.split_first, j = i - whole;
   int unit;
   if (s.split_first == 0) {
@@ -171,21 +178,29 @@ __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int ct
     } else if (!work_unit(sched, cta, ctas, i, u)) {
       break;
     }
-    mainloop(u);
+    // The origin before the main loop, not between the last wgmma and the stores.
+    const TileOrigin o = origin(u.tile);
+    mainloop(u, o);
     if (u.split && !split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) continue;
-    epilogue(origin(u.tile));
+    epilogue(o);
   }
 }
 
-/// The origin of tile `tile`: its item, then its place in the item's L2 raster
-/// (tile_coords over cluster tiles of kClusterM x kBlockM rows, `rank` the CTA's block
-/// tile in its cluster).
+/// The origin of tile `tile`: its item, then its place in the item's L2 raster (as
+/// tile_coords, over cluster tiles of kClusterM x kBlockM rows in groups of s.group_m, with
+/// the schedule's FastDivs; `rank` the CTA's block tile in its cluster).
 template <int kBlockM, int kBlockN, int kClusterM>
-__host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, int group_m, bool snake,
-                                                              int rank) {
-  const int item = tile / s.per_item;
-  const TileCoord c = tile_coords(tile - item * s.per_item, s.cluster_tiles_m, s.tiles_n, group_m, snake);
-  return {(c.m * kClusterM + rank) * kBlockM, c.n * kBlockN, item};
+__host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, bool snake, int rank) {
+  const int item = s.by_item(tile);
+  const int t = tile - item * s.per_item;
+  const int group = s.by_group(t);
+  const int first_m = group * s.group_m;
+  const FastDiv& by_rows = s.cluster_tiles_m - first_m < s.group_m ? s.by_last_rows : s.by_rows;
+  int in_group = t - group * s.by_group.d;
+  if (snake && (group & 1)) in_group = by_rows.d * s.tiles_n - 1 - in_group;
+  const int col = by_rows(in_group);
+  const int row = first_m + in_group - col * by_rows.d;
+  return {(row * kClusterM + rank) * kBlockM, col * kBlockN, item};
 }
 
 // ---------------------------------------------------------------- host side
@@ -194,10 +209,20 @@ __host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedul
 /// int (a batch with more tiles runs in several launches).
 constexpr int64_t kMaxScheduledTiles = int64_t(1) << 30;
 
+/// The raster of `s`'s tiles: groups of `group_m` cluster tile rows (fewer where the
+/// tile rows are fewer), column by column inside a group (tile_coords).
+inline void set_raster(WgmmaSchedule& s, int group_m) {
+  s.group_m = std::max(1, std::min(group_m, s.cluster_tiles_m));
+  s.by_item = FastDiv(s.per_item);
+  s.by_group = FastDiv(s.group_m * s.tiles_n);
+  s.by_rows = FastDiv(s.group_m);
+  s.by_last_rows = FastDiv(s.cluster_tiles_m - (s.cluster_tiles_m - 1) / s.group_m * s.group_m);
+}
+
 /// The persistent schedule of `items` batch items of `tiles_m` x `tiles_n` tiles of
-/// `k_blocks` K blocks, no split. The caller keeps tiles x items within
-/// kMaxScheduledTiles.
-inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int items = 1) {
+/// `k_blocks` K blocks, no split, rastered in groups of `group_m` tile rows. The caller
+/// keeps tiles x items within kMaxScheduledTiles.
+inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int items = 1, int group_m = 1) {
   WgmmaSchedule s;
   s.cluster_tiles_m = tiles_m;
   s.tiles_n = tiles_n;
@@ -205,6 +230,7 @@ inline WgmmaSchedule make_schedule(int tiles_m, int tiles_n, int k_blocks, int i
   s.total = s.per_item * items;
   s.k_blocks = k_blocks;
   s.split_first = s.total;
+  set_raster(s, group_m);
   return s;
 }
 
