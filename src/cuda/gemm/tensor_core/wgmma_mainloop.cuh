@@ -128,10 +128,12 @@ struct WgmmaSmem {
   /// cluster's other CTAs, the mbarrier on which it arrives from the leader.
   __device__ uint32_t tile_slot(int s) const { return full(2 * Cfg::kStages) + 8 * s; }
   __device__ uint32_t tile_bar(int s) const { return full(3 * Cfg::kStages) + 8 * s; }
-  /// Thread 0: each "full" barrier completes on the producer's expect_tx arrival plus
-  /// the TMA bytes, each "empty" one on `readers` arrivals.
+  /// Thread 32: each "full" barrier completes on the producer's expect_tx arrival plus
+  /// the TMA bytes, each "empty" one on `readers` arrivals. Thread 32 is in the producer
+  /// warpgroup's second warp, which produces nothing, so the producer warp's own set-up
+  /// (prefetches, L2 policies) runs alongside instead of before the barriers'.
   __device__ void init_barriers(uint32_t readers) const {
-    if (threadIdx.x != 0) return;
+    if (threadIdx.x != 32) return;
     for (int s = 0; s < Cfg::kStages; ++s) {
       arch::mbar_init(full(s), 1);
       arch::mbar_init(empty(s), readers);

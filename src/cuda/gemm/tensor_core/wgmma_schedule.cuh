@@ -86,7 +86,11 @@ __host__ __device__ __forceinline__ bool work_unit(const WgmmaSchedule& s, int c
     u = {cta + i * ctas, 0, s.k_blocks, 0, false};
     return true;
   }
-  const int whole = cta < s.split_first ? (s.split_first - 1 - cta) / ctas + 1 : 0;
+  // Past the data-parallel units: `whole`, their count, stepping back from i over this
+  // CTA's split units (a few), so no division joins the first unit's path (the compiler
+  // hoisted one there, ahead of the producer's first copy).
+  int whole = i;
+  while (whole > 0 && static_cast<int64_t>(cta) + static_cast<int64_t>(whole - 1) * ctas >= s.split_first) --whole;
   const int tail = s.total - s.split_first, j = i - whole;
   int unit;
   if (s.split_first == 0) {
