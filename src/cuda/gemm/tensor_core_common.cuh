@@ -106,8 +106,8 @@ __host__ __device__ __forceinline__ TileCoord tile_coords(int tile, int tiles_m,
 /// p = 31 + ceil(log2 d) and m = ceil(2^p / d), exact for every n below 2^31 because m d
 /// - 2^p < d <= 2^(p - 31). A kernel's tile coordinates take three such divisions;
 /// compiled as integer divisions (a reciprocal through the FP32 pipe and corrections,
-/// ~20 dependent instructions each) they were the larger part of the ~1000 cycles
-/// between a CTA's start and its first TMA copy.
+/// ~20 dependent instructions each) they were most of what the producer warp did
+/// between its start and its first TMA copy, and they sat before every tile's stores.
 struct FastDiv {
   int d = 1;
   uint32_t mul = 1u << 31;
