@@ -41,10 +41,9 @@ namespace gpukern::cuda::gemm {
 struct WgmmaSchedule {
   int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int per_item = 0;  // tiles of one batch item (cluster_tiles_m x tiles_n); total = per_item x items
-  // The L2 raster (tile_coords): groups of group_m cluster tile rows (set_raster), and the
-  // divisions of tile_origin_of by a batch item's tiles, a group's tiles, a group's rows
-  // and the last group's rows.
-  int group_m = 1;
+  // The L2 raster (tile_coords, set_raster): tile_origin_of's divisions by a batch item's
+  // tiles, a group's tiles, a group's cluster tile rows (by_rows.d, the group size) and
+  // the last group's rows.
   FastDiv by_item, by_group, by_rows, by_last_rows;
   int split_first = 0, split_kb = 0, ways = 1;  // split_first == total: no split
   // Reuse across rounds of tiles: bit 0, whole tiles of odd rounds walk K backwards (see
@@ -191,15 +190,15 @@ __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int ct
 }
 
 /// The origin of tile `tile`: its item, then its place in the item's L2 raster (as
-/// tile_coords, over cluster tiles of kClusterM x kBlockM rows in groups of s.group_m, with
+/// tile_coords, over cluster tiles of kClusterM x kBlockM rows in groups of by_rows.d, with
 /// the schedule's FastDivs; `rank` the CTA's block tile in its cluster).
 template <int kBlockM, int kBlockN, int kClusterM>
 __host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, bool snake, int rank) {
   const int item = s.by_item(tile);
   const int t = tile - item * s.per_item;
   const int group = s.by_group(t);
-  const int first_m = group * s.group_m;
-  const FastDiv& by_rows = s.cluster_tiles_m - first_m < s.group_m ? s.by_last_rows : s.by_rows;
+  const int first_m = group * s.by_rows.d;
+  const FastDiv& by_rows = s.cluster_tiles_m - first_m < s.by_rows.d ? s.by_last_rows : s.by_rows;
   int in_group = t - group * s.by_group.d;
   if (snake && (group & 1)) in_group = by_rows.d * s.tiles_n - 1 - in_group;
   const int col = by_rows(in_group);
@@ -216,11 +215,11 @@ constexpr int64_t kMaxScheduledTiles = int64_t(1) << 30;
 /// The raster of `s`'s tiles: groups of `group_m` cluster tile rows (fewer where the
 /// tile rows are fewer), column by column inside a group (tile_coords).
 inline void set_raster(WgmmaSchedule& s, int group_m) {
-  s.group_m = std::max(1, std::min(group_m, s.cluster_tiles_m));
+  const int g = std::max(1, std::min(group_m, s.cluster_tiles_m));
   s.by_item = FastDiv(s.per_item);
-  s.by_group = FastDiv(s.group_m * s.tiles_n);
-  s.by_rows = FastDiv(s.group_m);
-  s.by_last_rows = FastDiv(s.cluster_tiles_m - (s.cluster_tiles_m - 1) / s.group_m * s.group_m);
+  s.by_group = FastDiv(g * s.tiles_n);
+  s.by_rows = FastDiv(g);
+  s.by_last_rows = FastDiv(s.cluster_tiles_m - (s.cluster_tiles_m - 1) / g * g);
 }
 
 /// The persistent schedule of `items` batch items of `tiles_m` x `tiles_n` tiles of
