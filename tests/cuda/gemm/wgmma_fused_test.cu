@@ -576,11 +576,7 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "64x32",
                            "64x32 splitk2",
                            "64x64",
-                           "64x64 splitk2",
-                           "64x256pp",
-                           "64x256pp splitk3",
-                           "64x256pp4",
-                           "64x256pp4 splitk2"};
+                           "64x64 splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -685,9 +681,9 @@ TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
 TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x128",   "64x128",   "tf32nn",    "128x256store", "128x128c2", "128x64",
-                           "64x64c2",   "64x128c2",  "128x64c2", "128x192c2", "192x192c2",    "128x168c2", "64x32",
-                           "64x64",     "tf32nn128", "tf32nn64", "64x256pp",  "64x256pp4"};
+  const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",    "128x256store", "128x128c2",
+                           "128x64",    "64x64c2", "64x128c2", "128x64c2",  "128x192c2",    "192x192c2",
+                           "128x168c2", "64x32",   "64x64",    "tf32nn128", "tf32nn64"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -68,27 +68,6 @@ struct WgmmaTma {
   static constexpr int kEpiBuffers = 1;                          // staging rounds in flight per consumer
 };
 
-/// wgmma_tma with ping-pong consumers ("64x256pp"): each of the two consumer warpgroups
-/// owns whole 64 x 256 tiles (one m64n256 slice, 128 accumulators a thread, as in the
-/// large tile) and the two take the CTA's tiles in turn, so one consumer's epilogue (the
-/// fused bias and activation, the C staging) runs while the other's wgmmas keep the
-/// tensor cores busy. In the large tile both consumers split every tile and run their
-/// epilogues at once while the tensor cores wait. One m64n256 a K step reads as many
-/// shared-memory bytes per flop as the large tile (a 128 x 128 tile per consumer, two
-/// m64n128, reads a fifth more and lost its main loop to it). Clusters of 2 along M share
-/// B through multicast, so a cluster's L2 reads per flop are those of a 128 x 256 tile.
-/// A stage is 40 KB (8 KB of A, 32 KB of B): 4 fit beside both consumers' C staging.
-struct WgmmaTmaPingPong : WgmmaTma {
-  static constexpr int kBlockM = 64;
-  static constexpr bool kPingPong = true;
-};
-
-/// The same in clusters of 4 along M ("64x256pp4"): each CTA loads a quarter of B and
-/// multicasts it, so a cluster's L2 reads per flop are those of the large tile's clusters.
-struct WgmmaTmaPingPongC4 : WgmmaTmaPingPong {
-  static constexpr int kClusterM = 4;
-};
-
 /// wgmma_tma, the three-quarter tile in clusters of 2 along M ("128x192c2"): for calls whose
 /// 128x256 clusters leave a wave part empty and whose 128x128 tiles take a round more
 /// (1536^3: 36 clusters of 128x256 for 66 slots, 144 tiles of 128x128 for 132 SMs, 48

@@ -198,8 +198,6 @@ constexpr TileEntry kTiles[] = {
                                 launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_mid, launch_wgmma_large>),
     entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64",
                                   launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_short, launch_wgmma_large>),
-    entry<sm90::WgmmaTmaPingPong>(WgmmaTile::PingPong, "64x256pp", launch_wgmma_ping_pong),
-    entry<sm90::WgmmaTmaPingPongC4>(WgmmaTile::PingPongC4, "64x256pp4", launch_wgmma_ping_pong_c4),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {

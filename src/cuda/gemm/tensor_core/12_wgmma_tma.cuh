@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     b_policy = x.b_once ? once : keep;
   }
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
-  sm.init_barriers(Cfg::kReaders * kCluster);
+  sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
   if constexpr (kCluster > 1)
     arch::cluster_sync();  // peers arrive on and write to our barriers
   else
@@ -157,44 +157,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // the sum never carries out of it). Building each descriptor from its address costs
     // ~70 instructions a K block a warp (masks, shifts, moves), and under the H100's
     // power limit instructions cost clock.
-    // A ping-pong consumer reads the whole (64-row) A tile of its stages.
-    const uint64_t desc_a0 =
-        arch::make_sw128_desc(a_tile(0) + (Cfg::kPingPong ? 0 : consumer) * Cfg::kBoxBytes, kALbo, kSbo);
+    const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
     const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
     TileBias<Cfg::kBlockN> bias;  // the tile's bias, loaded as its main loop starts
-    auto mainloop = [&](const WorkUnit& u, const TileOrigin& o, auto landed) {
-      if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
-      consume_tile(
-          sm, ring, u.kb_end - u.kb_begin,
-          [&](int stage, int kb, auto) {
-            arch::wgmma_fence();
-            const uint32_t stage_field = static_cast<uint32_t>(stage) * (Cfg::kStageBytes >> 4);
+    consume_units(
+        sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
+        consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
+        [&](const WorkUnit& u, const TileOrigin& o) {
+          if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
+          consume_tile(
+              sm, ring, u.kb_end - u.kb_begin,
+              [&](int stage, int kb, auto) {
+                arch::wgmma_fence();
+                const uint32_t stage_field = static_cast<uint32_t>(stage) * (Cfg::kStageBytes >> 4);
 #pragma unroll
-            for (int kk = 0; kk < kKSteps; ++kk) {
-              const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
-              const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
-              const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
-              if constexpr (sizeof(T) == 2)
-                arch::wgmma_m64k16<Cfg::kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b,
-                                                                                        accumulate);
-              else
-                arch::wgmma_m64k8_tf32<Cfg::kBlockN>(acc, desc_a, desc_b, accumulate);
-            }
-          },
-          [](auto) {}, release, landed);
-    };
-    auto epilogue = [&](const TileOrigin& o) {
-      store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
-    };
-    if constexpr (Cfg::kPingPong)
-      consume_units_ping_pong(
-          sched, cluster_id, clusters, kCluster, static_cast<int>(rank), consumer, acc, tile_origin, mainloop,
-          [&](int stages) { ring.skip(stages); }, epilogue);
-    else
-      consume_units(
-          sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
-          consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
-          [&](const WorkUnit& u, const TileOrigin& o) { mainloop(u, o, NoHandOver{}); }, epilogue);
+                for (int kk = 0; kk < kKSteps; ++kk) {
+                  const uint64_t desc_a = arch::desc_advance(desc_a0, stage_field + kk * (kAStep >> 4));
+                  const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
+                  const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
+                  if constexpr (sizeof(T) == 2)
+                    arch::wgmma_m64k16<Cfg::kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b,
+                                                                                            accumulate);
+                  else
+                    arch::wgmma_m64k8_tf32<Cfg::kBlockN>(acc, desc_a, desc_b, accumulate);
+                }
+              },
+              [](auto) {}, release);
+        },
+        [&](const TileOrigin& o) {
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
+        });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
     }
@@ -373,8 +365,7 @@ bool wgmma_claims_tiles(const WgmmaSchedule& sched, int ctas, int mem_gbps = 0);
 /// `ways` >= 2 and fewer tiles than that, every tile split in `ways` K ranges
 /// (split_all) over min(resident, tiles x ways) CTAs; otherwise one CTA a tile up to
 /// `resident` and the policy's plan, its tiles claimed at run time where
-/// wgmma_claims_tiles says so (never for ping-pong consumers). Sets `ctas`; returns the
-/// workspace (split or claim) or null.
+/// wgmma_claims_tiles says so. Sets `ctas`; returns the workspace (split or claim) or null.
 template <class Cfg, class Policy>
 void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const CudaContext& ctx) {
   if (void* ws = ways >= 2 ? split_all(sched, resident, ways, split_slots<Cfg>(), ctx) : nullptr) {
@@ -383,8 +374,7 @@ void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const
   }
   ctas = std::max(1, std::min(resident, sched.total));
   if (void* ws = Policy::template plan<Cfg>(sched, ctas, ctx)) return ws;
-  // Ping-pong consumers find their tiles by the static walk (consume_units_ping_pong).
-  return !Cfg::kPingPong && wgmma_claims_tiles(sched, ctas, ctx.arch.mem_gbps) ? claim_tiles(sched, ctx) : nullptr;
+  return wgmma_claims_tiles(sched, ctas, ctx.arch.mem_gbps) ? claim_tiles(sched, ctx) : nullptr;
 }
 
 /// How many clusters of `Cfg` can be resident at once (one CTA per SM; clusters must
@@ -627,8 +617,6 @@ enum class WgmmaTile : int {
   Small,        // 64x64 (sm90::WgmmaTmaSmall)
   Tf32NNMid,    // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
   Tf32NNShort,  // tf32 with N-contiguous B, C^T on 64 x 128 tiles of C (sm90::WgmmaTf32NNShort)
-  PingPong,     // 64x256 a consumer, the two in turn, clusters of 2 (sm90::WgmmaTmaPingPong)
-  PingPongC4,   // the same in clusters of 4 (sm90::WgmmaTmaPingPongC4)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -656,13 +644,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
 /// The Mid, MidC2, Short, Small, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2,
-/// TallC2, WaveC2, Thin, PingPong and PingPongC4 tiles' launchers (launch_wgmma with their configurations),
+/// TallC2, WaveC2 and Thin tiles' launchers (launch_wgmma with their configurations),
 /// compiled beside the large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones,
 /// 12_wgmma_tma_short.cu 64x128, 64x64 and 64x64c2, 12_wgmma_tma_short_c2.cu,
 /// 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu,
 /// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_part_b.cu the last
-/// two, 12_wgmma_tma_ping_pong.cu both ping-pong ones). launch_wgmma_store takes only calls wgmma_store_fits accepts,
-/// launch_wgmma_wave_c2 and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
+/// two). launch_wgmma_store takes only calls wgmma_store_fits accepts, launch_wgmma_wave_c2
+/// and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -676,8 +664,6 @@ void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, in
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_ping_pong(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_ping_pong_c4(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn
 /// with sm90::WgmmaTf32NN, WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn.cu):
 /// tf32 calls with K-major A and N-contiguous B only.

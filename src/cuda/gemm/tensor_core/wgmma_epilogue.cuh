@@ -158,8 +158,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
                                                  const TileOrigin& o, int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
   // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
-  // The tile rows this consumer holds: 64 slice.. (ping-pong: the whole 64-row tile).
-  const int m0 = o.m0 + (Cfg::kPingPong ? 0 : consumer) * 64, n0 = o.n0;
+  const int m0 = o.m0, n0 = o.n0;
   float alpha = p.alpha;
   // Column groups [first, kBlockN / 8) stored from the registers into this item's C, the
   // fused epilogue (if any) applied to them first.
@@ -168,7 +167,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     TcProblem q = p;
     q.c = static_cast<char*>(p.c) +
           static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
-    const int row = m0 + warp_in_group * 16 + lane / 4;
+    const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
       fuse_wgmma_epilogue<T, Cfg::kBlockN / 8 - kFirst>(acc, kFirst, bias, q, q.beta != 0.0f, x.epi.act, q.alpha, row,
@@ -256,8 +255,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
             const uint64_t policy = arch::l2_evict_first_policy();
 #pragma unroll
             for (int b = 0; b < Cfg::kEpiBoxes; ++b)
-              tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols, m0,
-                             x.maps_3d, o.item, policy);
+              tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                             m0 + consumer * 64, x.maps_3d, o.item, policy);
           });
     if constexpr (kTmaCols < Cfg::kBlockN) store_from_registers(std::integral_constant<int, kTmaCols / 8>{});
   }

@@ -29,20 +29,11 @@ namespace gpukern::cuda::gemm {
 /// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
 /// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
 /// the CTAs of a cluster share out in turn (the first CTA loads one more).
-template <class Tile, class = void>
-struct PingPongOf : std::false_type {};
-template <class Tile>
-struct PingPongOf<Tile, std::void_t<decltype(Tile::kPingPong)>> : std::bool_constant<Tile::kPingPong> {};
-
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
-  // Ping-pong (a tile's kPingPong): two consumers that take whole 64-row tiles in turn
-  // (consume_units_ping_pong); otherwise one consumer per 64 rows of every tile.
-  static constexpr bool kPingPong = PingPongOf<Tile>::value;
-  static constexpr int kConsumers = kPingPong ? 2 : kBlockM / 64;    // consumer warpgroups
-  static constexpr int kReaders = (kPingPong ? 1 : kConsumers) * 4;  // consumer warps that read each stage
-  static constexpr int kAcc = kBlockN / 2;  // f32 accumulators per consumer thread (64 x kBlockN / 128)
+  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kAcc = kBlockN / 2;         // f32 accumulators per consumer thread (64 x kBlockN / 128)
   static constexpr int kStages = Tile::kStages;
   static constexpr int kClusterM = Tile::kClusterM;
   static constexpr int kGroupM = Tile::kGroupM;
@@ -71,7 +62,6 @@ struct WgmmaConfig {
 
   static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
                 "one to four consumer warpgroups, one m64 slice of the tile each");
-  static_assert(!kPingPong || kBlockM == 64, "ping-pong consumers own whole 64-row tiles");
   static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 || kBlockN == 256,
                 "the consumers issue m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32 wgmma");
   static_assert(kBlockM % kBoxRows == 0, "A's tiles are whole 64-row boxes");
@@ -95,11 +85,10 @@ struct WgmmaConfig {
 };
 
 /// The split workspace's shape for configuration `Cfg` (wgmma_schedule.cuh): a key per
-/// CTA of a cluster and consumer warpgroup of a tile (ping-pong: one consumer a tile),
-/// each parking its 64 x kBlockN sums.
+/// CTA of a cluster and consumer warpgroup, each parking its 64 x kBlockN sums.
 template <class Cfg>
 constexpr SplitSlots split_slots() {
-  return {Cfg::kClusterM * (Cfg::kPingPong ? 1 : Cfg::kConsumers), 64 * Cfg::kBlockN};
+  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kBlockN};
 }
 
 template <class T>
@@ -164,12 +153,6 @@ struct StageRing {
       stage = 0;
       phase ^= 1;
     }
-  }
-  /// Past `n` stages that another consumer reads (ping-pong).
-  __device__ void skip(int n) {
-    stage += n;
-    phase ^= static_cast<uint32_t>(stage / kStages) & 1u;
-    stage %= kStages;
   }
 };
 
@@ -300,15 +283,12 @@ __device__ __forceinline__ int claimed_tile(const WgmmaSmem<Cfg>& sm, const Stag
 /// block's group is done, `retired(parity)` (that group read the other parity's
 /// registers), and hand the previous stage back with `release`. K blocks go in pairs,
 /// so `parity` is a compile-time constant (0, 1) that can name register buffers.
-/// `landed()` runs once the last K block's stage has landed (ping-pong: the other
-/// consumer may start its tile).
-template <class Cfg, class Issue, class Retired, class Release, class Landed = NoHandOver>
+template <class Cfg, class Issue, class Retired, class Release>
 __device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, int k_blocks,
-                                             Issue issue, Retired retired, Release release, Landed landed = {}) {
+                                             Issue issue, Retired retired, Release release) {
   int prev = 0;
   auto step = [&](int kb, auto parity) {
     arch::mbar_wait(sm.full(ring.stage), ring.phase);
-    if (kb == k_blocks - 1) landed();
     issue(ring.stage, kb, parity);
     arch::wgmma_commit();
     arch::wgmma_wait<1>();  // the previous K block's wgmmas are done reading its stage

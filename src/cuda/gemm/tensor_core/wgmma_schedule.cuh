@@ -189,49 +189,6 @@ __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int ct
   }
 }
 
-/// The hand-over of a consumer that runs alone (consume_tile's `landed`): none.
-struct NoHandOver {
-  __device__ void operator()() const {}
-};
-
-/// Named barriers 6 and 7: the hand-over to ping-pong consumer 0 and 1
-/// (consume_units_ping_pong); 1 + consumer (1-4) are the consumers' own.
-constexpr int kHandOverBarrier = 6;
-
-/// consume_units for ping-pong consumers (two warpgroups that own whole tiles): unit i of
-/// the CTA's walk is consumer i % 2's, and each moves its ring past the other's stages
-/// (`skip(n)`). A consumer starts a unit once the other has seen the last stage of the
-/// unit before land: `mainloop(unit, origin, landed)` calls `landed()` there, which
-/// hands over (a named-barrier arrival the next unit's owner waits on). So the main
-/// loops follow each other, one consumer's epilogue running beside the other's wgmmas,
-/// and a consumer only ever waits on a stage whose previous fill has landed (the "full"
-/// parity it waits for is that stage's next phase, never one a whole lap on). Split
-/// tiles as in consume_units, one key per CTA of the cluster (`key_in_tile`); no claimed
-/// tiles.
-template <int kAcc, class Origin, class Mainloop, class Skip, class Store>
-__device__ __forceinline__ void consume_units_ping_pong(const WgmmaSchedule& sched, int cta, int ctas,
-                                                        int keys_per_tile, int key_in_tile, int consumer,
-                                                        float (&acc)[kAcc], Origin origin, Mainloop mainloop, Skip skip,
-                                                        Store epilogue) {
-  WorkUnit u, next;
-  bool have = work_unit(sched, cta, ctas, 0, u);
-  for (int i = 0; have; ++i) {
-    const bool has_next = work_unit(sched, cta, ctas, i + 1, next);
-    if ((i & 1) == consumer) {
-      const TileOrigin o = origin(u.tile);
-      if (i > 0) arch::named_barrier_sync(kHandOverBarrier + consumer, 256);
-      mainloop(u, o, [&] {
-        if (has_next) arch::named_barrier_arrive(kHandOverBarrier + 1 - consumer, 256);
-      });
-      if (!u.split || split_fixup(sched, u.slot * keys_per_tile + key_in_tile, consumer, acc)) epilogue(o);
-    } else {
-      skip(u.kb_end - u.kb_begin);
-    }
-    u = next;
-    have = has_next;
-  }
-}
-
 /// The origin of tile `tile`: its item, then its place in the item's L2 raster (as
 /// tile_coords, over cluster tiles of kClusterM x kBlockM rows in groups of by_rows.d, with
 /// the schedule's FastDivs; `rank` the CTA's block tile in its cluster).
