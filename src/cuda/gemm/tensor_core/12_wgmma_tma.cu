@@ -573,14 +573,6 @@ core::Verdict batch_reason(const core::GemmArgs& args) {
 
 }  // namespace
 
-int wgmma_stagger() {
-  static const int stagger = [] {
-    const char* v = std::getenv("GPUKERN_WGMMA_STAGGER");
-    return v ? std::atoi(v) : 0;
-  }();
-  return stagger;
-}
-
 std::string WgmmaChoice::name() const {
   std::string text = "?";
   for (const auto& t : kTiles)

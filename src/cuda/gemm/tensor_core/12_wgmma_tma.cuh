@@ -160,23 +160,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
     const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
     TileBias<Cfg::kBlockN> bias;  // the tile's bias, loaded as its main loop starts
-    // Stagger: consumer c starts its first unit once consumer c - 1 has committed the
-    // first `stagger` K blocks of its own (named barrier 5 + c), so from then on one
-    // consumer's epilogue runs while the other's wgmmas keep the tensor cores busy (the
-    // lead persists: both go at one pace while both are in their main loops). At most the
-    // ring's stages, which consumer c - 1 can consume before c releases any.
-    const int stagger = min(x.stagger, Cfg::kStages);
-    bool first_unit = true;
     consume_units(
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
         consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
         [&](const WorkUnit& u, const TileOrigin& o) {
           if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
-          const int signal_kb = first_unit && stagger > 0 && consumer + 1 < Cfg::kConsumers
-                                    ? min(stagger, u.kb_end - u.kb_begin) - 1
-                                    : -1;
-          if (first_unit && stagger > 0 && consumer > 0) arch::named_barrier_sync(5 + consumer, 256);
-          first_unit = false;
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -194,10 +182,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                     arch::wgmma_m64k8_tf32<Cfg::kBlockN>(acc, desc_a, desc_b, accumulate);
                 }
               },
-              [](auto) {}, release,
-              [&](int kb) {
-                if (kb == signal_kb) arch::named_barrier_arrive(6 + consumer, 256);
-              });
+              [](auto) {}, release);
         },
         [&](const TileOrigin& o) {
           store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
@@ -370,10 +355,6 @@ struct WgmmaTf32NNPolicy {
   }
 };
 
-/// The consumers' stagger in K blocks (WgmmaExtras::stagger; GPUKERN_WGMMA_STAGGER, read
-/// once, for measurement).
-int wgmma_stagger();
-
 /// Whether an unsplit launch of `sched` over `ctas` persistent CTAs (clusters) claims its
 /// tiles at run time (WgmmaSchedule::claimed; the rule and GPUKERN_WGMMA_SCHEDULE are in
 /// 12_wgmma_tma.cu).
@@ -481,7 +462,6 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
                     ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch), Cfg::kGroupM / Cfg::kClusterM);
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
-  x.stagger = wgmma_stagger();
 
   const CUtensorMap map_a =
       kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))

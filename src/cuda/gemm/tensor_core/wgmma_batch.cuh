@@ -36,9 +36,6 @@ struct WgmmaExtras {
   /// (attention's P V: P streams past a V of a few tiles; a weight past a few tokens).
   int a_once = 0, b_once = 0;
   Epilogue epi;  ///< bias and activation (epi.active() false: the plain store)
-  /// K blocks by which each consumer warpgroup starts behind the one before it (0: all
-  /// start together; at most the ring's stages): wgmma_tma_kernel's stagger.
-  int stagger = 0;
 };
 
 /// The box of `tensor_map` at (c0, c1) of batch item `item` (2-D maps: no item) into

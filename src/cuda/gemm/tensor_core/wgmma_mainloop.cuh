@@ -283,19 +283,14 @@ __device__ __forceinline__ int claimed_tile(const WgmmaSmem<Cfg>& sm, const Stag
 /// block's group is done, `retired(parity)` (that group read the other parity's
 /// registers), and hand the previous stage back with `release`. K blocks go in pairs,
 /// so `parity` is a compile-time constant (0, 1) that can name register buffers.
-/// `issued(kb)` runs once K block kb's wgmmas are committed.
-struct NoIssuedHook {
-  __device__ void operator()(int) const {}
-};
-template <class Cfg, class Issue, class Retired, class Release, class Issued = NoIssuedHook>
+template <class Cfg, class Issue, class Retired, class Release>
 __device__ __forceinline__ void consume_tile(const WgmmaSmem<Cfg>& sm, StageRing<Cfg::kStages>& ring, int k_blocks,
-                                             Issue issue, Retired retired, Release release, Issued issued = {}) {
+                                             Issue issue, Retired retired, Release release) {
   int prev = 0;
   auto step = [&](int kb, auto parity) {
     arch::mbar_wait(sm.full(ring.stage), ring.phase);
     issue(ring.stage, kb, parity);
     arch::wgmma_commit();
-    issued(kb);
     arch::wgmma_wait<1>();  // the previous K block's wgmmas are done reading its stage
     retired(parity);
     if (kb > 0) release(prev);
