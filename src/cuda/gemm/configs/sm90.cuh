@@ -189,15 +189,6 @@ struct WgmmaTmaShort {
   static constexpr int kEpiBuffers = 1;
 };
 
-/// wgmma_tma, the short wide tile ("64x256"): WgmmaTmaShort's one consumer on m64n256
-/// (128 accumulators a thread), for at most 64 rows against a wide N that streams B: each
-/// stage reads 512 contiguous bytes of every MN-major B row instead of 256. 5 stages of
-/// 40 KB keep 200 KB of B in flight per SM.
-struct WgmmaTmaShortWide : WgmmaTmaShort {
-  static constexpr int kBlockN = 256;
-  static constexpr int kStages = 5;
-};
-
 /// wgmma_tma, the short tile in clusters of 2 along M ("64x128c2"): WgmmaTmaShort whose
 /// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
 /// boxes). For small calls (K of at most 16 blocks) whose 64-row tiles fill one wave:

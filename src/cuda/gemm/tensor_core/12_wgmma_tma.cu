@@ -198,7 +198,6 @@ constexpr TileEntry kTiles[] = {
                                 launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_mid, launch_wgmma_large>),
     entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64",
                                   launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_short, launch_wgmma_large>),
-    entry<sm90::WgmmaTmaShortWide>(WgmmaTile::ShortWide, "64x256", launch_wgmma_short_wide),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {

@@ -617,7 +617,6 @@ enum class WgmmaTile : int {
   Small,        // 64x64 (sm90::WgmmaTmaSmall)
   Tf32NNMid,    // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
   Tf32NNShort,  // tf32 with N-contiguous B, C^T on 64 x 128 tiles of C (sm90::WgmmaTf32NNShort)
-  ShortWide,    // 64x256 (sm90::WgmmaTmaShortWide)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -665,7 +664,6 @@ void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, in
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_short_wide(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn
 /// with sm90::WgmmaTf32NN, WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn.cu):
 /// tf32 calls with K-major A and N-contiguous B only.
