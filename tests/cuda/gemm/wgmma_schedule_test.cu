@@ -329,7 +329,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
   EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");            // 64 clusters
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x192c2");            // 48 clusters for 66 slots, not 36
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x256c2");      // tf32: the 128x192 tile not measured
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x192c2");      // tf32: 96 CTAs in one wave
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16, false, 2), "128x256c2");  // batched: not measured
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16), "128x192c2");           // 2.9 rounds, not 2.2
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "192x192c2");  // 1.94 rounds of 192x192 clusters, 2.2 of 128x256
@@ -352,7 +352,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1024, 11008, 4096, DType::BF16, true), "128x168c2");  // 264: four
   EXPECT_EQ(choice(2048, 11008, 4096, DType::BF16, true), "128x256c2");  // 5.2 rounds of 128x256 clusters
   EXPECT_EQ(choice(256, 11008, 4096, DType::BF16), "128x192c2");         // B N-contiguous: 58 clusters, not 43
-  EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x256c2");    // tf32: not measured
+  EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x192c2");    // tf32: 116 CTAs in one wave
   EXPECT_EQ(choice(256, 14336, 4096, DType::BF16, true), "128x256c2");   // 86 clusters: a partial round
   EXPECT_EQ(choice(1024, 14336, 4096, DType::BF16, true), "128x256c2");
   EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "128x168c2");  // 60 clusters for 66 slots
@@ -406,7 +406,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(1000, 1000, 1100, DType::F16), "128x128");         // 18 K blocks: no split
   EXPECT_EQ(choice(1280, 1280, 1280, DType::BF16), "128x128");        // 20 K blocks: no cluster
   EXPECT_EQ(choice(1280, 1280, 4096, DType::BF16), "128x128c2");      // 64 K blocks: clusters of 2
-  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x128");   // tf32, K-major B
+  EXPECT_EQ(choice(1000, 1000, 1000, DType::F32, true), "128x64");    // tf32, K-major B: 128 CTAs
   EXPECT_EQ(choice(512, 512, 512, DType::BF16), "64x128");            // 16 K blocks: 32 tiles of 64x128
   EXPECT_EQ(choice(1024, 1024, 1024, DType::F16), "64x128");          // 128 tiles in one wave
   EXPECT_EQ(choice(1024, 1024, 1088, DType::F16), "128x128");         // 17 K blocks
@@ -468,6 +468,32 @@ TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   EXPECT_EQ(choice(64, 128, 4096, 3), "tf32nn64 splitk4");
   // K-major B is not the C^T kernel's.
   EXPECT_NE(gemm::choose_wgmma_config(table_call(512, 512, 512, DType::F32, true), ctx).name().rfind("tf32nn", 0), 0u);
+}
+
+/// tf32 with K-major B over more than 128 rows: the smallest of 64x64, 128x64, 128x128
+/// and 128x192 in clusters of 2 whose CTAs fit one wave (the squares measured on the
+/// H200, notes/llm-gemm.md "tf32 with K-major B"); none fits: the 16-bit rules.
+TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;
+  ctx.arch.cc = 90;
+  auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
+    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, true, batch), ctx).name();
+  };
+  for (int64_t s : {256, 384, 512, 640, 704}) EXPECT_EQ(choice(s, s, s), "64x64") << s;  // 121 at 704
+  EXPECT_EQ(choice(768, 768, 768), "128x64");                                            // 144 of 64x64, 72 of 128x64
+  EXPECT_EQ(choice(1000, 1000, 1000), "128x64");                                         // 128
+  EXPECT_EQ(choice(1024, 1024, 1024), "128x64");                                         // 128
+  EXPECT_EQ(choice(1408, 1408, 1408), "128x128");                                        // 121 of 128x128
+  EXPECT_EQ(choice(1536, 1536, 1536), "128x192c2");  // 144 of 128x128, 96 CTAs of 128x192
+  EXPECT_EQ(choice(512, 4096, 4096), "128x128");     // 128 tiles
+  // None fits one wave: the rules of 16-bit calls.
+  EXPECT_EQ(choice(2048, 2048, 2048),
+            gemm::choose_wgmma_config(table_call(2048, 2048, 4096, DType::BF16, true), ctx).name());
+  EXPECT_EQ(choice(4096, 4096, 4096), "128x256c2");
+  // Up to 128 rows and batches keep their rules.
+  EXPECT_NE(choice(128, 4096, 4096), "128x64");
+  EXPECT_NE(choice(512, 512, 512, 4), "64x64");
 }
 
 TEST(WgmmaChoiceTable, ConfigNames) {

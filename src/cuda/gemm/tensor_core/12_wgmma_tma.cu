@@ -333,6 +333,31 @@ WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks
   return best;
 }
 
+/// tf32 with K-major B (the wgmma_tma kernel) over more than 128 rows: the smallest of
+/// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave of the
+/// `sms` SMs, or null where none does (the rules for 16-bit calls then apply). A tf32 K
+/// block is half a 16-bit one's K, so the 16-bit rules' K-block thresholds put these
+/// calls on tiles too large for them: as many CTAs as one wave holds stream the operands
+/// on the most SMs. H200, tf32 NT, each configuration forced, % of cuBLAS, table before
+/// -> this: 384^3 108 -> 116 (64x64), 512^3 89 -> 104 (64x64), 768^3 86 -> 108 (128x64;
+/// 64x128 109), 1000^3 100 -> 105 (128x64), 1024^3 92 -> 119 (128x64), 1536^3 87 -> 106
+/// (128x192c2); at 2048^3 none fits and the large tile stays (100).
+const WgmmaTile* tf32_wave_tile(int64_t m, int64_t n, int sms) {
+  static constexpr struct {
+    WgmmaTile tile;
+    int rows, cols, cluster;
+  } kBySize[] = {{WgmmaTile::Small, 64, 64, 1},
+                 {WgmmaTile::Narrow, 128, 64, 1},
+                 {WgmmaTile::Mid, 128, 128, 1},
+                 {WgmmaTile::WideC2, 128, 192, 2}};
+  for (const auto& t : kBySize) {
+    const int64_t ctas = core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, t.rows), t.cluster) * t.cluster *
+                         core::ceil_div<int64_t>(n, t.cols);
+    if (ctas <= sms) return &t.tile;
+  }
+  return nullptr;
+}
+
 /// The table: shape class -> configuration, the rows tried in order. Measured on the
 /// H100 (bench/dev/gemm/wgmma_configs.sh: every configuration forced, % of cuBLAS).
 /// Tile counts are over all batch items: one launch runs them all.
@@ -341,6 +366,9 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (is_tf32_nn(args)) return tf32_nn_choice(args, sms, k_blocks);
+  if (args.ab_type == core::DType::F32 && items == 1 && m > 128)
+    if (const WgmmaTile* tile = tf32_wave_tile(m, n, sms))
+      return {*tile, 1, "tf32, more than 128 rows: the smallest tile whose CTAs fit one wave"};
   const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128) * items;
   // Small calls (K of at most 16 blocks) whose 64x128 tiles fit one wave: the pipeline's
   // fill and the epilogue set the time, and twice the tiles of 128x128 run them on twice
