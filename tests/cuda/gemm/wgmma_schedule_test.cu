@@ -470,7 +470,7 @@ TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   EXPECT_NE(gemm::choose_wgmma_config(table_call(512, 512, 512, DType::F32, true), ctx).name().rfind("tf32nn", 0), 0u);
 }
 
-/// tf32 with K-major B over more than 128 rows: the smallest of 64x64, 128x64, 128x128
+/// tf32 with K-major B over more than 128 rows, K no longer than M or N: the smallest of 64x64, 128x64, 128x128
 /// and 128x192 in clusters of 2 whose CTAs fit one wave (the squares measured on the
 /// H200, notes/llm-gemm.md "tf32 with K-major B"); none fits: the 16-bit rules.
 TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
@@ -491,6 +491,9 @@ TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
   EXPECT_EQ(choice(2048, 2048, 2048),
             gemm::choose_wgmma_config(table_call(2048, 2048, 4096, DType::BF16, true), ctx).name());
   EXPECT_EQ(choice(4096, 4096, 4096), "128x256c2");
+  // K longer than both M and N keeps the split rules.
+  EXPECT_NE(choice(256, 4096, 11008), "128x64");
+  EXPECT_EQ(choice(256, 4096, 4096), "128x64");
   // Up to 128 rows and batches keep their rules.
   EXPECT_NE(choice(128, 4096, 4096), "128x64");
   EXPECT_NE(choice(512, 512, 512, 4), "64x64");

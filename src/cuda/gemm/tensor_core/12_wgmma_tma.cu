@@ -333,7 +333,8 @@ WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks
   return best;
 }
 
-/// tf32 with K-major B (the wgmma_tma kernel) over more than 128 rows: the smallest of
+/// tf32 with K-major B (the wgmma_tma kernel) over more than 128 rows and K no longer
+/// than M or N (the table's caller checks both): the smallest of
 /// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave of the
 /// `sms` SMs, or null where none does (the rules for 16-bit calls then apply). A tf32 K
 /// block is half a 16-bit one's K, so the 16-bit rules' K-block thresholds put these
@@ -341,7 +342,11 @@ WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks
 /// on the most SMs. H200, tf32 NT, each configuration forced, % of cuBLAS, table before
 /// -> this: 384^3 108 -> 116 (64x64), 512^3 89 -> 104 (64x64), 768^3 86 -> 108 (128x64;
 /// 64x128 109), 1000^3 100 -> 105 (128x64), 1024^3 92 -> 119 (128x64), 1536^3 87 -> 106
-/// (128x192c2); at 2048^3 none fits and the large tile stays (100).
+/// (128x192c2); at 2048^3 none fits and the large tile stays (100). Prefill against a
+/// weight: 256 x 4096 x 4096 118 -> 120 (128x64), 256 x 11008 x 4096 104 -> 120
+/// (128x192c2), the other 512-1024-row cells level. Not where K is longer than both M and
+/// N, where the K splits of the rules below keep the SMs busy: 256 x 4096 x 11008 130%
+/// split, 97% in 128x64 tiles over the whole K.
 const WgmmaTile* tf32_wave_tile(int64_t m, int64_t n, int sms) {
   static constexpr struct {
     WgmmaTile tile;
@@ -366,7 +371,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
   if (is_tf32_nn(args)) return tf32_nn_choice(args, sms, k_blocks);
-  if (args.ab_type == core::DType::F32 && items == 1 && m > 128)
+  if (args.ab_type == core::DType::F32 && items == 1 && m > 128 && args.k <= std::max(m, n))
     if (const WgmmaTile* tile = tf32_wave_tile(m, n, sms))
       return {*tile, 1, "tf32, more than 128 rows: the smallest tile whose CTAs fit one wave"};
   const int64_t mid_tiles = core::ceil_div<int64_t>(m, 128) * core::ceil_div<int64_t>(n, 128) * items;
