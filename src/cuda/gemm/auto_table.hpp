@@ -302,6 +302,20 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "wgmma_tma",
        kLayoutNN,
        kOneGemm},
+      // tf32 with K-major B at 256-1536 rows and columns each way or more on the H200:
+      // wgmma_tma's one-wave tiles (the smallest of 64x64, 128x64, 128x128 and 128x192c2
+      // whose CTAs fit one wave) ahead of cuBLAS on the squares 256-1536 (101.2-117.2%) and
+      // at T 256, 512 and 1024 against the six weights (100.2-127.2%).
+      // notes/llm-gemm.md, "tf32 with K-major B: one wave of the smallest tiles".
+      {"tf32 NT 256..1536 each way, H200",
+       kTF32,
+       kH200,
+       {256, 1536},
+       {256, kAny},
+       {256, kAny},
+       "wgmma_tma",
+       kLayoutNT,
+       kOneGemm},
       // tf32 from 512 rows: N-contiguous B through the C^T kernel and its K split; K-major
       // B where the weights are long along K or wide.
       {"tf32 NN mid", kTF32, kH100, {512, kAny}, {1536, kAny}, {}, "wgmma_tma", kLayoutNN, kOneGemm},

@@ -197,7 +197,7 @@ TEST(CudaAutoTable, Tf32WithNContiguousWeightsAt128To256TokensIsWgmmaTmaOnTheH20
   EXPECT_EQ(pick(tf32_call(127, 4096, 4096), kH200), "") << "127 tokens: not measured";
   EXPECT_EQ(pick(tf32_call(257, 4096, 4096), kH200), "") << "257 tokens: not measured";
   EXPECT_EQ(pick(tf32_call(128, 128256, 4096), kH200), "") << "the vocabulary: level with cuBLAS";
-  EXPECT_EQ(pick(tf32_call(256, 4096, 4096, kNT), kH200), "") << "K-major weights: not this entry";
+  EXPECT_EQ(pick(tf32_call(256, 4096, 4096, kNT), kH200), "wgmma_tma") << "K-major weights: their own entry";
   EXPECT_EQ(pick(tf32_call(4096, 128, 4096), kH200), "") << "tokens as C's columns: not measured";
 }
 
@@ -238,8 +238,24 @@ TEST(CudaAutoTable, Tf32NNAt1000To1280EachWayIsWgmmaTmaOnTheH200) {
   }
   EXPECT_EQ(pick(tf32_call(1000, 1280, 1024), kH200), "wgmma_tma");
   EXPECT_EQ(pick(tf32_call(768, 768, 768), kH200), "") << "768: level with cuBLAS";
-  EXPECT_EQ(pick(tf32_call(1000, 1000, 1000, kNT), kH200), "") << "K-major B: not this entry";
+  EXPECT_EQ(pick(tf32_call(1000, 1000, 1000, kNT), kH200), "wgmma_tma") << "K-major B: its own entry";
   EXPECT_EQ(pick(tf32_call(1000, 1000, 2048), kH200), "") << "a longer K: not measured";
+}
+
+TEST(CudaAutoTable, Tf32NTAt256To1536EachWayIsWgmmaTmaOnTheH200) {
+  for (int64_t s : {256, 384, 512, 768, 1000, 1024, 1536}) {
+    EXPECT_EQ(pick(tf32_call(s, s, s, kNT), kH200), "wgmma_tma") << s;
+    EXPECT_EQ(pick(tf32_call(s, s, s, kNT), kH100), "") << s << ": the H100 not measured";
+  }
+  for (int64_t tokens : {256, 512, 1024})
+    for (int64_t n : {4096, 11008, 14336, 128256})
+      EXPECT_EQ(pick(tf32_call(tokens, n, 4096, kNT), kH200), "wgmma_tma") << tokens << " x " << n;
+  EXPECT_EQ(pick(tf32_call(128, 128, 128, kNT), kH200), "") << "128: not this entry";
+  EXPECT_EQ(pick(tf32_call(2048, 2048, 2048, kNT), kH200), "") << "2048: level with cuBLAS";
+  EXPECT_EQ(pick(tf32_call(512, 512, 128, kNT), kH200), "") << "K of 128: not measured";
+  GemmArgs batched = tf32_call(512, 512, 512, kNT);
+  batched.batch = 2;
+  EXPECT_EQ(pick(batched, kH200), "") << "batched: not measured";
 }
 
 TEST(CudaAutoTable, BatchedPVAtHeadDimension128IsMmaMultistage) {
