@@ -81,6 +81,11 @@
 // batches of two-K-block tiles the 128x256 clusters with their tiles claimed at run time
 // instead of the store-bound configuration.
 //
+// tf32 with K-major B over more than 128 rows and a K no longer than M or N takes the
+// smallest of 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one
+// wave (tf32_wave_tile): a tf32 K block is half a 16-bit one's K, and the rules above,
+// counted in K blocks, would give such calls tiles too large to fill the SMs.
+//
 // Strided batches run in one launch: the persistent schedule walks tiles x items, each
 // operand a 3-D tensor map with the batch stride as its third dimension (stride 0: one
 // item, read by all); wgmma_batch.cuh says why. Batched operands TMA cannot address
