@@ -318,6 +318,15 @@ core::GemmArgs table_call(int64_t m, int64_t n, int64_t k, DType ab, bool trans_
   return args;
 }
 
+/// The table's choice for a tf32 call (B N-contiguous, or K-major with `trans_b`) on a
+/// 132-SM sm_90 device.
+std::string tf32_choice(int64_t m, int64_t n, int64_t k, bool trans_b, int64_t batch = 1) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;
+  ctx.arch.cc = 90;
+  return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, trans_b, batch), ctx).name();
+}
+
 TEST(WgmmaChoiceTable, IssueShapes) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;  // H100 SXM
@@ -433,12 +442,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
 /// estimates shortest, each split where its tiles are few (the cells measured on the
 /// H200, notes/llm-gemm.md "The C^T kernel's smaller tiles").
 TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
-  cuda::CudaContext ctx;
-  ctx.sm_count = 132;
-  ctx.arch.cc = 90;
-  auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, false, batch), ctx).name();
-  };
+  auto choice = [](int64_t m, int64_t n, int64_t k, int64_t batch = 1) { return tf32_choice(m, n, k, false, batch); };
   // Squares: 64-row tiles up to 1024 (128 tiles: one wave), 128-row ones up to 1792.
   for (int64_t s : {128, 256, 512, 1000, 1024}) EXPECT_EQ(choice(s, s, s), "tf32nn64") << s;
   for (int64_t s : {1280, 1536, 1792}) EXPECT_EQ(choice(s, s, s), "tf32nn128") << s;
@@ -467,19 +471,18 @@ TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   EXPECT_EQ(choice(512, 512, 512, 16), "tf32nn");
   EXPECT_EQ(choice(64, 128, 4096, 3), "tf32nn64 splitk4");
   // K-major B is not the C^T kernel's.
-  EXPECT_NE(gemm::choose_wgmma_config(table_call(512, 512, 512, DType::F32, true), ctx).name().rfind("tf32nn", 0), 0u);
+  EXPECT_NE(tf32_choice(512, 512, 512, true).rfind("tf32nn", 0), 0u);
 }
 
-/// tf32 with K-major B over more than 128 rows, K no longer than M or N: the smallest of 64x64, 128x64, 128x128
-/// and 128x192 in clusters of 2 whose CTAs fit one wave (the squares measured on the
-/// H200, notes/llm-gemm.md "tf32 with K-major B"); none fits: the 16-bit rules.
+/// tf32 with K-major B over more than 128 rows, K no longer than M or N: the smallest of
+/// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave (the
+/// squares measured on the H200, notes/llm-gemm.md "tf32 with K-major B"); none fits:
+/// the 16-bit rules.
 TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;
   ctx.arch.cc = 90;
-  auto choice = [&](int64_t m, int64_t n, int64_t k, int64_t batch = 1) {
-    return gemm::choose_wgmma_config(table_call(m, n, k, DType::F32, true, batch), ctx).name();
-  };
+  auto choice = [](int64_t m, int64_t n, int64_t k, int64_t batch = 1) { return tf32_choice(m, n, k, true, batch); };
   for (int64_t s : {256, 384, 512, 640, 704}) EXPECT_EQ(choice(s, s, s), "64x64") << s;  // 121 at 704
   EXPECT_EQ(choice(768, 768, 768), "128x64");                                            // 144 of 64x64, 72 of 128x64
   EXPECT_EQ(choice(1000, 1000, 1000), "128x64");                                         // 128
