@@ -353,17 +353,10 @@ WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks
 /// N, where the K splits of the rules below keep the SMs busy: 256 x 4096 x 11008 130%
 /// split, 97% in 128x64 tiles over the whole K.
 const WgmmaTile* tf32_wave_tile(int64_t m, int64_t n, int sms) {
-  static constexpr struct {
-    WgmmaTile tile;
-    int rows, cols, cluster;
-  } kBySize[] = {{WgmmaTile::Small, 64, 64, 1},
-                 {WgmmaTile::Narrow, 128, 64, 1},
-                 {WgmmaTile::Mid, 128, 128, 1},
-                 {WgmmaTile::WideC2, 128, 192, 2}};
-  for (const auto& t : kBySize) {
-    const int64_t ctas = core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, t.rows), t.cluster) * t.cluster *
-                         core::ceil_div<int64_t>(n, t.cols);
-    if (ctas <= sms) return &t.tile;
+  static constexpr WgmmaTile kBySize[] = {WgmmaTile::Small, WgmmaTile::Narrow, WgmmaTile::Mid, WgmmaTile::WideC2};
+  for (const WgmmaTile& tile : kBySize) {
+    const TileEntry& e = tile_entry(tile);  // its cluster tile and CTAs
+    if (core::ceil_div<int64_t>(m, e.rows) * e.ctas * core::ceil_div<int64_t>(n, e.cols) <= sms) return &tile;
   }
   return nullptr;
 }
