@@ -15,7 +15,8 @@
 //             skinny_variants()), bf16 NN and NT at T = 1, 4, 16 against the
 //             llm suite's weights (TC_SIZES replaces them; m is T). Run with TC_FLUSH_MB=512
 //             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny; TC_SKINNY="a,b"
-//             times only the listed variants, TC_COPY=1 adds a same-traffic device copy.
+//             times only the listed variants, TC_COPY=1 adds a same-traffic device copy,
+//             TC_DTYPE=f16|tf32|f32 another input type.
 // Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
 // drift hit both alike) and its output compared with cuBLAS's. The correctness of the
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
@@ -231,16 +232,22 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   auto tma = [&ctx](auto shape_of) {
     return [&ctx, shape_of](const core::GemmArgs& g) {
       const gemm::SkinnyCall call = gemm::make_skinny_call(g);
-      const std::string why = gemm::skinny_tma_refusal(call, core::dtype_size(g.ab_type), ctx);
+      const std::string why = gemm::skinny_tma_refusal(call, ctx);
       if (!why.empty()) {
         std::printf("skinny TMA variant: %s\n", why.c_str());
         return;
       }
       const SkinnyTmaShape shape = shape_of(call);
-      if (g.ab_type == DType::F16)
-        gemm::launch_skinny_tma_shape<gpu::half_t>(call, shape, ctx);
-      else
-        gemm::launch_skinny_tma_shape<gpu::bf16_t>(call, shape, ctx);
+      switch (g.type()) {
+        case core::GemmType::F16:
+          return gemm::launch_skinny_tma_shape<gpu::half_t, false>(call, shape, ctx);
+        case core::GemmType::BF16:
+          return gemm::launch_skinny_tma_shape<gpu::bf16_t, false>(call, shape, ctx);
+        case core::GemmType::TF32:
+          return gemm::launch_skinny_tma_shape<float, false>(call, shape, ctx);
+        case core::GemmType::F32:
+          return gemm::launch_skinny_tma_shape<float, true>(call, shape, ctx);
+      }
     };
   };
   const int sms = ctx.sm_count;
@@ -567,8 +574,11 @@ int main(int argc, char** argv) {
       auto unlisted = [&list](const auto& e) { return list.find("," + e.first + ",") == std::string::npos; };
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
     }
+    // TC_DTYPE=f16|tf32|f32 times that input type instead of bf16.
+    const std::string dt = std::getenv("TC_DTYPE") ? std::getenv("TC_DTYPE") : "bf16";
+    const DType ab = dt == "f16" ? DType::F16 : dt == "tf32" || dt == "f32" ? DType::F32 : DType::BF16;
     for (const auto& s : cases)
-      for (bool tb : {false, true}) bench_one(ctx, h, s[0], s[1], s[2], DType::BF16, false, false, tb, v);
+      for (bool tb : {false, true}) bench_one(ctx, h, s[0], s[1], s[2], ab, dt == "tf32", false, tb, v);
     return 0;
   }
   if (mode != "bench") {

@@ -152,7 +152,7 @@ TEST_F(FusedRungs, SkinnyTmaPath) {
   // N, then along T).
   const std::vector<std::vector<int64_t>> shapes = {{3, 300, 2050}, {300, 13, 2050}, {16, 129, 100}};
   int ran = 0, index = 0;
-  for (const TypeChoice& type : {kF16, kBF16})
+  for (const TypeChoice& type : {kF16, kBF16, kTF32, kF32})
     for (const auto& s : shapes)
       for (const gemm::SkinnyTmaShape& shape :
            {gemm::SkinnyTmaShape{0, 0, 1}, gemm::SkinnyTmaShape{0, 0, 7}, gemm::SkinnyTmaShape{0, 0, 5, 64}}) {

@@ -134,7 +134,7 @@ TEST_F(SkinnySplits, ForcedSplitsAgreeWithTheReference) {
   EXPECT_GT(ran, 0);
 }
 
-// The TMA path (skinny_tma.cuh: 16-bit, T <= 16, X stored K-contiguous, sm_90).
+// The TMA path (skinny_tma.cuh: every dtype, T <= 16, X stored K-contiguous, sm_90).
 class SkinnyTma : public OnStream {
  protected:
   /// The context, or null after GTEST_SKIP where the TMA path cannot run.
@@ -150,8 +150,9 @@ class SkinnyTma : public OnStream {
   }
 };
 
-/// Cases the TMA path accepts: f16 / bf16, T on both sides of 8 up to 16, N not a multiple
-/// of the 128-row tile, K not a multiple of the 64-element K block, NN and NT (and the short
+/// Cases the TMA path accepts: f16, bf16, tf32 and exact f32, T on both sides of 8 up to 16, N
+/// not a multiple of the 128-row tile, K not a multiple of the K block (64 16-bit or 32 32-bit
+/// elements), NN and NT (and the short
 /// side n with B transposed: X = op(B)^T is then K-contiguous), C in the input type or f32
 /// with alpha/beta, padded or packed rows.
 std::vector<Case> tma_cases() {
@@ -162,7 +163,7 @@ std::vector<Case> tma_cases() {
                           {9, 64, 520}, {12, 1000, 77}, {15, 130, 2050}, {16, 333, 640}, {16, 4096, 512}};
   std::vector<Case> cases;
   int index = 0;
-  for (const TypeCase& type : {kTypes[0], kTypes[1]})
+  for (const TypeCase& type : kTypes)
     for (const Shape& s : shapes)
       for (int layout : {0, 2})  // NN, NT with the short side m
         for (bool short_n : {false, true}) {
@@ -258,10 +259,11 @@ TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
     }
     return core::Status::Success;
   };
-  // T = 17; f32; X stored T-contiguous (short side m, A transposed).
+  // T = 17; X stored T-contiguous (short side m, A transposed), 16- and 32-bit.
   EXPECT_EQ(forced_status(skinny_case(17, 100, 64, false, 2, kTypes[0], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(17, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
   EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 3, kTypes[0], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 3, kTypes[2], 0)), core::Status::InvalidArgument);
   // The same calls through the rung's policy run on skinny_kernel.
   for (const Case& c :
        {skinny_case(17, 100, 64, false, 2, kTypes[0], 0), skinny_case(4, 100, 64, false, 3, kTypes[0], 0)}) {
@@ -322,6 +324,35 @@ TEST(SkinnyTmaPlan, ChoosesPerShape) {
   EXPECT_FALSE(plan(4, 1024, 4096, true).tma);
   EXPECT_TRUE(plan(12, 1024, 1024, false).tma);
   EXPECT_EQ(plan(12, 1024, 1024, false).shape.ctas, 0);
+}
+
+TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
+  auto plan = [](int t, int n, int k, bool w_k_major, bool exact) {
+    return gemm::skinny_tma_plan(t, n, k, w_k_major, 132, 4, exact);
+  };
+  // tf32: skinny_kernel at T = 1 against 4096 x 4096 only.
+  EXPECT_FALSE(plan(1, 4096, 4096, false, false).tma);
+  EXPECT_FALSE(plan(1, 4096, 4096, true, false).tma);
+  EXPECT_TRUE(plan(4, 4096, 4096, true, false).tma);
+  // N-contiguous W: 128-row tiles x S K chunks (4096 columns: 32 x 4; 11008: 86 x 1).
+  const gemm::SkinnyTmaPlan nn = plan(16, 4096, 11008, false, false);
+  EXPECT_TRUE(nn.tma);
+  EXPECT_EQ(nn.shape.ctas, 128);
+  EXPECT_EQ(nn.shape.tile_rows, 128);
+  EXPECT_EQ(plan(1, 11008, 4096, false, false).shape.ctas, 86);
+  // K-contiguous W, and the vocabulary's 1002 tiles: equal shares over the SMs.
+  EXPECT_EQ(plan(1, 11008, 4096, true, false).shape.ctas, 0);
+  EXPECT_TRUE(plan(16, 128256, 4096, false, false).tma);
+  EXPECT_EQ(plan(16, 128256, 4096, false, false).shape.ctas, 0);
+  // Exact f32: skinny_kernel at T = 1, and at T <= 8 for N-contiguous W with N <= K or the
+  // vocabulary; equal shares otherwise.
+  EXPECT_FALSE(plan(1, 14336, 4096, true, true).tma);
+  EXPECT_FALSE(plan(4, 4096, 11008, false, true).tma);
+  EXPECT_FALSE(plan(8, 128256, 4096, false, true).tma);
+  EXPECT_TRUE(plan(4, 11008, 4096, false, true).tma);
+  EXPECT_TRUE(plan(4, 4096, 11008, true, true).tma);
+  EXPECT_TRUE(plan(16, 4096, 4096, false, true).tma);
+  EXPECT_EQ(plan(16, 4096, 4096, false, true).shape.ctas, 0);
 }
 
 }  // namespace

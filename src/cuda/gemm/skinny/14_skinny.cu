@@ -33,10 +33,10 @@
 // and K past the end are zeros); C is written element by element through its strides
 // (any ldc, any alignment; beta == 0 never reads C). Operands whose rows do not start on
 // 16-byte boundaries are declined (Misaligned).
-// TMA path (skinny_tma.cuh): on sm_90, f16/bf16 calls with T <= 16 whose activations are
+// TMA path (skinny_tma.cuh): on sm_90, calls of any dtype with T <= 16 whose activations are
 // stored K-contiguous and that have one batch item run a one-wave kernel instead (at most one
 // CTA per SM, each streaming an equal share of the weights by TMA into a ring of stages) where
-// skinny_tma_plan chooses it, with the tile and grid it chooses (one CTA per 64-row tile for
+// skinny_tma_plan chooses it (tf32 and exact f32 by their own rules, skinny_tma_plan_32), with the tile and grid it chooses (one CTA per 64-row tile for
 // small weights, one per K chunk of a 128-row tile where those fill the SMs, else equal
 // shares over all SMs); every other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and

@@ -173,11 +173,11 @@ void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const Cuda
 
 using SkinnyTmaCfg = SkinnyTmaConfig<sm90::SkinnyTma>;
 
-/// "" when the TMA path can run `call` (16-bit elements, T <= 16, X stored K-contiguous, one
-/// batch item, no forced split, an sm_90 device whose driver encodes tensor maps; the rung's
-/// checks already made every row and base 16-byte aligned), else why not.
-inline std::string skinny_tma_refusal(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx) {
-  if (elem_bytes != 2) return "32-bit elements";
+/// "" when the TMA path can run `call` (T <= 16, X stored K-contiguous, one batch item, no
+/// forced split, an sm_90 device whose driver encodes tensor maps; the rung's checks already
+/// made every row and base 16-byte aligned), else why not. Any element size: a stage's bytes
+/// do not depend on it.
+inline std::string skinny_tma_refusal(const SkinnyCall& call, const CudaContext& ctx) {
   if (call.problem.t > SkinnyTmaCfg::kMaxT) return "T > " + std::to_string(SkinnyTmaCfg::kMaxT);
   if (!call.x_k_major) return "the activations are not stored K-contiguous";
   if (call.batch != 1) return "a batch";
@@ -220,14 +220,16 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
 }
 
 /// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
-/// than the shipped one for development drivers.
-template <class T, class Cfg = SkinnyTmaCfg>
+/// than the shipped one for development drivers. T = float: tf32, or exact f32 with
+/// `kSplitF32`.
+template <class T, bool kSplitF32 = false, class Cfg = SkinnyTmaConfig<sm90::SkinnyTma, sizeof(T)>>
 void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
   SkinnyProblem p = call.problem;
   SkinnyTmaWork wk;
   wk.n_tiles = ceil_div(p.n, Cfg::kBlockN);
   wk.k_blocks = ceil_div(p.k, Cfg::kBlockK);
-  auto kernel = call.w_k_major ? skinny_tma_kernel<Cfg, T, true> : skinny_tma_kernel<Cfg, T, false>;
+  auto kernel =
+      call.w_k_major ? skinny_tma_kernel<Cfg, T, true, kSplitF32> : skinny_tma_kernel<Cfg, T, false, kSplitF32>;
   // Once per device and kernel: the dynamic shared memory a block may use (the opt-in less
   // the kernel's static shared memory), opted in at that limit so every ring depth fits.
   const int dynamic_limit =
@@ -244,9 +246,10 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
       skinny_tma_launch_shape<Cfg>(shape, static_cast<int64_t>(wk.n_tiles) * wk.k_blocks, dynamic_limit, ctx);
   wk.stages = l.stages;
   const int smem = Cfg::smem_bytes(l.stages);
-  const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, false, Cfg::kBlockN)
-                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, false, Cfg::kBlockK);
-  const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, false, Cfg::kMaxT);
+  // 32-bit operands as plain f32: the kernel rounds (tf32) or splits (3xTF32) them itself.
+  const CUtensorMap map_w = call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, true, Cfg::kBlockN)
+                                           : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, true, Cfg::kBlockK);
+  const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, true, Cfg::kMaxT);
   wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
   void* ws = nullptr;
   if (l.ctas > 1) {
@@ -264,7 +267,40 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
-/// The rung's choice for a call the TMA path can run (T <= 16 rows of 16-bit X): skinny_kernel
+/// A call's kernel on the rung's policy (skinny_tma_plan).
+struct SkinnyTmaPlan {
+  bool tma = false;      // false: skinny_kernel
+  SkinnyTmaShape shape;  // the TMA path's tile, ring and grid
+};
+
+/// The choice for 32-bit elements (tf32, or exact f32 with `exact_f32`), from every schedule
+/// forced at T = 1, 4 and 16 against the llm suite's six weights, NN and NT (H200,
+/// notes/llm-gemm.md, "skinny's TMA path for 32-bit elements"):
+///  - tf32: skinny_kernel at T = 1 against weights of at most 4096 x 4096; N-contiguous W
+///    whose 128-row tiles fit the SMs in a tiles x S grid (one K chunk of a tile a CTA);
+///    else equal shares over the SMs.
+///  - exact f32 (3xTF32: three mma a product, 16 T columns computed whatever T is): the
+///    tensor-core work weighs more, and skinny_kernel's blocks keep up at T = 1 and, with
+///    N-contiguous W, at T <= 8 where N <= K or the weight is the vocabulary's (N >= 16 K);
+///    else equal shares over the SMs.
+inline SkinnyTmaPlan skinny_tma_plan_32(int t, int n, int k, bool w_k_major, int sms, bool exact_f32) {
+  constexpr int kDeepest = 64;  // stages: as many as fit
+  SkinnyTmaPlan plan;
+  if (exact_f32) {
+    if (t == 1) return plan;
+    if (t <= 8 && !w_k_major && (n <= k || static_cast<int64_t>(n) >= 16 * static_cast<int64_t>(k))) return plan;
+    plan.tma = true;
+    return plan;
+  }
+  if (t == 1 && static_cast<int64_t>(n) * k <= int64_t{4096} * 4096) return plan;
+  plan.tma = true;
+  const int64_t tiles128 = ceil_div<int64_t>(n, 128);
+  if (!w_k_major && tiles128 <= sms) plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
+  return plan;
+}
+
+/// The rung's choice for a call the TMA path can run (T <= 16 rows of X; 32-bit elements:
+/// skinny_tma_plan_32 above): skinny_kernel
 /// or the TMA path with a tile and grid. `sms` is the device's SM count. In order:
 ///  1. Small weights, K of 2048..4096 with N in 64-row tiles for 44-100% of the SMs (4096 x
 ///     4096): one CTA per 64-row tile over the whole K, the deepest ring. No tile is cut,
@@ -280,15 +316,13 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
 ///  4. T > 8, or W giving every SM at least kTmaMinUnits units (~50 MB on 132 SMs): equal
 ///     shares over one CTA per SM, the ring policy of skinny_tma_launch_shape.
 ///  5. Otherwise skinny_kernel.
-struct SkinnyTmaPlan {
-  bool tma = false;      // false: skinny_kernel
-  SkinnyTmaShape shape;  // the TMA path's tile, ring and grid
-};
-inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sms) {
+inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sms, std::size_t elem_bytes = 2,
+                                     bool exact_f32 = false) {
   constexpr int kSmallK = 4096;
   constexpr int64_t kTmaMinUnits = 24, kLongUnits = 32;
   constexpr int kDeepest = 64;  // stages: as many as fit
   SkinnyTmaPlan plan;
+  if (elem_bytes == 4) return skinny_tma_plan_32(t, n, k, w_k_major, sms, exact_f32);
   const int64_t tiles64 = ceil_div<int64_t>(n, 64), tiles128 = ceil_div<int64_t>(n, 128);
   const int64_t k_blocks = ceil_div<int64_t>(k, 64);
   if (k <= kSmallK && 2 * k >= kSmallK && tiles64 <= sms && 100 * tiles64 >= 44 * static_cast<int64_t>(sms)) {
@@ -312,23 +346,23 @@ inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sm
 }
 
 /// Runs `call` on the TMA path with `shape`'s tile.
-template <class T>
+template <class T, bool kSplitF32>
 void launch_skinny_tma_shape(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
   if (shape.tile_rows == 64)
-    launch_skinny_tma<T, SkinnyTmaConfig<sm90::SkinnyTma64>>(call, shape, ctx);
+    launch_skinny_tma<T, kSplitF32, SkinnyTmaConfig<sm90::SkinnyTma64, sizeof(T)>>(call, shape, ctx);
   else
-    launch_skinny_tma<T>(call, shape, ctx);
+    launch_skinny_tma<T, kSplitF32>(call, shape, ctx);
 }
 
 /// The TMA path for `call` if its mode and skinny_tma_refusal let it run; true when it ran.
-template <class T>
+template <class T, bool kSplitF32>
 bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   if (call.tma_mode == SkinnyTmaMode::kOff) return false;
-  const std::string refusal = skinny_tma_refusal(call, sizeof(T), ctx);
+  const std::string refusal = skinny_tma_refusal(call, ctx);
   if (call.tma_mode == SkinnyTmaMode::kForce) {
     if (!refusal.empty())
       throw core::Error(core::Status::InvalidArgument, "skinny: the TMA path cannot run this call: " + refusal);
-    launch_skinny_tma_shape<T>(call, call.tma, ctx);
+    launch_skinny_tma_shape<T, kSplitF32>(call, call.tma, ctx);
     return true;
   }
   if (!refusal.empty()) return false;
@@ -336,13 +370,13 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   if (setting.off) return false;
   SkinnyTmaShape shape = setting.shape;
   if (!setting.all) {
-    const SkinnyTmaPlan plan =
-        skinny_tma_plan(call.problem.t, call.problem.n, call.problem.k, call.w_k_major, ctx.sm_count);
+    const SkinnyTmaPlan plan = skinny_tma_plan(call.problem.t, call.problem.n, call.problem.k, call.w_k_major,
+                                               ctx.sm_count, sizeof(T), kSplitF32);
     if (!plan.tma) return false;
     shape = plan.shape;
   }
   try {
-    launch_skinny_tma_shape<T>(call, shape, ctx);
+    launch_skinny_tma_shape<T, kSplitF32>(call, shape, ctx);
   } catch (const TmaEncodeError&) {
     return false;  // a shape the driver cannot describe: skinny_kernel runs it
   }
@@ -352,11 +386,7 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
 /// Launches the instantiation for the call's T and operand storage.
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
-  if constexpr (sizeof(T) == 2 && !kSplitF32) {
-    if (try_skinny_tma<T>(call, ctx)) return;
-  } else if (call.tma_mode == SkinnyTmaMode::kForce) {
-    throw core::Error(core::Status::InvalidArgument, "skinny: the TMA path cannot run this call: 32-bit elements");
-  }
+  if (try_skinny_tma<T, kSplitF32>(call, ctx)) return;
   auto by_layout = [&](auto nt) {
     using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;
     using CfgK = SkinnyConfigFor<decltype(nt)::value, true>;

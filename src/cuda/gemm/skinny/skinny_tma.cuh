@@ -1,5 +1,5 @@
-// skinny's TMA path (rung 14, see 14_skinny.cu): f16/bf16, T <= 16 activation rows stored
-// K-contiguous, on sm_90. The same product as skinny_kernel (Y(t, n) = sum_k X(t, k) W(n, k),
+// skinny's TMA path (rung 14, see 14_skinny.cu): f16/bf16, tf32 and exact f32 (3xTF32), T <= 16
+// activation rows stored K-contiguous, on sm_90. The same product as skinny_kernel (Y(t, n) = sum_k X(t, k) W(n, k),
 // swap AB: W is mma.sync's m16 operand, X its n8 operand), with the loads and the work
 // split changed so that every SM streams the same bytes at the copy engine's rate:
 //  * One wave, persistent: the grid is at most one CTA per SM (or a few), and the work units,
@@ -14,7 +14,11 @@
 //    once), X evict-last (every CTA reads it). The bytes in flight per SM are set by the
 //    ring, not by how many 16-byte cp.async the threads can keep outstanding.
 //  * Consumer warps, 16 rows of the tile each, read fragments with ldmatrix from the 128-byte
-//    swizzle TMA writes and hand the stage back on its "empty" mbarrier.
+//    swizzle TMA writes and hand the stage back on its "empty" mbarrier. A box row is 128 bytes
+//    of K whatever the element: 64 16-bit or 32 32-bit elements, four mma K steps (k16 or the
+//    tf32 k8) either way, and ldmatrix's 8 x 8 16-bit matrices are the tf32 fragments' 8 x 4
+//    32-bit ones, so the same loads serve both; only N-contiguous 32-bit W (which
+//    ldmatrix.trans cannot transpose) reads its fragments a word at a time.
 //  * A CTA's range covers the middle of some tiles wholly and cuts at most two (its first and
 //    last). A wholly covered tile is stored from the registers; a cut one is parked as f32
 //    (only T columns, rounded up to even) per (CTA, first/last) slot and, per consumer warp's
@@ -39,27 +43,32 @@ namespace gpukern::cuda::gemm {
 
 /// The TMA path's layout for a tuning `Tile` with the named fields kBlockN (rows of W per
 /// work unit, a multiple of 64 up to 256), kKBoxes (128-byte K boxes per unit, 1 to 4) and
-/// kMmaM (m16 tiles per consumer warp, 1 or 2): 16-bit elements, 64 kKBoxes of K per unit, T
-/// padded to 16 (two n8 tiles), one consumer warp per 16 kMmaM rows. A stage holds W as kKBoxes boxes of kBlockN rows x
-/// 128 bytes (K-contiguous W) or kBlockN / 64 boxes of kBlockK rows (K) x 128 bytes (N-contiguous W), then X as kKBoxes
-/// boxes of 16 rows x 128 bytes; every box in the 128-byte swizzle.
-template <class Tile>
+/// kMmaM (m16 tiles per consumer warp, 1 or 2), for elements of kElemBytes (2 or 4): kElems =
+/// 128 / kElemBytes elements of K per box, kElems kKBoxes per unit, T padded to 16 (two n8
+/// tiles), one consumer warp per 16 kMmaM rows. A stage holds W as kKBoxes boxes of kBlockN
+/// rows x 128 bytes (K-contiguous W) or kBlockN / kElems boxes of kBlockK rows (K) x 128 bytes
+/// (N-contiguous W), then X as kKBoxes boxes of 16 rows x 128 bytes; every box in the 128-byte
+/// swizzle. The bytes of a stage do not depend on the element size.
+template <class Tile, int kElemBytes = 2>
 struct SkinnyTmaConfig {
   static constexpr int kBlockN = Tile::kBlockN;
   static constexpr int kKBoxes = Tile::kKBoxes;
   static constexpr int kRowBytes = 128;
-  static constexpr int kBlockK = 64 * kKBoxes;  // K elements per unit
+  static constexpr int kElems = kRowBytes / kElemBytes;  // K elements per box row
+  static constexpr int kBlockK = kElems * kKBoxes;       // K elements per unit
   static constexpr int kMaxT = 16;
   static constexpr int kMmaM = Tile::kMmaM;     // m16 tiles per consumer warp
   static constexpr int kWarpRows = 16 * kMmaM;  // W rows per consumer warp
   static constexpr int kConsumerWarps = kBlockN / kWarpRows;
   static constexpr int kThreads = (kConsumerWarps + 1) * 32;
-  static constexpr int kWBytes = kBlockN * kBlockK * 2;
+  static constexpr int kWBytes = kBlockN * kKBoxes * kRowBytes;
   static constexpr int kXBytes = kKBoxes * kMaxT * kRowBytes;
   static constexpr int kStageBytes = kWBytes + kXBytes;
   static constexpr int kWKBoxBytes = kBlockN * kRowBytes;  // K-contiguous W: one K box
-  static constexpr int kWNBoxBytes = kBlockK * kRowBytes;  // N-contiguous W: one 64-column box
+  static constexpr int kWNBoxBytes = kBlockK * kRowBytes;  // N-contiguous W: one box of kElems columns
+  static constexpr int kWNBoxes = kBlockN / kElems;        // N-contiguous W: boxes per unit
   static constexpr int kXBoxBytes = kMaxT * kRowBytes;
+  static_assert(kElemBytes == 2 || kElemBytes == 4, "16- or 32-bit elements");
   static_assert(kBlockN % 64 == 0 && kBlockN <= 256, "whole 64-row boxes, at most 256 rows a TMA box");
   static_assert(kKBoxes >= 1 && kBlockK <= 256, "at most 256 K rows a TMA box (N-contiguous W)");
   static_assert(kMmaM == 1 || kMmaM == 2, "one or two m16 tiles per consumer warp");
@@ -112,13 +121,17 @@ __device__ __noinline__ void skinny_tma_store(void* c, int64_t offset, bool c_f3
 
 /// One CTA of the persistent grid (see the top of this file). `kWKMajor`: W stored (n, k) at
 /// n * ldw + k (a linear layer's weight, trans_b); else at k * ldw + n. X is stored (t, k).
+/// T = float: tf32 products (both fragments rounded), or with `kSplitF32` exact f32 (3xTF32,
+/// as skinny_kernel: each K box's products summed apart and added to the sums in f32).
 /// Batches are not fused here (the launcher keeps them on skinny_kernel).
-template <class Cfg, class T, bool kWKMajor>
+template <class Cfg, class T, bool kWKMajor, bool kSplitF32 = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     skinny_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                       SkinnyProblem p, SkinnyTmaWork wk) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  static_assert(sizeof(T) == 2, "16-bit operands: 64 elements per 128-byte row");
+  static_assert(sizeof(T) * Cfg::kElems == Cfg::kRowBytes, "the configuration's element size is T's");
+  static_assert(!kSplitF32 || sizeof(T) == 4, "3xTF32 splits f32 elements");
+  constexpr bool k32 = sizeof(T) == 4;
   constexpr int BN = Cfg::kBlockN, kWarps = Cfg::kConsumerWarps;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (arch::smem_addr(smem_raw) + 1023) & ~1023u;
@@ -168,18 +181,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (++kb == wk.k_blocks) kb = 0, ++tile;
       arch::mbar_wait(empty(s), phase ^ 1);  // a fresh barrier passes parity 1 at once
       arch::mbar_arrive_expect_tx(full(s), Cfg::kStageBytes);
+      constexpr int E = Cfg::kElems;
       if constexpr (kWKMajor) {
 #pragma unroll
         for (int b = 0; b < Cfg::kKBoxes; ++b)
-          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + 64 * b, n0, stream);
+          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0, stream);
       } else {
 #pragma unroll
-        for (int b = 0; b < BN / 64; ++b)
-          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + 64 * b, k0, stream);
+        for (int b = 0; b < Cfg::kWNBoxes; ++b)
+          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0, stream);
       }
 #pragma unroll
       for (int b = 0; b < Cfg::kKBoxes; ++b)
-        arch::tma_load_2d_hint(x_tile(s) + b * Cfg::kXBoxBytes, &map_x, full(s), k0 + 64 * b, 0, keep);
+        arch::tma_load_2d_hint(x_tile(s) + b * Cfg::kXBoxBytes, &map_x, full(s), k0 + E * b, 0, keep);
       if (++s == stages) s = 0, phase ^= 1;
     }
     return;
@@ -319,8 +333,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
       for (int kb = 0; kb < Cfg::kKBoxes; ++kb) {
         const uint32_t xs = x_tile(s) + kb * Cfg::kXBoxBytes;
-        // X fragments: n8 tile j, K step kk (16 elements), 2 registers; ldmatrix matrix `mat`
-        // is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
+        // X fragments: n8 tile j, K step kk (16 16-bit or 8 32-bit elements), 2 registers;
+        // ldmatrix matrix `mat` is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
         uint32_t xf[2][4][2];
 #pragma unroll
         for (int j = 0; j < 2; ++j)
@@ -331,8 +345,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
             for (int e = 0; e < 4; ++e) xf[j][2 * h + e / 2][e % 2] = r[e];
           }
+        // Exact f32: this K box's 3xTF32 products, summed apart (12 mma deep: the tensor
+        // cores' f32 accumulation does not round to nearest) and added in f32 below.
+        float blk[Cfg::kMmaM][2][4];
+        if constexpr (kSplitF32) {
 #pragma unroll
-        for (int kk = 0; kk < 4; ++kk)
+          for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) blk[i][j][e] = 0.0f;
+        }
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) {
+          uint32_t xs_small[2][2];  // 3xTF32: X's rounded rest
+          if constexpr (k32) {
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                if constexpr (kSplitF32)
+                  split_tf32(xf[j][kk][e], xf[j][kk][e], xs_small[j][e]);
+                else
+                  xf[j][kk][e] = arch::round_tf32(xf[j][kk][e]);
+              }
+          }
 #pragma unroll
           for (int i = 0; i < Cfg::kMmaM; ++i) {
             const int mm = warp * Cfg::kWarpRows + 16 * i;  // first W row of the m16 tile
@@ -341,17 +378,51 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               // Stored (n, k) in K box kb: rows mm + lane % 16, chunk 2 kk + lane / 16.
               arch::ldmatrix_x4<false>(
                   a, w_tile(s) + kb * Cfg::kWKBoxBytes + arch::sw128_offset(mm + (lane & 15), 2 * kk + (lane >> 4)));
-            } else {
+            } else if constexpr (!k32) {
               // Stored (k, n) in 64-column boxes: k rows 64 kb + 16 kk + 8 (mat / 2).., n chunk
               // mm / 8 + mat % 2.
               const int chunk = mm / 8 + (mat & 1);
               arch::ldmatrix_x4<true>(
                   a, w_tile(s) + (chunk / 8) * Cfg::kWNBoxBytes +
                          arch::sw128_offset(64 * kb + 16 * kk + (mat >> 1) * 8 + (lane & 7), chunk % 8));
-            }
+            } else {
+              // Stored (k, n) in 32-column boxes; tf32 A fragment a0 = W(g, q), a1 = W(g + 8, q),
+              // a2 = W(g, q + 4), a3 = W(g + 8, q + 4), a word each.
 #pragma unroll
-            for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
+              for (int e = 0; e < 4; ++e) {
+                const int n = mm + g + (e & 1) * 8, k = 32 * kb + 8 * kk + q + (e >> 1) * 4;
+                a[e] = arch::ld_shared_u32(w_tile(s) + (n / 32) * Cfg::kWNBoxBytes +
+                                           arch::sw128_offset(k, (n % 32) / 4) + (n % 4) * 4);
+              }
+            }
+            if constexpr (kSplitF32) {
+              uint32_t a_small[4];
+#pragma unroll
+              for (int e = 0; e < 4; ++e) split_tf32(a[e], a[e], a_small[e]);
+#pragma unroll
+              for (int j = 0; j < 2; ++j) {
+                arch::mma_16x8<float>(blk[i][j], a_small, xf[j][kk]);
+                arch::mma_16x8<float>(blk[i][j], a, xs_small[j]);
+                arch::mma_16x8<float>(blk[i][j], a, xf[j][kk]);
+              }
+            } else {
+              if constexpr (k32) {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) a[e] = arch::round_tf32(a[e]);
+              }
+#pragma unroll
+              for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
+            }
           }
+        }
+        if constexpr (kSplitF32) {
+#pragma unroll
+          for (int i = 0; i < Cfg::kMmaM; ++i)
+#pragma unroll
+            for (int j = 0; j < 2; ++j)
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc2[kb & 1][i][j][e] += blk[i][j][e];
+        }
       }
       // The mma consumed every fragment, so this warp's reads of the stage are done.
       __syncwarp();
