@@ -344,13 +344,13 @@ TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
   EXPECT_EQ(plan(1, 11008, 4096, true, false).shape.ctas, 0);
   EXPECT_TRUE(plan(16, 128256, 4096, false, false).tma);
   EXPECT_EQ(plan(16, 128256, 4096, false, false).shape.ctas, 0);
-  // Exact f32: skinny_kernel at T = 1, and at T <= 8 for N-contiguous W with N <= K or the
-  // vocabulary; equal shares otherwise.
-  EXPECT_FALSE(plan(1, 14336, 4096, true, true).tma);
-  EXPECT_FALSE(plan(4, 4096, 11008, false, true).tma);
+  // Exact f32: skinny_kernel at T <= 8 against 4096 x 4096 and the vocabulary; equal shares
+  // otherwise.
+  EXPECT_FALSE(plan(1, 4096, 4096, true, true).tma);
   EXPECT_FALSE(plan(8, 128256, 4096, false, true).tma);
+  EXPECT_TRUE(plan(1, 14336, 4096, true, true).tma);
   EXPECT_TRUE(plan(4, 11008, 4096, false, true).tma);
-  EXPECT_TRUE(plan(4, 4096, 11008, true, true).tma);
+  EXPECT_TRUE(plan(4, 4096, 11008, false, true).tma);
   EXPECT_TRUE(plan(16, 4096, 4096, false, true).tma);
   EXPECT_EQ(plan(16, 4096, 4096, false, true).shape.ctas, 0);
 }

@@ -228,8 +228,15 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   SkinnyTmaWork wk;
   wk.n_tiles = ceil_div(p.n, Cfg::kBlockN);
   wk.k_blocks = ceil_div(p.k, Cfg::kBlockK);
-  auto kernel =
-      call.w_k_major ? skinny_tma_kernel<Cfg, T, true, kSplitF32> : skinny_tma_kernel<Cfg, T, false, kSplitF32>;
+  // 32-bit calls with T <= 8 compute one n8 tile of T (skinny_tma_kernel's kXTiles).
+  auto pick = [&](auto x_tiles) {
+    constexpr int kX = decltype(x_tiles)::value;
+    return call.w_k_major ? skinny_tma_kernel<Cfg, T, true, kSplitF32, kX>
+                          : skinny_tma_kernel<Cfg, T, false, kSplitF32, kX>;
+  };
+  auto kernel = pick(std::integral_constant<int, 2>{});
+  if constexpr (sizeof(T) == 4)
+    if (p.t <= 8) kernel = pick(std::integral_constant<int, 1>{});
   // Once per device and kernel: the dynamic shared memory a block may use (the opt-in less
   // the kernel's static shared memory), opted in at that limit so every ring depth fits.
   const int dynamic_limit =
@@ -279,16 +286,16 @@ struct SkinnyTmaPlan {
 ///  - tf32: skinny_kernel at T = 1 against weights of at most 4096 x 4096; N-contiguous W
 ///    whose 128-row tiles fit the SMs in a tiles x S grid (one K chunk of a tile a CTA);
 ///    else equal shares over the SMs.
-///  - exact f32 (3xTF32: three mma a product, 16 T columns computed whatever T is): the
-///    tensor-core work weighs more, and skinny_kernel's blocks keep up at T = 1 and, with
-///    N-contiguous W, at T <= 8 where N <= K or the weight is the vocabulary's (N >= 16 K);
-///    else equal shares over the SMs.
+///  - exact f32 (3xTF32: three mma a product): the tensor-core work weighs more, and
+///    skinny_kernel's blocks keep up at T <= 8 against weights of at most 4096 x 4096 and the
+///    vocabulary's (N >= 16 K); else equal shares over the SMs.
 inline SkinnyTmaPlan skinny_tma_plan_32(int t, int n, int k, bool w_k_major, int sms, bool exact_f32) {
   constexpr int kDeepest = 64;  // stages: as many as fit
   SkinnyTmaPlan plan;
   if (exact_f32) {
-    if (t == 1) return plan;
-    if (t <= 8 && !w_k_major && (n <= k || static_cast<int64_t>(n) >= 16 * static_cast<int64_t>(k))) return plan;
+    if (t <= 8 && (static_cast<int64_t>(n) * k <= int64_t{4096} * 4096 ||
+                   static_cast<int64_t>(n) >= 16 * static_cast<int64_t>(k)))
+      return plan;
     plan.tma = true;
     return plan;
   }

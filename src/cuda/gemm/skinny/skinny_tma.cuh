@@ -123,8 +123,11 @@ __device__ __noinline__ void skinny_tma_store(void* c, int64_t offset, bool c_f3
 /// n * ldw + k (a linear layer's weight, trans_b); else at k * ldw + n. X is stored (t, k).
 /// T = float: tf32 products (both fragments rounded), or with `kSplitF32` exact f32 (3xTF32,
 /// as skinny_kernel: each K box's products summed apart and added to the sums in f32).
+/// `kXTiles`: the n8 tiles of T computed, 2 (T <= 16), or 1 (T <= 8, 32-bit elements only: a
+/// tf32 or 3xTF32 product costs the tensor cores more than a 16-bit one, and at T = 1 the
+/// second tile is all zeros; the 16-bit kernel is memory-bound either way).
 /// Batches are not fused here (the launcher keeps them on skinny_kernel).
-template <class Cfg, class T, bool kWKMajor, bool kSplitF32 = false>
+template <class Cfg, class T, bool kWKMajor, bool kSplitF32 = false, int kXTiles = 2>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     skinny_tma_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                       SkinnyProblem p, SkinnyTmaWork wk) {
@@ -132,6 +135,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(sizeof(T) * Cfg::kElems == Cfg::kRowBytes, "the configuration's element size is T's");
   static_assert(!kSplitF32 || sizeof(T) == 4, "3xTF32 splits f32 elements");
   constexpr bool k32 = sizeof(T) == 4;
+  static_assert(kXTiles == 2 || (kXTiles == 1 && k32), "one n8 tile of T for 32-bit elements only");
+  constexpr bool second = kXTiles == 2;  // the second n8 tile of T (rows 8-15 of X)
   constexpr int BN = Cfg::kBlockN, kWarps = Cfg::kConsumerWarps;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (arch::smem_addr(smem_raw) + 1023) & ~1023u;
@@ -340,6 +345,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         for (int j = 0; j < 2; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
+            if constexpr (!second)
+              if (j == 1) continue;
             uint32_t r[4];
             arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
 #pragma unroll
@@ -364,6 +371,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             for (int j = 0; j < 2; ++j)
 #pragma unroll
               for (int e = 0; e < 2; ++e) {
+                if constexpr (!second)
+                  if (j == 1) continue;
                 if constexpr (kSplitF32)
                   split_tf32(xf[j][kk][e], xf[j][kk][e], xs_small[j][e]);
                 else
@@ -401,6 +410,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               for (int e = 0; e < 4; ++e) split_tf32(a[e], a[e], a_small[e]);
 #pragma unroll
               for (int j = 0; j < 2; ++j) {
+                if constexpr (!second)
+                  if (j == 1) continue;
                 arch::mma_16x8<float>(blk[i][j], a_small, xf[j][kk]);
                 arch::mma_16x8<float>(blk[i][j], a, xs_small[j]);
                 arch::mma_16x8<float>(blk[i][j], a, xf[j][kk]);
@@ -411,7 +422,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 for (int e = 0; e < 4; ++e) a[e] = arch::round_tf32(a[e]);
               }
 #pragma unroll
-              for (int j = 0; j < 2; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
+              for (int j = 0; j < kXTiles; ++j) arch::mma_16x8<T>(acc2[kk & 1][i][j], a, xf[j][kk]);
             }
           }
         }
