@@ -202,6 +202,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kAnyLayout,
        kOneGemm,
        core::TSide::M},
+      // Exact f32 against the N-contiguous vocabulary at 2-4 tokens on the H200: cuBLAS
+      // (skinny 83-88% of it in three runs; from 8 tokens skinny leads). notes/llm-gemm.md,
+      // "skinny's TMA path for 32-bit elements".
+      {"f32 NN vocabulary T 2-4, H200",
+       kF32,
+       kH200,
+       {2, 4},
+       {65536, kAny},
+       {4096, 4096},
+       "cublas",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},
@@ -258,17 +271,41 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
-      // tf32 with a 4096 x 4096 N-contiguous weight at 2-8 tokens on the H200: skinny ahead
-      // of cuBLAS (103-106%; the C^T kernel 93-95%). notes/llm-gemm.md, "The C^T kernel's
-      // smaller tiles".
-      {"tf32 NN T 2-8, 4096 x 4096, H200",
+      // tf32 with N-contiguous weights 4096..14336 each way at 2-16 tokens on the H200:
+      // skinny (its TMA path from 11008-wide weights or T 9) ahead of cuBLAS on all five
+      // weights at T 2, 4, 8 and 16 (100.3-112.6%; 4096 x 4096 at T 2-8 103-107% before
+      // the TMA path). notes/llm-gemm.md, "skinny's TMA path for 32-bit elements".
+      {"tf32 NN T 2-16, H200",
        kTF32,
        kH200,
-       {2, 8},
-       {4096, 4096},
+       {2, 16},
+       {4096, 14336},
+       {4096, 14336},
+       "skinny",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      // tf32 at one token on the H200, skinny ahead of cuBLAS in three runs: the
+      // N-contiguous vocabulary (its TMA path, 103.8-105.0%) and a K-major 4096 x 4096
+      // weight (skinny_kernel, 108-112%). Same note.
+      {"tf32 NN vocabulary T 1, H200",
+       kTF32,
+       kH200,
+       {1, 1},
+       {65536, kAny},
        {4096, 4096},
        "skinny",
        kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      {"tf32 NT T 1, 4096 x 4096, H200",
+       kTF32,
+       kH200,
+       {1, 1},
+       {4096, 4096},
+       {4096, 4096},
+       "skinny",
+       kLayoutNT,
        kOneGemm,
        core::TSide::M},
       // tf32 at a few tokens elsewhere: cuBLAS (the C^T kernel's 64-row tiles ran 70-97% of

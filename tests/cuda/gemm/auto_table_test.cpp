@@ -166,7 +166,8 @@ TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 1, 4096, 4096)), "");
   EXPECT_EQ(pick(call(DType::F32, kNN, 33, 4096, 4096)), "");
   EXPECT_EQ(pick(call(DType::F32, kNN, 16, 4096, 4096, 3)), "") << "batches: the ranked order";
-  EXPECT_EQ(pick(tf32_call(16, 4096, 4096)), "cublas");
+  EXPECT_EQ(pick(tf32_call(16, 4096, 4096)), "skinny");
+  EXPECT_EQ(pick(tf32_call(17, 4096, 4096)), "cublas");
   EXPECT_EQ(pick(tf32_call(64, 4096, 4096)), "cublas");
   EXPECT_EQ(pick(tf32_call(512, 4096, 4096)), "wgmma_tma");
 }
@@ -179,9 +180,10 @@ TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
         EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH100), tokens <= 16 ? "cublas" : "")
             << tokens << ": the H100 not measured";
       }
-  EXPECT_EQ(pick(tf32_call(1, 4096, 4096, kNT), kH200), "cublas") << "one token: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(1, 4096, 4096, kNT), kH200), "skinny") << "one token: skinny at 4096 x 4096";
+  EXPECT_EQ(pick(tf32_call(1, 11008, 4096, kNT), kH200), "cublas") << "one token: cuBLAS";
   EXPECT_EQ(pick(tf32_call(33, 4096, 4096, kNT), kH200), "") << "33 tokens: not measured";
-  EXPECT_EQ(pick(tf32_call(16, 4096, 4096, kNN), kH200), "cublas") << "N-contiguous weights: the C^T kernel";
+  EXPECT_EQ(pick(tf32_call(16, 4096, 4096, kNN), kH200), "skinny") << "N-contiguous weights: their own entry";
   EXPECT_EQ(pick(tf32_call(4096, 16, 4096, kNT), kH200), "cublas") << "tokens as C's columns: not measured";
   EXPECT_EQ(pick(tf32_call(16, 4096, 2048, kNT), kH200), "cublas") << "K = 2048: not measured";
   EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096), kH200), "skinny") << "exact f32: the f32 decode entry";
@@ -209,9 +211,11 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
     }
   for (int64_t tokens : {2, 8, 12, 16}) {
     EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
-    EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "cublas") << tokens << ": narrower weights";
+    EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "skinny") << tokens << ": narrower weights";
   }
-  for (int64_t tokens : {1, 3, 4, 7})
+  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "skinny") << "one token: skinny's TMA path";
+  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH100), "cublas") << "one token: the H100 not measured";
+  for (int64_t tokens : {3, 4, 7})
     EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "cublas")
         << tokens << ": level with cuBLAS or not measured";
   EXPECT_EQ(pick(tf32_call(32, 4096, 4096), kH200), "cublas") << "4096 wide: cuBLAS";
@@ -220,15 +224,26 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
   EXPECT_EQ(pick(tf32_call(64, 11008, 4096, kNT), kH200), "") << "K-major weights: not this entry";
 }
 
-TEST(CudaAutoTable, Tf32NNWith4096x4096WeightsAt2To8TokensIsSkinnyOnTheH200) {
-  for (int64_t tokens : {2, 5, 8}) {
-    EXPECT_EQ(pick(tf32_call(tokens, 4096, 4096), kH200), "skinny") << tokens;
-    EXPECT_EQ(pick(tf32_call(tokens, 4096, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
-  }
+TEST(CudaAutoTable, Tf32NNAt2To16TokensIsSkinnyOnTheH200) {
+  for (int64_t tokens : {2, 5, 8, 9, 16})
+    for (int64_t n : {4096, 11008, 14336})
+      for (int64_t k : {4096, 11008, 14336}) {
+        EXPECT_EQ(pick(tf32_call(tokens, n, k), kH200), "skinny") << tokens << " x " << n << " x " << k;
+        EXPECT_EQ(pick(tf32_call(tokens, n, k), kH100), "cublas") << tokens << ": the H100 not measured";
+      }
   EXPECT_EQ(pick(tf32_call(1, 4096, 4096), kH200), "cublas") << "one token: cuBLAS";
-  EXPECT_EQ(pick(tf32_call(9, 4096, 4096), kH200), "cublas") << "9 tokens: not measured";
-  EXPECT_EQ(pick(tf32_call(4, 4096, 11008), kH200), "cublas") << "other weights: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(17, 4096, 4096), kH200), "cublas") << "17 tokens: not measured";
+  EXPECT_EQ(pick(tf32_call(4, 4096, 2048), kH200), "cublas") << "K = 2048: not measured";
   EXPECT_EQ(pick(tf32_call(4, 4096, 4096, kNT), kH200), "wgmma_tma") << "K-major weights: their own entry";
+}
+
+TEST(CudaAutoTable, ExactF32NNVocabularyAt2To4TokensIsCublasOnTheH200) {
+  for (int64_t tokens : {2, 3, 4}) {
+    EXPECT_EQ(pick(call(DType::F32, kNN, tokens, 128256, 4096), kH200), "cublas") << tokens;
+    EXPECT_EQ(pick(call(DType::F32, kNN, tokens, 128256, 4096), kH100), "skinny") << tokens << ": the H100";
+  }
+  EXPECT_EQ(pick(call(DType::F32, kNN, 8, 128256, 4096), kH200), "skinny") << "8 tokens: skinny";
+  EXPECT_EQ(pick(call(DType::F32, kNT, 4, 128256, 4096), kH200), "skinny") << "K-major: skinny";
 }
 
 TEST(CudaAutoTable, Tf32NNAt1000To1280EachWayIsWgmmaTmaOnTheH200) {
