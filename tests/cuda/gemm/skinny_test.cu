@@ -330,29 +330,27 @@ TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
   auto plan = [](int t, int n, int k, bool w_k_major, bool exact) {
     return gemm::skinny_tma_plan(t, n, k, w_k_major, 132, 4, exact);
   };
-  // tf32: skinny_kernel at T = 1 against 4096 x 4096 only.
-  EXPECT_FALSE(plan(1, 4096, 4096, false, false).tma);
-  EXPECT_FALSE(plan(1, 4096, 4096, true, false).tma);
-  EXPECT_TRUE(plan(4, 4096, 4096, true, false).tma);
-  // N-contiguous W: 128-row tiles x S K chunks (4096 columns: 32 x 4; 11008: 86 x 1).
+  // 4096 x 4096 at T <= 4: skinny_kernel (tf32 both layouts, exact f32 K-contiguous W only).
+  for (int t : {1, 4}) {
+    EXPECT_FALSE(plan(t, 4096, 4096, false, false).tma) << t;
+    EXPECT_FALSE(plan(t, 4096, 4096, true, false).tma) << t;
+    EXPECT_FALSE(plan(t, 4096, 4096, true, true).tma) << t;
+    EXPECT_TRUE(plan(t, 4096, 4096, false, true).tma) << t;
+  }
+  EXPECT_TRUE(plan(8, 4096, 4096, true, false).tma);
+  // tf32 with N-contiguous W: 128-row tiles x S K chunks (4096 columns: 32 x 4; 11008: 86 x 1).
   const gemm::SkinnyTmaPlan nn = plan(16, 4096, 11008, false, false);
   EXPECT_TRUE(nn.tma);
   EXPECT_EQ(nn.shape.ctas, 128);
   EXPECT_EQ(nn.shape.tile_rows, 128);
   EXPECT_EQ(plan(1, 11008, 4096, false, false).shape.ctas, 86);
-  // K-contiguous W, and the vocabulary's 1002 tiles: equal shares over the SMs.
+  // K-contiguous W, the vocabulary's 1002 tiles and exact f32: equal shares over the SMs.
   EXPECT_EQ(plan(1, 11008, 4096, true, false).shape.ctas, 0);
-  EXPECT_TRUE(plan(16, 128256, 4096, false, false).tma);
-  EXPECT_EQ(plan(16, 128256, 4096, false, false).shape.ctas, 0);
-  // Exact f32: skinny_kernel at T <= 8 against 4096 x 4096 and the vocabulary; equal shares
-  // otherwise.
-  EXPECT_FALSE(plan(1, 4096, 4096, true, true).tma);
-  EXPECT_FALSE(plan(8, 128256, 4096, false, true).tma);
-  EXPECT_TRUE(plan(1, 14336, 4096, true, true).tma);
-  EXPECT_TRUE(plan(4, 11008, 4096, false, true).tma);
-  EXPECT_TRUE(plan(4, 4096, 11008, false, true).tma);
-  EXPECT_TRUE(plan(16, 4096, 4096, false, true).tma);
-  EXPECT_EQ(plan(16, 4096, 4096, false, true).shape.ctas, 0);
+  EXPECT_TRUE(plan(1, 128256, 4096, false, false).tma);
+  EXPECT_EQ(plan(1, 128256, 4096, false, false).shape.ctas, 0);
+  EXPECT_TRUE(plan(1, 128256, 4096, false, true).tma);
+  EXPECT_TRUE(plan(1, 11008, 4096, false, true).tma);
+  EXPECT_EQ(plan(1, 11008, 4096, false, true).shape.ctas, 0);
 }
 
 }  // namespace

@@ -280,29 +280,22 @@ struct SkinnyTmaPlan {
   SkinnyTmaShape shape;  // the TMA path's tile, ring and grid
 };
 
-/// The choice for 32-bit elements (tf32, or exact f32 with `exact_f32`), from every schedule
-/// forced at T = 1, 4 and 16 against the llm suite's six weights, NN and NT (H200,
-/// notes/llm-gemm.md, "skinny's TMA path for 32-bit elements"):
-///  - tf32: skinny_kernel at T = 1 against weights of at most 4096 x 4096; N-contiguous W
-///    whose 128-row tiles fit the SMs in a tiles x S grid (one K chunk of a tile a CTA);
-///    else equal shares over the SMs.
-///  - exact f32 (3xTF32: three mma a product): the tensor-core work weighs more, and
-///    skinny_kernel's blocks keep up at T <= 8 against weights of at most 4096 x 4096 and the
-///    vocabulary's (N >= 16 K); else equal shares over the SMs.
+/// The choice for 32-bit elements (tf32, or exact f32 with `exact_f32`), from the TMA path
+/// (equal shares, and a K split of 128-row tiles) against skinny_kernel at T = 1-16 on the
+/// llm suite's six weights, NN and NT (H200, notes/llm-gemm.md, "skinny's TMA path for
+/// 32-bit elements"): skinny_kernel for weights of at most 4096 x 4096 at T <= 4 (tf32; exact
+/// f32 with K-contiguous W), where its many blocks finish first; else the TMA path, in equal
+/// shares over the SMs, or for tf32 with N-contiguous W whose 128-row tiles fit the SMs in a
+/// tiles x S grid (one K chunk of a tile a CTA; the split cost exact f32 up to a quarter).
 inline SkinnyTmaPlan skinny_tma_plan_32(int t, int n, int k, bool w_k_major, int sms, bool exact_f32) {
   constexpr int kDeepest = 64;  // stages: as many as fit
   SkinnyTmaPlan plan;
-  if (exact_f32) {
-    if (t <= 8 && (static_cast<int64_t>(n) * k <= int64_t{4096} * 4096 ||
-                   static_cast<int64_t>(n) >= 16 * static_cast<int64_t>(k)))
-      return plan;
-    plan.tma = true;
-    return plan;
-  }
-  if (t == 1 && static_cast<int64_t>(n) * k <= int64_t{4096} * 4096) return plan;
+  const bool small = static_cast<int64_t>(n) * k <= int64_t{4096} * 4096;
+  if (small && t <= 4 && (!exact_f32 || w_k_major)) return plan;
   plan.tma = true;
   const int64_t tiles128 = ceil_div<int64_t>(n, 128);
-  if (!w_k_major && tiles128 <= sms) plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
+  if (!exact_f32 && !w_k_major && tiles128 <= sms)
+    plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
   return plan;
 }
 
