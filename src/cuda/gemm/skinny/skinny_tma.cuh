@@ -136,7 +136,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(!kSplitF32 || sizeof(T) == 4, "3xTF32 splits f32 elements");
   constexpr bool k32 = sizeof(T) == 4;
   static_assert(kXTiles == 2 || (kXTiles == 1 && k32), "one n8 tile of T for 32-bit elements only");
-  constexpr bool second = kXTiles == 2;  // the second n8 tile of T (rows 8-15 of X)
   constexpr int BN = Cfg::kBlockN, kWarps = Cfg::kConsumerWarps;
   extern __shared__ uint8_t smem_raw[];
   const uint32_t base = (arch::smem_addr(smem_raw) + 1023) & ~1023u;
@@ -342,11 +341,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         // ldmatrix matrix `mat` is rows 8j.. and 16-byte chunk 4h + mat of the 128-byte row.
         uint32_t xf[2][4][2];
 #pragma unroll
-        for (int j = 0; j < 2; ++j)
+        for (int j = 0; j < kXTiles; ++j)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
-            if constexpr (!second)
-              if (j == 1) continue;
             uint32_t r[4];
             arch::ldmatrix_x4<false>(r, xs + arch::sw128_offset(8 * j + (lane & 7), 4 * h + mat));
 #pragma unroll
@@ -368,11 +365,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           uint32_t xs_small[2][2];  // 3xTF32: X's rounded rest
           if constexpr (k32) {
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
+            for (int j = 0; j < kXTiles; ++j)
 #pragma unroll
               for (int e = 0; e < 2; ++e) {
-                if constexpr (!second)
-                  if (j == 1) continue;
                 if constexpr (kSplitF32)
                   split_tf32(xf[j][kk][e], xf[j][kk][e], xs_small[j][e]);
                 else
@@ -409,9 +404,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
               for (int e = 0; e < 4; ++e) split_tf32(a[e], a[e], a_small[e]);
 #pragma unroll
-              for (int j = 0; j < 2; ++j) {
-                if constexpr (!second)
-                  if (j == 1) continue;
+              for (int j = 0; j < kXTiles; ++j) {
                 arch::mma_16x8<float>(blk[i][j], a_small, xf[j][kk]);
                 arch::mma_16x8<float>(blk[i][j], a, xs_small[j]);
                 arch::mma_16x8<float>(blk[i][j], a, xf[j][kk]);
