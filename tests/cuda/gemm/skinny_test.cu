@@ -8,11 +8,11 @@
 //    K block per range, each launched several times in a row (the arrival words left by
 //    one launch must not confuse the next, which reuses the pooled workspace);
 //  * its declines: min(m, n) > 64 and rows off 16-byte boundaries;
-//  * the TMA path (16-bit, T <= 16, K-contiguous X, sm_90) forced over T 1..16, odd N, K
+//  * the TMA path (every dtype, T <= 16, K-contiguous X, sm_90) forced over T 1..16, odd N, K
 //    tails, NN / NT in both orientations, C types, alpha/beta, 128- and 64-row tiles, ring
 //    depths and grids that cut tiles between CTAs (each repeated: stale ticket words),
 //    bit-identical repeats, the same calls on skinny_kernel (the TMA path off), and its
-//    refusals (T = 17, f32, T-contiguous X); the plan per shape (host).
+//    refusals (T = 17, T-contiguous X); the plan per shape, 16- and 32-bit (host).
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh),
 // with guard cells around C.
 #include "gemm_harness.cuh"
