@@ -351,15 +351,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
           }
         // Exact f32: this K box's 3xTF32 products, summed apart (12 mma deep: the tensor
         // cores' f32 accumulation does not round to nearest) and added in f32 below.
-        float blk[Cfg::kMmaM][2][4];
-        if constexpr (kSplitF32) {
-#pragma unroll
-          for (int i = 0; i < Cfg::kMmaM; ++i)
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-#pragma unroll
-              for (int e = 0; e < 4; ++e) blk[i][j][e] = 0.0f;
-        }
+        float blk[Cfg::kMmaM][2][4] = {};
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
           uint32_t xs_small[2][2];  // 3xTF32: X's rounded rest
