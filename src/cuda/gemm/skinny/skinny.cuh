@@ -138,6 +138,15 @@ __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& 
   small = arch::round_tf32(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));
 }
 
+/// d += a * b in 3xTF32 from the split_tf32 parts of both fragments: the two cross products
+/// of a big and a small part, then big * big (small * small is below f32's rounding).
+__device__ __forceinline__ void mma_3xtf32(float (&d)[4], const uint32_t (&a_big)[4], const uint32_t (&a_small)[4],
+                                           const uint32_t (&b_big)[2], const uint32_t (&b_small)[2]) {
+  arch::mma_16x8<float>(d, a_small, b_big);
+  arch::mma_16x8<float>(d, a_big, b_small);
+  arch::mma_16x8<float>(d, a_big, b_big);
+}
+
 /// One block: kBlockN rows of W (N tile blockIdx.x / splits) over the K blocks of split
 /// blockIdx.x % splits, against all T rows of X, of batch item p.batch.item(). `kSplitF32`
 /// runs f32 data exactly (3xTF32); T = float without it is tf32. kEpilogue: C =
@@ -304,9 +313,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
           for (int e = 0; e < 4; ++e) split_tf32(a[e], ab[e], as[e]);
 #pragma unroll
           for (int j = 0; j < Cfg::kNTiles; ++j) {
-            arch::mma_16x8<float>(blk[i][j], as, xb[j]);
-            arch::mma_16x8<float>(blk[i][j], ab, xsm[j]);
-            arch::mma_16x8<float>(blk[i][j], ab, xb[j]);
+            mma_3xtf32(blk[i][j], ab, as, xb[j], xsm[j]);
           }
         }
       } else {

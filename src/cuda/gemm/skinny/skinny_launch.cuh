@@ -274,6 +274,9 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
+/// A TMA-path ring of as many stages as fit (skinny_tma_launch_shape caps it).
+constexpr int kSkinnyTmaDeepestRing = 64;
+
 /// A call's kernel on the rung's policy (skinny_tma_plan).
 struct SkinnyTmaPlan {
   bool tma = false;      // false: skinny_kernel
@@ -288,14 +291,13 @@ struct SkinnyTmaPlan {
 /// shares over the SMs, or for tf32 with N-contiguous W whose 128-row tiles fit the SMs in a
 /// tiles x S grid (one K chunk of a tile a CTA; the split cost exact f32 up to a quarter).
 inline SkinnyTmaPlan skinny_tma_plan_32(int t, int n, int k, bool w_k_major, int sms, bool exact_f32) {
-  constexpr int kDeepest = 64;  // stages: as many as fit
   SkinnyTmaPlan plan;
   const bool small = static_cast<int64_t>(n) * k <= int64_t{4096} * 4096;
   if (small && t <= 4 && (!exact_f32 || w_k_major)) return plan;
   plan.tma = true;
   const int64_t tiles128 = ceil_div<int64_t>(n, 128);
   if (!exact_f32 && !w_k_major && tiles128 <= sms)
-    plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
+    plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
   return plan;
 }
 
@@ -320,7 +322,6 @@ inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sm
                                      bool exact_f32 = false) {
   constexpr int kSmallK = 4096;
   constexpr int64_t kTmaMinUnits = 24, kLongUnits = 32;
-  constexpr int kDeepest = 64;  // stages: as many as fit
   SkinnyTmaPlan plan;
   if (elem_bytes == 4) return skinny_tma_plan_32(t, n, k, w_k_major, sms, exact_f32);
   const int64_t tiles64 = ceil_div<int64_t>(n, 64), tiles128 = ceil_div<int64_t>(n, 128);
@@ -328,14 +329,14 @@ inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sm
   if (k <= kSmallK && 2 * k >= kSmallK && tiles64 <= sms && 100 * tiles64 >= 44 * static_cast<int64_t>(sms)) {
     if (t <= 8 && w_k_major) return plan;
     plan.tma = true;
-    plan.shape = {kDeepest, 0, static_cast<int>(tiles64), 64};
+    plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(tiles64), 64};
     return plan;
   }
   if (t <= 8 && k >= 2 * static_cast<int64_t>(n)) return plan;
   const int64_t split = tiles128 <= sms ? sms / tiles128 : 0;
   if (split > 0 && 6 * tiles128 * split >= 5 * static_cast<int64_t>(sms) && k_blocks >= kLongUnits * split) {
     plan.tma = true;
-    plan.shape = {kDeepest, 0, static_cast<int>(tiles128 * split), 128};
+    plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(tiles128 * split), 128};
     return plan;
   }
   if (t > 8 || tiles128 * k_blocks >= kTmaMinUnits * sms) {

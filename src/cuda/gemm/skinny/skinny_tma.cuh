@@ -396,11 +396,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
               for (int e = 0; e < 4; ++e) split_tf32(a[e], a[e], a_small[e]);
 #pragma unroll
-              for (int j = 0; j < kXTiles; ++j) {
-                arch::mma_16x8<float>(blk[i][j], a_small, xf[j][kk]);
-                arch::mma_16x8<float>(blk[i][j], a, xs_small[j]);
-                arch::mma_16x8<float>(blk[i][j], a, xf[j][kk]);
-              }
+              for (int j = 0; j < kXTiles; ++j) mma_3xtf32(blk[i][j], a, a_small, xf[j][kk], xs_small[j]);
             } else {
               if constexpr (k32) {
 #pragma unroll
