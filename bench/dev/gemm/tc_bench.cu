@@ -16,7 +16,8 @@
 //             llm suite's weights (TC_SIZES replaces them; m is T). Run with TC_FLUSH_MB=512
 //             (the weights fit the 50 MB L2 otherwise) and TC_RUNGS=skinny; TC_SKINNY="a,b"
 //             times only the listed variants, TC_COPY=1 adds a same-traffic device copy,
-//             TC_DTYPE=f16|tf32|f32 another input type.
+//             TC_DTYPE=f16|tf32|f32 another input type; the gemv* variants are the
+//             CUDA-core GEMV path (32-bit, T <= 4) in other configurations and K splits.
 // Each timed call is paired with a cuBLAS call (alternating, so clock and temperature
 // drift hit both alike) and its output compared with cuBLAS's. The correctness of the
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
@@ -250,9 +251,36 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       }
     };
   };
+  // The CUDA-core GEMV path (32-bit, T <= 4) in configuration Cfg with `splits` K ranges per
+  // group (0: chosen).
+  auto gemv = [&ctx](auto cfg, int splits) {
+    return [&ctx, splits](const core::GemmArgs& g) {
+      const gemm::SkinnyCall call = gemm::make_skinny_call(g);
+      const std::string why = gemm::skinny_gemv_refusal(call, core::dtype_size(g.ab_type));
+      if (!why.empty()) {
+        std::printf("skinny GEMV variant: %s\n", why.c_str());
+        return;
+      }
+      gemm::launch_skinny_gemv<decltype(cfg)>(call, splits, ctx);
+    };
+  };
   const int sms = ctx.sm_count;
   return {
       {"skinny", [&ctx](const core::GemmArgs& g) { gemm::skinny_run(g, ctx); }},
+      {"gemv", gemv(gemm::SkinnyGemvCfg{}, 0)},
+      // K-contiguous W: 4 loads in flight, 2 rows a warp; N-contiguous W: 4 rows in flight,
+      // two 16-byte chunks a lane, 4 warps a block.
+      {"gemv_k4", gemv(gemm::SkinnyGemvConfig<1, 4, 8>{}, 0)},
+      {"gemv_r2", gemv(gemm::SkinnyGemvConfig<2, 2, 8>{}, 0)},
+      {"gemv_n4", gemv(gemm::SkinnyGemvConfig<1, 2, 4>{}, 0)},
+      {"gemv_c2", gemv(gemm::SkinnyGemvConfig<1, 2, 8, 2>{}, 0)},
+      {"gemv_w4", gemv(gemm::SkinnyGemvConfig<1, 2, 8, 1, 4>{}, 0)},
+      // Fixed K splits (N-contiguous W), around the chosen ones.
+      {"gemv_s2", gemv(gemm::SkinnyGemvCfg{}, 2)},
+      {"gemv_s4", gemv(gemm::SkinnyGemvCfg{}, 4)},
+      {"gemv_s8", gemv(gemm::SkinnyGemvCfg{}, 8)},
+      {"gemv_s12", gemv(gemm::SkinnyGemvCfg{}, 12)},
+      {"gemv_s16", gemv(gemm::SkinnyGemvCfg{}, 16)},
       {"skinny_kernel", [&ctx](const core::GemmArgs& g) { gemm::skinny_run_mode(g, ctx, gemm::SkinnyTmaMode::kOff); }},
       {"tma128", tma([](const gemm::SkinnyCall&) { return SkinnyTmaShape{}; })},
       {"split128", tma([sms](const gemm::SkinnyCall& call) {
@@ -344,7 +372,8 @@ void flush_before_call(int i, cudaStream_t s) {
 void run_cublas(cublasHandle_t h, const core::GemmArgs& g, void* c, DType c_type) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   const float alpha = g.alpha, beta = g.beta;
-  const cublasComputeType_t ct = g.ab_type == DType::F32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t ct =
+      g.ab_type == DType::F32 && g.allow_tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
   cublasStatus_t st =
       cublasGemmEx(h, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, int(g.n), int(g.m),
                    int(g.k), &alpha, g.b, cuda_type(g.ab_type), int(g.ldb), g.a, cuda_type(g.ab_type), int(g.lda),

@@ -12,7 +12,10 @@
 //    tails, NN / NT in both orientations, C types, alpha/beta, 128- and 64-row tiles, ring
 //    depths and grids that cut tiles between CTAs (each repeated: stale ticket words),
 //    bit-identical repeats, the same calls on skinny_kernel (the TMA path off), and its
-//    refusals (T = 17, T-contiguous X); the plan per shape, 16- and 32-bit (host).
+//    refusals (T = 17, T-contiguous X); the plan per shape, 16- and 32-bit (host);
+//  * the CUDA-core GEMV path (tf32 and exact f32, T <= 4) forced over T 1..4, N and K off
+//    its group and step, both W layouts and orientations, K splits (repeated: stale ticket
+//    words), bit-identical repeats of a split call, and its refusals.
 // Each result is checked against a double reference on random inputs (gemm_harness.cuh),
 // with guard cells around C.
 #include "gemm_harness.cuh"
@@ -272,6 +275,108 @@ TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
   }
 }
 
+// The CUDA-core GEMV path (skinny_gemv.cuh: tf32 and exact f32, T <= 4, K-contiguous X).
+class SkinnyGemv : public OnStream {};
+
+/// Cases the GEMV path accepts: tf32 and exact f32, T 1-4 (3: the 4-row kernel with a row
+/// unused), N and K off the group (128) and the K step (128 elements, or 8 rows x 4) and off
+/// four elements, K- and N-contiguous W in both orientations, C in f32 with alpha/beta, padded
+/// or packed rows.
+std::vector<Case> gemv_cases() {
+  struct Shape {
+    int64_t t, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1},      {1, 5, 3},      {2, 8, 129},   {3, 129, 77},
+                          {4, 300, 1000}, {1, 1000, 513}, {2, 131, 4100}, {4, 64, 2051}};
+  std::vector<Case> cases;
+  int index = 0;
+  for (const TypeCase& type : {kTypes[2], kTypes[3]})
+    for (const Shape& s : shapes)
+      for (int layout : {0, 2})
+        for (bool short_n : {false, true}) {
+          if (short_n && s.t >= s.n) continue;
+          const int lay = short_n ? (layout == 0 ? 3 : 2) : layout;
+          const int variant = index++ % 3;
+          if (variant == 2 && (lay & 1)) continue;
+          cases.push_back(skinny_case(s.t, s.n, s.k, short_n, lay, type, variant));
+        }
+  return cases;
+}
+
+TEST_F(SkinnyGemv, AgreesWithTheReferenceOverSplits) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80 (device is sm_" << ctx->arch.cc << ")";
+  uint64_t seed = 9500;
+  int ran = 0;
+  for (const Case& c : gemv_cases()) {
+    Problem problem(c, stream_, ++seed);
+    if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
+    // Chosen, one range per group, two, seven, and one K grain per range.
+    for (int splits : {0, 1, 2, 7, 1 << 20}) {
+      const std::string label = "skinny GEMV, " + std::to_string(splits) + " K ranges";
+      for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
+        const bool ok = run_and_check(
+            problem, label, [&](const core::GemmArgs& args) { gemm::skinny_run_gemv(args, *ctx, splits); });
+        ran += ok;
+        if (!ok) break;
+      }
+    }
+  }
+  EXPECT_GT(ran, 0);
+}
+
+TEST_F(SkinnyGemv, SplitRangesAddInAFixedOrder) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
+  // 2 x 4096 x 4096 exact f32, N- and K-contiguous W, cut into 16 ranges a group: three runs
+  // agree bit for bit.
+  for (int layout : {0, 2}) {
+    Case c = skinny_case(2, 4096, 4096, false, layout, kTypes[3], 1);
+    Problem problem(c, stream_, 9601 + layout);
+    const core::GemmArgs& args = problem.args();
+    const std::size_t bytes = static_cast<std::size_t>((args.m - 1) * args.ldc + args.n) * 4;
+    std::vector<std::vector<unsigned char>> out;
+    for (int run = 0; run < 3; ++run) {
+      ASSERT_TRUE(run_and_check(problem, "skinny GEMV, 16 K ranges, repeat " + std::to_string(run),
+                                [&](const core::GemmArgs& a) { gemm::skinny_run_gemv(a, *ctx, 16); }));
+      out.emplace_back(bytes);
+      ASSERT_EQ(cudaMemcpyAsync(out.back().data(), args.c, bytes, cudaMemcpyDeviceToHost, stream_), cudaSuccess);
+      ASSERT_EQ(cudaStreamSynchronize(stream_), cudaSuccess);
+    }
+    EXPECT_TRUE(out[0] == out[1] && out[1] == out[2]) << "layout " << layout;
+  }
+}
+
+TEST_F(SkinnyGemv, RefusesWhatItCannotRun) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
+  auto forced_status = [&](const Case& c) {
+    Problem problem(c, stream_, 9700);
+    try {
+      gemm::skinny_run_gemv(problem.args(), *ctx, 0);
+    } catch (const core::Error& e) {
+      return e.status();
+    }
+    return core::Status::Success;
+  };
+  // T = 5; X stored T-contiguous; 16-bit elements.
+  EXPECT_EQ(forced_status(skinny_case(5, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(2, 100, 64, false, 3, kTypes[2], 0)), core::Status::InvalidArgument);
+  EXPECT_EQ(forced_status(skinny_case(2, 100, 64, false, 0, kTypes[1], 0)), core::Status::InvalidArgument);
+  // The same calls through the rung's policy run on the other kernels.
+  for (const Case& c :
+       {skinny_case(5, 100, 64, false, 2, kTypes[3], 0), skinny_case(2, 100, 64, false, 3, kTypes[2], 0)}) {
+    Problem problem(c, stream_, 9800);
+    EXPECT_TRUE(run_and_check(problem, "skinny (policy)", [&](const core::GemmArgs& a) { gemm::skinny_run(a, *ctx); }));
+  }
+}
+
 TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
   // 64 N tiles, 32 K blocks, 396 block slots: one wave of 64 x 6 blocks.
   EXPECT_EQ(gemm::skinny_splits(64, 32, 396), 6);
@@ -283,6 +388,26 @@ TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
   EXPECT_EQ(gemm::skinny_splits(4, 1, 396), 1);
   // Never more ranges than K blocks.
   EXPECT_LE(gemm::skinny_splits(1, 5, 396), 5);
+}
+
+TEST(SkinnyGemvSplitChoice, FillsTheSMsInOneWave) {
+  // N-contiguous W (128-column groups, 512 bytes a K row), 132 SMs. 4096 x 4096: 32 groups x
+  // 12 ranges (three blocks per SM), with 6 or 3 blocks resident per SM.
+  EXPECT_EQ(gemm::skinny_gemv_splits(32, 4096, 64, 512, 132, 792), 12);
+  EXPECT_EQ(gemm::skinny_gemv_splits(32, 4096, 32, 512, 132, 396), 12);
+  // Long K: ranges of at most 512 KB (14 of 14336 rows), unless they overflow one wave.
+  EXPECT_EQ(gemm::skinny_gemv_splits(32, 14336, 64, 512, 132, 792), 14);
+  EXPECT_EQ(gemm::skinny_gemv_splits(32, 14336, 32, 512, 132, 396), 12);
+  // 14336 columns: 112 groups, 4 ranges of 512 KB; 3 where 4 would start a second wave.
+  EXPECT_EQ(gemm::skinny_gemv_splits(112, 4096, 64, 512, 132, 792), 4);
+  EXPECT_EQ(gemm::skinny_gemv_splits(112, 4096, 32, 512, 132, 396), 3);
+  // More groups than a wave (the vocabulary): ranges of 512 KB all the same.
+  EXPECT_EQ(gemm::skinny_gemv_splits(1002, 4096, 64, 512, 132, 792), 4);
+  // K-contiguous W (8-row groups, 32 bytes a K element): 4096 rows need no split.
+  EXPECT_EQ(gemm::skinny_gemv_splits(512, 4096, 128, 32, 132, 792), 1);
+  // Never more ranges than grains of K.
+  EXPECT_EQ(gemm::skinny_gemv_splits(1, 64, 64, 512, 132, 792), 1);
+  EXPECT_EQ(gemm::skinny_gemv_splits(1, 1000, 128, 32, 132, 792), 8);
 }
 
 TEST(SkinnyTmaPlan, ChoosesPerShape) {
@@ -330,27 +455,23 @@ TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
   auto plan = [](int t, int n, int k, bool w_k_major, bool exact) {
     return gemm::skinny_tma_plan(t, n, k, w_k_major, 132, 4, exact);
   };
-  // 4096 x 4096 at T <= 4: skinny_kernel (tf32 both layouts, exact f32 K-contiguous W only).
-  for (int t : {1, 4}) {
-    EXPECT_FALSE(plan(t, 4096, 4096, false, false).tma) << t;
-    EXPECT_FALSE(plan(t, 4096, 4096, true, false).tma) << t;
-    EXPECT_FALSE(plan(t, 4096, 4096, true, true).tma) << t;
-    EXPECT_TRUE(plan(t, 4096, 4096, false, true).tma) << t;
-  }
+  // T > 4 (the GEMV path takes T <= 4): the TMA path, 4096 x 4096 included.
   EXPECT_TRUE(plan(8, 4096, 4096, true, false).tma);
+  EXPECT_TRUE(plan(8, 4096, 4096, true, true).tma);
+  EXPECT_EQ(plan(8, 4096, 4096, true, false).shape.ctas, 0);
   // tf32 with N-contiguous W: 128-row tiles x S K chunks (4096 columns: 32 x 4; 11008: 86 x 1).
   const gemm::SkinnyTmaPlan nn = plan(16, 4096, 11008, false, false);
   EXPECT_TRUE(nn.tma);
   EXPECT_EQ(nn.shape.ctas, 128);
   EXPECT_EQ(nn.shape.tile_rows, 128);
-  EXPECT_EQ(plan(1, 11008, 4096, false, false).shape.ctas, 86);
+  EXPECT_EQ(plan(8, 11008, 4096, false, false).shape.ctas, 86);
   // K-contiguous W, the vocabulary's 1002 tiles and exact f32: equal shares over the SMs.
-  EXPECT_EQ(plan(1, 11008, 4096, true, false).shape.ctas, 0);
-  EXPECT_TRUE(plan(1, 128256, 4096, false, false).tma);
-  EXPECT_EQ(plan(1, 128256, 4096, false, false).shape.ctas, 0);
-  EXPECT_TRUE(plan(1, 128256, 4096, false, true).tma);
-  EXPECT_TRUE(plan(1, 11008, 4096, false, true).tma);
-  EXPECT_EQ(plan(1, 11008, 4096, false, true).shape.ctas, 0);
+  EXPECT_EQ(plan(8, 11008, 4096, true, false).shape.ctas, 0);
+  EXPECT_TRUE(plan(8, 128256, 4096, false, false).tma);
+  EXPECT_EQ(plan(8, 128256, 4096, false, false).shape.ctas, 0);
+  EXPECT_TRUE(plan(8, 128256, 4096, false, true).tma);
+  EXPECT_TRUE(plan(8, 11008, 4096, false, true).tma);
+  EXPECT_EQ(plan(8, 11008, 4096, false, true).shape.ctas, 0);
 }
 
 }  // namespace

@@ -39,6 +39,10 @@
 // skinny_tma_plan chooses it (tf32 and exact f32 by their own rules, skinny_tma_plan_32), with the tile and grid it chooses (one CTA per 64-row tile for
 // small weights, one per K chunk of a 128-row tile where those fill the SMs, else equal
 // shares over all SMs); every other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
+// GEMV path (skinny_gemv.cuh): 32-bit calls (tf32 and exact f32) with T <= 4, K-contiguous
+// activations and one batch item run on CUDA cores before any of that: 16-byte loads of W
+// straight into registers and T f32 FMAs an element, a K split where the groups are few
+// (GPUKERN_SKINNY_GEMV=off|<splits> for measurement).
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
 // bias + activation applied where C is written, once, by whichever block writes it (the
 // block itself, or a split tile's last arriving block). The epilogue is a separate kernel
@@ -135,6 +139,30 @@ SkinnyTmaSetting skinny_tma_setting() {
   return parsed.setting;
 }
 
+SkinnyGemvSetting skinny_gemv_setting() {
+  struct Parsed {
+    SkinnyGemvSetting setting;
+    std::string error;  // the malformed value
+  };
+  static const Parsed parsed = [] {
+    Parsed r;
+    const char* value = std::getenv("GPUKERN_SKINNY_GEMV");
+    if (value == nullptr || *value == '\0') return r;
+    if (std::string(value) == "off") {
+      r.setting.off = true;
+      return r;
+    }
+    const char* s = value;
+    r.setting.splits = parse_count(s);
+    if (r.setting.splits < 1 || *s != '\0') r.error = value;
+    return r;
+  }();
+  if (!parsed.error.empty())
+    throw core::Error(core::Status::InvalidArgument,
+                      "GPUKERN_SKINNY_GEMV='" + parsed.error + "': expected off or <K ranges per group> (1-4096)");
+  return parsed.setting;
+}
+
 void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   SkinnyCall call = make_skinny_call(args);
@@ -147,6 +175,16 @@ void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyT
   SkinnyCall call = make_skinny_call(args);
   call.tma_mode = mode;
   call.tma = shape;
+  skinny_dispatch(args, ctx, call);
+}
+
+void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits) {
+  if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
+  SkinnyCall call = make_skinny_call(args);
+  if (const std::string why = skinny_gemv_refusal(call, core::dtype_size(args.ab_type)); !why.empty())
+    throw core::Error(core::Status::InvalidArgument, "skinny: the GEMV path cannot run this call: " + why);
+  call.gemv_mode = SkinnyTmaMode::kForce;
+  call.gemv_splits = splits;
   skinny_dispatch(args, ctx, call);
 }
 

@@ -6,6 +6,7 @@
 
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/skinny/skinny.cuh"
+#include "cuda/gemm/skinny/skinny_gemv.cuh"
 #include "cuda/gemm/skinny/skinny_tma.cuh"
 #include "cuda/gemm/tensor_core/tma_host.cuh"
 #include "cuda/workspace.cuh"
@@ -41,6 +42,15 @@ struct SkinnyTmaSetting {
 };
 SkinnyTmaSetting skinny_tma_setting();
 
+/// GPUKERN_SKINNY_GEMV, read once, for measurement: "off" keeps every 32-bit call off the
+/// CUDA-core GEMV path (skinny_gemv.cuh); "<splits>" runs it with this K split (not the one
+/// skinny_gemv_splits chooses). A malformed value throws InvalidArgument where it is used.
+struct SkinnyGemvSetting {
+  bool off = false;
+  int splits = 0;  // 0: skinny_gemv_splits decides
+};
+SkinnyGemvSetting skinny_gemv_setting();
+
 /// A GEMM call as the skinny kernel sees it, plus the storage of its two operands.
 struct SkinnyCall {
   SkinnyProblem problem;
@@ -49,6 +59,11 @@ struct SkinnyCall {
   int64_t batch = 1;      // batch items (strides in problem.batch.strides)
   SkinnyTmaMode tma_mode = SkinnyTmaMode::kAuto;
   SkinnyTmaShape tma;  // kForce: the TMA path's shape
+  // The CUDA-core GEMV path (32-bit, T <= 4), in the same three modes: kAuto takes every
+  // call it can run (only while tma_mode is kAuto and no split is forced), kForce with
+  // gemv_splits K ranges per group (0: chosen), kOff none.
+  SkinnyTmaMode gemv_mode = SkinnyTmaMode::kAuto;
+  int gemv_splits = 0;
 };
 
 /// The skinny call of a row-major GEMM: the short side (m or n, whichever is smaller) is T.
@@ -283,17 +298,14 @@ struct SkinnyTmaPlan {
   SkinnyTmaShape shape;  // the TMA path's tile, ring and grid
 };
 
-/// The choice for 32-bit elements (tf32, or exact f32 with `exact_f32`), from the TMA path
-/// (equal shares, and a K split of 128-row tiles) against skinny_kernel at T = 1-16 on the
-/// llm suite's six weights, NN and NT (H200, notes/llm-gemm.md, "skinny's TMA path for
-/// 32-bit elements"): skinny_kernel for weights of at most 4096 x 4096 at T <= 4 (tf32; exact
-/// f32 with K-contiguous W), where its many blocks finish first; else the TMA path, in equal
+/// The choice for 32-bit elements (tf32, or exact f32 with `exact_f32`) at T > 4 (the GEMV
+/// path, skinny_gemv.cuh, takes T <= 4), from the TMA path (equal shares, and a K split of
+/// 128-row tiles) against skinny_kernel at T = 1-16 on the llm suite's six weights, NN and NT
+/// (H200, notes/llm-gemm.md, "skinny's TMA path for 32-bit elements"): the TMA path, in equal
 /// shares over the SMs, or for tf32 with N-contiguous W whose 128-row tiles fit the SMs in a
 /// tiles x S grid (one K chunk of a tile a CTA; the split cost exact f32 up to a quarter).
-inline SkinnyTmaPlan skinny_tma_plan_32(int t, int n, int k, bool w_k_major, int sms, bool exact_f32) {
+inline SkinnyTmaPlan skinny_tma_plan_32(int n, bool w_k_major, int sms, bool exact_f32) {
   SkinnyTmaPlan plan;
-  const bool small = static_cast<int64_t>(n) * k <= int64_t{4096} * 4096;
-  if (small && t <= 4 && (!exact_f32 || w_k_major)) return plan;
   plan.tma = true;
   const int64_t tiles128 = ceil_div<int64_t>(n, 128);
   if (!exact_f32 && !w_k_major && tiles128 <= sms)
@@ -323,7 +335,7 @@ inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sm
   constexpr int kSmallK = 4096;
   constexpr int64_t kTmaMinUnits = 24, kLongUnits = 32;
   SkinnyTmaPlan plan;
-  if (elem_bytes == 4) return skinny_tma_plan_32(t, n, k, w_k_major, sms, exact_f32);
+  if (elem_bytes == 4) return skinny_tma_plan_32(n, w_k_major, sms, exact_f32);
   const int64_t tiles64 = ceil_div<int64_t>(n, 64), tiles128 = ceil_div<int64_t>(n, 128);
   const int64_t k_blocks = ceil_div<int64_t>(k, 64);
   if (k <= kSmallK && 2 * k >= kSmallK && tiles64 <= sms && 100 * tiles64 >= 44 * static_cast<int64_t>(sms)) {
@@ -384,9 +396,87 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   return true;
 }
 
+/// "" when the CUDA-core GEMV path can run `call` (32-bit elements, T <= 4, X stored
+/// K-contiguous, one batch item, no forced split of skinny_kernel's), else why not.
+inline std::string skinny_gemv_refusal(const SkinnyCall& call, std::size_t elem_bytes) {
+  if (elem_bytes != 4) return "16-bit elements";
+  if (call.problem.t > SkinnyGemvCfg::kMaxT) return "T > " + std::to_string(SkinnyGemvCfg::kMaxT);
+  if (!call.x_k_major) return "the activations are not stored K-contiguous";
+  if (call.batch != 1) return "a batch";
+  if (call.forced_splits > 0) return "a forced K split (skinny_kernel's)";
+  return "";
+}
+
+/// K ranges per group of the GEMV path for `groups` groups of `group_bytes_per_k` bytes of W
+/// per K element, `slots` blocks resident at once on `sms` SMs: three blocks per SM while the
+/// groups are fewer (each SM then keeps enough loads in flight), and no block streaming more
+/// than kMostBytes of W (a few long blocks would finish last); but no more blocks than one
+/// wave where the groups fit one (a second, partial wave costs more than it adds); at least
+/// one `grain` of K a range.
+inline int skinny_gemv_splits(int64_t groups, int k, int grain, int64_t group_bytes_per_k, int sms, int64_t slots) {
+  constexpr int64_t kMostBytes = 512 * 1024;
+  groups = std::max<int64_t>(groups, 1);
+  const int64_t fill = 3 * static_cast<int64_t>(sms) / groups;
+  const int64_t stream = ceil_div<int64_t>(static_cast<int64_t>(k) * group_bytes_per_k, kMostBytes);
+  const int64_t wave = slots / groups;
+  int64_t splits = std::max(fill, stream);
+  if (wave >= 1) splits = std::min(splits, wave);
+  const int64_t most = std::max<int64_t>(ceil_div<int64_t>(k, grain), 1);
+  return static_cast<int>(std::clamp<int64_t>(splits, 1, most));
+}
+
+/// Runs `call` on skinny_gemv_kernel<Cfg> (the caller checked skinny_gemv_refusal) with
+/// `forced_splits` K ranges per group (0: skinny_gemv_splits).
+template <class Cfg = SkinnyGemvCfg>
+void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaContext& ctx) {
+  const SkinnyProblem& p = call.problem;
+  using Kernel = void (*)(SkinnyProblem, SkinnyGemvWork);
+  auto pick = [&](auto t_rows) -> Kernel {
+    constexpr int kT = decltype(t_rows)::value;
+    if (call.w_k_major)
+      return p.epi.active() ? skinny_gemv_kernel<Cfg, kT, true, true> : skinny_gemv_kernel<Cfg, kT, true, false>;
+    return p.epi.active() ? skinny_gemv_kernel<Cfg, kT, false, true> : skinny_gemv_kernel<Cfg, kT, false, false>;
+  };
+  const int t_rows = p.t <= 1 ? 1 : p.t <= 2 ? 2 : 4;  // the instantiation's rows of X
+  const Kernel kernel = t_rows == 1   ? pick(std::integral_constant<int, 1>{})
+                        : t_rows == 2 ? pick(std::integral_constant<int, 2>{})
+                                      : pick(std::integral_constant<int, 4>{});
+  // Once per device and kernel: the blocks an SM holds (registers decide).
+  const int per_sm =
+      cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* count) {
+        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, 0);
+      });
+  const int bn = Cfg::block_n(call.w_k_major), grain = Cfg::k_grain(call.w_k_major, t_rows);
+  const int64_t groups = ceil_div<int64_t>(p.n, bn);
+  SkinnyGemvWork wk;
+  const int most = std::max(ceil_div(p.k, grain), 1);
+  const int splits = forced_splits > 0 ? std::min(forced_splits, most)
+                                       : skinny_gemv_splits(groups, p.k, grain, bn * 4, ctx.sm_count,
+                                                            static_cast<int64_t>(per_sm) * ctx.sm_count);
+  wk.k_range = ceil_div(ceil_div(p.k, splits), grain) * grain;
+  wk.splits = std::max(ceil_div(p.k, wk.k_range), 1);  // no empty range
+  void* ws = nullptr;
+  if (wk.splits > 1) {
+    const std::size_t partial_bytes = static_cast<std::size_t>(groups) * wk.splits * t_rows * bn * sizeof(float);
+    ws = workspace_alloc(partial_bytes + static_cast<std::size_t>(groups) * sizeof(uint64_t), ctx);
+    wk.partials = static_cast<float*>(ws);
+    wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
+    wk.tag = arrival_tag();
+  }
+  kernel<<<static_cast<unsigned>(groups * wk.splits), Cfg::kThreads, 0, ctx.stream>>>(p, wk);
+  GK_LAUNCH_CHECK();
+  if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
+}
+
+/// The GEMV path for a 32-bit `call` if its modes and skinny_gemv_refusal let it run (the
+/// rung runs every such call there); true when it ran (skinny_gemv.cu).
+bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx);
+
 /// Launches the instantiation for the call's T and operand storage.
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
+  if constexpr (sizeof(T) == 4)
+    if (try_skinny_gemv(call, ctx)) return;
   if (try_skinny_tma<T, kSplitF32>(call, ctx)) return;
   auto by_layout = [&](auto nt) {
     using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;
@@ -435,6 +525,10 @@ void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int fo
 /// skinny_run on the kernel `mode` names: kForce runs the TMA path with `shape` (throws
 /// InvalidArgument where it cannot), kOff skinny_kernel; for tests of both.
 void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyTmaMode mode, SkinnyTmaShape shape = {});
+
+/// skinny_run on the CUDA-core GEMV path (32-bit, T <= 4) with `splits` K ranges per group
+/// (0: chosen); throws InvalidArgument where it cannot run the call. For tests.
+void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits);
 
 // One launch unit per input type (skinny_f16.cu, skinny_bf16.cu, skinny_f32.cu).
 void skinny_launch_f16(const SkinnyCall& call, const CudaContext& ctx);
