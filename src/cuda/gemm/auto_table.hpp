@@ -215,13 +215,52 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
+      // 32-bit (tf32 and exact f32) at one token on the H200: skinny's GEMV path (CUDA cores,
+      // 16-byte loads of W into registers) ahead of cuBLAS on K-major weights of K <= 11008
+      // (104-142%) and on N-contiguous weights 11008 wide and wider (99.7-109%); cuBLAS keeps
+      // the 4096-wide N-contiguous weights (skinny 92-98%) and K-major 4096 x 14336 (99%).
+      // notes/llm-gemm.md, "A CUDA-core GEMV for 32-bit decode".
+      {"32-bit NT T 1, K <= 11008, H200",
+       kF32 | kTF32,
+       kH200,
+       {1, 1},
+       {4096, kAny},
+       {4096, 11008},
+       "skinny",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
+      {"32-bit NN T 1, wide weights, H200",
+       kF32 | kTF32,
+       kH200,
+       {1, 1},
+       {11008, kAny},
+       {4096, 4096},
+       "skinny",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      // tf32 with K-major weights 4096 rows wide at 2-8 tokens on the H200: skinny (its GEMV
+      // path to T 4, its TMA path at 8) ahead of wgmma_tma (T 2-4: 110-128% of cuBLAS
+      // against 102-105%; T 8: 103-106% against 102-104%); the wider weights stay with
+      // wgmma_tma below. Same note.
+      {"tf32 NT T 2-8, 4096-row weights, H200",
+       kTF32,
+       kH200,
+       {2, 8},
+       {4096, 4096},
+       {4096, 14336},
+       "skinny",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
       // where cuBLAS runs CUDA-core kernels.
       {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},
       // tf32 with K-major weights at 2-32 tokens on the H200, tokens as A's rows: wgmma_tma
       // (64x128 tiles, K split where they are few) ahead of cuBLAS on all six weights at T 2,
-      // 4, 8, 12, 16, 24 and 32 (100.9-142.7%); at one token cuBLAS (wgmma_tma 91-108%).
-      // notes/llm-gemm.md, "32-bit suites on the H200".
+      // 4, 8, 12, 16, 24 and 32 (100.9-142.7%; the 4096-row weights at T 2-8 go to skinny
+      // above). notes/llm-gemm.md, "32-bit suites on the H200".
       {"tf32 NT T 2-32, H200",
        kTF32,
        kH200,
@@ -234,16 +273,17 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        core::TSide::M},
       // The 128256 x 4096 vocabulary projection in tf32 with N-contiguous weights on the
       // H200: wgmma_tma's 64 x 128 C^T tiles ahead of cuBLAS at T 8-16 (105.2-106.8% in two
-      // runs) and at T = 2, where cuBLAS reads 38% of the copy rate (wgmma_tma 2.1-2.4x); at
-      // T 3-4 the two are level (97.6-105.6%) and T 1 stays with cuBLAS (96-97%).
-      // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
+      // runs); at T 3-4 the rungs and cuBLAS are level (97.6-105.6%). At T = 2, where cuBLAS
+      // reads 38-44% of the copy rate, skinny's GEMV path leads (225% of cuBLAS, wgmma_tma
+      // 209%). notes/llm-gemm.md, "The C^T kernel's smaller tiles" and "A CUDA-core GEMV for
+      // 32-bit decode".
       {"tf32 NN vocabulary T 2, H200",
        kTF32,
        kH200,
        {2, 2},
        {65536, kAny},
        {4096, 4096},
-       "wgmma_tma",
+       "skinny",
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
@@ -283,29 +323,6 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        {4096, 14336},
        "skinny",
        kLayoutNN,
-       kOneGemm,
-       core::TSide::M},
-      // tf32 at one token on the H200, skinny ahead of cuBLAS in three runs: the
-      // N-contiguous vocabulary (its TMA path, 103.8-105.0%) and a K-major 4096 x 4096
-      // weight (skinny_kernel, 108-112%). Same note.
-      {"tf32 NN vocabulary T 1, H200",
-       kTF32,
-       kH200,
-       {1, 1},
-       {65536, kAny},
-       {4096, 4096},
-       "skinny",
-       kLayoutNN,
-       kOneGemm,
-       core::TSide::M},
-      {"tf32 NT T 1, 4096 x 4096, H200",
-       kTF32,
-       kH200,
-       {1, 1},
-       {4096, 4096},
-       {4096, 4096},
-       "skinny",
-       kLayoutNT,
        kOneGemm,
        core::TSide::M},
       // tf32 at a few tokens elsewhere: cuBLAS (the C^T kernel's 64-row tiles ran 70-97% of

@@ -176,12 +176,14 @@ TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
   for (int64_t tokens : {2, 4, 8, 16, 24, 32})
     for (int64_t n : {4096, 11008, 14336, 128256})
       for (int64_t k : {4096, 11008, 14336}) {
-        EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH200), "wgmma_tma") << tokens << " x " << n << " x " << k;
+        // 4096-row weights at T <= 8: skinny's own entry.
+        EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH200), n == 4096 && tokens <= 8 ? "skinny" : "wgmma_tma")
+            << tokens << " x " << n << " x " << k;
         EXPECT_EQ(pick(tf32_call(tokens, n, k, kNT), kH100), tokens <= 16 ? "cublas" : "")
             << tokens << ": the H100 not measured";
       }
-  EXPECT_EQ(pick(tf32_call(1, 4096, 4096, kNT), kH200), "skinny") << "one token: skinny at 4096 x 4096";
-  EXPECT_EQ(pick(tf32_call(1, 11008, 4096, kNT), kH200), "cublas") << "one token: cuBLAS";
+  EXPECT_EQ(pick(tf32_call(1, 11008, 4096, kNT), kH200), "skinny") << "one token: the 32-bit T 1 entry";
+  EXPECT_EQ(pick(tf32_call(1, 4096, 14336, kNT), kH200), "cublas") << "one token, K = 14336: cuBLAS";
   EXPECT_EQ(pick(tf32_call(33, 4096, 4096, kNT), kH200), "") << "33 tokens: not measured";
   EXPECT_EQ(pick(tf32_call(16, 4096, 4096, kNN), kH200), "skinny") << "N-contiguous weights: their own entry";
   EXPECT_EQ(pick(tf32_call(4096, 16, 4096, kNT), kH200), "cublas") << "tokens as C's columns: not measured";
@@ -209,11 +211,13 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH200), "wgmma_tma") << tokens << " x " << n;
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
     }
+  EXPECT_EQ(pick(tf32_call(2, 128256, 4096), kH200), "skinny") << "2 tokens: skinny's GEMV path";
   for (int64_t tokens : {2, 8, 12, 16}) {
-    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
+    if (tokens > 2)
+      EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
     EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "skinny") << tokens << ": narrower weights";
   }
-  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "skinny") << "one token: skinny's TMA path";
+  EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "skinny") << "one token: the 32-bit T 1 entry";
   EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH100), "cublas") << "one token: the H100 not measured";
   for (int64_t tokens : {3, 4, 7})
     EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "cublas")
@@ -234,7 +238,32 @@ TEST(CudaAutoTable, Tf32NNAt2To16TokensIsSkinnyOnTheH200) {
   EXPECT_EQ(pick(tf32_call(1, 4096, 4096), kH200), "cublas") << "one token: cuBLAS";
   EXPECT_EQ(pick(tf32_call(17, 4096, 4096), kH200), "cublas") << "17 tokens: not measured";
   EXPECT_EQ(pick(tf32_call(4, 4096, 2048), kH200), "cublas") << "K = 2048: not measured";
-  EXPECT_EQ(pick(tf32_call(4, 4096, 4096, kNT), kH200), "wgmma_tma") << "K-major weights: their own entry";
+  EXPECT_EQ(pick(tf32_call(4, 11008, 4096, kNT), kH200), "wgmma_tma") << "K-major weights: their own entry";
+}
+
+TEST(CudaAutoTable, ThirtyTwoBitAtOneTokenIsSkinnyOnTheH200WhereItLeads) {
+  for (bool tf32 : {true, false}) {
+    auto one = [tf32](int64_t n, int64_t k, bool trans_b) {
+      GemmArgs a = call(DType::F32, trans_b, 1, n, k);
+      a.allow_tf32 = tf32;
+      return a;
+    };
+    const std::string other = tf32 ? "cublas" : "";  // tf32 decode's entry, or the ranked order
+    // K-major weights of K <= 11008, any width.
+    for (int64_t n : {4096, 11008, 14336, 128256})
+      for (int64_t k : {4096, 11008}) {
+        EXPECT_EQ(pick(one(n, k, kNT), kH200), "skinny") << n << " x " << k;
+        EXPECT_EQ(pick(one(n, k, kNT), kH100), other) << n << " x " << k << ": the H100 not measured";
+      }
+    EXPECT_EQ(pick(one(4096, 14336, kNT), kH200), other) << "K = 14336: cuBLAS";
+    // N-contiguous weights 11008 wide and wider with K = 4096.
+    for (int64_t n : {11008, 14336, 128256}) EXPECT_EQ(pick(one(n, 4096, kNN), kH200), "skinny") << n;
+    EXPECT_EQ(pick(one(4096, 4096, kNN), kH200), other) << "4096 wide: cuBLAS";
+    EXPECT_EQ(pick(one(11008, 11008, kNN), kH200), other) << "K = 11008: not measured";
+    GemmArgs columns = one(4096, 4096, kNT);  // the token as C's column
+    columns.m = 4096, columns.n = 1;
+    EXPECT_EQ(pick(columns, kH200), other) << "tokens as C's columns: not measured";
+  }
 }
 
 TEST(CudaAutoTable, ExactF32NNVocabularyAt2To4TokensIsCublasOnTheH200) {

@@ -286,7 +286,7 @@ std::vector<Case> gemv_cases() {
   struct Shape {
     int64_t t, n, k;
   };
-  const Shape shapes[] = {{1, 1, 1},      {1, 5, 3},      {2, 8, 129},   {3, 129, 77},
+  const Shape shapes[] = {{1, 1, 1},      {1, 5, 3},      {2, 8, 129},    {3, 129, 77},
                           {4, 300, 1000}, {1, 1000, 513}, {2, 131, 4100}, {4, 64, 2051}};
   std::vector<Case> cases;
   int index = 0;
@@ -317,8 +317,8 @@ TEST_F(SkinnyGemv, AgreesWithTheReferenceOverSplits) {
     for (int splits : {0, 1, 2, 7, 1 << 20}) {
       const std::string label = "skinny GEMV, " + std::to_string(splits) + " K ranges";
       for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
-        const bool ok = run_and_check(
-            problem, label, [&](const core::GemmArgs& args) { gemm::skinny_run_gemv(args, *ctx, splits); });
+        const bool ok = run_and_check(problem, label,
+                                      [&](const core::GemmArgs& args) { gemm::skinny_run_gemv(args, *ctx, splits); });
         ran += ok;
         if (!ok) break;
       }

@@ -11,8 +11,8 @@
 //    every warp of the block reads the same ones). The 32 lanes' sums meet by shuffles.
 //  * N-contiguous W: each lane takes 4 adjacent columns (a 16-byte load per K row, a warp
 //    512 contiguous bytes of a row; kColVecs such chunks), the block 128 columns (times
-//    kColVecs), its warps interleaved over the block's K rows, several rows of loads in flight; X's element per row is one address for
-//    the whole warp (a broadcast). The warps' sums meet in shared memory.
+//    kColVecs), its warps interleaved over the block's K rows, several rows of loads in flight; X's element per row is
+//    one address for the whole warp (a broadcast). The warps' sums meet in shared memory.
 // K split: a group (a block's rows or columns) may be cut into `splits` K ranges, one block
 // each, so that few groups still fill the SMs; every block parks its f32 sums and the last of
 // the group to arrive (arrival_ticket.cuh) adds them in split order and writes C
@@ -47,9 +47,7 @@ struct SkinnyGemvConfig {
   }
   /// K elements a range of a split group is a multiple of: a warp's step of K (K-contiguous
   /// W) or the block's rows of one unrolled round (N-contiguous).
-  static constexpr int k_grain(bool w_k_major, int t_rows) {
-    return w_k_major ? 128 : kWarps * unroll(false, t_rows);
-  }
+  static constexpr int k_grain(bool w_k_major, int t_rows) { return w_k_major ? 128 : kWarps * unroll(false, t_rows); }
   static_assert(kRows * kMaxT <= 32, "one lane stores each of a warp's sums");
 };
 
@@ -111,7 +109,8 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int r = 0; r < Cfg::kRows; ++r) wv[u][r] = __ldcs(reinterpret_cast<const float4*>(wrow[r] + k + u * kStep));
+        for (int r = 0; r < Cfg::kRows; ++r)
+          wv[u][r] = __ldcs(reinterpret_cast<const float4*>(wrow[r] + k + u * kStep));
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -173,7 +172,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
       if (col[v] + 2 < p.n) r.z = __ldcs(src + 2);
       return r;
     };
-    auto fma_row = [&](const float4 (&wv)[V], const float (&xv)[kT]) {
+    auto fma_row = [&](const float4(&wv)[V], const float(&xv)[kT]) {
 #pragma unroll
       for (int t = 0; t < kT; ++t)
 #pragma unroll

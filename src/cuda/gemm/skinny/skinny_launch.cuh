@@ -442,10 +442,9 @@ void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaCon
                         : t_rows == 2 ? pick(std::integral_constant<int, 2>{})
                                       : pick(std::integral_constant<int, 4>{});
   // Once per device and kernel: the blocks an SM holds (registers decide).
-  const int per_sm =
-      cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* count) {
-        return cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, 0);
-      });
+  const int per_sm = cached_occupancy(
+      std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)),
+      [&](int* count) { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, 0); });
   const int bn = Cfg::block_n(call.w_k_major), grain = Cfg::k_grain(call.w_k_major, t_rows);
   const int64_t groups = ceil_div<int64_t>(p.n, bn);
   SkinnyGemvWork wk;
