@@ -47,8 +47,8 @@
 // kernel instantiation, so the plain one is unchanged.
 #include "cuda/gemm/skinny/skinny_launch.cuh"
 #include "cuda/gemm/tensor_core.cuh"
+#include "cuda/measurement_knob.hpp"
 
-#include <cstdlib>
 #include <string>
 
 namespace gpukern::cuda::gemm {
@@ -95,70 +95,59 @@ int parse_count(const char*& s) {
   return v <= 4096 ? v : -1;
 }
 
-}  // namespace
-
-SkinnyTmaSetting skinny_tma_setting() {
+/// The knob `variable` parsed once per process: unset or empty gives Setting{}; "off" sets
+/// `off`; any other text goes to `parse` (false: malformed), and a malformed value throws
+/// InvalidArgument naming `expected` wherever the setting is used. Each caller's `parse` is
+/// its own instantiation, with its own parsed value.
+template <class Setting, class Parse>
+Setting parsed_knob(const char* variable, const char* expected, Parse parse) {
   struct Parsed {
-    SkinnyTmaSetting setting;
+    Setting setting;
     std::string error;  // the malformed value
   };
-  static const Parsed parsed = [] {
+  static const Parsed parsed = [&] {
     Parsed r;
-    const char* value = std::getenv("GPUKERN_SKINNY_TMA");
-    if (value == nullptr || *value == '\0') return r;
-    if (std::string(value) == "off") {
+    const std::string value = knob_value(variable);
+    if (value == "off")
       r.setting.off = true;
-      return r;
-    }
-    r.setting.all = true;
-    if (std::string(value) == "all") return r;
-    const char* s = value;
-    const int stages = parse_count(s);
-    int per_sm = 0;
-    bool ok = stages >= 0 && stages != 1;
-    if (ok && *s == 'x') {
-      ++s;
-      per_sm = parse_count(s);
-      ok = per_sm >= 1 && per_sm <= 8;
-    }
-    if (!ok || *s != '\0') {
+    else if (!value.empty() && !parse(value.c_str(), r.setting))
       r.error = value;
-      return r;
-    }
-    r.setting.shape.stages = stages;
-    r.setting.shape.ctas_per_sm = per_sm;
-    return r;
-  }();
-  if (!parsed.error.empty())
-    throw core::Error(
-        core::Status::InvalidArgument,
-        "GPUKERN_SKINNY_TMA='" + parsed.error +
-            "': expected off, all, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)");
-  return parsed.setting;
-}
-
-SkinnyGemvSetting skinny_gemv_setting() {
-  struct Parsed {
-    SkinnyGemvSetting setting;
-    std::string error;  // the malformed value
-  };
-  static const Parsed parsed = [] {
-    Parsed r;
-    const char* value = std::getenv("GPUKERN_SKINNY_GEMV");
-    if (value == nullptr || *value == '\0') return r;
-    if (std::string(value) == "off") {
-      r.setting.off = true;
-      return r;
-    }
-    const char* s = value;
-    r.setting.splits = parse_count(s);
-    if (r.setting.splits < 1 || *s != '\0') r.error = value;
     return r;
   }();
   if (!parsed.error.empty())
     throw core::Error(core::Status::InvalidArgument,
-                      "GPUKERN_SKINNY_GEMV='" + parsed.error + "': expected off or <K ranges per group> (1-4096)");
+                      std::string(variable) + "='" + parsed.error + "': expected " + expected);
   return parsed.setting;
+}
+
+}  // namespace
+
+SkinnyTmaSetting skinny_tma_setting() {
+  return parsed_knob<SkinnyTmaSetting>(
+      "GPUKERN_SKINNY_TMA", "off, all, <stages> or <stages>x<CTAs per SM> (stages 0 or 2.., 1-8 CTAs per SM)",
+      [](const char* s, SkinnyTmaSetting& setting) {
+        setting.all = true;
+        if (std::string(s) == "all") return true;
+        const int stages = parse_count(s);
+        int per_sm = 0;
+        bool ok = stages >= 0 && stages != 1;
+        if (ok && *s == 'x') {
+          ++s;
+          per_sm = parse_count(s);
+          ok = per_sm >= 1 && per_sm <= 8;
+        }
+        setting.shape.stages = stages;
+        setting.shape.ctas_per_sm = per_sm;
+        return ok && *s == '\0';
+      });
+}
+
+SkinnyGemvSetting skinny_gemv_setting() {
+  return parsed_knob<SkinnyGemvSetting>("GPUKERN_SKINNY_GEMV", "off or <K ranges per group> (1-4096)",
+                                        [](const char* s, SkinnyGemvSetting& setting) {
+                                          setting.splits = parse_count(s);
+                                          return setting.splits >= 1 && *s == '\0';
+                                        });
 }
 
 void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int forced_splits) {
