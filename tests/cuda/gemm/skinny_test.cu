@@ -25,6 +25,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -250,29 +251,33 @@ TEST_F(SkinnyTma, CutTilesAddInAFixedOrder) {
   }
 }
 
+/// Each of `cases` forced onto one path by `forced` is refused with InvalidArgument (nothing
+/// run), and the same call through the rung's policy runs on another kernel and agrees with
+/// the reference.
+void expect_refused_and_run_by_policy(const std::vector<Case>& cases, cudaStream_t stream, const CudaContext& ctx,
+                                      const std::function<void(const core::GemmArgs&)>& forced) {
+  uint64_t seed = 9100;
+  for (const Case& c : cases) {
+    Problem problem(c, stream, ++seed);
+    core::Status status = core::Status::Success;
+    try {
+      forced(problem.args());
+    } catch (const core::Error& e) {
+      status = e.status();
+    }
+    EXPECT_EQ(status, core::Status::InvalidArgument) << c.m << " x " << c.n << " x " << c.k;
+    EXPECT_TRUE(run_and_check(problem, "skinny (policy)", [&](const core::GemmArgs& a) { gemm::skinny_run(a, ctx); }));
+  }
+}
+
 TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
   const CudaContext* ctx = tma_context();
   if (!ctx) GTEST_SKIP() << "the TMA path runs on sm_90 only";
-  auto forced_status = [&](const Case& c) {
-    Problem problem(c, stream_, 9100);
-    try {
-      gemm::skinny_run_mode(problem.args(), *ctx, gemm::SkinnyTmaMode::kForce);
-    } catch (const core::Error& e) {
-      return e.status();
-    }
-    return core::Status::Success;
-  };
   // T = 17; X stored T-contiguous (short side m, A transposed), 16- and 32-bit.
-  EXPECT_EQ(forced_status(skinny_case(17, 100, 64, false, 2, kTypes[0], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(17, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 3, kTypes[0], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(4, 100, 64, false, 3, kTypes[2], 0)), core::Status::InvalidArgument);
-  // The same calls through the rung's policy run on skinny_kernel.
-  for (const Case& c :
-       {skinny_case(17, 100, 64, false, 2, kTypes[0], 0), skinny_case(4, 100, 64, false, 3, kTypes[0], 0)}) {
-    Problem problem(c, stream_, 9200);
-    EXPECT_TRUE(run_and_check(problem, "skinny (policy)", [&](const core::GemmArgs& a) { gemm::skinny_run(a, *ctx); }));
-  }
+  expect_refused_and_run_by_policy(
+      {skinny_case(17, 100, 64, false, 2, kTypes[0], 0), skinny_case(17, 100, 64, false, 2, kTypes[3], 0),
+       skinny_case(4, 100, 64, false, 3, kTypes[0], 0), skinny_case(4, 100, 64, false, 3, kTypes[2], 0)},
+      stream_, *ctx, [&](const core::GemmArgs& a) { gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce); });
 }
 
 // The CUDA-core GEMV path (skinny_gemv.cuh: tf32 and exact f32, T <= 4, K-contiguous X).
@@ -356,25 +361,11 @@ TEST_F(SkinnyGemv, RefusesWhatItCannotRun) {
   const CudaContext* ctx = device_context(stream_, &why_not);
   if (!ctx) GTEST_SKIP() << why_not;
   if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
-  auto forced_status = [&](const Case& c) {
-    Problem problem(c, stream_, 9700);
-    try {
-      gemm::skinny_run_gemv(problem.args(), *ctx, 0);
-    } catch (const core::Error& e) {
-      return e.status();
-    }
-    return core::Status::Success;
-  };
   // T = 5; X stored T-contiguous; 16-bit elements.
-  EXPECT_EQ(forced_status(skinny_case(5, 100, 64, false, 2, kTypes[3], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(2, 100, 64, false, 3, kTypes[2], 0)), core::Status::InvalidArgument);
-  EXPECT_EQ(forced_status(skinny_case(2, 100, 64, false, 0, kTypes[1], 0)), core::Status::InvalidArgument);
-  // The same calls through the rung's policy run on the other kernels.
-  for (const Case& c :
-       {skinny_case(5, 100, 64, false, 2, kTypes[3], 0), skinny_case(2, 100, 64, false, 3, kTypes[2], 0)}) {
-    Problem problem(c, stream_, 9800);
-    EXPECT_TRUE(run_and_check(problem, "skinny (policy)", [&](const core::GemmArgs& a) { gemm::skinny_run(a, *ctx); }));
-  }
+  expect_refused_and_run_by_policy(
+      {skinny_case(5, 100, 64, false, 2, kTypes[3], 0), skinny_case(2, 100, 64, false, 3, kTypes[2], 0),
+       skinny_case(2, 100, 64, false, 0, kTypes[1], 0)},
+      stream_, *ctx, [&](const core::GemmArgs& a) { gemm::skinny_run_gemv(a, *ctx, 0); });
 }
 
 TEST(SkinnySplitChoice, FillsTheSlotsWithFewWaves) {
