@@ -26,6 +26,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -154,32 +155,48 @@ class SkinnyTma : public OnStream {
   }
 };
 
-/// Cases the TMA path accepts: f16, bf16, tf32 and exact f32, T on both sides of 8 up to 16, N
-/// not a multiple of the 128-row tile, K not a multiple of the K block (64 16-bit or 32 32-bit
-/// elements), NN and NT (and the short
-/// side n with B transposed: X = op(B)^T is then K-contiguous), C in the input type or f32
-/// with alpha/beta, padded or packed rows.
-std::vector<Case> tma_cases() {
-  struct Shape {
-    int64_t t, n, k;
-  };
-  const Shape shapes[] = {{1, 1, 1},    {1, 128, 64},   {2, 129, 65},    {5, 300, 1000}, {8, 257, 4100},
-                          {9, 64, 520}, {12, 1000, 77}, {15, 130, 2050}, {16, 333, 640}, {16, 4096, 512}};
+struct SkinnyShape {
+  int64_t t, n, k;
+};
+
+/// The cases of `shapes` in `types` whose X is stored K-contiguous: NN and NT with the short
+/// side m, and with the short side n (unless T >= N) B transposed (X = op(B)^T K-contiguous;
+/// A transposed or not makes W N- or K-contiguous); skinny_case's variants in turn (packed
+/// rows only with A not transposed).
+std::vector<Case> k_contiguous_x_cases(std::initializer_list<SkinnyShape> shapes,
+                                       std::initializer_list<TypeCase> types) {
   std::vector<Case> cases;
   int index = 0;
-  for (const TypeCase& type : kTypes)
-    for (const Shape& s : shapes)
+  for (const TypeCase& type : types)
+    for (const SkinnyShape& s : shapes)
       for (int layout : {0, 2})  // NN, NT with the short side m
         for (bool short_n : {false, true}) {
           if (short_n && s.t >= s.n) continue;  // the short side is m after all (X = op(A), A transposed)
-          // Short side n: B transposed keeps X = op(B)^T K-contiguous; A transposed or not
-          // makes W N- or K-contiguous.
           const int lay = short_n ? (layout == 0 ? 3 : 2) : layout;
           const int variant = index++ % 3;
           if (variant == 2 && (lay & 1)) continue;
           cases.push_back(skinny_case(s.t, s.n, s.k, short_n, lay, type, variant));
         }
   return cases;
+}
+
+/// Cases the TMA path accepts: f16, bf16, tf32 and exact f32, T on both sides of 8 up to 16, N
+/// not a multiple of the 128-row tile, K not a multiple of the K block (64 16-bit or 32 32-bit
+/// elements), NN and NT (and the short
+/// side n with B transposed: X = op(B)^T is then K-contiguous), C in the input type or f32
+/// with alpha/beta, padded or packed rows.
+std::vector<Case> tma_cases() {
+  return k_contiguous_x_cases({{1, 1, 1},
+                               {1, 128, 64},
+                               {2, 129, 65},
+                               {5, 300, 1000},
+                               {8, 257, 4100},
+                               {9, 64, 520},
+                               {12, 1000, 77},
+                               {15, 130, 2050},
+                               {16, 333, 640},
+                               {16, 4096, 512}},
+                              {kTypes[0], kTypes[1], kTypes[2], kTypes[3]});
 }
 
 TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
@@ -288,24 +305,9 @@ class SkinnyGemv : public OnStream {};
 /// four elements, K- and N-contiguous W in both orientations, C in f32 with alpha/beta, padded
 /// or packed rows.
 std::vector<Case> gemv_cases() {
-  struct Shape {
-    int64_t t, n, k;
-  };
-  const Shape shapes[] = {{1, 1, 1},      {1, 5, 3},      {2, 8, 129},    {3, 129, 77},
-                          {4, 300, 1000}, {1, 1000, 513}, {2, 131, 4100}, {4, 64, 2051}};
-  std::vector<Case> cases;
-  int index = 0;
-  for (const TypeCase& type : {kTypes[2], kTypes[3]})
-    for (const Shape& s : shapes)
-      for (int layout : {0, 2})
-        for (bool short_n : {false, true}) {
-          if (short_n && s.t >= s.n) continue;
-          const int lay = short_n ? (layout == 0 ? 3 : 2) : layout;
-          const int variant = index++ % 3;
-          if (variant == 2 && (lay & 1)) continue;
-          cases.push_back(skinny_case(s.t, s.n, s.k, short_n, lay, type, variant));
-        }
-  return cases;
+  return k_contiguous_x_cases(
+      {{1, 1, 1}, {1, 5, 3}, {2, 8, 129}, {3, 129, 77}, {4, 300, 1000}, {1, 1000, 513}, {2, 131, 4100}, {4, 64, 2051}},
+      {kTypes[2], kTypes[3]});
 }
 
 TEST_F(SkinnyGemv, AgreesWithTheReferenceOverSplits) {
