@@ -11,8 +11,9 @@
 //    every warp of the block reads the same ones). The 32 lanes' sums meet by shuffles.
 //  * N-contiguous W: each lane takes 4 adjacent columns (a 16-byte load per K row, a warp
 //    512 contiguous bytes of a row; kColVecs such chunks), the block 128 columns (times
-//    kColVecs), its warps interleaved over the block's K rows, several rows of loads in flight; X's element per row is
-//    one address for the whole warp (a broadcast). The warps' sums meet in shared memory.
+//    kColVecs), its warps interleaved over the block's K rows, several rows of loads in
+//    flight; X's element per row is one address for the whole warp (a broadcast). The
+//    warps' sums meet in shared memory.
 // K split: a group (a block's rows or columns) may be cut into `splits` K ranges, one block
 // each, so that few groups still fill the SMs; every block parks its f32 sums and the last of
 // the group to arrive (arrival_ticket.cuh) adds them in split order and writes C
