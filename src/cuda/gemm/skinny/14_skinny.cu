@@ -36,15 +36,18 @@
 // TMA path (skinny_tma.cuh): on sm_90, calls of any dtype with T <= 16 whose activations are
 // stored K-contiguous and that have one batch item run a one-wave kernel instead (at most one
 // CTA per SM, each streaming an equal share of the weights by TMA into a ring of stages) where
-// skinny_tma_plan chooses it (tf32 and exact f32 by their own rules, skinny_tma_plan_32), with the tile and grid it
-// chooses (one CTA per 64-row tile for small weights, one per K chunk of a 128-row tile where those fill the SMs, else
-// equal shares over all SMs); every other call, and GPUKERN_SKINNY_TMA=off, runs skinny_kernel. GEMV path
-// (skinny_gemv.cuh): 32-bit calls (tf32 and exact f32) with T <= 4, K-contiguous activations and one batch item run on
-// CUDA cores before any of that: 16-byte loads of W straight into registers and T f32 FMAs an element, a K split where
-// the groups are few (GPUKERN_SKINNY_GEMV=off|<splits> for measurement). Batches and the epilogue are fused
-// (skinny.cuh): batch items along grid dimension y, and bias + activation applied where C is written, once, by
-// whichever block writes it (the block itself, or a split tile's last arriving block). The epilogue is a separate
-// kernel instantiation, so the plain one is unchanged.
+// skinny_tma_plan chooses it (tf32 and exact f32 by their own rules, skinny_tma_plan_32), with
+// the tile and grid it chooses (one CTA per 64-row tile for small weights, one per K chunk of
+// a 128-row tile where those fill the SMs, else equal shares over all SMs); every other call,
+// and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
+// GEMV path (skinny_gemv.cuh): 32-bit calls (tf32 and exact f32) with T <= 4, K-contiguous
+// activations and one batch item run on CUDA cores before any of that: 16-byte loads of W
+// straight into registers and T f32 FMAs an element, a K split where the groups are few
+// (GPUKERN_SKINNY_GEMV=off|<splits> for measurement).
+// Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
+// bias + activation applied where C is written, once, by whichever block writes it (the
+// block itself, or a split tile's last arriving block). The epilogue is a separate kernel
+// instantiation, so the plain one is unchanged.
 #include "cuda/gemm/skinny/skinny_launch.cuh"
 #include "cuda/gemm/tensor_core.cuh"
 #include "cuda/measurement_knob.hpp"
@@ -168,8 +171,6 @@ void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyT
 void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits) {
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   SkinnyCall call = make_skinny_call(args);
-  if (const std::string why = skinny_gemv_refusal(call, core::dtype_size(args.ab_type)); !why.empty())
-    throw core::Error(core::Status::InvalidArgument, "skinny: the GEMV path cannot run this call: " + why);
   call.gemv_mode = SkinnyTmaMode::kForce;
   call.gemv_splits = splits;
   skinny_dispatch(args, ctx, call);

@@ -4,9 +4,9 @@
 
 namespace gpukern::cuda::gemm {
 
-bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx) {
+bool try_skinny_gemv(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx) {
   if (call.gemv_mode == SkinnyTmaMode::kOff) return false;
-  const std::string refusal = skinny_gemv_refusal(call, 4);
+  const std::string refusal = skinny_gemv_refusal(call, elem_bytes);
   if (call.gemv_mode == SkinnyTmaMode::kForce) {
     if (!refusal.empty())
       throw core::Error(core::Status::InvalidArgument, "skinny: the GEMV path cannot run this call: " + refusal);

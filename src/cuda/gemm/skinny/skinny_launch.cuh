@@ -467,15 +467,15 @@ void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaCon
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
-/// The GEMV path for a 32-bit `call` if its modes and skinny_gemv_refusal let it run (the
-/// rung runs every such call there); true when it ran (skinny_gemv.cu).
-bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx);
+/// The GEMV path for `call` (elements of `elem_bytes`) if its modes and skinny_gemv_refusal
+/// let it run (the rung runs every such call there); true when it ran. Forced where it cannot
+/// run: InvalidArgument (skinny_gemv.cu).
+bool try_skinny_gemv(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx);
 
 /// Launches the instantiation for the call's T and operand storage.
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
-  if constexpr (sizeof(T) == 4)
-    if (try_skinny_gemv(call, ctx)) return;
+  if (try_skinny_gemv(call, sizeof(T), ctx)) return;
   if (try_skinny_tma<T, kSplitF32>(call, ctx)) return;
   auto by_layout = [&](auto nt) {
     using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;

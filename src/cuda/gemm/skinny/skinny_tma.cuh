@@ -411,7 +411,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
           for (int i = 0; i < Cfg::kMmaM; ++i)
 #pragma unroll
-            for (int j = 0; j < 2; ++j)
+            for (int j = 0; j < kXTiles; ++j)
 #pragma unroll
               for (int e = 0; e < 4; ++e) acc2[kb & 1][i][j][e] += blk[i][j][e];
         }
