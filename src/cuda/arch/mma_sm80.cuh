@@ -1,7 +1,7 @@
 // Warp-level tensor-core primitives of sm_80 and later: ldmatrix (8x8 16-bit matrices
 // from shared memory into the mma fragment layout, optionally transposed), mma.sync
-// m16n8k16 (f16, bf16) and m16n8k8 (tf32) with f32 accumulation, and the f32 -> tf32
-// rounding. One thin wrapper per PTX instruction. NVIDIA only: call from device code
+// m16n8k16 (f16, bf16) and m16n8k8 (tf32) with f32 accumulation, the f32 -> tf32
+// rounding and the 3xTF32 split. One thin wrapper per PTX instruction. NVIDIA only: call from device code
 // compiled for sm_80 or later.
 #pragma once
 
@@ -57,6 +57,15 @@ __device__ __forceinline__ uint32_t round_tf32(uint32_t bits) {
   uint32_t t;
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(__uint_as_float(bits)));
   return t;
+}
+
+/// f32 `x` as two tf32 parts (3xTF32): `big`, x rounded (round_tf32), and `small`, the
+/// rounded rest x - big. big * big + big * small + small * big carries f32 accuracy (small *
+/// small lies below f32's rounding); in place when `big` is `x`.
+__device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
+  const uint32_t b = round_tf32(x);
+  small = round_tf32(__float_as_uint(__uint_as_float(x) - __uint_as_float(b)));
+  big = b;
 }
 
 }  // namespace gpukern::cuda::arch

@@ -1,5 +1,5 @@
 // Shared-memory primitives: the shared-window address of a pointer (what PTX shared
-// instructions, mbarriers and TMA take) and back, 32-bit loads and 32/64/128-bit stores by that
+// instructions, mbarriers and TMA take) and back, 32/128-bit loads and 32/64/128-bit stores by that
 // address, and stmatrix (sm_90+), which stores four 8x8 16-bit matrices held in the mma
 // fragment layout. One thin wrapper per PTX instruction. NVIDIA only.
 #pragma once
@@ -29,6 +29,15 @@ __device__ __forceinline__ uint32_t ld_shared_u32_ordered(uint32_t addr) {
   uint32_t v;
   asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
   return v;
+}
+
+/// 16-byte load; `addr` 16-byte aligned. Ordered after earlier memory operations and
+/// barrier waits of this thread, as ld_shared_u32_ordered.
+__device__ __forceinline__ void ld_shared_v4(uint32_t addr, uint32_t (&v)[4]) {
+  asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(v[0]), "=r"(v[1]), "=r"(v[2]), "=r"(v[3])
+               : "r"(addr)
+               : "memory");
 }
 
 __device__ __forceinline__ void st_shared_u32(uint32_t addr, uint32_t x) {

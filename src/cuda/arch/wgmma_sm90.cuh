@@ -239,6 +239,14 @@ __device__ __forceinline__ void keep_registers(uint32_t (&r)[4]) {
   asm volatile("" : "+r"(r[0]), "+r"(r[1]), "+r"(r[2]), "+r"(r[3])::"memory");
 }
 
+/// Keeps accumulators that a wgmma wrote unread up to this point (after wgmma_wait): no
+/// instruction that reads them moves above it.
+template <int N>
+__device__ __forceinline__ void keep_accumulators(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 #undef GK_WGMMA_N256_D_REGS
 #undef GK_WGMMA_N256_D_OPERANDS
 #undef GK_WGMMA_N192_D_REGS

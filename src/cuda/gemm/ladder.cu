@@ -74,7 +74,7 @@ const GemmLadder& gemm_ladder() {
           // epilogue itself.
           core::fusing(GemmRung{"wgmma_tma",
                                 "Hopper wgmma fed by TMA, warp-specialized persistent kernel",
-                                kTF32 | kF16 | kBF16,
+                                kAll,
                                 {90, 90, nullptr, "sm_90a"},
                                 RungKind::Ladder,
                                 wgmma_tma_supports,

@@ -1,15 +1,17 @@
 // The tensor-core GEMM rungs (src/cuda/gemm/tensor_core) on the device:
 //  * every rung forced through the public API over the edge cases of its kernels: odd
 //    and tile-sized shapes, several rounds of persistent tiles, K = 0, the four
-//    transposes, f16 / bf16 / tf32 with C in the input type or f32, alpha/beta, rows
+//    transposes, f16 / bf16 / tf32 / exact f32 with C in the input type or f32, alpha/beta, rows
 //    packed (not 16-byte addressable: the repack and register-epilogue paths) or padded
 //    (TMA-addressable: the TMA-store epilogue, with alpha = 1 and alpha != 1);
 //  * mma_multistage's configurations of this architecture launched directly: the
 //    bounds-checked kernel on tile-divisible shapes too, and on sm_90 the wide kernel
 //    without bounds checks;
-//  * wgmma_tma's tf32 NN kernel with the K split of the last round of tiles, as the
-//    rung's cost model plans it and forced to either extreme;
-//  * wgmma_tma's tile configurations (128x256c2, 128x128, 64x128, the tf32 NN kernel,
+//  * wgmma_tma's C^T kernel (tf32 NN; exact f32, B either way) with the K split of the
+//    last round of tiles, as the rung's cost model plans it and forced to either
+//    extreme, and exact f32 over a long K (the f32 bound after thousands of products);
+//  * wgmma_tma's tile configurations (128x256c2, 128x128, 64x128, the C^T kernel's tf32
+//    and exact-f32 tiles,
 //    128x256store: 16-bit C stored by TMA, other calls in 128x256c2; 128x128c2; 128x64;
 //    64x64c2, whose cluster splits each B box in two 32-row pieces)
 //    forced, unsplit and with every tile split in K ranges (2, 3, 4, 16 ways: helpers
@@ -69,7 +71,7 @@ TEST_P(TensorCoreRungs, EdgeCases) {
   const struct {
     DType ab;
     bool tf32;
-  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
+  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}, {DType::F32, false}};
   std::vector<Case> cases;
   for (const auto& t : types)
     for (int layout = 0; layout < 4; ++layout)
@@ -175,6 +177,58 @@ TEST_F(WgmmaTmaSplitTail, Tf32NNLastRoundSplitAlongK) {
   }
 }
 
+TEST_F(WgmmaTmaSplitTail, ExactF32LastRoundSplitAlongK) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
+  // The exact-f32 128 x 128 tiles: sm_count + 12 of them, as above, B either way.
+  const int64_t m = 128, n = 128 * (ctx->sm_count + 12), k = 32 * 32;
+  using Cfg = gemm::WgmmaConfig<gemm::sm90::WgmmaF32NNMid>;
+  uint64_t seed = 310;
+  for (const bool b_k_major : {false, true})
+    for (const float beta : {0.0f, 0.5f}) {
+      Case c;
+      c.m = m, c.n = n, c.k = k, c.tf32 = false, c.beta = beta, c.alpha = 1.25f, c.pad_c = 4;
+      c.trans_b = b_k_major;
+      Problem problem(c, stream_, ++seed);
+      int declined = 0;
+      EXPECT_TRUE(check_rung(problem, "wgmma_tma", stream_, &declined));
+      EXPECT_EQ(declined, 0) << "wgmma_tma declined an exact f32 call";
+      run_and_check(problem, "exact f32, helpers take 1 K block",
+                    [&](const core::GemmArgs& args) { gemm::launch_wgmma_tf32_nn<Cfg, ForcedSplit<1>>(args, *ctx); });
+      run_and_check(problem, "exact f32, helpers take all but 1 K block", [&](const core::GemmArgs& args) {
+        gemm::launch_wgmma_tf32_nn<Cfg, ForcedSplit<1 << 20>>(args, *ctx);
+      });
+    }
+}
+
+// ---- wgmma_tma: exact f32 over a long K
+
+class WgmmaTmaExactF32 : public OnStream {};
+
+/// 3xTF32 keeps f32's error bound over tens of thousands of products only because each
+/// stage's products are summed apart and added in f32 (the kernel says why): K of 16384
+/// and 20000 (a tail), both B layouts, both tiles, with alpha/beta and C in f32 padded.
+TEST_F(WgmmaTmaExactF32, LongKWithinTheF32Bound) {
+  std::string why_not;
+  const CudaContext* ctx = device_context(stream_, &why_not);
+  if (!ctx) GTEST_SKIP() << why_not;
+  if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
+  uint64_t seed = 320;
+  for (const char* name : {"f32nn128", "f32nn64"}) {
+    gemm::WgmmaChoice choice;
+    ASSERT_TRUE(gemm::parse_wgmma_config(name, &choice)) << name;
+    for (const int64_t k : {16384, 20000})
+      for (const int layout : {0, 2}) {  // A not transposed, B either way
+        Case c = edge_case(130, 200, k, layout, DType::F32, false, 2);
+        Problem problem(c, stream_, ++seed);
+        run_and_check(problem, std::string("wgmma_tma forced ") + name + ", K " + std::to_string(k),
+                      [&](const core::GemmArgs& args) { gemm::wgmma_tma_run_with(args, *ctx, choice); });
+      }
+  }
+}
+
 // ---- wgmma_tma: every configuration and K split forced
 
 class WgmmaTmaConfigs : public OnStream {};
@@ -184,8 +238,9 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
   const CudaContext* ctx = device_context(stream_, &why_not);
   if (!ctx) GTEST_SKIP() << why_not;
   if (!rung_runs_here("wgmma_tma", &why_not)) GTEST_SKIP() << why_not;
-  // "tf32nn ..." runs tf32 calls with N-contiguous B; on other calls the tile given runs
-  // (the C^T kernel takes every tf32 NN call whatever the tile, with the given split).
+  // "tf32nn ..." runs tf32 calls with N-contiguous B and "f32nn ..." exact f32 calls; on
+  // other calls the tile given runs (the C^T kernel takes every tf32 NN and exact f32 call
+  // whatever the tile, with the given split).
   const char* configs[] = {"128x256c2",
                            "128x256c2 splitk3",
                            "128x128",
@@ -201,6 +256,10 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "tf32nn128 splitk3",
                            "tf32nn64",
                            "tf32nn64 splitk2",
+                           "f32nn128",
+                           "f32nn128 splitk3",
+                           "f32nn64",
+                           "f32nn64 splitk2",
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",
@@ -229,7 +288,7 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
   const struct {
     DType ab;
     bool tf32;
-  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}};
+  } types[] = {{DType::F16, false}, {DType::BF16, false}, {DType::F32, true}, {DType::F32, false}};
   uint64_t seed = 400;
   int runs = 0;
   for (const char* name : configs) {
@@ -237,7 +296,7 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &choice)) << name;
     for (const auto& t : types)
       for (int layout = 0; layout < 4; ++layout) {
-        if (t.tf32 && (layout & 1)) continue;  // tf32 needs A not transposed
+        if (t.ab == DType::F32 && (layout & 1)) continue;  // tf32 and exact f32 need A not transposed
         for (size_t i = 0; i < std::size(shapes); ++i) {
           const auto& s = shapes[i];
           // Variants in turn over shapes and layouts: each configuration meets both

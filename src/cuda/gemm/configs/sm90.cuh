@@ -258,6 +258,22 @@ struct WgmmaTf32NNShort : WgmmaTf32NN {
   static constexpr int kStages = 8;
 };
 
+/// wgmma_tma's C^T kernel for exact f32 (3xTF32) on a 128 x 128 tile of C: the tf32
+/// kernel's tile with a stage that also holds the rounded rests of user A (16 KB), 48 KB
+/// in all, 4 of them. Each consumer keeps a second set of 64 accumulators (a stage's
+/// products, added into the first in f32), so the 256-row tile's 128 do not fit twice.
+struct WgmmaF32NNMid : WgmmaTf32NNMid {
+  static constexpr bool kExactF32 = true;
+  static constexpr int kStages = 4;
+};
+
+/// The same on a 64 x 128 tile of C: 32 KB stages (16 KB of user B, 8 KB of user A and
+/// 8 KB of its rests), 6 of them.
+struct WgmmaF32NNShort : WgmmaTf32NNShort {
+  static constexpr bool kExactF32 = true;
+  static constexpr int kStages = 6;
+};
+
 /// skinny, T <= 32: 64 rows of W per block, 8 warps (4 along N, one m16 tile each; 2 along
 /// K, each on its own 128-byte slice of a 256-byte K block). A stage holds 16 KB of W and
 /// 2-8 KB of X; as many stages (up to 6) as fit two blocks per SM: 5 W stages (80 KB) in

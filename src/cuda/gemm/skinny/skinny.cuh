@@ -131,14 +131,7 @@ struct SkinnyStreamCopy {
   }
 };
 
-/// f32 x in the mma's tf32 format, rounded; and the rounded rest x - big (3xTF32: the sum
-/// of big*big + big*small + small*big carries f32 accuracy).
-__device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
-  big = arch::round_tf32(x);
-  small = arch::round_tf32(__float_as_uint(__uint_as_float(x) - __uint_as_float(big)));
-}
-
-/// d += a * b in 3xTF32 from the split_tf32 parts of both fragments: the two cross products
+/// d += a * b in 3xTF32 from the arch::split_tf32 parts of both fragments: the two cross products
 /// of a big and a small part, then big * big (small * small is below f32's rounding).
 __device__ __forceinline__ void mma_3xtf32(float (&d)[4], const uint32_t (&a_big)[4], const uint32_t (&a_small)[4],
                                            const uint32_t (&b_big)[2], const uint32_t (&b_small)[2]) {
@@ -304,13 +297,13 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
 #pragma unroll
         for (int j = 0; j < Cfg::kNTiles; ++j)
 #pragma unroll
-          for (int e = 0; e < 2; ++e) split_tf32(xf[j][kk][e], xb[j][e], xsm[j][e]);
+          for (int e = 0; e < 2; ++e) arch::split_tf32(xf[j][kk][e], xb[j][e], xsm[j][e]);
 #pragma unroll
         for (int i = 0; i < Cfg::kMmaM; ++i) {
           uint32_t a[4], ab[4], as[4];
           load_w_frag(w_stage(stage), i, kk, a);
 #pragma unroll
-          for (int e = 0; e < 4; ++e) split_tf32(a[e], ab[e], as[e]);
+          for (int e = 0; e < 4; ++e) arch::split_tf32(a[e], ab[e], as[e]);
 #pragma unroll
           for (int j = 0; j < Cfg::kNTiles; ++j) {
             mma_3xtf32(blk[i][j], ab, as, xb[j], xsm[j]);

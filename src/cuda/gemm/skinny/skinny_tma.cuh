@@ -361,7 +361,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
               for (int e = 0; e < 2; ++e) {
                 if constexpr (kSplitF32)
-                  split_tf32(xf[j][kk][e], xf[j][kk][e], xs_small[j][e]);
+                  arch::split_tf32(xf[j][kk][e], xf[j][kk][e], xs_small[j][e]);
                 else
                   xf[j][kk][e] = arch::round_tf32(xf[j][kk][e]);
               }
@@ -394,7 +394,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             if constexpr (kSplitF32) {
               uint32_t a_small[4];
 #pragma unroll
-              for (int e = 0; e < 4; ++e) split_tf32(a[e], a[e], a_small[e]);
+              for (int e = 0; e < 4; ++e) arch::split_tf32(a[e], a[e], a_small[e]);
 #pragma unroll
               for (int j = 0; j < kXTiles; ++j) mma_3xtf32(blk[i][j], a, a_small, xf[j][kk], xs_small[j]);
             } else {

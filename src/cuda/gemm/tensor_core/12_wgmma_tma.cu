@@ -1,5 +1,5 @@
 // Rung 12 `wgmma_tma`: Hopper (sm_90a) tensor-core GEMM. f16/bf16 in every transpose,
-// tf32 with A not transposed (B either way); f32 accumulation.
+// tf32 and exact f32 (3xTF32) with A not transposed (B either way); f32 accumulation.
 //
 // Change from 11 (mma_multistage): the three jobs that mma.sync kernels give every
 // warp are split and handed to the hardware units built for them on Hopper.
@@ -46,6 +46,16 @@
 // fed from registers (see there). It runs without clusters; there the last, partial
 // round of tiles is split along K between its CTAs and the idle ones when the cost
 // model says that pays (wgmma_schedule.cuh).
+//
+// Exact f32 (allow_tf32 off) runs the same C^T kernel in 3xTF32, with B either way: each
+// operand is split into a rounded tf32 part and its rounded rest, and three tf32 products
+// per K step (small * big, big * small, big * big) carry f32 accuracy at the tensor cores'
+// tf32 rate, a third of it in all: several times what f32 FMAs on the CUDA cores reach.
+// The B^T fragments are split in registers, A's stage in shared memory by the producer
+// warpgroup's idle warps; each stage's products are summed apart and added in f32 (the
+// kernel says why). Its tiles are 128 or 64 rows of C by 128 columns (a second set of
+// accumulators does not fit beside the 256-row tile's), chosen by the C^T kernel's cost
+// model with the exact tiles' costs.
 //
 // Tile configurations by shape (choose_wgmma_config below; the kernel is the same, the
 // tile a field of its configuration). Few tiles leave SMs idle: 512 x 4096 has 64
@@ -105,7 +115,8 @@
 // GPUKERN_WGMMA_CONFIG=<name> forces a configuration, for tests and measurement: read
 // once per process; names "128x256c2", "128x128", "64x128", "tf32nn" (tf32 with
 // N-contiguous B), "tf32nn128" and "tf32nn64" (the same on 128 x 128 and 64 x 128 tiles
-// of C), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2), "128x128c2"
+// of C), "f32nn128" and "f32nn64" (exact f32 on the C^T kernel's 128 x 128 and 64 x 128
+// tiles), "128x256store" (16-bit C stored by TMA; other calls run 128x256c2), "128x128c2"
 // (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of
 // 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
 // "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three
@@ -113,8 +124,9 @@
 // run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
 // (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
-// kernel runs (tf32nn, tf32nn128, tf32nn64 to tf32 with N-contiguous B, the others to
-// every other call); other calls keep the table's choice. A malformed value fails the
+// kernel runs (tf32nn, tf32nn128, tf32nn64 to tf32 with N-contiguous B, f32nn128 and
+// f32nn64 to exact f32, the others to every other call); other calls keep the table's
+// choice. A malformed value fails the
 // call naming the variable. GPUKERN_WGMMA_SCHEDULE=static|claimed overrides where tiles
 // are claimed at run time (wgmma_claims_tiles), likewise. GPUKERN_LOG=debug prints each
 // call's configuration and the reason, and each launch that claims its tiles.
@@ -150,8 +162,10 @@ void launch_wgmma_large(const core::GemmArgs& args, const CudaContext& ctx, int 
   launch_wgmma<TmaConfig>(args, ctx, ways);
 }
 
-/// tf32 with N-contiguous B: the C^T kernel's calls.
+/// tf32 with N-contiguous B: the C^T kernel's tf32 calls.
 bool is_tf32_nn(const core::GemmArgs& args) { return args.type() == core::GemmType::TF32 && !b_is_k_major(args); }
+/// Exact f32: the C^T kernel's 3xTF32 calls (B either way).
+bool is_exact_f32(const core::GemmArgs& args) { return args.type() == core::GemmType::F32; }
 
 using TileLauncher = void (*)(const core::GemmArgs&, const CudaContext&, int ways);
 /// The launcher of a configuration whose kernels take only the calls `kFits` accepts
@@ -203,6 +217,10 @@ constexpr TileEntry kTiles[] = {
                                 launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_mid, launch_wgmma_large>),
     entry<sm90::WgmmaTf32NNShort>(WgmmaTile::Tf32NNShort, "tf32nn64",
                                   launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_short, launch_wgmma_large>),
+    entry<sm90::WgmmaF32NNMid>(WgmmaTile::F32NNMid, "f32nn128",
+                               launch_where_fits<is_exact_f32, launch_wgmma_f32_nn_mid, launch_wgmma_large>),
+    entry<sm90::WgmmaF32NNShort>(WgmmaTile::F32NNShort, "f32nn64",
+                                 launch_where_fits<is_exact_f32, launch_wgmma_f32_nn_short, launch_wgmma_large>),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {
@@ -300,39 +318,56 @@ double rounds_estimate(int64_t clusters, int slots, int64_t k_blocks) {
 /// 256-row one (the wgmma work halves with the rows, the register loads of B^T per tile
 /// stay), and a split tile's extra cost per K range beyond the first, in K blocks of a
 /// 256-row tile, in proportion to the partial sums it parks (its rows).
-struct Tf32NNTile {
+struct CtTile {
   WgmmaTile tile;
   int rows;
   double cost;
   const char* why;
 };
-constexpr Tf32NNTile kTf32NNTiles[] = {
+constexpr CtTile kTf32NNTiles[] = {
     {WgmmaTile::Tf32NN, 256, 1.0, "tf32 with N-contiguous B: the C^T kernel's 256 x 128 tiles, estimated shortest"},
     {WgmmaTile::Tf32NNMid, 128, 0.6, "tf32 with N-contiguous B: the C^T kernel's 128 x 128 tiles, estimated shortest"},
     {WgmmaTile::Tf32NNShort, 64, 0.45, "tf32 with N-contiguous B: the C^T kernel's 64 x 128 tiles, estimated shortest"},
 };
 constexpr double kTf32NNRangeCost = 24;
+/// The same for exact f32 (3xTF32), in K blocks of a 128-row tile: the three products
+/// make the wgmma work the larger part of a K block, so a 64-row tile costs more than
+/// half; a split range's cost in proportion to its rows as above.
+constexpr CtTile kF32NNTiles[] = {
+    {WgmmaTile::F32NNMid, 128, 1.0, "exact f32: the C^T kernel's 128 x 128 tiles in 3xTF32, estimated shortest"},
+    {WgmmaTile::F32NNShort, 64, 0.6, "exact f32: the C^T kernel's 64 x 128 tiles in 3xTF32, estimated shortest"},
+};
+constexpr double kF32NNRangeCost = 12;
 
-/// Whether `tile` is one of the C^T kernel's.
-bool is_tf32_nn_tile(WgmmaTile tile) {
-  for (const Tf32NNTile& t : kTf32NNTiles)
-    if (t.tile == tile) return true;
-  return false;
+/// Which kernel a call runs, and which a configuration's tile belongs to: wgmma_tma_kernel,
+/// the tf32 C^T kernel or the exact-f32 one.
+enum class Family { Kernel, Tf32CT, ExactCT };
+Family call_family(const core::GemmArgs& args) {
+  return is_exact_f32(args) ? Family::ExactCT : is_tf32_nn(args) ? Family::Tf32CT : Family::Kernel;
+}
+Family tile_family(WgmmaTile tile) {
+  for (const CtTile& t : kTf32NNTiles)
+    if (t.tile == tile) return Family::Tf32CT;
+  for (const CtTile& t : kF32NNTiles)
+    if (t.tile == tile) return Family::ExactCT;
+  return Family::Kernel;
 }
 
-/// tf32 with N-contiguous B: the C^T kernel on whichever of its tiles, each split as
-/// split_ways says where its tiles are few, is estimated the shortest (the larger on a
-/// tie), its last partial round counted as the launch's tail split runs it.
-WgmmaChoice tf32_nn_choice(const core::GemmArgs& args, int sms, int64_t k_blocks) {
+/// The C^T kernel on whichever of `tiles` (split as split_ways says where they are few)
+/// is estimated the shortest (the larger on a tie), its last partial round counted as the
+/// launch's tail split runs it; `range_cost` per split range of a tile of `tiles[0]`'s rows.
+template <std::size_t kN>
+WgmmaChoice ct_choice(const core::GemmArgs& args, int sms, int64_t k_blocks, const CtTile (&tiles)[kN],
+                      double range_cost) {
   const int64_t c_tiles_n = core::ceil_div<int64_t>(args.n, 128) * args.batch;
   WgmmaChoice best;
   double best_cost = std::numeric_limits<double>::infinity();
-  for (const Tf32NNTile& t : kTf32NNTiles) {
-    const int64_t tiles = core::ceil_div<int64_t>(args.m, t.rows) * c_tiles_n;
-    const int ways = split_ways(tiles, k_blocks, sms);
-    const double range_cost = kTf32NNRangeCost * t.rows / 256 * (ways - 1);
-    const double cost = ways > 1 ? estimate(tiles, sms, ways, k_blocks, t.cost, range_cost)
-                                 : t.cost * rounds_estimate(tiles, sms, k_blocks);
+  for (const CtTile& t : tiles) {
+    const int64_t count = core::ceil_div<int64_t>(args.m, t.rows) * c_tiles_n;
+    const int ways = split_ways(count, k_blocks, sms);
+    const double split_cost = range_cost * t.rows / tiles[0].rows * (ways - 1);
+    const double cost = ways > 1 ? estimate(count, sms, ways, k_blocks, t.cost, split_cost)
+                                 : t.cost * rounds_estimate(count, sms, k_blocks);
     if (cost < best_cost) best_cost = cost, best = {t.tile, ways, t.why};
   }
   return best;
@@ -368,7 +403,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t m = args.m, n = args.n, items = args.batch;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
-  if (is_tf32_nn(args)) return tf32_nn_choice(args, sms, k_blocks);
+  if (is_exact_f32(args)) return ct_choice(args, sms, k_blocks, kF32NNTiles, kF32NNRangeCost);
+  if (is_tf32_nn(args)) return ct_choice(args, sms, k_blocks, kTf32NNTiles, kTf32NNRangeCost);
   if (args.ab_type == core::DType::F32 && items == 1 && m > 128 && args.k <= std::max(m, n))
     if (const WgmmaTile* tile = tf32_wave_tile(m, n, sms))
       return {*tile, 1, "tf32, more than 128 rows: the smallest tile whose CTAs fit one wave"};
@@ -639,10 +675,7 @@ WgmmaChoice choose_wgmma_config(const core::GemmArgs& args, const CudaContext& c
                                                          names + ", optionally followed by ' splitkN' (N = 1.." +
                                                          std::to_string(kMaxWays) + ")");
   }
-  if (forced.set) {
-    const bool forced_tf32nn = is_tf32_nn_tile(forced.choice.tile);
-    if (forced_tf32nn == is_tf32_nn(args)) return forced.choice;
-  }
+  if (forced.set && tile_family(forced.choice.tile) == call_family(args)) return forced.choice;
   return table_choice(args, ctx);
 }
 
@@ -658,8 +691,13 @@ core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& 
       if (args.trans_a)
         return {core::Decline::Layout, "tf32 needs A not transposed (K-major): wgmma has no 32-bit transpose"};
       break;
+    case core::GemmType::F32:
+      // Exact f32 on the C^T kernel in 3xTF32: its shared operand is A, K-major.
+      if (args.trans_a)
+        return {core::Decline::Layout, "exact f32 needs A not transposed (K-major): wgmma has no 32-bit transpose"};
+      break;
     default:
-      return {core::Decline::Dtype, "f32 needs allow_tf32 (tensor cores)"};
+      return {core::Decline::Dtype, "wgmma_tma takes f16, bf16, tf32 and f32"};
   }
   if (core::Verdict v = batch_reason(args); !v.accepted()) return v;
   return tma_rung_reason(ctx, kMaxSmemBytes, built_for_sm90a(), "sm_90a");
@@ -681,10 +719,13 @@ core::GemmArgs batch_part(const core::GemmArgs& args, int64_t first, int64_t cou
   return part;
 }
 
-/// The choice's launcher; a tf32 NN call with a tile of the other kernels takes the
-/// C^T kernel's large tile (wgmma_tma_run_with's contract).
+/// The choice's launcher; a C^T kernel's call (tf32 NN, exact f32) with a tile of another
+/// kernel takes its kernel's first tile (wgmma_tma_run_with's contract).
 void run_launches(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice) {
-  const WgmmaTile tile = is_tf32_nn(args) && !is_tf32_nn_tile(choice.tile) ? WgmmaTile::Tf32NN : choice.tile;
+  WgmmaTile tile = choice.tile;
+  const Family family = call_family(args);
+  if (family != tile_family(tile) && family != Family::Kernel)
+    tile = family == Family::ExactCT ? kF32NNTiles[0].tile : kTf32NNTiles[0].tile;
   tile_entry(tile).launch(args, ctx, choice.ways);
 }
 

@@ -4,7 +4,8 @@
 //  * wgmma_tma_kernel: f16/bf16 in every transpose, tf32 with A and B K-major; the CTA
 //    tile (64, 128, 192 or 256 rows, 256, 192, 168, 128, 64 or 32 columns; 168 and 32
 //    with K-major 16-bit B only) is a field of its configuration;
-//  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T;
+//  * wgmma_tf32_nn_kernel: tf32 with N-contiguous B, as C^T = B^T A^T, and exact f32
+//    (3xTF32) with B either way;
 // Both run strided batches in one launch (WgmmaExtras, wgmma_batch.cuh); the first fuses
 // the bias + activation epilogue itself, the tf32 NN kernel through a pass over its f32
 // C (wgmma_epilogue_pass). And the declarations of the rung's choice of configuration
@@ -15,6 +16,7 @@
 
 #include "cuda/arch/bulk_copy.cuh"
 #include "cuda/arch/mbarrier.cuh"
+#include "cuda/arch/mma_sm80.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/arch/wgmma_sm90.cuh"
 #include "cuda/arch/cluster.cuh"
@@ -206,7 +208,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
 /// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
 /// 32 K rows x 32 columns (4 KB), user A as Cfg::kBlockN / 64 boxes of 64 rows x 32 K (8 KB).
-template <class Cfg, class OutT>
+///
+/// Exact f32 (Cfg::kExactF32, 3xTF32): both operands are split into a rounded tf32 part
+/// and its rounded rest (arch::split_tf32), and each K step issues the three products
+/// small * big, big * small, big * big. The consumers split their B^T fragments in
+/// registers; the producer warpgroup's three idle warps split each stage's A tile in
+/// shared memory (the rounded part in place, the rest beside it) and signal the stage's
+/// "split" barrier, on which the consumers wait besides "full". A stage's products go into
+/// a second set of accumulators that starts from zero and is added into the first in f32
+/// once the stage's wgmmas are done: the tensor cores' f32 accumulation does not round to
+/// nearest, and over a long K its error would pass f32's bound. kBKMajor (exact f32
+/// only): user B stored N x K, as 2 boxes of 64 rows x 32 K a stage; fragment row r of
+/// warp w then holds C column 16 w + r, conflict-free through the swizzle as it is.
+template <class Cfg, class OutT, bool kBKMajor = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tf32_nn_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
@@ -214,15 +228,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(
       Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128 || Cfg::kBlockN == 64),
       "the tf32 NN tiles: 256, 128 or 64 rows of C by 128 columns");
+  constexpr bool kExact = Cfg::kExactF32;
+  static_assert(!kBKMajor || kExact, "K-major B takes this kernel in exact f32 only");
+  static_assert(!kExact || Cfg::kBlockN <= 128, "exact f32 keeps two sets of accumulators: 128 or 64 rows of C");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
   constexpr int kABoxes = kTileM / 64;  // boxes of user A a stage
-  constexpr int kBBoxBytes = 4096;      // 32 K rows x 128 bytes
+  constexpr int kBBoxBytes = 4096;      // MN-major B: 32 K rows x 128 bytes
+  constexpr int kSplitters = 96;        // exact f32: warps 1-3 of the producer warpgroup
+  constexpr int kSplitBarrier = 8;      // their named barrier (the consumers use 1 + consumer)
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
-  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the B slot.
+  // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the B slot, and
+  // in exact f32 the rests of A's elements the kTileM rows of 128 bytes after it.
   auto bt = [&](int s) { return sm.stage(s); };
   auto at = [&](int s) { return sm.stage(s) + Cfg::kABoxes * Cfg::kBoxBytes; };
+  auto rest = [&](int s) { return at(s) + kTileM * Cfg::kRowBytes; };
 
   const int warpgroup = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 128, 0);  // uniform, as above
   const int lane = static_cast<int>(threadIdx.x) % 32;
@@ -244,17 +265,61 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if (producer_warp) {  // one warp, as above
-      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
-        const int k0 = kb * kBK;
-        const bool maps_3d = x.maps_3d != 0;
+      produce_stages(
+          sm, sched, first, step, tile_origin,
+          [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
+            const int k0 = kb * kBK;
+            const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
-        for (int i = 0; i < kABoxes; ++i)
-          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
-                        keep);
+            for (int i = 0; i < kABoxes; ++i)
+              tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d,
+                            o.item * x.a_item, keep);
+            if constexpr (kBKMajor) {
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item, keep);
-      });
+              for (int j = 0; j < 2; ++j)
+                tma_load_item(bt(stage) + j * Cfg::kBoxBytes, &map_b, full, k0, o.n0 + 64 * j, maps_3d,
+                              o.item * x.b_item, keep);
+            } else {
+#pragma unroll
+              for (int j = 0; j < 4; ++j)
+                tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d,
+                              o.item * x.b_item, keep);
+            }
+          },
+          Cfg::kLoadBytes);
+    } else if constexpr (kExact) {
+      // The splitters: every stage in the consumers' order (work_unit, or the claimed
+      // tiles read from the stages' slots as the consumers read them), A's elements
+      // split once for both consumers, 16 bytes at a time.
+      const int tid = static_cast<int>(threadIdx.x) - 32;
+      StageRing<Cfg::kStages> ring;
+      WorkUnit u;
+      for (int i = 0;; ++i) {
+        int blocks = sched.k_blocks;
+        if (sched.claimed) {
+          if (claimed_tile(sm, ring) < 0) break;
+        } else if (work_unit(sched, first, step, i, u)) {
+          blocks = u.kb_end - u.kb_begin;
+        } else {
+          break;
+        }
+        for (int j = 0; j < blocks; ++j) {
+          arch::mbar_wait(sm.full(ring.stage), ring.phase);
+          const uint32_t a = at(ring.stage), r = rest(ring.stage);
+          for (int c = tid; c < kTileM * Cfg::kRowBytes / 16; c += kSplitters) {
+            uint32_t v[4], small[4];
+            arch::ld_shared_v4(a + 16 * c, v);
+#pragma unroll
+            for (int e = 0; e < 4; ++e) arch::split_tf32(v[e], v[e], small[e]);
+            arch::st_shared_v4(a + 16 * c, v[0], v[1], v[2], v[3]);
+            arch::st_shared_v4(r + 16 * c, small[0], small[1], small[2], small[3]);
+          }
+          arch::fence_proxy_async();  // the stores, before wgmma reads them (async proxy)
+          arch::named_barrier_sync(kSplitBarrier, kSplitters);
+          if (tid == 0) arch::mbar_arrive(sm.split(ring.stage));
+          ring.advance();
+        }
+      }
     }
   } else {
     arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
@@ -266,61 +331,109 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     uint32_t col_off[2], col_chunk[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      col[h] = 8 * (warp % 2) + 32 * (warp / 2) + 16 * (g / 4) + g % 4 + 4 * h;
+      col[h] = kBKMajor ? 16 * warp + g + 8 * h : 8 * (warp % 2) + 32 * (warp / 2) + 16 * (g / 4) + g % 4 + 4 * h;
       const int n_local = 64 * consumer + col[h];
-      col_off[h] = (n_local / 32) * kBBoxBytes + (n_local % 4) * 4;
-      col_chunk[h] = (n_local % 32) / 4;
+      col_off[h] = kBKMajor ? (n_local / 64) * Cfg::kBoxBytes + (n_local % 64) * Cfg::kRowBytes
+                            : (n_local / 32) * kBBoxBytes + (n_local % 4) * 4;
+      col_chunk[h] = kBKMajor ? n_local % 8 : (n_local % 32) / 4;
     }
+    // Fragment register 2e + h of K step kk: (row g + 8h, K column q + 4e).
+    auto load_fragments = [&](int stage, uint32_t(&f)[4][4]) {
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int k = 8 * kk + q + 4 * e;
+            f[kk][2 * e + h] =
+                kBKMajor ? arch::ld_shared_u32(bt(stage) + col_off[h] + (((k / 4) ^ col_chunk[h]) << 4) + q * 4)
+                         : arch::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
+          }
+    };
     float acc[Cfg::kAcc];
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.0f;
     int rounds_done = 0;
-    // [K-block parity][K step][register]: the registers a running wgmma reads are not
-    // written until wgmma_wait says it is done.
-    uint32_t frag[2][4][4];
     auto release = [&](int s) {
       if (lane == 0) arch::mbar_arrive(sm.empty(s));
     };
     StageRing<Cfg::kStages> ring;
-    consume_units(
-        sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin,
-        [&] { return claimed_tile(sm, ring); },
-        [&](const WorkUnit& u, const TileOrigin&) {
-          consume_tile(
-              sm, ring, u.kb_end - u.kb_begin,
-              [&](int stage, int kb, auto parity) {
-                uint32_t(&f)[4][4] = frag[decltype(parity)::value];
+    auto claimed = [&] { return claimed_tile(sm, ring); };
+    auto store = [&](const TileOrigin& o) {
+      store_tf32_nn_tile<Cfg, OutT>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
+    };
+    if constexpr (kExact) {
+      float blk[Cfg::kAcc];  // one stage's products
+      consume_units(sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin, claimed,
+                    [&](const WorkUnit& u, const TileOrigin&) {
+                      for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
+                        const int stage = ring.stage;
+                        uint32_t big[4][4], small[4][4];
+                        arch::mbar_wait(sm.full(stage), ring.phase);   // B (TMA)
+                        load_fragments(stage, big);
 #pragma unroll
-                for (int kk = 0; kk < 4; ++kk)
+                        for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-                  for (int e = 0; e < 2; ++e)
+                          for (int e = 0; e < 4; ++e) arch::split_tf32(big[kk][e], big[kk][e], small[kk][e]);
+                        arch::mbar_wait(sm.split(stage), ring.phase);  // A's parts (the splitters)
+                        arch::wgmma_fence();
 #pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                      const int k = 8 * kk + q + 4 * e;  // register 2e + h: (row g + 8h, K column q + 4e)
-                      f[kk][2 * e + h] =
-                          arch::ld_shared_u32(bt(stage) + col_off[h] + k * 128 + ((col_chunk[h] ^ (k & 7)) << 4));
-                    }
-                arch::wgmma_fence();
+                        for (int kk = 0; kk < 4; ++kk) {
+                          const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                          const uint64_t desc_rest =
+                              arch::make_sw128_desc(rest(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, small[kk], desc, kk > 0 ? 1 : 0);
+                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc_rest, 1);
+                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc, 1);
+                        }
+                        arch::wgmma_commit();
+                        arch::wgmma_wait<0>();
+                        arch::keep_accumulators(blk);
 #pragma unroll
-                for (int kk = 0; kk < 4; ++kk) {
-                  const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-                  arch::wgmma_m64k8_tf32_rs<kTileM>(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
-                }
-              },
-              [&](auto parity) {
+                        for (int kk = 0; kk < 4; ++kk) {
+                          arch::keep_registers(big[kk]);
+                          arch::keep_registers(small[kk]);
+                        }
 #pragma unroll
-                for (int kk = 0; kk < 4; ++kk) arch::keep_registers(frag[1 - decltype(parity)::value][kk]);
-              },
-              release);
+                        for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = j == 0 ? blk[i] : acc[i] + blk[i];
+                        release(stage);
+                        ring.advance();
+                      }
+                    },
+                    store);
+    } else {
+      // [K-block parity][K step][register]: the registers a running wgmma reads are not
+      // written until wgmma_wait says it is done.
+      uint32_t frag[2][4][4];
+      consume_units(
+          sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin, claimed,
+          [&](const WorkUnit& u, const TileOrigin&) {
+            consume_tile(
+                sm, ring, u.kb_end - u.kb_begin,
+                [&](int stage, int kb, auto parity) {
+                  uint32_t(&f)[4][4] = frag[decltype(parity)::value];
+                  load_fragments(stage, f);
+                  arch::wgmma_fence();
 #pragma unroll
-          for (int kk = 0; kk < 4; ++kk) {
-            arch::keep_registers(frag[0][kk]);
-            arch::keep_registers(frag[1][kk]);
-          }
-        },
-        [&](const TileOrigin& o) {
-          store_tf32_nn_tile<Cfg, OutT>(p, x, map_c, sm, consumer, q, col, acc, o, rounds_done);
-        });
+                  for (int kk = 0; kk < 4; ++kk) {
+                    const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                    arch::wgmma_m64k8_tf32_rs<kTileM>(acc, f[kk], desc, (kb > 0 || kk > 0) ? 1 : 0);
+                  }
+                },
+                [&](auto parity) {
+#pragma unroll
+                  for (int kk = 0; kk < 4; ++kk) arch::keep_registers(frag[1 - decltype(parity)::value][kk]);
+                },
+                release);
+#pragma unroll
+            for (int kk = 0; kk < 4; ++kk) {
+              arch::keep_registers(frag[0][kk]);
+              arch::keep_registers(frag[1][kk]);
+            }
+          },
+          store);
+    }
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();
     }
@@ -567,25 +680,24 @@ void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways =
 /// kernel's epilogue, through the module's epilogue pass.
 void wgmma_epilogue_pass(const core::GemmArgs& args, const CudaContext& ctx);
 
-/// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>,
-/// repacking the operands TMA cannot address; `ways` as for launch_wgmma. A fused
-/// epilogue runs as a pass over C after the kernel (C is f32: rounded once).
-template <class Cfg, class Policy = WgmmaTf32NNPolicy>
-void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
+/// C = A B through wgmma_tf32_nn_kernel<Cfg, OutT, kBKMajor> (launch_wgmma_tf32_nn).
+template <class Cfg, class Policy, bool kBKMajor>
+void launch_wgmma_ct(const core::GemmArgs& call, const CudaContext& ctx, int ways) {
   core::GemmArgs args = call;
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n), k = static_cast<int>(args.k);
   const TmaRepacked repacked =
-      args.batched() ? TmaRepacked{} : make_operands_tma_addressable<float, true, false>(args, ctx);
+      args.batched() ? TmaRepacked{} : make_operands_tma_addressable<float, true, kBKMajor>(args, ctx);
   const TcProblem p = make_wgmma_problem(args);
   WgmmaExtras x = make_wgmma_extras(args);
   x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
   WgmmaSchedule sched = make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32),
                                       static_cast<int>(args.batch), Cfg::kGroupM / 2);
   const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
-  const CUtensorMap map_b = make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
+  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k)
+                                     : make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
   const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};
-  auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float> : wgmma_tf32_nn_kernel<Cfg, void>;
+  auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float, kBKMajor> : wgmma_tf32_nn_kernel<Cfg, void, kBKMajor>;
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   int grid = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, ctx.sm_count, ways, grid, ctx);
@@ -594,6 +706,18 @@ void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, in
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
   if (args.has_epilogue()) wgmma_epilogue_pass(args, ctx);  // C (f32) = act(C + bias)
   repacked.release(ctx);
+}
+
+/// Runs a tf32 call with K-major A and N-contiguous B with wgmma_tf32_nn_kernel<Cfg>, or
+/// with an exact-f32 configuration (Cfg::kExactF32) an exact f32 call with K-major A and B
+/// either way, repacking the operands TMA cannot address; `ways` as for launch_wgmma. A
+/// fused epilogue runs as a pass over C after the kernel (C is f32: rounded once).
+template <class Cfg, class Policy = WgmmaTf32NNPolicy>
+void launch_wgmma_tf32_nn(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
+  if constexpr (Cfg::kExactF32) {
+    if (b_is_k_major(call)) return launch_wgmma_ct<Cfg, Policy, true>(call, ctx, ways);
+  }
+  launch_wgmma_ct<Cfg, Policy, false>(call, ctx, ways);
 }
 
 // ---------------------------------------------------------------- the choice of configuration
@@ -617,6 +741,8 @@ enum class WgmmaTile : int {
   Small,        // 64x64 (sm90::WgmmaTmaSmall)
   Tf32NNMid,    // tf32 with N-contiguous B, C^T on 128 x 128 tiles of C (sm90::WgmmaTf32NNMid)
   Tf32NNShort,  // tf32 with N-contiguous B, C^T on 64 x 128 tiles of C (sm90::WgmmaTf32NNShort)
+  F32NNMid,     // exact f32 (3xTF32), C^T on 128 x 128 tiles of C (sm90::WgmmaF32NNMid)
+  F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -670,5 +796,9 @@ void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int w
 void launch_wgmma_tf32_nn_large(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tf32_nn_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tf32_nn_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+/// The same kernel in exact f32 (3xTF32) on its 128- and 64-row tiles (sm90::WgmmaF32NNMid,
+/// WgmmaF32NNShort; 12_wgmma_tma_f32nn.cu): exact f32 calls with K-major A, B either way.
+void launch_wgmma_f32_nn_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_f32_nn_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 
 }  // namespace gpukern::cuda::gemm

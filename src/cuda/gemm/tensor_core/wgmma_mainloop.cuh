@@ -29,6 +29,13 @@ namespace gpukern::cuda::gemm {
 /// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
 /// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
 /// the CTAs of a cluster share out in turn (the first CTA loads one more).
+/// Whether a tuning `Tile` is one of the exact-f32 (3xTF32) C^T kernel's: its field
+/// kExactF32, false where it has none.
+template <class Tile, class = void>
+struct ExactF32Tile : std::false_type {};
+template <class Tile>
+struct ExactF32Tile<Tile, std::void_t<decltype(Tile::kExactF32)>> : std::bool_constant<Tile::kExactF32> {};
+
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -47,7 +54,12 @@ struct WgmmaConfig {
   static constexpr bool kPartialBBoxes = kBlockN % kBoxRows != 0;
   static constexpr int kBBoxRows = Tile::kBBoxRows;     // rows of one TMA copy of B
   static constexpr int kBPieces = kBlockN / kBBoxRows;  // TMA copies of B a stage
-  static constexpr int kStageBytes = kABoxes * kBoxBytes + kBlockN * kRowBytes;
+  // The bytes TMA brings into a stage. An exact-f32 C^T tile (kExactF32) keeps the rounded
+  // rests of its shared operand (kBlockN rows of 128 bytes) beside it in the stage.
+  static constexpr bool kExactF32 = ExactF32Tile<Tile>::value;
+  static constexpr int kLoadBytes = kABoxes * kBoxBytes + kBlockN * kRowBytes;
+  static constexpr int kRestBytes = kExactF32 ? kBlockN * kRowBytes : 0;
+  static constexpr int kStageBytes = kLoadBytes + kRestBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
   // TMA-store epilogue: each consumer stages kEpiBoxes boxes of C (64 rows x 128 bytes)
   // a round, so a 64x256 slice leaves in 2 (16-bit C) or 4 (f32 C) rounds, in a ring of
@@ -107,7 +119,7 @@ __host__ __device__ constexpr int a_box_rows(int m) {
 /// The bytes a stage of `Cfg` receives for a call of `m` rows (a_box_rows).
 template <class Cfg, bool kAKMajor>
 __host__ __device__ constexpr uint32_t a_stage_bytes(int m) {
-  return static_cast<uint32_t>(Cfg::kStageBytes - (Cfg::kBoxRows - a_box_rows<Cfg, kAKMajor>(m)) * Cfg::kRowBytes);
+  return static_cast<uint32_t>(Cfg::kLoadBytes - (Cfg::kBoxRows - a_box_rows<Cfg, kAKMajor>(m)) * Cfg::kRowBytes);
 }
 
 /// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
@@ -128,6 +140,13 @@ struct WgmmaSmem {
   /// cluster's other CTAs, the mbarrier on which it arrives from the leader.
   __device__ uint32_t tile_slot(int s) const { return full(2 * Cfg::kStages) + 8 * s; }
   __device__ uint32_t tile_bar(int s) const { return full(3 * Cfg::kStages) + 8 * s; }
+  /// The exact-f32 C^T kernel's "split" barrier of stage s: complete once the stage's
+  /// shared operand is split into its tf32 parts. tile_bar's, which only a claimed
+  /// schedule's cluster peers use: that kernel runs without clusters.
+  __device__ uint32_t split(int s) const {
+    static_assert(Cfg::kClusterM == 1, "the split barriers are the cluster peers' tile_bar");
+    return tile_bar(s);
+  }
   /// Thread 32: each "full" barrier completes on the producer's expect_tx arrival plus
   /// the TMA bytes, each "empty" one on `readers` arrivals. Thread 32 is in the producer
   /// warpgroup's second warp, which produces nothing, so the producer warp's own set-up
@@ -185,7 +204,7 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
 /// stage every ~500 cycles) the stages then arrived late and the tensor cores waited.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                               Origin origin, Load load, uint32_t stage_bytes = Cfg::kStageBytes) {
+                                               Origin origin, Load load, uint32_t stage_bytes = Cfg::kLoadBytes) {
   if (sched.claimed) {
     produce_claimed(sm, sched, cta, ctas, origin, load, stage_bytes);
     return;
