@@ -370,7 +370,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                       for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
                         const int stage = ring.stage;
                         uint32_t big[4][4], small[4][4];
-                        arch::mbar_wait(sm.full(stage), ring.phase);   // B (TMA)
+                        arch::mbar_wait(sm.full(stage), ring.phase);  // B (TMA)
                         load_fragments(stage, big);
 #pragma unroll
                         for (int kk = 0; kk < 4; ++kk)
@@ -546,11 +546,14 @@ inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::G
 }
 
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
-/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows.
+/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows. An exact f32
+/// call's operands load as f32: a TFLOAT32 map rounds them to tf32 on the way in, which
+/// leaves the 3xTF32 split nothing to split.
 template <class T>
 CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_t ld, int64_t stride, int rows,
                              int cols, int box_rows = 64) {
-  return make_tensor_map<T>(ptr, ld, rows, cols, false, box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
+  const bool plain_f32 = args.type() == core::GemmType::F32;
+  return make_tensor_map<T>(ptr, ld, rows, cols, plain_f32, box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
 }
 
 /// C's tensor map for TMA stores of OutT (f32 described as f32, not tf32).
