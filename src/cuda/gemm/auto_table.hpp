@@ -13,6 +13,7 @@
 #include "core/rung_table.hpp"
 #include "cuda/gemm/bandwidth_class.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -255,8 +256,12 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kOneGemm,
        core::TSide::M},
       // Exact f32 at a few tokens: the 3xTF32 split on tensor cores still reads W once,
-      // where cuBLAS runs CUDA-core kernels.
-      {"f32 decode", kF32, kH100, {2, 32}, {}, {}, "skinny", kAnyLayout, kOneGemm},
+      // where cuBLAS runs CUDA-core kernels. Up to 16 tokens: at 16 on the H200 skinny ran
+      // 137-279% of cuBLAS and wgmma_tma's exact C^T kernel 86-226% (six weights, NN and
+      // NT); from 32 tokens wgmma_tma leads in 10 of 12 cells (104-170% against 79-128%) and
+      // takes the calls (ladder.cu, wgmma_tma_first). notes/llm-gemm.md, "Exact f32 on
+      // wgmma_tma".
+      {"f32 decode", kF32, kH100, {2, 16}, {}, {}, "skinny", kAnyLayout, kOneGemm},
       // tf32 with K-major weights at 2-32 tokens on the H200, tokens as A's rows: wgmma_tma
       // (64x128 tiles, K split where they are few) ahead of cuBLAS on all six weights at T 2,
       // 4, 8, 12, 16, 24 and 32 (100.9-142.7%; the 4096-row weights at T 2-8 go to skinny
@@ -433,6 +438,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        core::TSide::N},
   };
   return table;
+}
+
+/// auto's ranked order for exact f32 outside the table (ladder.cu, wgmma_tma_first):
+/// wgmma_tma's 3xTF32 C^T kernel (tensor cores at a third of their tf32 rate)
+/// against cuBLAS's CUDA-core kernels, H200, each timed with cuBLAS in one loop: the llm
+/// suite from 32 tokens 104-229% of cuBLAS (T 32-1024, six weights, NN and NT); squares
+/// from 768^3 123-204%, at 128-512^3 77-87% (a few tiles). So unbatched calls (batches
+/// were not measured) past 16 tokens (the "f32 decode" entry sends those to skinny) with
+/// at least 768^3 multiply-adds; the rest stays with cuBLAS.
+inline bool exact_f32_on_wgmma(const core::GemmArgs& args) {
+  constexpr double kMinVolume = 768.0 * 768.0 * 768.0;
+  const double volume = static_cast<double>(args.m) * static_cast<double>(args.n) * static_cast<double>(args.k);
+  return !args.batched() && std::min(args.m, args.n) > 16 && volume >= kMinVolume;
 }
 
 }  // namespace gpukern::cuda

@@ -20,7 +20,7 @@ using namespace gemm;
 /// (auto_table.hpp) is consulted first; this is the policy for calls in none of its
 /// entries. (Measurements: docs/notes/cuda-gemm.md, docs/notes/attention.md.)
 bool wgmma_tma_first(const core::GemmArgs& args, const CudaContext& ctx) {
-  if (args.type() == core::GemmType::F32) return false;
+  if (args.type() == core::GemmType::F32) return exact_f32_on_wgmma(args);
   const std::size_t es = core::dtype_size(args.ab_type);
   const auto pitch_ok = [es](const void* p, int64_t ld) {
     return reinterpret_cast<uintptr_t>(p) % 16 == 0 && (ld * static_cast<int64_t>(es)) % 16 == 0;
@@ -43,8 +43,8 @@ constexpr uint32_t kFusesBatchEpilogue = core::kFuseBatch | core::kFuseEpilogue;
 }  // namespace
 
 // Auto: the measured table's entry first (auto_table.hpp); else wgmma_tma where its policy
-// says (it declines off sm_90a), else cuBLAS, which accepts every valid call; exact f32
-// goes to cuBLAS outside the table (our best SIMT rung trails it).
+// says (it declines off sm_90a; exact f32 runs its 3xTF32 kernel, exact_f32_on_wgmma), else
+// cuBLAS, which accepts every valid call.
 const GemmLadder& gemm_ladder() {
   static const GemmLadder table(
       {

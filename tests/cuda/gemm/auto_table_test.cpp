@@ -162,9 +162,9 @@ TEST(CudaAutoTable, LongKWeightsAt128And256TokensAreWgmmaTmaOnTheH200) {
 
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 2, 4096, 4096)), "skinny");
-  EXPECT_EQ(pick(call(DType::F32, kNT, 32, 4096, 4096)), "skinny");
+  EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096)), "skinny");
   EXPECT_EQ(pick(call(DType::F32, kNN, 1, 4096, 4096)), "");
-  EXPECT_EQ(pick(call(DType::F32, kNN, 33, 4096, 4096)), "");
+  EXPECT_EQ(pick(call(DType::F32, kNN, 17, 4096, 4096)), "");
   EXPECT_EQ(pick(call(DType::F32, kNN, 16, 4096, 4096, 3)), "") << "batches: the ranked order";
   EXPECT_EQ(pick(tf32_call(16, 4096, 4096)), "skinny");
   EXPECT_EQ(pick(tf32_call(17, 4096, 4096)), "cublas");
@@ -189,6 +189,23 @@ TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
   EXPECT_EQ(pick(tf32_call(4096, 16, 4096, kNT), kH200), "cublas") << "tokens as C's columns: not measured";
   EXPECT_EQ(pick(tf32_call(16, 4096, 2048, kNT), kH200), "cublas") << "K = 2048: not measured";
   EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096), kH200), "skinny") << "exact f32: the f32 decode entry";
+}
+
+TEST(CudaAutoTable, ExactF32UpTo16TokensIsSkinnyThenTheRankedOrdersWgmmaTma) {
+  for (bool trans_b : {kNN, kNT}) {
+    for (int64_t tokens : {2, 8, 16}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "skinny") << tokens;
+    for (int64_t tokens : {17, 32, 512}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "") << tokens;
+  }
+  // The ranked order: wgmma_tma past 16 tokens from 768^3 multiply-adds, unbatched.
+  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 32, 4096, 4096)));
+  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNT, 512, 128256, 4096)));
+  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 768, 768, 768)));
+  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 4096, 32, 4096))) << "tokens as C's columns";
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 767, 768, 768))) << "below 768^3: cuBLAS";
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 512, 512, 512)));
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 16, 4096, 14336))) << "16 tokens: the table's skinny";
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 1024, 1024, 0))) << "K = 0";
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 2048, 2048, 2048, 3))) << "batches: not measured";
 }
 
 TEST(CudaAutoTable, Tf32WithNContiguousWeightsAt128To256TokensIsWgmmaTmaOnTheH200) {

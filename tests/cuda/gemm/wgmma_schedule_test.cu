@@ -474,6 +474,35 @@ TEST(WgmmaChoiceTable, Tf32NNTileByEstimate) {
   EXPECT_NE(tf32_choice(512, 512, 512, true).rfind("tf32nn", 0), 0u);
 }
 
+/// Exact f32 (3xTF32 on the C^T kernel, B either way): the 128- or 64-row tile the cost
+/// model estimates shortest, split where its tiles are few, ranges down to 4 K blocks
+/// (notes/llm-gemm.md, "Exact f32 on wgmma_tma").
+TEST(WgmmaChoiceTable, ExactF32TileByEstimate) {
+  cuda::CudaContext ctx;
+  ctx.sm_count = 132;
+  ctx.arch.cc = 90;
+  for (const bool trans_b : {false, true}) {
+    auto choice = [&](int64_t m, int64_t n, int64_t k) {
+      core::GemmArgs args = table_call(m, n, k, DType::F32, trans_b);
+      args.allow_tf32 = false;
+      return gemm::choose_wgmma_config(args, ctx).name();
+    };
+    EXPECT_EQ(choice(128, 128, 128), "f32nn64");
+    EXPECT_EQ(choice(256, 256, 256), "f32nn64 splitk2");  // 8 K blocks: two ranges of 4
+    EXPECT_EQ(choice(512, 512, 512), "f32nn64 splitk4");
+    for (int64_t s : {768, 1000, 1024}) EXPECT_EQ(choice(s, s, s), "f32nn64") << s;  // up to 128 tiles: one wave
+    for (int64_t s : {1536, 2048, 4096}) EXPECT_EQ(choice(s, s, s), "f32nn128") << s;
+    EXPECT_EQ(choice(32, 4096, 4096), "f32nn64 splitk4");
+    EXPECT_EQ(choice(128, 4096, 4096), "f32nn64 splitk2");
+    EXPECT_EQ(choice(256, 4096, 4096), "f32nn128 splitk2");
+    EXPECT_EQ(choice(512, 4096, 4096), "f32nn128");  // 128 tiles: one wave
+    EXPECT_EQ(choice(512, 128256, 4096), "f32nn128");
+    EXPECT_EQ(choice(32, 128256, 4096), "f32nn64");
+  }
+  // tf32 calls never take the exact tiles.
+  EXPECT_EQ(tf32_choice(512, 4096, 4096, false).rfind("f32nn", 0), std::string::npos);
+}
+
 /// tf32 with K-major B over more than 128 rows, K no longer than M or N: the smallest of
 /// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave (the
 /// squares measured on the H200, notes/llm-gemm.md "tf32 with K-major B"); none fits:

@@ -251,10 +251,10 @@ constexpr int kMinClusterBlocks = 32;
 /// of which run at once: 1 while the tiles fill three quarters of the slots or more
 /// (the parked partial sums and the pipeline restarts would cost more than the idle
 /// quarter), else as many as keep tiles x ways within the slots, each range at least
-/// kMinSplitBlocks long.
-int split_ways(int64_t tiles, int64_t k_blocks, int slots) {
+/// `min_blocks` (kMinSplitBlocks) long.
+int split_ways(int64_t tiles, int64_t k_blocks, int slots, int min_blocks = kMinSplitBlocks) {
   if (4 * tiles >= 3 * static_cast<int64_t>(slots)) return 1;
-  const int64_t ways = std::min<int64_t>({slots / std::max<int64_t>(tiles, 1), k_blocks / kMinSplitBlocks, kMaxWays});
+  const int64_t ways = std::min<int64_t>({slots / std::max<int64_t>(tiles, 1), k_blocks / min_blocks, kMaxWays});
   return static_cast<int>(std::max<int64_t>(ways, 1));
 }
 
@@ -332,12 +332,15 @@ constexpr CtTile kTf32NNTiles[] = {
 constexpr double kTf32NNRangeCost = 24;
 /// The same for exact f32 (3xTF32), in K blocks of a 128-row tile: the three products
 /// make the wgmma work the larger part of a K block, so a 64-row tile costs more than
-/// half; a split range's cost in proportion to its rows as above.
+/// half; a split range's cost in proportion to its rows as above, a third of tf32's in
+/// its K blocks (the same partial sums against a K block three times as long), which
+/// also lets ranges be shorter (kExactMinSplitBlocks).
 constexpr CtTile kF32NNTiles[] = {
     {WgmmaTile::F32NNMid, 128, 1.0, "exact f32: the C^T kernel's 128 x 128 tiles in 3xTF32, estimated shortest"},
     {WgmmaTile::F32NNShort, 64, 0.6, "exact f32: the C^T kernel's 64 x 128 tiles in 3xTF32, estimated shortest"},
 };
-constexpr double kF32NNRangeCost = 12;
+constexpr double kF32NNRangeCost = 4;
+constexpr int kExactMinSplitBlocks = 4;
 
 /// Which kernel a call runs, and which a configuration's tile belongs to: wgmma_tma_kernel,
 /// the tf32 C^T kernel or the exact-f32 one.
@@ -358,13 +361,13 @@ Family tile_family(WgmmaTile tile) {
 /// launch's tail split runs it; `range_cost` per split range of a tile of `tiles[0]`'s rows.
 template <std::size_t kN>
 WgmmaChoice ct_choice(const core::GemmArgs& args, int sms, int64_t k_blocks, const CtTile (&tiles)[kN],
-                      double range_cost) {
+                      double range_cost, int min_split_blocks = kMinSplitBlocks) {
   const int64_t c_tiles_n = core::ceil_div<int64_t>(args.n, 128) * args.batch;
   WgmmaChoice best;
   double best_cost = std::numeric_limits<double>::infinity();
   for (const CtTile& t : tiles) {
     const int64_t count = core::ceil_div<int64_t>(args.m, t.rows) * c_tiles_n;
-    const int ways = split_ways(count, k_blocks, sms);
+    const int ways = split_ways(count, k_blocks, sms, min_split_blocks);
     const double split_cost = range_cost * t.rows / tiles[0].rows * (ways - 1);
     const double cost = ways > 1 ? estimate(count, sms, ways, k_blocks, t.cost, split_cost)
                                  : t.cost * rounds_estimate(count, sms, k_blocks);
@@ -403,7 +406,7 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
   const int64_t m = args.m, n = args.n, items = args.batch;
   const int sms = ctx.sm_count;
   const int64_t k_blocks = core::ceil_div<int64_t>(args.k, args.ab_type == core::DType::F32 ? 32 : 64);
-  if (is_exact_f32(args)) return ct_choice(args, sms, k_blocks, kF32NNTiles, kF32NNRangeCost);
+  if (is_exact_f32(args)) return ct_choice(args, sms, k_blocks, kF32NNTiles, kF32NNRangeCost, kExactMinSplitBlocks);
   if (is_tf32_nn(args)) return ct_choice(args, sms, k_blocks, kTf32NNTiles, kTf32NNRangeCost);
   if (args.ab_type == core::DType::F32 && items == 1 && m > 128 && args.k <= std::max(m, n))
     if (const WgmmaTile* tile = tf32_wave_tile(m, n, sms))
