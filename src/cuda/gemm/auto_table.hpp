@@ -259,7 +259,7 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // where cuBLAS runs CUDA-core kernels. Up to 16 tokens: at 16 on the H200 skinny ran
       // 137-279% of cuBLAS and wgmma_tma's exact C^T kernel 86-226% (six weights, NN and
       // NT); from 32 tokens wgmma_tma leads in 10 of 12 cells (104-170% against 79-128%) and
-      // takes the calls (ladder.cu, wgmma_tma_first). notes/llm-gemm.md, "Exact f32 on
+      // takes the calls (exact_f32_on_wgmma below). notes/llm-gemm.md, "Exact f32 on
       // wgmma_tma".
       {"f32 decode", kF32, kH100, {2, 16}, {}, {}, "skinny", kAnyLayout, kOneGemm},
       // tf32 with K-major weights at 2-32 tokens on the H200, tokens as A's rows: wgmma_tma
@@ -441,14 +441,15 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
 }
 
 /// auto's ranked order for exact f32 outside the table (ladder.cu, wgmma_tma_first):
-/// wgmma_tma's 3xTF32 C^T kernel (tensor cores at a third of their tf32 rate)
-/// against cuBLAS's CUDA-core kernels, H200, each timed with cuBLAS in one loop: the llm
-/// suite from 32 tokens 104-229% of cuBLAS (T 32-1024, six weights, NN and NT); squares
-/// from 768^3 123-204%, at 128-512^3 77-87% (a few tiles). So unbatched calls (batches
-/// were not measured) past 16 tokens (the "f32 decode" entry sends those to skinny) with
-/// at least 768^3 multiply-adds; the rest stays with cuBLAS.
+/// wgmma_tma's 3xTF32 C^T kernel (tensor cores at a third of their tf32 rate) against
+/// cuBLAS's CUDA-core kernels, H200, each timed with cuBLAS in one loop: the llm suite
+/// from 32 tokens 103-229% of cuBLAS (T 32-1024, six weights, NN and NT); squares from
+/// 512^3 109-203% (512^3 in 64-row tiles split in 4), 384^3 96%, 256^3 and 128^3 76-87%
+/// (a few tiles). So unbatched calls (batches were not measured) past 16 tokens (the
+/// "f32 decode" entry sends those to skinny) with at least 512^3 multiply-adds; the rest
+/// stays with cuBLAS.
 inline bool exact_f32_on_wgmma(const core::GemmArgs& args) {
-  constexpr double kMinVolume = 768.0 * 768.0 * 768.0;
+  constexpr double kMinVolume = 512.0 * 512.0 * 512.0;
   const double volume = static_cast<double>(args.m) * static_cast<double>(args.n) * static_cast<double>(args.k);
   return !args.batched() && std::min(args.m, args.n) > 16 && volume >= kMinVolume;
 }

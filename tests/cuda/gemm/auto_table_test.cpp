@@ -196,13 +196,13 @@ TEST(CudaAutoTable, ExactF32UpTo16TokensIsSkinnyThenTheRankedOrdersWgmmaTma) {
     for (int64_t tokens : {2, 8, 16}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "skinny") << tokens;
     for (int64_t tokens : {17, 32, 512}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "") << tokens;
   }
-  // The ranked order: wgmma_tma past 16 tokens from 768^3 multiply-adds, unbatched.
+  // The ranked order: wgmma_tma past 16 tokens from 512^3 multiply-adds, unbatched.
   EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 32, 4096, 4096)));
   EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNT, 512, 128256, 4096)));
-  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 768, 768, 768)));
+  EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 512, 512, 512)));
   EXPECT_TRUE(exact_f32_on_wgmma(call(DType::F32, kNN, 4096, 32, 4096))) << "tokens as C's columns";
-  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 767, 768, 768))) << "below 768^3: cuBLAS";
-  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 512, 512, 512)));
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 511, 512, 512))) << "below 512^3: cuBLAS";
+  EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 384, 384, 384)));
   EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 16, 4096, 14336))) << "16 tokens: the table's skinny";
   EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 1024, 1024, 0))) << "K = 0";
   EXPECT_FALSE(exact_f32_on_wgmma(call(DType::F32, kNN, 2048, 2048, 2048, 3))) << "batches: not measured";
