@@ -193,7 +193,8 @@ TEST(CudaAutoTable, Tf32WithKMajorWeightsAt2To32TokensIsWgmmaTmaOnTheH200) {
 
 TEST(CudaAutoTable, ExactF32UpTo16TokensIsSkinnyThenTheRankedOrdersWgmmaTma) {
   for (bool trans_b : {kNN, kNT}) {
-    for (int64_t tokens : {2, 8, 16}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "skinny") << tokens;
+    for (int64_t tokens : {2, 8, 16})
+      EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "skinny") << tokens;
     for (int64_t tokens : {17, 32, 512}) EXPECT_EQ(pick(call(DType::F32, trans_b, tokens, 4096, 4096)), "") << tokens;
   }
   // The ranked order: wgmma_tma past 16 tokens from 512^3 multiply-adds, unbatched.

@@ -272,8 +272,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
             for (int i = 0; i < kABoxes; ++i)
-              tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d,
-                            o.item * x.a_item, keep);
+              tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
+                            keep);
             if constexpr (kBKMajor) {
 #pragma unroll
               for (int j = 0; j < 2; ++j)
@@ -282,8 +282,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             } else {
 #pragma unroll
               for (int j = 0; j < 4; ++j)
-                tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d,
-                              o.item * x.b_item, keep);
+                tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item,
+                              keep);
             }
           },
           Cfg::kLoadBytes);
@@ -365,43 +365,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     };
     if constexpr (kExact) {
       float blk[Cfg::kAcc];  // one stage's products
-      consume_units(sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin, claimed,
-                    [&](const WorkUnit& u, const TileOrigin&) {
-                      for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
-                        const int stage = ring.stage;
-                        uint32_t big[4][4], small[4][4];
-                        arch::mbar_wait(sm.full(stage), ring.phase);  // B (TMA)
-                        load_fragments(stage, big);
+      consume_units(
+          sched, first, step, Cfg::kConsumers, consumer, consumer, acc, tile_origin, claimed,
+          [&](const WorkUnit& u, const TileOrigin&) {
+            for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
+              const int stage = ring.stage;
+              uint32_t big[4][4], small[4][4];
+              arch::mbar_wait(sm.full(stage), ring.phase);  // B (TMA)
+              load_fragments(stage, big);
 #pragma unroll
-                        for (int kk = 0; kk < 4; ++kk)
+              for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-                          for (int e = 0; e < 4; ++e) arch::split_tf32(big[kk][e], big[kk][e], small[kk][e]);
-                        arch::mbar_wait(sm.split(stage), ring.phase);  // A's parts (the splitters)
-                        arch::wgmma_fence();
+                for (int e = 0; e < 4; ++e) arch::split_tf32(big[kk][e], big[kk][e], small[kk][e]);
+              arch::mbar_wait(sm.split(stage), ring.phase);  // A's parts (the splitters)
+              arch::wgmma_fence();
 #pragma unroll
-                        for (int kk = 0; kk < 4; ++kk) {
-                          const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-                          const uint64_t desc_rest =
-                              arch::make_sw128_desc(rest(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
-                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, small[kk], desc, kk > 0 ? 1 : 0);
-                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc_rest, 1);
-                          arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc, 1);
-                        }
-                        arch::wgmma_commit();
-                        arch::wgmma_wait<0>();
-                        arch::keep_accumulators(blk);
+              for (int kk = 0; kk < 4; ++kk) {
+                const uint64_t desc = arch::make_sw128_desc(at(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                const uint64_t desc_rest = arch::make_sw128_desc(rest(stage) + kk * 32, 16, 8 * Cfg::kRowBytes);
+                arch::wgmma_m64k8_tf32_rs<kTileM>(blk, small[kk], desc, kk > 0 ? 1 : 0);
+                arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc_rest, 1);
+                arch::wgmma_m64k8_tf32_rs<kTileM>(blk, big[kk], desc, 1);
+              }
+              arch::wgmma_commit();
+              arch::wgmma_wait<0>();
+              arch::keep_accumulators(blk);
 #pragma unroll
-                        for (int kk = 0; kk < 4; ++kk) {
-                          arch::keep_registers(big[kk]);
-                          arch::keep_registers(small[kk]);
-                        }
+              for (int kk = 0; kk < 4; ++kk) {
+                arch::keep_registers(big[kk]);
+                arch::keep_registers(small[kk]);
+              }
 #pragma unroll
-                        for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = j == 0 ? blk[i] : acc[i] + blk[i];
-                        release(stage);
-                        ring.advance();
-                      }
-                    },
-                    store);
+              for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = j == 0 ? blk[i] : acc[i] + blk[i];
+              release(stage);
+              ring.advance();
+            }
+          },
+          store);
     } else {
       // [K-block parity][K step][register]: the registers a running wgmma reads are not
       // written until wgmma_wait says it is done.
