@@ -7,12 +7,12 @@
 //    (items side by side in a row) strides for A, B and C; every activation; bias in f32
 //    and in C's type, shared and per item; alpha/beta with beta = 0 on a NaN-poisoned C;
 //    both store paths (TMA stores: beta 0 with 16-byte rows; registers: odd n, beta != 0);
-//    the tf32 NN (C^T) kernel; K = 0; every configuration forced, split and unsplit, with
-//    the epilogue, and over several rounds of its CTAs (tiles claimed at run time under
-//    GPUKERN_WGMMA_SCHEDULE=claimed); a long batch of one-K-block tiles (claimed by the
-//    rule); attention-shaped Q K^T and P V at a reduced batch. Each result against
-//    a double reference of every item, every cell of C's buffer outside the items checked
-//    bit for bit.
+//    the C^T kernel in tf32 and in exact f32 (3xTF32); K = 0; every configuration forced,
+//    split and unsplit, with the epilogue, and over several rounds of its CTAs (tiles
+//    claimed at run time under GPUKERN_WGMMA_SCHEDULE=claimed); a long batch of one-K-block
+//    tiles (claimed by the rule); attention-shaped Q K^T and P V at a reduced batch. Each
+//    result against a double reference of every item, every cell of C's buffer outside the
+//    items checked bit for bit.
 #include "support/gemm_desc.hpp"
 #include "gemm_harness.cuh"
 
@@ -60,6 +60,7 @@ struct FusedCase {
     static const char* items[] = {"padded", "broadcast", "interleaved"};
     std::ostringstream s;
     s << (tf32               ? "tf32"
+          : ab == DType::F32 ? "f32"
           : ab == DType::F16 ? "f16"
                              : "bf16")
       << (c == DType::F32 && ab != DType::F32 ? ">f32" : "") << ' ' << (trans_a ? 'T' : 'N') << (trans_b ? 'T' : 'N')
@@ -265,7 +266,11 @@ bool run_fused_case(const FusedCase& fc, const CudaContext& ctx, uint64_t seed) 
   int64_t changed = 0;
   for (std::size_t j = 0; j < lc.total; ++j) changed += !inside[j] && c.bits(j) != c0.bits(j);
   const Comparison cmp = compare(out, ref, fc.n);
-  const double bound = test::error_bound(fc.tf32 ? "tf32" : fc.ab == DType::F16 ? "f16" : "bf16", ct);
+  const double bound = test::error_bound(fc.tf32               ? "tf32"
+                                         : fc.ab == DType::F32 ? "f32"
+                                         : fc.ab == DType::F16 ? "f16"
+                                                               : "bf16",
+                                         ct);
   if (!cmp.passes(bound) || changed != 0) {
     ADD_FAILURE() << "wgmma_tma " << label << ": error " << cmp.relative_error << " (bound " << bound << "), "
                   << cmp.special_mismatches << " NaN/inf mismatches " << cmp.first_problem << ", " << changed
@@ -460,6 +465,11 @@ void force_config(FusedCase& fc, const char* config, int v) {
     fc.tf32 = true;
     fc.trans_a = fc.trans_b = false;
   }
+  if (std::string(config).rfind("f32nn", 0) == 0) {  // exact f32: A not transposed, B either way
+    fc.ab = fc.c = DType::F32;
+    fc.tf32 = false;
+    fc.trans_a = false;
+  }
   const std::string name(config);
   if (name.rfind("128x168c2", 0) == 0 || name.rfind("64x32", 0) == 0) fc.trans_b = true;  // K-major B only
 }
@@ -502,24 +512,26 @@ TEST_F(WgmmaFused, BatchesStridesAndEpilogues) {
         cases.push_back(fc);
         ++v;
       }
-  // tf32 (A not transposed): K-major B (the main kernel) and N-contiguous B (the C^T kernel).
-  for (int64_t batch : {1, 3, 17})
-    for (bool trans_b : {false, true}) {
-      FusedCase fc;
-      fc.m = 300;
-      fc.n = 140;
-      fc.k = 100;
-      fc.trans_b = trans_b;
-      fc.ab = fc.c = DType::F32;
-      fc.tf32 = true;
-      fc.batch = batch;
-      fc.b_items = batch == 3 ? Items::Broadcast : Items::Padded;
-      fc.bias = 1;
-      fc.bias_per_item = trans_b;
-      fc.act = kActs[(batch + trans_b) % 5];
-      if (batch == 17) fc.beta = 0.5f;
-      cases.push_back(fc);
-    }
+  // tf32 (A not transposed): K-major B (the main kernel) and N-contiguous B (the C^T kernel);
+  // exact f32 (the C^T kernel in 3xTF32, B either way).
+  for (bool tf32 : {true, false})
+    for (int64_t batch : {1, 3, 17})
+      for (bool trans_b : {false, true}) {
+        FusedCase fc;
+        fc.m = 300;
+        fc.n = 140;
+        fc.k = 100;
+        fc.trans_b = trans_b;
+        fc.ab = fc.c = DType::F32;
+        fc.tf32 = tf32;
+        fc.batch = batch;
+        fc.b_items = batch == 3 ? Items::Broadcast : Items::Padded;
+        fc.bias = 1;
+        fc.bias_per_item = trans_b;
+        fc.act = kActs[(batch + trans_b) % 5];
+        if (batch == 17) fc.beta = 0.5f;
+        cases.push_back(fc);
+      }
   run_all(cases, *ctx, 1000);
 }
 
@@ -555,6 +567,8 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "tf32nn splitk2",
                            "tf32nn128 splitk3",
                            "tf32nn64 splitk2",
+                           "f32nn128 splitk3",
+                           "f32nn64 splitk2",
                            "128x256store",
                            "128x256store splitk2",
                            "128x128c2",
@@ -681,9 +695,9 @@ TEST_F(WgmmaFused, LongBatchesOfOneKBlockTilesClaimTheirTiles) {
 TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
-  const char* configs[] = {"128x256c2", "128x128", "64x128",   "tf32nn",    "128x256store", "128x128c2",
-                           "128x64",    "64x64c2", "64x128c2", "128x64c2",  "128x192c2",    "192x192c2",
-                           "128x168c2", "64x32",   "64x64",    "tf32nn128", "tf32nn64"};
+  const char* configs[] = {"128x256c2", "128x128",   "64x128",   "tf32nn",    "128x256store", "128x128c2", "128x64",
+                           "64x64c2",   "64x128c2",  "128x64c2", "128x192c2", "192x192c2",    "128x168c2", "64x32",
+                           "64x64",     "tf32nn128", "tf32nn64", "f32nn128",  "f32nn64"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
