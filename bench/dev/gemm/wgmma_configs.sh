@@ -25,12 +25,17 @@ IFS=';' read -r -a config_list <<<"$configs"
 for config in "${config_list[@]}"; do
   for layout in $layouts; do
     # A forced tile applies to the calls its kernel runs: tf32nn names to tf32 NN only,
-    # the others to everything else (tf32 NN calls would run the table's choice).
+    # f32nn names to exact f32 (either layout), the others to everything else (tf32 NN and
+    # exact f32 calls would run the table's choice).
     dt=$dtypes
     case "$config" in
       table) ;;
       tf32nn*) [ "$layout" = NN ] || continue; dt=tf32 ;;
-      *) [ "$layout" = NN ] && dt=$(echo "$dtypes" | tr ',' '\n' | grep -vx tf32 | paste -sd, -) ;;
+      f32nn*) dt=f32 ;;
+      *)
+        dt=$(echo "$dtypes" | tr ',' '\n' | grep -vx f32 | paste -sd, -)
+        [ "$layout" = NN ] && dt=$(echo "$dt" | tr ',' '\n' | grep -vx tf32 | paste -sd, -)
+        ;;
     esac
     [ -n "$dt" ] || continue
     file="$out/$(echo "$config" | tr ' ' '_')-$layout.json"
