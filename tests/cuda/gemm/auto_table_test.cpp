@@ -231,8 +231,9 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
     }
   EXPECT_EQ(pick(tf32_call(2, 128256, 4096), kH200), "skinny") << "2 tokens: skinny's GEMV path";
   for (int64_t tokens : {2, 8, 12, 16}) {
-    if (tokens > 2)
+    if (tokens > 2) {
       EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
+    }
     EXPECT_EQ(pick(tf32_call(tokens, 14336, 4096), kH200), "skinny") << tokens << ": narrower weights";
   }
   EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "skinny") << "one token: the 32-bit T 1 entry";
