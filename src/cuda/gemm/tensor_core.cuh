@@ -24,7 +24,8 @@ void mma_multistage_run(const core::GemmArgs& args, const CudaContext& ctx);
 
 /// `wgmma_tma`: Hopper (sm_90a) warp-specialized persistent kernel, TMA loads and
 /// wgmma. f16/bf16 in every transpose; tf32 with A not transposed (B K-major from
-/// shared memory, or N-contiguous B through registers); declines transposed tf32 A.
+/// shared memory, or N-contiguous B through registers); exact f32 with A not transposed,
+/// B either way (3xTF32, B through registers); declines transposed 32-bit A.
 core::Verdict wgmma_tma_supports(const core::GemmArgs& args, const CudaContext& ctx);
 void wgmma_tma_run(const core::GemmArgs& args, const CudaContext& ctx);
 
