@@ -1,8 +1,8 @@
 // Warp-level tensor-core primitives of sm_80 and later: ldmatrix (8x8 16-bit matrices
 // from shared memory into the mma fragment layout, optionally transposed), mma.sync
 // m16n8k16 (f16, bf16) and m16n8k8 (tf32) with f32 accumulation, the f32 -> tf32
-// rounding and the 3xTF32 split. One thin wrapper per PTX instruction. NVIDIA only: call from device code
-// compiled for sm_80 or later.
+// rounding and the 3xTF32 split. One thin wrapper per PTX instruction. NVIDIA only: call
+// from device code compiled for sm_80 or later.
 #pragma once
 
 #include "cuda/portable.cuh"

@@ -1,7 +1,7 @@
 // Shared-memory primitives: the shared-window address of a pointer (what PTX shared
-// instructions, mbarriers and TMA take) and back, 32/128-bit loads and 32/64/128-bit stores by that
-// address, and stmatrix (sm_90+), which stores four 8x8 16-bit matrices held in the mma
-// fragment layout. One thin wrapper per PTX instruction. NVIDIA only.
+// instructions, mbarriers and TMA take) and back, 32/128-bit loads and 32/64/128-bit
+// stores by that address, and stmatrix (sm_90+), which stores four 8x8 16-bit matrices
+// held in the mma fragment layout. One thin wrapper per PTX instruction. NVIDIA only.
 #pragma once
 
 #include <cstdint>

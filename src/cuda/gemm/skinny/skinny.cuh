@@ -131,8 +131,9 @@ struct SkinnyStreamCopy {
   }
 };
 
-/// d += a * b in 3xTF32 from the arch::split_tf32 parts of both fragments: the two cross products
-/// of a big and a small part, then big * big (small * small is below f32's rounding).
+/// d += a * b in 3xTF32 from the arch::split_tf32 parts of both fragments: the two cross
+/// products of a big and a small part, then big * big (small * small is below f32's
+/// rounding).
 __device__ __forceinline__ void mma_3xtf32(float (&d)[4], const uint32_t (&a_big)[4], const uint32_t (&a_small)[4],
                                            const uint32_t (&b_big)[2], const uint32_t (&b_small)[2]) {
   arch::mma_16x8<float>(d, a_small, b_big);

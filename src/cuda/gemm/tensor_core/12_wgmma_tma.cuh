@@ -265,28 +265,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warpgroup == 0) {
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     if (producer_warp) {  // one warp, as above
-      produce_stages(
-          sm, sched, first, step, tile_origin,
-          [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
-            const int k0 = kb * kBK;
-            const bool maps_3d = x.maps_3d != 0;
+      produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
+        const int k0 = kb * kBK;
+        const bool maps_3d = x.maps_3d != 0;
 #pragma unroll
-            for (int i = 0; i < kABoxes; ++i)
-              tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
-                            keep);
-            if constexpr (kBKMajor) {
+        for (int i = 0; i < kABoxes; ++i)
+          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
+                        keep);
+        if constexpr (kBKMajor) {
 #pragma unroll
-              for (int j = 0; j < 2; ++j)
-                tma_load_item(bt(stage) + j * Cfg::kBoxBytes, &map_b, full, k0, o.n0 + 64 * j, maps_3d,
-                              o.item * x.b_item, keep);
-            } else {
+          for (int j = 0; j < 2; ++j)
+            tma_load_item(bt(stage) + j * Cfg::kBoxBytes, &map_b, full, k0, o.n0 + 64 * j, maps_3d, o.item * x.b_item,
+                          keep);
+        } else {
 #pragma unroll
-              for (int j = 0; j < 4; ++j)
-                tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item,
-                              keep);
-            }
-          },
-          Cfg::kLoadBytes);
+          for (int j = 0; j < 4; ++j)
+            tma_load_item(bt(stage) + j * kBBoxBytes, &map_b, full, o.n0 + 32 * j, k0, maps_3d, o.item * x.b_item,
+                          keep);
+        }
+      });
     } else if constexpr (kExact) {
       // The splitters: every stage in the consumers' order (work_unit, or the claimed
       // tiles read from the stages' slots as the consumers read them), A's elements

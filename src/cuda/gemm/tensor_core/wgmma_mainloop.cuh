@@ -14,6 +14,13 @@
 
 namespace gpukern::cuda::gemm {
 
+/// Whether a tuning `Tile` is one of the exact-f32 (3xTF32) C^T kernel's: its field
+/// kExactF32, false where it has none.
+template <class Tile, class = void>
+struct ExactF32Tile : std::false_type {};
+template <class Tile>
+struct ExactF32Tile<Tile, std::void_t<decltype(Tile::kExactF32)>> : std::bool_constant<Tile::kExactF32> {};
+
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
 /// warpgroup per 64; 256, 192, 168, 128, 64 or 32 columns, the wgmma N), kStages
@@ -29,13 +36,6 @@ namespace gpukern::cuda::gemm {
 /// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
 /// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
 /// the CTAs of a cluster share out in turn (the first CTA loads one more).
-/// Whether a tuning `Tile` is one of the exact-f32 (3xTF32) C^T kernel's: its field
-/// kExactF32, false where it has none.
-template <class Tile, class = void>
-struct ExactF32Tile : std::false_type {};
-template <class Tile>
-struct ExactF32Tile<Tile, std::void_t<decltype(Tile::kExactF32)>> : std::bool_constant<Tile::kExactF32> {};
-
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
