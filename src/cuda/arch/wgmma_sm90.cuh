@@ -1,6 +1,6 @@
 // Warpgroup tensor-core primitives of Hopper (sm_90a): the shared-memory matrix
 // descriptor with the 128-byte swizzle, wgmma.mma_async (k16 for f16/bf16 at N = 256, 192,
-// 168, 128, 64 and 32; k8 for tf32 at N = 256, 192, 128 and 64, and with A from registers
+// 168, 128, 96, 64 and 32; k8 for tf32 at N = 256, 192, 128, 96 and 64, and with A from registers
 // at N = 256, 128 and 64) with its fence / commit / wait, and setmaxnreg (register
 // reallocation between warpgroups): thin wrappers of the PTX instructions. NVIDIA only:
 // call from device code compiled for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL).
@@ -126,6 +126,17 @@ __device__ __forceinline__ void wgmma_wait() {
       "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), \
       "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 
+/// The accumulator registers of one m64n96 wgmma (48 f32 per thread): the first 32,
+/// then 16 more.
+#define GK_WGMMA_N96_D_REGS \
+  GK_WGMMA_N64_D_REGS       \
+  ", "                      \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define GK_WGMMA_N96_D_OPERANDS                                                                                       \
+  GK_WGMMA_N64_D_OPERANDS, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), \
+      "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]),         \
+      "+f"(d[47])
+
 /// The body of a wgmma with both operands from shared-memory descriptors: shape SHAPE
 /// ("m64n256k16"), input type TYPE ("bf16", "f16", "tf32"), accumulators GK_WGMMA_<W>_D_*
 /// (W = N256 ... N64), and the operand numbers after them as text: the two descriptors,
@@ -164,7 +175,7 @@ __device__ __forceinline__ void wgmma_wait() {
 
 /// D(64 x N, f32) (+)= A(64x16) * B(16 x N), 16-bit inputs read from shared memory, N / 2
 /// accumulators a thread: N = 256 (the large tiles), 192, 168 (K-major B: the tile loads
-/// it in 56-row pieces), 128, 64 or 32 (K-major B, 32-row pieces). `kTransA`/`kTransB` = 1
+/// it in 56-row pieces), 128, 96, 64 or 32 (K-major B, 32-row pieces). `kTransA`/`kTransB` = 1
 /// when that operand is MN-major in shared memory. `accumulate` = 0 overwrites D (the
 /// first K step of a tile).
 template <int N, class T, int kTransA, int kTransB>
@@ -184,17 +195,19 @@ __device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], uint64_t desc_a,
     GK_WGMMA_SS_16_T("m64n168k16", N168, "84", "85", "86", "87", "88")
   } else if constexpr (N == 128) {
     GK_WGMMA_SS_16_T("m64n128k16", N128, "64", "65", "66", "67", "68")
+  } else if constexpr (N == 96) {
+    GK_WGMMA_SS_16_T("m64n96k16", N96, "48", "49", "50", "51", "52")
   } else if constexpr (N == 64) {
     GK_WGMMA_SS_16_T("m64n64k16", N64, "32", "33", "34", "35", "36")
   } else {
-    static_assert(N == 32, "m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32");
+    static_assert(N == 32, "m64n256, m64n192, m64n168, m64n128, m64n96, m64n64 or m64n32");
     GK_WGMMA_SS_16_T("m64n32k16", N32, "16", "17", "18", "19", "20")
   }
 #undef GK_WGMMA_SS_16_T
 }
 
 /// D(64 x N, f32) (+)= A(64x8) * B(8 x N), tf32 inputs (f32 storage), both K-major (wgmma
-/// has no transpose for 32-bit operands): N = 256, 192, 128 or 64.
+/// has no transpose for 32-bit operands): N = 256, 192, 128, 96 or 64.
 template <int N>
 __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t desc_a, uint64_t desc_b, int accumulate) {
   if constexpr (N == 256) {
@@ -203,8 +216,10 @@ __device__ __forceinline__ void wgmma_m64k8_tf32(float (&d)[N / 2], uint64_t des
     GK_WGMMA_SS_TF32("m64n192k8", N192, "96", "97", "98");
   } else if constexpr (N == 128) {
     GK_WGMMA_SS_TF32("m64n128k8", N128, "64", "65", "66");
+  } else if constexpr (N == 96) {
+    GK_WGMMA_SS_TF32("m64n96k8", N96, "48", "49", "50");
   } else {
-    static_assert(N == 64, "tf32: m64n256, m64n192, m64n128 or m64n64");
+    static_assert(N == 64, "tf32: m64n256, m64n192, m64n128, m64n96 or m64n64");
     GK_WGMMA_SS_TF32("m64n64k8", N64, "32", "33", "34");
   }
 }

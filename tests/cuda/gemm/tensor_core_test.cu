@@ -266,6 +266,8 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "128x192c2 splitk2",
                            "192x192c2",
                            "192x192c2 splitk3",
+                           "192x96c2",
+                           "192x96c2 splitk3",
                            "128x168c2",
                            "128x168c2 splitk2",
                            "64x32",

@@ -337,8 +337,11 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16), "128x256c2");
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
   EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");            // 64 clusters
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "128x192c2");            // 48 clusters for 66 slots, not 36
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "128x192c2");      // tf32: 96 CTAs in one wave
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "192x96c2");             // 64 clusters for 66 slots, not 36
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96c2");      // either layout
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "192x96c2");       // tf32: 128 CTAs in one wave
+  EXPECT_EQ(choice(1280, 1280, 1280, DType::F32, true), "128x128");        // tf32: 100 CTAs of the smaller tile
+  EXPECT_EQ(choice(1792, 1792, 1792, DType::F16), "128x256c2");            // 100 192x96 clusters: not one wave
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16, false, 2), "128x256c2");  // batched: not measured
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16), "128x192c2");           // 2.9 rounds, not 2.2
   EXPECT_EQ(choice(3000, 3000, 3000, DType::BF16), "192x192c2");  // 1.94 rounds of 192x192 clusters, 2.2 of 128x256
@@ -364,7 +367,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x192c2");    // tf32: 116 CTAs in one wave
   EXPECT_EQ(choice(256, 14336, 4096, DType::BF16, true), "128x256c2");   // 86 clusters: a partial round
   EXPECT_EQ(choice(1024, 14336, 4096, DType::BF16, true), "128x256c2");
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "128x168c2");  // 60 clusters for 66 slots
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96c2");  // 64 clusters, not 60 of 128x168
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16, true), "128x192c2");
   EXPECT_EQ(choice(2048, 2048, 2048, DType::BF16, true), "128x256c2");
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16, true), "128x256c2");
@@ -504,7 +507,7 @@ TEST(WgmmaChoiceTable, ExactF32TileByEstimate) {
 }
 
 /// tf32 with K-major B over more than 128 rows, K no longer than M or N: the smallest of
-/// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave (the
+/// 64x64, 128x64, 128x128, 192x96 and 128x192 in clusters of 2 whose CTAs fit one wave (the
 /// squares measured on the H200, notes/llm-gemm.md "tf32 with K-major B"); none fits:
 /// the 16-bit rules.
 TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
@@ -517,7 +520,9 @@ TEST(WgmmaChoiceTable, Tf32KMajorBWaveTile) {
   EXPECT_EQ(choice(1000, 1000, 1000), "128x64");                                         // 128
   EXPECT_EQ(choice(1024, 1024, 1024), "128x64");                                         // 128
   EXPECT_EQ(choice(1408, 1408, 1408), "128x128");                                        // 121 of 128x128
-  EXPECT_EQ(choice(1536, 1536, 1536), "128x192c2");  // 144 of 128x128, 96 CTAs of 128x192
+  EXPECT_EQ(choice(1536, 1536, 1536), "192x96c2");   // 144 of 128x128, 128 CTAs of 192x96
+  EXPECT_EQ(choice(768, 3072, 3072), "192x96c2");    // 144 of 128x128, 128 CTAs of 192x96
+  EXPECT_EQ(choice(256, 11008, 4096), "128x192c2");  // 230 CTAs of 192x96, 116 of 128x192
   EXPECT_EQ(choice(512, 4096, 4096), "128x128");     // 128 tiles
   // None fits one wave: the rules of 16-bit calls.
   EXPECT_EQ(choice(2048, 2048, 2048),
@@ -543,7 +548,7 @@ TEST(WgmmaChoiceTable, ConfigNames) {
                            "64x64c2",         "64x64c2 splitk2",   "64x128c2",  "128x64c2",
                            "128x192c2",       "128x192c2 splitk3", "192x192c2", "192x192c2 splitk2",
                            "128x168c2",       "128x168c2 splitk4", "64x32",     "64x32 splitk3",
-                           "64x64",           "64x64 splitk2"}) {
+                           "64x64",           "64x64 splitk2",     "192x96c2",  "192x96c2 splitk3"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -114,6 +114,23 @@ struct WgmmaTmaTallC2 : WgmmaTmaWideC2 {
   static constexpr int kProducerRegs = 24, kConsumerRegs = 160;
 };
 
+/// wgmma_tma, the tall narrow tile in clusters of 2 along M ("192x96c2"): three consumer
+/// warpgroups of m64n96 (48 accumulators a thread), for calls whose larger tiles leave a
+/// quarter of the SMs idle where these fill one wave (1536^3: 128 tiles, against 72 of
+/// 128x256 and 96 of 128x192; cuBLAS runs 192x96 there). m64n96 reads a quarter more
+/// shared-memory bytes per flop than m64n192. B is two whole 64-row boxes a stage in
+/// either layout (wgmma reads MN-major B in whole boxes), the second box's last 32 rows
+/// unused; each CTA of the cluster loads one box and multicasts it. A stage is 40 KB, 5
+/// of them beside each consumer's staging box of 16-bit C (its other 32 columns leave
+/// from the registers). Registers as the 192x192 tile's.
+struct WgmmaTmaTall96C2 : WgmmaTmaTallC2 {
+  static constexpr int kBlockN = 96;
+  static constexpr int kStages = 5;
+  static constexpr int kBBoxRows = 64;
+  static constexpr int kEpiBoxes = 1;
+  static constexpr bool kWholeBBoxes = true;
+};
+
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

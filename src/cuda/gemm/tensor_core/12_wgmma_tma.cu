@@ -120,8 +120,8 @@
 // (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of
 // 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
 // "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three
-// consumers), "128x168c2" (128x168 in clusters of 2; 16-bit calls with K-major B, others
-// run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
+// consumers), "192x96c2" (192x96 in clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit
+// calls with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
 // (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn, tf32nn128, tf32nn64 to tf32 with N-contiguous B, f32nn128 and
@@ -208,6 +208,7 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaNarrowC2>(WgmmaTile::NarrowC2, "128x64c2", launch_wgmma_narrow_c2),
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
     entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
+    entry<sm90::WgmmaTmaTall96C2>(WgmmaTile::Tall96C2, "192x96c2", launch_wgmma_tall96_c2),
     entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2",
                                    launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_wave_c2, launch_wgmma_large>),
     entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32",
@@ -378,20 +379,22 @@ WgmmaChoice ct_choice(const core::GemmArgs& args, int sms, int64_t k_blocks, con
 
 /// tf32 with K-major B (the wgmma_tma kernel) over more than 128 rows and K no longer
 /// than M or N (the table's caller checks both): the smallest of
-/// 64x64, 128x64, 128x128 and 128x192 in clusters of 2 whose CTAs fit one wave of the
+/// 64x64, 128x64, 128x128, 192x96 and 128x192 in clusters of 2 whose CTAs fit one wave of the
 /// `sms` SMs, or null where none does (the rules for 16-bit calls then apply). A tf32 K
 /// block is half a 16-bit one's K, so the 16-bit rules' K-block thresholds put these
 /// calls on tiles too large for them: as many CTAs as one wave holds stream the operands
 /// on the most SMs. H200, tf32 NT, each configuration forced, % of cuBLAS, table before
 /// -> this: 384^3 108 -> 116 (64x64), 512^3 89 -> 104 (64x64), 768^3 86 -> 108 (128x64;
 /// 64x128 109), 1000^3 100 -> 105 (128x64), 1024^3 92 -> 119 (128x64), 1536^3 87 -> 106
-/// (128x192c2); at 2048^3 none fits and the large tile stays (100). Prefill against a
+/// (128x192c2; 192x96c2, the smaller tile, since: 105 -> 124); at 2048^3 none fits and
+/// the large tile stays (100). Prefill against a
 /// weight: 256 x 4096 x 4096 118 -> 120 (128x64), 256 x 11008 x 4096 104 -> 120
 /// (128x192c2), the other 512-1024-row cells level. Not where K is longer than both M and
 /// N, where the K splits of the rules below keep the SMs busy: 256 x 4096 x 11008 130%
 /// split, 97% in 128x64 tiles over the whole K.
 const WgmmaTile* tf32_wave_tile(int64_t m, int64_t n, int sms) {
-  static constexpr WgmmaTile kBySize[] = {WgmmaTile::Small, WgmmaTile::Narrow, WgmmaTile::Mid, WgmmaTile::WideC2};
+  static constexpr WgmmaTile kBySize[] = {WgmmaTile::Small, WgmmaTile::Narrow, WgmmaTile::Mid, WgmmaTile::Tall96C2,
+                                          WgmmaTile::WideC2};
   for (const WgmmaTile& tile : kBySize) {
     const TileEntry& e = tile_entry(tile);  // its cluster tile and CTAs
     if (core::ceil_div<int64_t>(m, e.rows) * e.ctas * core::ceil_div<int64_t>(n, e.cols) <= sms) return &tile;
@@ -571,6 +574,18 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
                         static_cast<double>(last) >= fill * (sms / 2);
       return runs ? cost * rounds_estimate(other, sms / 2, k_blocks) : 0.0;
     };
+    // A single 16-bit call whose 192x96 clusters (three m64n96 consumers) fill 90% or more
+    // of one wave where the 128x256 clusters fill less than 60% of it: the smaller tile
+    // keeps the most SMs busy where every larger one leaves a quarter of them idle or
+    // more. H200, bf16 / f16, each forced, % of cuBLAS: 1536^3 NN 87.0 / 87.5 (128x192c2
+    // 78.5 / 82.1), NT 87.1 / 87.6 (128x168c2 82.3 / 82.5); behind at 1000^3, 1280^3 and
+    // 1792^3 (64-77 against 79-102), where its clusters fill a wave less well.
+    const int64_t tall96_clusters =
+        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 192), 2) * core::ceil_div<int64_t>(n, 96);
+    if (items == 1 && es == 2 && large_ways == 1 && tall96_clusters <= sms / 2 &&
+        10 * tall96_clusters >= 9 * (sms / 2) && 5 * clusters < 3 * (sms / 2))
+      return {WgmmaTile::Tall96C2, 1,
+              "192x96 clusters fill 90% of a wave or more, 128x256 clusters less than 60%: 192x96 clusters"};
     const double large_estimate = rounds_estimate(clusters, sms / 2, k_blocks);
     auto ahead = [&](double estimate) { return estimate > 0 && estimate < kUnsplitGain * large_estimate; };
     // Where the rows start 128-byte lines: 128x168 (kWaveTileCost, K-major B, whole

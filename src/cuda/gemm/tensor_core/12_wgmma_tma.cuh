@@ -743,6 +743,7 @@ enum class WgmmaTile : int {
   Tf32NNShort,  // tf32 with N-contiguous B, C^T on 64 x 128 tiles of C (sm90::WgmmaTf32NNShort)
   F32NNMid,     // exact f32 (3xTF32), C^T on 128 x 128 tiles of C (sm90::WgmmaF32NNMid)
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
+  Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -770,13 +771,13 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
 /// The Mid, MidC2, Short, Small, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2,
-/// TallC2, WaveC2 and Thin tiles' launchers (launch_wgmma with their configurations),
-/// compiled beside the large tile's (12_wgmma_tma_mid.cu holds both 128x128 ones,
-/// 12_wgmma_tma_short.cu 64x128, 64x64 and 64x64c2, 12_wgmma_tma_short_c2.cu,
+/// TallC2, Tall96C2, WaveC2 and Thin tiles' launchers (launch_wgmma with their
+/// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
+/// 128x128 ones, 12_wgmma_tma_short.cu 64x128, 64x64 and 64x64c2, 12_wgmma_tma_short_c2.cu,
 /// 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu,
-/// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_part_b.cu the last
-/// two). launch_wgmma_store takes only calls wgmma_store_fits accepts, launch_wgmma_wave_c2
-/// and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
+/// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_tall96_c2.cu,
+/// 12_wgmma_tma_part_b.cu the last two). launch_wgmma_store takes only calls wgmma_store_fits accepts,
+/// launch_wgmma_wave_c2 and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -788,6 +789,7 @@ void launch_wgmma_short_c2(const core::GemmArgs& args, const CudaContext& ctx, i
 void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_tall96_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn

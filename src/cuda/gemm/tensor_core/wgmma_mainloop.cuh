@@ -21,9 +21,16 @@ struct ExactF32Tile : std::false_type {};
 template <class Tile>
 struct ExactF32Tile<Tile, std::void_t<decltype(Tile::kExactF32)>> : std::bool_constant<Tile::kExactF32> {};
 
+/// Whether a tuning `Tile` loads B in whole 64-row boxes past its columns (a 96-wide tile:
+/// two boxes, either layout): its field kWholeBBoxes, false where it has none.
+template <class Tile, class = void>
+struct WholeBBoxesTile : std::false_type {};
+template <class Tile>
+struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::bool_constant<Tile::kWholeBBoxes> {};
+
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
-/// warpgroup per 64; 256, 192, 168, 128, 64 or 32 columns, the wgmma N), kStages
+/// warpgroup per 64; 256, 192, 168, 128, 96, 64 or 32 columns, the wgmma N), kStages
 /// (shared-memory stages), kClusterM (CTAs per cluster along M, which share B through TMA
 /// multicast), kProducerRegs / kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile
 /// rows per L2 raster group), kEpiBoxes (C staging boxes per consumer and round of the
@@ -35,7 +42,9 @@ struct ExactF32Tile<Tile, std::void_t<decltype(Tile::kExactF32)>> : std::bool_co
 /// of 2) splits each box between them, every piece landing where its rows lie in the
 /// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
 /// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
-/// the CTAs of a cluster share out in turn (the first CTA loads one more).
+/// the CTAs of a cluster share out in turn (the first CTA loads one more). A tile 96 wide
+/// (kWholeBBoxes) loads B as two whole boxes in either layout, the second one's last 32
+/// rows unused: wgmma reads MN-major B only in whole 64-element boxes.
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
@@ -50,14 +59,17 @@ struct WgmmaConfig {
   static constexpr int kBoxRows = 64;
   static constexpr int kBoxBytes = kBoxRows * kRowBytes;
   static constexpr int kABoxes = kBlockM / kBoxRows;
+  // B's rows a stage holds: the tile's columns, or whole boxes past them (kWholeBBoxes).
+  static constexpr bool kWholeBBoxes = WholeBBoxesTile<Tile>::value;
+  static constexpr int kBRows = kWholeBBoxes ? (kBlockN + kBoxRows - 1) / kBoxRows * kBoxRows : kBlockN;
   // B's rows are not whole boxes (a 168-wide tile): only K-major B, rows along N.
-  static constexpr bool kPartialBBoxes = kBlockN % kBoxRows != 0;
-  static constexpr int kBBoxRows = Tile::kBBoxRows;     // rows of one TMA copy of B
-  static constexpr int kBPieces = kBlockN / kBBoxRows;  // TMA copies of B a stage
+  static constexpr bool kPartialBBoxes = kBRows % kBoxRows != 0;
+  static constexpr int kBBoxRows = Tile::kBBoxRows;    // rows of one TMA copy of B
+  static constexpr int kBPieces = kBRows / kBBoxRows;  // TMA copies of B a stage
   // The bytes TMA brings into a stage. An exact-f32 C^T tile (kExactF32) keeps the rounded
   // rests of its shared operand (kBlockN rows of 128 bytes) beside it in the stage.
   static constexpr bool kExactF32 = ExactF32Tile<Tile>::value;
-  static constexpr int kLoadBytes = kABoxes * kBoxBytes + kBlockN * kRowBytes;
+  static constexpr int kLoadBytes = kABoxes * kBoxBytes + kBRows * kRowBytes;
   static constexpr int kRestBytes = kExactF32 ? kBlockN * kRowBytes : 0;
   static constexpr int kStageBytes = kLoadBytes + kRestBytes;
   static constexpr int kThreads = (kConsumers + 1) * 128;
@@ -74,10 +86,12 @@ struct WgmmaConfig {
 
   static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
                 "one to four consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 || kBlockN == 256,
-                "the consumers issue m64n256, m64n192, m64n168, m64n128, m64n64 or m64n32 wgmma");
+  static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 96 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 ||
+                    kBlockN == 256,
+                "the consumers issue m64n256, m64n192, m64n168, m64n128, m64n96, m64n64 or m64n32 wgmma");
+  static_assert(!kWholeBBoxes || !kExactF32, "the C^T kernel's shared operand is its tile's rows");
   static_assert(kBlockM % kBoxRows == 0, "A's tiles are whole 64-row boxes");
-  static_assert(kBlockN % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms");
+  static_assert(kBRows % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms");
   static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
   static_assert(kPartialBBoxes || kBPieces % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
