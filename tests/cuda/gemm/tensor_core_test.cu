@@ -268,6 +268,8 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "192x192c2 splitk3",
                            "192x96c2",
                            "192x96c2 splitk3",
+                           "192x96kc2",
+                           "192x96kc2 splitk2",
                            "128x168c2",
                            "128x168c2 splitk2",
                            "64x32",

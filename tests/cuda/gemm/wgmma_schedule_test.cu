@@ -338,7 +338,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(2048, 4096, 4096, DType::F16), "128x256c2");
   EXPECT_EQ(choice(1024, 4096, 4096, DType::F16), "128x256c2");            // 64 clusters
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F16), "192x96c2");             // 64 clusters for 66 slots, not 36
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96c2");      // either layout
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96kc2");     // K-major B: its 96 rows alone
   EXPECT_EQ(choice(1536, 1536, 1536, DType::F32, true), "192x96c2");       // tf32: 128 CTAs in one wave
   EXPECT_EQ(choice(1280, 1280, 1280, DType::F32, true), "128x128");        // tf32: 100 CTAs of the smaller tile
   EXPECT_EQ(choice(1792, 1792, 1792, DType::F16), "128x256c2");            // 100 192x96 clusters: not one wave
@@ -367,7 +367,7 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(256, 11008, 4096, DType::F32, true), "128x192c2");    // tf32: 116 CTAs in one wave
   EXPECT_EQ(choice(256, 14336, 4096, DType::BF16, true), "128x256c2");   // 86 clusters: a partial round
   EXPECT_EQ(choice(1024, 14336, 4096, DType::BF16, true), "128x256c2");
-  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96c2");  // 64 clusters, not 60 of 128x168
+  EXPECT_EQ(choice(1536, 1536, 1536, DType::BF16, true), "192x96kc2");  // 64 clusters, not 60 of 128x168
   EXPECT_EQ(choice(3072, 3072, 3072, DType::BF16, true), "128x192c2");
   EXPECT_EQ(choice(2048, 2048, 2048, DType::BF16, true), "128x256c2");
   EXPECT_EQ(choice(4096, 4096, 4096, DType::BF16, true), "128x256c2");
@@ -548,7 +548,8 @@ TEST(WgmmaChoiceTable, ConfigNames) {
                            "64x64c2",         "64x64c2 splitk2",   "64x128c2",  "128x64c2",
                            "128x192c2",       "128x192c2 splitk3", "192x192c2", "192x192c2 splitk2",
                            "128x168c2",       "128x168c2 splitk4", "64x32",     "64x32 splitk3",
-                           "64x64",           "64x64 splitk2",     "192x96c2",  "192x96c2 splitk3"}) {
+                           "64x64",           "64x64 splitk2",     "192x96c2",  "192x96c2 splitk3",
+                           "192x96kc2"}) {
     ASSERT_TRUE(gemm::parse_wgmma_config(name, &c)) << name;
     EXPECT_EQ(c.name(), name);
   }

@@ -131,6 +131,14 @@ struct WgmmaTmaTall96C2 : WgmmaTmaTallC2 {
   static constexpr bool kWholeBBoxes = true;
 };
 
+/// wgmma_tma, the 192x96 tile for 16-bit calls with K-major B ("192x96kc2"): WgmmaTmaTall96C2
+/// whose B is its 96 rows alone, two 48-row pieces (one per CTA of the cluster), so a
+/// stage brings 36 KB into each SM instead of 40.
+struct WgmmaTmaTall96KC2 : WgmmaTmaTall96C2 {
+  static constexpr int kBBoxRows = 48;
+  static constexpr bool kWholeBBoxes = false;
+};
+
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

@@ -120,7 +120,9 @@
 // (128x128 in clusters of 2), "128x64" (64-wide tiles), "64x64c2" (64x64 in clusters of
 // 2), "64x128c2" (64x128 in clusters of 2), "128x64c2" (128x64 in clusters of 2),
 // "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three
-// consumers), "192x96c2" (192x96 in clusters of 2, three consumers), "128x168c2" (128x168 in clusters of 2; 16-bit
+// consumers), "192x96c2" (192x96 in clusters of 2, three consumers), "192x96kc2" (the
+// same loading only the tile's rows of B; 16-bit calls with K-major B, others run
+// 192x96c2), "128x168c2" (128x168 in clusters of 2; 16-bit
 // calls with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
 // (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
@@ -209,6 +211,9 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaWideC2>(WgmmaTile::WideC2, "128x192c2", launch_wgmma_wide_c2),
     entry<sm90::WgmmaTmaTallC2>(WgmmaTile::TallC2, "192x192c2", launch_wgmma_tall_c2),
     entry<sm90::WgmmaTmaTall96C2>(WgmmaTile::Tall96C2, "192x96c2", launch_wgmma_tall96_c2),
+    entry<sm90::WgmmaTmaTall96KC2>(
+        WgmmaTile::Tall96KC2, "192x96kc2",
+        launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_tall96_kc2, launch_wgmma_tall96_c2>),
     entry<sm90::WgmmaTmaWave168C2>(WgmmaTile::WaveC2, "128x168c2",
                                    launch_where_fits<wgmma_k_major_b_fits, launch_wgmma_wave_c2, launch_wgmma_large>),
     entry<sm90::WgmmaTmaThin>(WgmmaTile::Thin, "64x32",
@@ -577,14 +582,16 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // A single 16-bit call whose 192x96 clusters (three m64n96 consumers) fill 90% or more
     // of one wave where the 128x256 clusters fill less than 60% of it: the smaller tile
     // keeps the most SMs busy where every larger one leaves a quarter of them idle or
-    // more. H200, bf16 / f16, each forced, % of cuBLAS: 1536^3 NN 87.0 / 87.5 (128x192c2
-    // 78.5 / 82.1), NT 87.1 / 87.6 (128x168c2 82.3 / 82.5); behind at 1000^3, 1280^3 and
-    // 1792^3 (64-77 against 79-102), where its clusters fill a wave less well.
+    // more; with K-major B, the tile that loads only its 96 rows of B (192x96kc2). H200,
+    // bf16 / f16, each forced, % of cuBLAS: 1536^3 NN 87.0 / 87.5 (128x192c2 78.5 / 82.1),
+    // NT 192x96kc2 89.3-90.7 / 89.0-89.3, 192x96c2 88.0 / 87.7-88.5 (128x168c2 82-83);
+    // 768 x 3072 x 3072 NT 91.9-92.4 / 92.0-93.0 (128x168c2 85-87). Behind at 1000^3,
+    // 1280^3 and 1792^3 (64-77 against 79-102), where its clusters fill a wave less well.
     const int64_t tall96_clusters =
         core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 192), 2) * core::ceil_div<int64_t>(n, 96);
     if (items == 1 && es == 2 && large_ways == 1 && tall96_clusters <= sms / 2 &&
         10 * tall96_clusters >= 9 * (sms / 2) && 5 * clusters < 3 * (sms / 2))
-      return {WgmmaTile::Tall96C2, 1,
+      return {wgmma_k_major_b_fits(args) ? WgmmaTile::Tall96KC2 : WgmmaTile::Tall96C2, 1,
               "192x96 clusters fill 90% of a wave or more, 128x256 clusters less than 60%: 192x96 clusters"};
     const double large_estimate = rounds_estimate(clusters, sms / 2, k_blocks);
     auto ahead = [&](double estimate) { return estimate > 0 && estimate < kUnsplitGain * large_estimate; };

@@ -44,7 +44,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
   static_assert(!Cfg::kPartialBBoxes || (kBKMajor && sizeof(T) == 2),
-                "a tile of part boxes of B (168 or 32 wide) takes 16-bit, K-major B");
+                "a tile of part boxes of B (168, 96 or 32 wide) takes 16-bit, K-major B");
   constexpr int kCluster = Cfg::kClusterM;
   constexpr int kBK = kElemsPerRow<T>;
   constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
@@ -598,7 +598,7 @@ inline bool wgmma_store_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && args.c_type == args.ab_type && tma_store_ok(args, 2);
 }
 
-/// Whether a call can run in a tile of part boxes of B (168 or 32 wide: B in K-major
+/// Whether a call can run in a tile of part boxes of B (168, 96 or 32 wide: B in K-major
 /// pieces along N): 16-bit A and B, B K-major.
 inline bool wgmma_k_major_b_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && b_is_k_major(args);
@@ -744,6 +744,7 @@ enum class WgmmaTile : int {
   F32NNMid,     // exact f32 (3xTF32), C^T on 128 x 128 tiles of C (sm90::WgmmaF32NNMid)
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
   Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
+  Tall96KC2,    // 192x96, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaTall96KC2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -771,13 +772,14 @@ bool parse_wgmma_config(const std::string& text, WgmmaChoice* choice);
 void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, const WgmmaChoice& choice);
 
 /// The Mid, MidC2, Short, Small, SmallC2, ShortC2, Store, Narrow, NarrowC2, WideC2,
-/// TallC2, Tall96C2, WaveC2 and Thin tiles' launchers (launch_wgmma with their
+/// TallC2, Tall96C2, Tall96KC2, WaveC2 and Thin tiles' launchers (launch_wgmma with their
 /// configurations), compiled beside the large tile's (12_wgmma_tma_mid.cu holds both
 /// 128x128 ones, 12_wgmma_tma_short.cu 64x128, 64x64 and 64x64c2, 12_wgmma_tma_short_c2.cu,
 /// 12_wgmma_tma_store.cu, 12_wgmma_tma_narrow.cu, 12_wgmma_tma_narrow_c2.cu,
-/// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_tall96_c2.cu,
-/// 12_wgmma_tma_part_b.cu the last two). launch_wgmma_store takes only calls wgmma_store_fits accepts,
-/// launch_wgmma_wave_c2 and launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
+/// 12_wgmma_tma_wide_c2.cu, 12_wgmma_tma_tall_c2.cu, 12_wgmma_tma_tall96_c2.cu both 192x96
+/// ones, 12_wgmma_tma_part_b.cu the last two). launch_wgmma_store takes only calls
+/// wgmma_store_fits accepts, launch_wgmma_tall96_kc2, launch_wgmma_wave_c2 and
+/// launch_wgmma_thin only calls wgmma_k_major_b_fits accepts.
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
@@ -790,6 +792,7 @@ void launch_wgmma_narrow_c2(const core::GemmArgs& args, const CudaContext& ctx, 
 void launch_wgmma_wide_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tall_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_tall96_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_tall96_kc2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn

@@ -40,11 +40,11 @@ struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::b
 /// one TMA box, one swizzle pattern, 8 KB. B is loaded in pieces of kBBoxRows rows (64:
 /// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters
 /// of 2) splits each box between them, every piece landing where its rows lie in the
-/// tile. A tile 168 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
-/// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 32), which
-/// the CTAs of a cluster share out in turn (the first CTA loads one more). A tile 96 wide
-/// (kWholeBBoxes) loads B as two whole boxes in either layout, the second one's last 32
-/// rows unused: wgmma reads MN-major B only in whole 64-element boxes.
+/// tile. A tile 168, 96 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
+/// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 48, 32),
+/// which the CTAs of a cluster share out in turn (the first CTA loads one more). A tile
+/// 96 wide may instead (kWholeBBoxes) load B as two whole boxes in either layout, the
+/// second one's last 32 rows unused: wgmma reads MN-major B only in whole 64-element boxes.
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
