@@ -193,7 +193,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
     }
   }
-  if constexpr (kCluster > 1) arch::cluster_sync();  // no CTA leaves while a peer may still signal it
+  // No CTA leaves while a peer may still signal it: under the static schedule the
+  // producer's tail (produce_stages) waits for the peers' last releases; a claimed
+  // schedule's leader also stores into its peers' tile slots, so those clusters sync.
+  if constexpr (kCluster > 1) {
+    if (sched.claimed) arch::cluster_sync();
+  }
 #endif
 }
 
