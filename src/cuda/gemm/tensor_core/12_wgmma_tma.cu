@@ -122,8 +122,8 @@
 // "128x192c2" (128x192 in clusters of 2), "192x192c2" (192x192 in clusters of 2, three
 // consumers), "192x96c2" (192x96 in clusters of 2, three consumers), "192x96kc2" (the
 // same loading only the tile's rows of B; 16-bit calls with K-major B, others run
-// 192x96c2), "128x168c2" (128x168 in clusters of 2; 16-bit
-// calls with K-major B, others run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
+// 192x96c2), "128x168c2" (128x168 in clusters of 2; 16-bit calls with K-major B, others
+// run 128x256c2), "64x32" (16-bit calls with K-major B, others run 64x128), "64x64"
 // (64x64, no cluster), each optionally followed by " splitkN" (N = 1..16; '-', ':' or '/'
 // also separate it), e.g. "128x128 splitk4". A forced tile applies to the calls its
 // kernel runs (tf32nn, tf32nn128, tf32nn64 to tf32 with N-contiguous B, f32nn128 and
@@ -384,17 +384,17 @@ WgmmaChoice ct_choice(const core::GemmArgs& args, int sms, int64_t k_blocks, con
 
 /// tf32 with K-major B (the wgmma_tma kernel) over more than 128 rows and K no longer
 /// than M or N (the table's caller checks both): the smallest of
-/// 64x64, 128x64, 128x128, 192x96 and 128x192 in clusters of 2 whose CTAs fit one wave of the
-/// `sms` SMs, or null where none does (the rules for 16-bit calls then apply). A tf32 K
-/// block is half a 16-bit one's K, so the 16-bit rules' K-block thresholds put these
-/// calls on tiles too large for them: as many CTAs as one wave holds stream the operands
-/// on the most SMs. H200, tf32 NT, each configuration forced, % of cuBLAS, table before
-/// -> this: 384^3 108 -> 116 (64x64), 512^3 89 -> 104 (64x64), 768^3 86 -> 108 (128x64;
-/// 64x128 109), 1000^3 100 -> 105 (128x64), 1024^3 92 -> 119 (128x64), 1536^3 87 -> 106
-/// (128x192c2; 192x96c2, the smaller tile, since: 105 -> 124); at 2048^3 none fits and
-/// the large tile stays (100). Prefill against a
-/// weight: 256 x 4096 x 4096 118 -> 120 (128x64), 256 x 11008 x 4096 104 -> 120
-/// (128x192c2), the other 512-1024-row cells level. Not where K is longer than both M and
+/// 64x64, 128x64, 128x128, 192x96 and 128x192 in clusters of 2 whose CTAs fit one wave
+/// of the `sms` SMs, or null where none does (the rules for 16-bit calls then apply). A
+/// tf32 K block is half a 16-bit one's K, so the 16-bit rules' K-block thresholds put
+/// these calls on tiles too large for them: as many CTAs as one wave holds stream the
+/// operands on the most SMs. H200, tf32 NT, each configuration forced, % of cuBLAS, table
+/// before -> this: 384^3 108 -> 116 (64x64), 512^3 89 -> 104 (64x64), 768^3 86 -> 108
+/// (128x64; 64x128 109), 1000^3 100 -> 105 (128x64), 1024^3 92 -> 119 (128x64), 1536^3
+/// 87 -> 106 (128x192c2; 192x96c2, the smaller tile, since: 105 -> 124); at 2048^3 none
+/// fits and the large tile stays (100). Prefill against a weight: 256 x 4096 x 4096 118
+/// -> 120 (128x64), 256 x 11008 x 4096 104 -> 120 (128x192c2), the other 512-1024-row
+/// cells level. Not where K is longer than both M and
 /// N, where the K splits of the rules below keep the SMs busy: 256 x 4096 x 11008 130%
 /// split, 97% in 128x64 tiles over the whole K.
 const WgmmaTile* tf32_wave_tile(int64_t m, int64_t n, int sms) {
