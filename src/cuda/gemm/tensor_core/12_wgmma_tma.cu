@@ -587,8 +587,8 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
     // NT 192x96kc2 89.3-90.7 / 89.0-89.3, 192x96c2 88.0 / 87.7-88.5 (128x168c2 82-83);
     // 768 x 3072 x 3072 NT 91.9-92.4 / 92.0-93.0 (128x168c2 85-87). Behind at 1000^3,
     // 1280^3 and 1792^3 (64-77 against 79-102), where its clusters fill a wave less well.
-    const int64_t tall96_clusters =
-        core::ceil_div<int64_t>(core::ceil_div<int64_t>(m, 192), 2) * core::ceil_div<int64_t>(n, 96);
+    const TileEntry& tall96 = tile_entry(WgmmaTile::Tall96C2);  // its cluster tile
+    const int64_t tall96_clusters = core::ceil_div<int64_t>(m, tall96.rows) * core::ceil_div<int64_t>(n, tall96.cols);
     if (items == 1 && es == 2 && large_ways == 1 && tall96_clusters <= sms / 2 &&
         10 * tall96_clusters >= 9 * (sms / 2) && 5 * clusters < 3 * (sms / 2))
       return {wgmma_k_major_b_fits(args) ? WgmmaTile::Tall96KC2 : WgmmaTile::Tall96C2, 1,
