@@ -1,0 +1,13 @@
+// Rung 12 `wgmma_tma`, the 64x256 tile (sm90::WgmmaTmaShortWide; see 12_wgmma_tma.cu for
+// when the rung picks it), in its own translation unit so its kernels compile beside the
+// others'.
+#include "cuda/gemm/configs/sm90.cuh"
+#include "cuda/gemm/tensor_core/12_wgmma_tma.cuh"
+
+namespace gpukern::cuda::gemm {
+
+void launch_wgmma_short_wide(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
+  launch_wgmma<WgmmaConfig<sm90::WgmmaTmaShortWide>>(args, ctx, ways);
+}
+
+}  // namespace gpukern::cuda::gemm
