@@ -139,6 +139,25 @@ struct WgmmaTmaTall96KC2 : WgmmaTmaTall96C2 {
   static constexpr bool kWholeBBoxes = false;
 };
 
+/// EXPERIMENT (P V at d = 128): taller tiles over a 128-wide B, so fewer tile rows re-read B.
+struct WgmmaTmaTall128C2 : WgmmaTmaTallC2 {
+  static constexpr int kBlockN = 128;
+  static constexpr int kStages = 5;
+  static constexpr int kBBoxRows = 64;
+  static constexpr int kEpiBoxes = 1;
+};
+struct WgmmaTmaHuge : WgmmaTmaTallC2 {
+  static constexpr int kBlockM = 256, kBlockN = 128;
+  static constexpr int kStages = 4;
+  static constexpr int kClusterM = 1;
+  static constexpr int kBBoxRows = 64;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 112;
+  static constexpr int kEpiBoxes = 1;
+};
+struct WgmmaTmaHugeC2 : WgmmaTmaHuge {
+  static constexpr int kClusterM = 2;
+};
+
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

@@ -789,6 +789,9 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_tall128_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_huge(const core::GemmArgs& args, const CudaContext& ctx, int ways);
+void launch_wgmma_huge_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short_wide(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
