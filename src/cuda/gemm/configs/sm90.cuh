@@ -233,17 +233,6 @@ struct WgmmaTmaShort {
   static constexpr int kEpiBuffers = 1;
 };
 
-/// wgmma_tma, the short wide tile ("64x256"): one consumer of m64n256 (128 accumulators a
-/// thread) for at most 64 rows against the vocabulary-wide N-contiguous weight (the
-/// language model's output projection, B stored K x N), which the call streams from
-/// DRAM once: each K row of a tile's B is 512 contiguous bytes (four boxes) instead of
-/// the 64x128 tile's 256, and the weight is half as many tiles. A stage is 40 KB (A's box
-/// trimmed to the call's rows, B 32 KB), 5 of them keep 200 KB in flight per SM.
-struct WgmmaTmaShortWide : WgmmaTmaShort {
-  static constexpr int kBlockN = 256;
-  static constexpr int kStages = 5;
-};
-
 /// wgmma_tma, the short tile in clusters of 2 along M ("64x128c2"): WgmmaTmaShort whose
 /// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
 /// boxes). For small calls (K of at most 16 blocks) whose 64-row tiles fill one wave:

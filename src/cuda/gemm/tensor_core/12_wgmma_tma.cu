@@ -202,7 +202,6 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTmaTall128C2>(WgmmaTile::Tall128C2, "192x128c2", launch_wgmma_tall128_c2),
     entry<sm90::WgmmaTmaHuge>(WgmmaTile::Huge, "256x128", launch_wgmma_huge),
     entry<sm90::WgmmaTmaHugeC2>(WgmmaTile::HugeC2, "256x128c2", launch_wgmma_huge_c2),
-    entry<sm90::WgmmaTmaShortWide>(WgmmaTile::ShortWide, "64x256", launch_wgmma_short_wide),
     entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn",
                              launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_large, launch_wgmma_large>),
     entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store",

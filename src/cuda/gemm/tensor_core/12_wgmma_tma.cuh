@@ -750,7 +750,7 @@ enum class WgmmaTile : int {
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
   Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
   Tall96KC2,    // 192x96, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaTall96KC2)
-  ShortWide,    // 64x256 (sm90::WgmmaTmaShortWide)
+  Tall128C2, Huge, HugeC2,
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -792,7 +792,6 @@ void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int 
 void launch_wgmma_tall128_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_huge(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_huge_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_short_wide(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_small(const core::GemmArgs& args, const CudaContext& ctx, int ways);
