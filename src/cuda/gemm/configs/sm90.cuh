@@ -139,25 +139,6 @@ struct WgmmaTmaTall96KC2 : WgmmaTmaTall96C2 {
   static constexpr bool kWholeBBoxes = false;
 };
 
-/// EXPERIMENT (P V at d = 128): taller tiles over a 128-wide B, so fewer tile rows re-read B.
-struct WgmmaTmaTall128C2 : WgmmaTmaTallC2 {
-  static constexpr int kBlockN = 128;
-  static constexpr int kStages = 5;
-  static constexpr int kBBoxRows = 64;
-  static constexpr int kEpiBoxes = 1;
-};
-struct WgmmaTmaHuge : WgmmaTmaTallC2 {
-  static constexpr int kBlockM = 256, kBlockN = 128;
-  static constexpr int kStages = 4;
-  static constexpr int kClusterM = 1;
-  static constexpr int kBBoxRows = 64;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 112;
-  static constexpr int kEpiBoxes = 1;
-};
-struct WgmmaTmaHugeC2 : WgmmaTmaHuge {
-  static constexpr int kClusterM = 2;
-};
-
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each
@@ -232,6 +213,20 @@ struct WgmmaTmaShort {
   static constexpr int kEpiBoxes = 2;
   static constexpr int kEpiBuffers = 1;
 };
+
+/// EXPERIMENT: the short tile with two consumers side by side (m64n64 each, two
+/// independent wgmma chains per SM sub-partition), alone and in clusters of 2 along M.
+struct WgmmaTmaShortPair : WgmmaTmaShort {
+  static constexpr int kSplitN = 2;
+  static constexpr int kEpiBoxes = 1;
+};
+struct WgmmaTmaShortPairC2 : PairedAlongM<WgmmaTmaShortPair> {};
+struct WgmmaTmaMidQuad : WgmmaTmaMid {
+  static constexpr int kSplitN = 2;
+  static constexpr int kEpiBoxes = 1;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 112;
+};
+struct WgmmaTmaMidQuadC2 : PairedAlongM<WgmmaTmaMidQuad> {};
 
 /// wgmma_tma, the short tile in clusters of 2 along M ("64x128c2"): WgmmaTmaShort whose
 /// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
