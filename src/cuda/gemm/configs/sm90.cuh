@@ -214,20 +214,6 @@ struct WgmmaTmaShort {
   static constexpr int kEpiBuffers = 1;
 };
 
-/// EXPERIMENT: the short tile with two consumers side by side (m64n64 each, two
-/// independent wgmma chains per SM sub-partition), alone and in clusters of 2 along M.
-struct WgmmaTmaShortPair : WgmmaTmaShort {
-  static constexpr int kSplitN = 2;
-  static constexpr int kEpiBoxes = 1;
-};
-struct WgmmaTmaShortPairC2 : PairedAlongM<WgmmaTmaShortPair> {};
-struct WgmmaTmaMidQuad : WgmmaTmaMid {
-  static constexpr int kSplitN = 2;
-  static constexpr int kEpiBoxes = 1;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 112;
-};
-struct WgmmaTmaMidQuadC2 : PairedAlongM<WgmmaTmaMidQuad> {};
-
 /// wgmma_tma, the short tile in clusters of 2 along M ("64x128c2"): WgmmaTmaShort whose
 /// two CTAs share each B tile through TMA multicast (each loads one of its two 64-row
 /// boxes). For small calls (K of at most 16 blocks) whose 64-row tiles fill one wave:

@@ -139,8 +139,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // ---------------- consumers ----------------
     arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();
     const int consumer = warpgroup - 1;
-    // Its 64 rows of the tile and its kSubN columns (kSplitN consumers side by side).
-    const int row_slice = consumer / Cfg::kSplitN, col_slice = consumer % Cfg::kSplitN;
     float acc[Cfg::kAcc];
 #pragma unroll
     for (int i = 0; i < Cfg::kAcc; ++i) acc[i] = 0.0f;
@@ -161,16 +159,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     // the sum never carries out of it). Building each descriptor from its address costs
     // ~70 instructions a K block a warp (masks, shifts, moves), and under the H100's
     // power limit instructions cost clock.
-    // B's rows (K-major: rows along N) or 64-column boxes (MN-major) of a consumer's
-    // columns start kSubN rows of 128 bytes into the stage's B either way.
-    const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + row_slice * Cfg::kBoxBytes, kALbo, kSbo);
-    const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0) + col_slice * Cfg::kSubN * Cfg::kRowBytes, kBLbo, kSbo);
-    TileBias<Cfg::kSubN> bias;  // the consumer's bias, loaded as its main loop starts
+    const uint64_t desc_a0 = arch::make_sw128_desc(a_tile(0) + consumer * Cfg::kBoxBytes, kALbo, kSbo);
+    const uint64_t desc_b0 = arch::make_sw128_desc(b_tile(0), kBLbo, kSbo);
+    TileBias<Cfg::kBlockN> bias;  // the tile's bias, loaded as its main loop starts
     consume_units(
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
         consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
         [&](const WorkUnit& u, const TileOrigin& o) {
-          if (x.epi.active()) bias.load(x.epi, o.item, o.n0 + col_slice * Cfg::kSubN, p.n);
+          if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -182,18 +178,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                   const uint64_t desc_b = arch::desc_advance(desc_b0, stage_field + kk * (kBStep >> 4));
                   const int accumulate = (kb > 0 || kk > 0) ? 1 : 0;
                   if constexpr (sizeof(T) == 2)
-                    arch::wgmma_m64k16<Cfg::kSubN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b,
-                                                                                          accumulate);
+                    arch::wgmma_m64k16<Cfg::kBlockN, T, kAKMajor ? 0 : 1, kBKMajor ? 0 : 1>(acc, desc_a, desc_b,
+                                                                                            accumulate);
                   else
-                    arch::wgmma_m64k8_tf32<Cfg::kSubN>(acc, desc_a, desc_b, accumulate);
+                    arch::wgmma_m64k8_tf32<Cfg::kBlockN>(acc, desc_a, desc_b, accumulate);
                 }
               },
               [](auto) {}, release);
         },
         [&](const TileOrigin& o) {
-          const TileOrigin mine{o.m0 + row_slice * 64, o.n0 + col_slice * Cfg::kSubN, o.item};
-          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, mine,
-                                         rounds_done);
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -756,7 +750,6 @@ enum class WgmmaTile : int {
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
   Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
   Tall96KC2,    // 192x96, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaTall96KC2)
-  ShortPair, ShortPairC2, MidQuad, MidQuadC2,
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -795,10 +788,6 @@ void wgmma_tma_run_with(const core::GemmArgs& args, const CudaContext& ctx, cons
 void launch_wgmma_mid(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_mid_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_short(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_short_pair(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_short_pair_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_mid_quad(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_mid_quad_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_store(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_narrow(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_small(const core::GemmArgs& args, const CudaContext& ctx, int ways);

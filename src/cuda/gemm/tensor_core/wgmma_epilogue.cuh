@@ -144,9 +144,8 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], int g0, 
   });
 }
 
-/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kSubN slice of
-/// the tile, at `o` (the slice's origin and batch item; `consumer` names its staging
-/// buffers and named barrier). `OutT` = void: stores from the registers;
+/// The epilogue of one consumer warpgroup of wgmma_tma_kernel: its 64 x kBlockN slice of
+/// the tile at `o` (origin and batch item). `OutT` = void: stores from the registers;
 /// otherwise (beta == 0, TMA-addressable C of type OutT) through the consumer's staging
 /// boxes and `map_c`. A call with an epilogue (x.epi) runs fuse_wgmma_epilogue with the
 /// tile's bias (one uniform branch per tile or TMA-store round; the store code is
@@ -155,29 +154,29 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], int g0, 
 template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                  const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
-                                                 float (&acc)[Cfg::kAcc], const TileBias<Cfg::kSubN>& bias,
+                                                 float (&acc)[Cfg::kAcc], const TileBias<Cfg::kBlockN>& bias,
                                                  const TileOrigin& o, int& rounds_done) {
   // Thread (warp w, lane l) holds rows 16w + l/4 and +8, columns 8i + 2(l%4) and +1
-  // (i = 0 .. kSubN / 8 - 1) of its consumer's 64 x kSubN slice.
+  // (i = 0 .. kBlockN / 8 - 1) of its consumer's 64 x kBlockN slice.
   const int m0 = o.m0, n0 = o.n0;
   float alpha = p.alpha;
-  // Column groups [first, kSubN / 8) stored from the registers into this item's C, the
+  // Column groups [first, kBlockN / 8) stored from the registers into this item's C, the
   // fused epilogue (if any) applied to them first.
   auto store_from_registers = [&](auto first) {
     constexpr int kFirst = decltype(first)::value;
     TcProblem q = p;
     q.c = static_cast<char*>(p.c) +
           static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
-    const int row = m0 + warp_in_group * 16 + lane / 4;
+    const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
     if (x.epi.active()) {
-      fuse_wgmma_epilogue<T, Cfg::kSubN / 8 - kFirst>(acc, kFirst, bias, q, q.beta != 0.0f, x.epi.act, q.alpha, row,
+      fuse_wgmma_epilogue<T, Cfg::kBlockN / 8 - kFirst>(acc, kFirst, bias, q, q.beta != 0.0f, x.epi.act, q.alpha, row,
                                                         col);
       q.alpha = 1.0f;
       q.beta = 0.0f;
     }
 #pragma unroll
-    for (int i = kFirst; i < Cfg::kSubN / 8; ++i) {
+    for (int i = kFirst; i < Cfg::kBlockN / 8; ++i) {
       store_c_pair<T>(q, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
       store_c_pair<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
     }
@@ -195,7 +194,7 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
     constexpr int kRoundCols = kBoxCols * Cfg::kEpiBoxes;
     // Whole rounds; a tile width that is not a multiple of a round's (168; 32 with
     // 16-bit C, less than a round) stores the columns past them from the registers below.
-    constexpr int kTmaCols = Cfg::kSubN / kRoundCols * kRoundCols;
+    constexpr int kTmaCols = Cfg::kBlockN / kRoundCols * kRoundCols;
     if constexpr (kTmaCols > 0)
       tma_store_rounds<kTmaCols / kRoundCols, Cfg::kEpiBuffers>(
           consumer, rounds_done,
@@ -257,9 +256,9 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
 #pragma unroll
             for (int b = 0; b < Cfg::kEpiBoxes; ++b)
               tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
-                             m0, x.maps_3d, o.item, policy);
+                             m0 + consumer * 64, x.maps_3d, o.item, policy);
           });
-    if constexpr (kTmaCols < Cfg::kSubN) store_from_registers(std::integral_constant<int, kTmaCols / 8>{});
+    if constexpr (kTmaCols < Cfg::kBlockN) store_from_registers(std::integral_constant<int, kTmaCols / 8>{});
   }
 }
 

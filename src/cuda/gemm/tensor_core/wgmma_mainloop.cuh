@@ -28,13 +28,6 @@ struct WholeBBoxesTile : std::false_type {};
 template <class Tile>
 struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::bool_constant<Tile::kWholeBBoxes> {};
 
-/// How many consumer warpgroups of a tuning `Tile` share each 64 rows side by side along
-/// N (each on its kBlockN / kSplitN columns): its field kSplitN, 1 where it has none.
-template <class Tile, class = void>
-struct SplitNTile : std::integral_constant<int, 1> {};
-template <class Tile>
-struct SplitNTile<Tile, std::void_t<decltype(Tile::kSplitN)>> : std::integral_constant<int, Tile::kSplitN> {};
-
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
 /// warpgroup per 64; 256, 192, 168, 128, 96, 64 or 32 columns, the wgmma N), kStages
@@ -55,12 +48,8 @@ struct SplitNTile<Tile, std::void_t<decltype(Tile::kSplitN)>> : std::integral_co
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
-  // Consumer warpgroups: kSplitN side by side per 64 rows of the tile, each on kSubN
-  // columns (the wgmma N); consumer c takes rows 64 (c / kSplitN), columns kSubN (c % kSplitN).
-  static constexpr int kSplitN = SplitNTile<Tile>::value;
-  static constexpr int kSubN = kBlockN / kSplitN;
-  static constexpr int kConsumers = kBlockM / 64 * kSplitN;
-  static constexpr int kAcc = kSubN / 2;  // f32 accumulators per consumer thread (64 x kSubN / 128)
+  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups, 64 rows of the tile each
+  static constexpr int kAcc = kBlockN / 2;         // f32 accumulators per consumer thread (64 x kBlockN / 128)
   static constexpr int kStages = Tile::kStages;
   static constexpr int kClusterM = Tile::kClusterM;
   static constexpr int kGroupM = Tile::kGroupM;
@@ -97,10 +86,8 @@ struct WgmmaConfig {
 
   static_assert(kBlockM % 64 == 0 && kConsumers >= 1 && kConsumers <= kMaxConsumers,
                 "one to four consumer warpgroups, one m64 slice of the tile each");
-  static_assert(kBlockN % kSplitN == 0 && (kSplitN == 1 || kSubN % 64 == 0),
-                "consumers side by side take whole 64-column boxes of B");
-  static_assert(kSubN == 32 || kSubN == 64 || kSubN == 96 || kSubN == 128 || kSubN == 168 || kSubN == 192 ||
-                    kSubN == 256,
+  static_assert(kBlockN == 32 || kBlockN == 64 || kBlockN == 96 || kBlockN == 128 || kBlockN == 168 || kBlockN == 192 ||
+                    kBlockN == 256,
                 "the consumers issue m64n256, m64n192, m64n168, m64n128, m64n96, m64n64 or m64n32 wgmma");
   static_assert(!kWholeBBoxes || !kExactF32, "the C^T kernel's shared operand is its tile's rows");
   static_assert(kBlockM % kBoxRows == 0, "A's tiles are whole 64-row boxes");
@@ -108,7 +95,7 @@ struct WgmmaConfig {
   static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
   static_assert(kPartialBBoxes || kBPieces % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
-  static_assert(kPartialBBoxes || kSubN % (kEpiBoxes * 32) == 0,
+  static_assert(kPartialBBoxes || kBlockN % (kEpiBoxes * 32) == 0,
                 "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
   static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
   static_assert(kSmemBytes <= 227 * 1024, "an H100 block gets at most 227 KB of shared memory");
@@ -127,7 +114,7 @@ struct WgmmaConfig {
 /// CTA of a cluster and consumer warpgroup, each parking its 64 x kBlockN sums.
 template <class Cfg>
 constexpr SplitSlots split_slots() {
-  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kSubN};
+  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kBlockN};
 }
 
 template <class T>
