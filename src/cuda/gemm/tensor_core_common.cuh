@@ -241,24 +241,6 @@ __device__ __forceinline__ void store_c_pair(const TcProblem& p, int row, int co
   }
 }
 
-/// store_c_pair for a kernel that computes C^T: the pair (row, col), (row, col + 1) of
-/// C^T (p.m x p.n, as the kernel sees the call) is C(col, row), C(col + 1, row) of the C
-/// stored at p.c with pitch p.ldc.
-template <class InT>
-__device__ __forceinline__ void store_c_pair_transposed(const TcProblem& p, int row, int col, float v0, float v1) {
-  if (row >= p.m || col >= p.n) return;
-  const int64_t offset = static_cast<int64_t>(col) * p.ldc + row;
-  const bool both = col + 1 < p.n;
-  auto store = [&](auto* dst) {
-    store_one(dst, v0, p.alpha, p.beta);
-    if (both) store_one(dst + p.ldc, v1, p.alpha, p.beta);
-  };
-  if (p.c_f32 || sizeof(InT) == 4)
-    store(static_cast<float*>(p.c) + offset);
-  else
-    store(static_cast<std::conditional_t<sizeof(InT) == 2, InT, gpu::half_t>*>(p.c) + offset);
-}
-
 /// The most batch items one launch covers (they run along grid dimension y, at most 65535).
 constexpr int64_t kMaxBatchPerLaunch = 65535;
 

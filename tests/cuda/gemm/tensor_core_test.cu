@@ -275,9 +275,7 @@ TEST_F(WgmmaTmaConfigs, ForcedConfigurationsAndSplits) {
                            "64x32",
                            "64x32 splitk4",
                            "64x64",
-                           "64x64 splitk3",
-                           "128x256t",
-                           "128x256t splitk2"};
+                           "64x64 splitk3"};
   // T x N x K: the issue's row counts; N off the 128 grid; K tails (not a multiple of
   // the 64 / 32-element K block) and K long enough for 16 ranges of several blocks.
   const int64_t shapes[][3] = {{1, 136, 1100}, {7, 520, 1000}, {64, 250, 4100}, {130, 384, 300}, {1000, 1000, 1000}};

@@ -594,8 +594,7 @@ TEST_F(WgmmaFused, ForcedConfigurationsAndSplitsWithTheEpilogue) {
                            "64x32",
                            "64x32 splitk2",
                            "64x64",
-                           "64x64 splitk2",
-                           "128x256t"};
+                           "64x64 splitk2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)
@@ -702,8 +701,7 @@ TEST_F(WgmmaFused, EveryConfigurationOverSeveralRounds) {
   if (!ctx) GTEST_SKIP() << skip_reason_;
   const char* configs[] = {"128x256c2", "128x128",   "64x128",   "tf32nn",    "128x256store", "128x128c2", "128x64",
                            "64x64c2",   "64x128c2",  "128x64c2", "128x192c2", "192x192c2",    "128x168c2", "64x32",
-                           "64x64",     "tf32nn128", "tf32nn64", "f32nn128",  "f32nn64",      "192x96c2",  "192x96kc2",
-                           "128x256t"};
+                           "64x64",     "tf32nn128", "tf32nn64", "f32nn128",  "f32nn64",      "192x96c2",  "192x96kc2"};
   std::vector<FusedCase> cases;
   int v = 0;
   for (const char* config : configs)

@@ -139,15 +139,6 @@ struct WgmmaTmaTall96KC2 : WgmmaTmaTall96C2 {
   static constexpr bool kWholeBBoxes = false;
 };
 
-/// wgmma_tma on the transposed call ("128x256t"): C^T = B^T A^T on the large tile without a
-/// cluster, each tile written to C transposed (stmatrix.trans into the staging boxes). For
-/// calls whose N is one 128-row tile of C^T and whose M is long (attention's P V at d =
-/// 128: S rows of P as wgmma N = 256, V^T as the 128-row A), where the untransposed
-/// tiles run m64n128 and read V once per 256 rows of P.
-struct WgmmaTmaTransposed : WgmmaTma {
-  static constexpr int kClusterM = 1;
-};
-
 /// wgmma_tma for store-bound calls ("128x256store"): the WgmmaTma tile where K is two K
 /// blocks (attention's Q K^T: S x S per head from d = 128), so writing C, not the math,
 /// sets the time. A tile's math is shorter than draining its C, so each

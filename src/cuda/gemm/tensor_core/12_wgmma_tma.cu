@@ -199,9 +199,6 @@ constexpr TileEntry kTiles[] = {
     entry<sm90::WgmmaTma>(WgmmaTile::Large, "128x256c2", launch_wgmma_large),
     entry<sm90::WgmmaTmaMid>(WgmmaTile::Mid, "128x128", launch_wgmma_mid),
     entry<sm90::WgmmaTmaShort>(WgmmaTile::Short, "64x128", launch_wgmma_short),
-    entry<sm90::WgmmaTmaTransposed>(
-        WgmmaTile::Transposed, "128x256t",
-        launch_where_fits<wgmma_transposed_fits, launch_wgmma_transposed, launch_wgmma_large>),
     entry<sm90::WgmmaTf32NN>(WgmmaTile::Tf32NN, "tf32nn",
                              launch_where_fits<is_tf32_nn, launch_wgmma_tf32_nn_large, launch_wgmma_large>),
     entry<sm90::WgmmaTmaStore>(WgmmaTile::Store, "128x256store",

@@ -36,10 +36,8 @@ namespace gpukern::cuda::gemm {
 /// `OutT` = void: the epilogue stores C from the registers (any alpha/beta, any C
 /// alignment). Otherwise (beta == 0, TMA-addressable C of type OutT) it stages C in
 /// shared memory and TMA stores it, which the next tile's math overlaps. `x`: batch
-/// items (3-D maps, wgmma_batch.cuh) and the fused epilogue. kCT: the call is C^T = B^T A^T
-/// of the user's call (wgmma_transposed_call) and its tiles are written to C transposed
-/// (store_wgmma_tile).
-template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT = void, bool kCT = false>
+/// items (3-D maps, wgmma_batch.cuh) and the fused epilogue.
+template <class Cfg, class T, bool kAKMajor, bool kBKMajor, class OutT = void>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
     wgmma_tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                      const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
@@ -168,8 +166,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         sched, cluster_id, clusters, kCluster * Cfg::kConsumers, static_cast<int>(rank) * Cfg::kConsumers + consumer,
         consumer, acc, tile_origin, [&] { return claimed_tile(sm, ring); },
         [&](const WorkUnit& u, const TileOrigin& o) {
-          if constexpr (!kCT)
-            if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
+          if (x.epi.active()) bias.load(x.epi, o.item, o.n0, p.n);
           consume_tile(
               sm, ring, u.kb_end - u.kb_begin,
               [&](int stage, int kb, auto) {
@@ -190,8 +187,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
               [](auto) {}, release);
         },
         [&](const TileOrigin& o) {
-          store_wgmma_tile<Cfg, T, OutT, kCT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o,
-                                              rounds_done);
+          store_wgmma_tile<Cfg, T, OutT>(p, x, map_c, sm, consumer, warp_in_group, lane, acc, bias, o, rounds_done);
         });
     if constexpr (!std::is_void_v<OutT>) {
       if (threadIdx.x % 128 == 0) arch::bulk_wait_group<0>();  // C is written before the CTA exits
@@ -575,9 +571,9 @@ CUtensorMap make_c_map(const core::GemmArgs& args) {
 /// there are fewer tiles than that (plan_launch). The tiles of all batch items share
 /// the launch (at most kMaxScheduledTiles: wgmma_tma_run_with launches larger batches
 /// in parts).
-template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class OutT, bool kCT = false>
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, class OutT>
 void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUtensorMap& map_c, int ways) {
-  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT, kCT>;
+  auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   const TcProblem p = make_wgmma_problem(args);
   WgmmaSchedule sched =
       make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
@@ -613,37 +609,11 @@ inline bool wgmma_k_major_b_fits(const core::GemmArgs& args) {
   return core::dtype_size(args.ab_type) == 2 && b_is_k_major(args);
 }
 
-/// The call C^T = op(B)^T op(A)^T of `args` (m and n, A and B, their transposes swapped),
-/// whose result is the transpose of the call's C: what the kernels with kCT compute. Its
-/// own transposed call is `args` again.
-inline core::GemmArgs wgmma_transposed_call(const core::GemmArgs& args) {
-  core::GemmArgs t = args;
-  t.m = args.n;
-  t.n = args.m;
-  t.a = args.b;
-  t.lda = args.ldb;
-  t.stride_a = args.stride_b;
-  t.trans_a = !args.trans_b;
-  t.b = args.a;
-  t.ldb = args.lda;
-  t.stride_b = args.stride_a;
-  t.trans_b = !args.trans_a;
-  return t;
-}
-
 /// Picks the epilogue: TMA store when beta == 0 and TMA can address C, else stores
-/// from the registers. kCT (`args` is a transposed call): TMA stores for 16-bit C, else
-/// from the registers; C's map is of C as the user's call stores it.
-template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, bool kCT = false>
+/// from the registers.
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, int ways) {
-  if constexpr (kCT) {
-    static_assert(sizeof(T) == 2 && Cfg::kEpiBuffers == 1, "C^T tiles: 16-bit operands, one staging round");
-    const core::GemmArgs user = wgmma_transposed_call(args);
-    if (user.c_type == user.ab_type && tma_store_ok(user, 2))
-      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, T, true>(args, ctx, make_c_map<T>(user), ways);
-    else
-      launch_wgmma_kernel<Cfg, Policy, T, kAKMajor, kBKMajor, void, true>(args, ctx, CUtensorMap{}, ways);
-  } else if constexpr (Cfg::kEpiBuffers > 1) {
+  if constexpr (Cfg::kEpiBuffers > 1) {
     // A store-bound configuration exists for 16-bit C stored by TMA alone (wgmma_store_fits).
     if constexpr (sizeof(T) == 2) {
       if (wgmma_store_fits(args)) {
@@ -673,12 +643,12 @@ void launch_wgmma_epilogue(const core::GemmArgs& args, const CudaContext& ctx, i
 
 /// Repacks the operands TMA cannot address (unbatched calls: the rung declines batched
 /// operands TMA cannot address), then launches.
-template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor, bool kCT = false>
+template <class Cfg, class Policy, class T, bool kAKMajor, bool kBKMajor>
 void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, int ways = 1) {
   core::GemmArgs args = call;
   const TmaRepacked repacked =
       args.batched() ? TmaRepacked{} : make_operands_tma_addressable<T, kAKMajor, kBKMajor>(args, ctx);
-  launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor, kCT>(args, ctx, ways);
+  launch_wgmma_epilogue<Cfg, Policy, T, kAKMajor, kBKMajor>(args, ctx, ways);
   repacked.release(ctx);
 }
 
@@ -687,28 +657,26 @@ void launch_wgmma_layout(const core::GemmArgs& call, const CudaContext& ctx, int
 /// >= 2 splits every tile along K when tiles are fewer than CTAs. A configuration of
 /// part boxes of B (Cfg::kPartialBBoxes) has only 16-bit, K-major-B kernels: it takes
 /// the calls wgmma_k_major_b_fits accepts.
-template <class Cfg, class Policy = WgmmaTmaPolicy, bool kCT = false>
+template <class Cfg, class Policy = WgmmaTmaPolicy>
 void launch_wgmma(const core::GemmArgs& args, const CudaContext& ctx, int ways = 1) {
   if (Cfg::kPartialBBoxes && !wgmma_k_major_b_fits(args))
     throw core::Error(core::Status::InternalError, "wgmma_tma: a K-major-B configuration got a call it cannot run");
-  if (kCT && core::dtype_size(args.ab_type) != 2)
-    throw core::Error(core::Status::InternalError, "wgmma_tma: a C^T configuration got a 32-bit call");
   const bool ak = a_is_k_major(args), bk = b_is_k_major(args);
   gpu::with_storage_type(args.ab_type, [&](auto t) {
     using T = decltype(t);
     constexpr bool kMnMajorB = !Cfg::kPartialBBoxes;  // whether its MN-major-B and tf32 kernels exist
     if constexpr (sizeof(T) == 4) {
-      if constexpr (kMnMajorB && !kCT) launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
+      if constexpr (kMnMajorB) launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
     } else if (bk) {
       if (ak)
-        launch_wgmma_layout<Cfg, Policy, T, true, true, kCT>(args, ctx, ways);
+        launch_wgmma_layout<Cfg, Policy, T, true, true>(args, ctx, ways);
       else
-        launch_wgmma_layout<Cfg, Policy, T, false, true, kCT>(args, ctx, ways);
+        launch_wgmma_layout<Cfg, Policy, T, false, true>(args, ctx, ways);
     } else if constexpr (kMnMajorB) {
       if (ak)
-        launch_wgmma_layout<Cfg, Policy, T, true, false, kCT>(args, ctx, ways);
+        launch_wgmma_layout<Cfg, Policy, T, true, false>(args, ctx, ways);
       else
-        launch_wgmma_layout<Cfg, Policy, T, false, false, kCT>(args, ctx, ways);
+        launch_wgmma_layout<Cfg, Policy, T, false, false>(args, ctx, ways);
     }
   });
 }
@@ -782,7 +750,6 @@ enum class WgmmaTile : int {
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
   Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
   Tall96KC2,    // 192x96, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaTall96KC2)
-  Transposed,   // 128x256 tiles of C^T, 16-bit without a fused epilogue (sm90::WgmmaTmaTransposed)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -833,14 +800,6 @@ void launch_wgmma_tall96_c2(const core::GemmArgs& args, const CudaContext& ctx, 
 void launch_wgmma_tall96_kc2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-/// The C^T configuration's launcher (12_wgmma_tma_transposed.cu): runs the call's
-/// transposed call (wgmma_transposed_call) on sm90::WgmmaTmaTransposed and writes C
-/// transposed; 16-bit calls without a fused epilogue only (wgmma_transposed_fits).
-void launch_wgmma_transposed(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-/// Whether a call can run as its transposed call: 16-bit, no fused epilogue.
-inline bool wgmma_transposed_fits(const core::GemmArgs& args) {
-  return core::dtype_size(args.ab_type) == 2 && !epilogue_of(args).active();
-}
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn
 /// with sm90::WgmmaTf32NN, WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn.cu):
 /// tf32 calls with K-major A and N-contiguous B only.

@@ -151,13 +151,7 @@ __device__ __forceinline__ void fuse_wgmma_epilogue(float (&acc)[kAcc], int g0, 
 /// tile's bias (one uniform branch per tile or TMA-store round; the store code is
 /// shared): before the stores from the registers, or round by round before each
 /// round's staging.
-///
-/// kCT: the kernel computes C^T (the call's operands swapped, wgmma_transposed_call): its
-/// tile is a tile of C^T, written to C transposed, from the registers
-/// (store_c_pair_transposed) or, for 16-bit C, through staging boxes of C that
-/// `stmatrix.trans` fills (a box: 64 of the consumer's columns of C^T, i.e. 64 rows of C,
-/// by its 64 rows of C^T). No fused epilogue (the rung runs such calls untransposed).
-template <class Cfg, class T, class OutT, bool kCT = false>
+template <class Cfg, class T, class OutT>
 __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const WgmmaExtras& x, const CUtensorMap& map_c,
                                                  const WgmmaSmem<Cfg>& sm, int consumer, int warp_in_group, int lane,
                                                  float (&acc)[Cfg::kAcc], const TileBias<Cfg::kBlockN>& bias,
@@ -175,14 +169,6 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
           static_cast<int64_t>(o.item) * x.stride_c * static_cast<int64_t>(p.c_f32 || sizeof(T) == 4 ? 4 : 2);
     const int row = m0 + consumer * 64 + warp_in_group * 16 + lane / 4;
     const int col = n0 + 2 * (lane % 4);
-    if constexpr (kCT) {
-#pragma unroll
-      for (int i = kFirst; i < Cfg::kBlockN / 8; ++i) {
-        store_c_pair_transposed<T>(q, row, col + 8 * i, acc[4 * i], acc[4 * i + 1]);
-        store_c_pair_transposed<T>(q, row + 8, col + 8 * i, acc[4 * i + 2], acc[4 * i + 3]);
-      }
-      return;
-    }
     if (x.epi.active()) {
       fuse_wgmma_epilogue<T, Cfg::kBlockN / 8 - kFirst>(acc, kFirst, bias, q, q.beta != 0.0f, x.epi.act, q.alpha, row,
                                                         col);
@@ -198,10 +184,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
   if constexpr (std::is_void_v<OutT>) {
     store_from_registers(std::integral_constant<int, 0>{});
   } else {
-    const bool fused = !kCT && x.epi.active();
+    const bool fused = x.epi.active();
     if (fused) alpha = 1.0f;  // applied by the fused epilogue
-    static_assert(!kCT || (sizeof(OutT) == 2 && Cfg::kBlockN % (64 * Cfg::kEpiBoxes) == 0),
-                  "C^T tiles stage 16-bit C in whole boxes");
     // Stage kEpiBoxes boxes (64 rows x 128 bytes, 128-byte swizzle: 16-byte chunk
     // j of row r at j ^ (r % 8), conflict-free for these writes) and TMA store them;
     // the store clips whatever lies outside C.
@@ -215,9 +199,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
       tma_store_rounds<kTmaCols / kRoundCols, Cfg::kEpiBuffers>(
           consumer, rounds_done,
           [&](int round) {
-            if constexpr (!kCT)
-              if (fused)
-                fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha,
+            if (fused)
+              fuse_wgmma_epilogue<T, kRoundCols / 8>(acc, round * (kRoundCols / 8), bias, p, false, x.epi.act, p.alpha,
                                                      0, 0);
           },
           [&](int round, int buffer) {
@@ -229,10 +212,6 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
               // ((l / 8) % 2)). A quarter of the st.shared of the scalar form.
               const int mat = lane / 8;
               const int r = warp_in_group * 16 + 8 * (mat % 2) + lane % 8;
-              // C^T: matrix `mat` (column group g + mat / 2 of C^T, rows 16w + 8 (mat % 2))
-              // lands transposed: row 8 (group % 8) + lane % 8 of the group's box (a row
-              // of C), 16-byte chunk 2w + mat % 2 (8 columns of C).
-              const uint32_t ct_chunk = 2 * warp_in_group + mat % 2;
               auto write = [&](auto scaled) {
                 auto packed = [&](int a) {
                   if constexpr (decltype(scaled)::value)
@@ -244,15 +223,8 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
                 for (int g = 0; g < kRoundCols / 8; g += 2) {
                   const int i = round * (kRoundCols / 8) + g;
                   const int mine = g + mat / 2;  // the column group this lane addresses
-                  if constexpr (kCT) {
-                    const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes +
-                                          arch::sw128_offset(8 * (mine % 8) + lane % 8, ct_chunk);
-                    arch::stmatrix_x4_trans(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4),
-                                            packed(4 * i + 6));
-                  } else {
-                    const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes + arch::sw128_offset(r, mine % 8);
-                    arch::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
-                  }
+                  const uint32_t addr = staging + (mine / 8) * Cfg::kBoxBytes + arch::sw128_offset(r, mine % 8);
+                  arch::stmatrix_x4(addr, packed(4 * i), packed(4 * i + 2), packed(4 * i + 4), packed(4 * i + 6));
                 }
               };
               // alpha = 1 (the common call) skips 128 multiplies a thread a tile.
@@ -282,13 +254,9 @@ __device__ __forceinline__ void store_wgmma_tile(const TcProblem& p, const Wgmma
             const uint32_t staging = sm.c_staging(consumer, buffer);
             const uint64_t policy = arch::l2_evict_first_policy();
 #pragma unroll
-            for (int b = 0; b < Cfg::kEpiBoxes; ++b) {
-              const int cols = n0 + round * kRoundCols + b * kBoxCols, rows = m0 + consumer * 64;
-              if constexpr (kCT)
-                tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, rows, cols, x.maps_3d, o.item, policy);
-              else
-                tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, cols, rows, x.maps_3d, o.item, policy);
-            }
+            for (int b = 0; b < Cfg::kEpiBoxes; ++b)
+              tma_store_item(&map_c, staging + b * Cfg::kBoxBytes, n0 + round * kRoundCols + b * kBoxCols,
+                             m0 + consumer * 64, x.maps_3d, o.item, policy);
           });
     if constexpr (kTmaCols < Cfg::kBlockN) store_from_registers(std::integral_constant<int, kTmaCols / 8>{});
   }
