@@ -76,9 +76,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 
   // The producer warp's tensor-map prefetches and L2 policies come first: its first copy
   // then waits for neither once the barriers are set up.
-  const int warp_id = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0);
-  const bool producer_warp = warp_id == 0;
-  constexpr int kPrefillBarrier = 15;  // named barrier of warps 0 and 1 (consumers use 1 + consumer)
+  const bool producer_warp = __shfl_sync(0xffffffffu, static_cast<int>(threadIdx.x) / 32, 0) == 0;
   uint64_t a_policy = 0, b_policy = 0;
   if (producer_warp) {
     if (arch::elect_one()) {
@@ -91,62 +89,52 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
+  if constexpr (kCluster > 1)
+    arch::cluster_sync();  // peers arrive on and write to our barriers
+  else
+    __syncthreads();
 
   auto tile_origin = [&](int t) {
     return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, (sched.serpentine & 2) != 0,
                                                                 static_cast<int>(rank));
   };
-  // The producer's copies of K block kb of the tile at `o` into `stage`, counted on `full`.
-  auto load = [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
-    const int k0 = kb * kBK;
-    const bool maps_3d = x.maps_3d != 0;
-    const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
-#pragma unroll
-    for (int i = 0; i < Cfg::kABoxes; ++i) {
-      const int mn = o.m0 + i * Cfg::kBoxRows;
-      tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0,
-                    maps_3d, a_item, a_policy);
-    }
-    // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
-    // N when K-major; along K within box i / kPerBox (64 columns of N)
-    // when MN-major.
-    constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
-#pragma unroll
-    for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
-      const int sub = (i % kPerBox) * Cfg::kBBoxRows;
-      const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
-      const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
-      const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
-      if constexpr (kCluster > 1)
-        tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
-                                static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
-      else
-        tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
-    }
-  };
-  const uint32_t stage_bytes = a_stage_bytes<Cfg, kAKMajor>(p.m);
-
-  StageRing<Cfg::kStages> producer_ring;
-  int prefilled = 0;
-  if constexpr (kCluster > 1) {
-    arch::cluster_sync();  // peers arrive on and write to our barriers
-  } else {
-    // Warp 1 initialized the barriers; warps 0 and 1 meet on a named barrier so that the
-    // producer may fill the first stages before the block-wide one (prefill_stages).
-    if (!sched.claimed && warp_id < 2) {
-      arch::named_barrier_sync(kPrefillBarrier, 64);
-      if (producer_warp)
-        prefilled = prefill_stages(sm, sched, cluster_id, clusters, tile_origin, load, stage_bytes, producer_ring);
-    }
-    __syncthreads();
-  }
 
   if (warpgroup == 0) {
     // ---------------- producer ----------------
     arch::warpgroup_reg_dealloc<Cfg::kProducerRegs>();
     // One warp produces, converged (produce_stages says why); its other three idle.
-    if (producer_warp)
-      produce_stages(sm, sched, cluster_id, clusters, tile_origin, load, stage_bytes, producer_ring, prefilled);
+    if (producer_warp) {
+      produce_stages(
+          sm, sched, cluster_id, clusters, tile_origin,
+          [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
+            const int k0 = kb * kBK;
+            const bool maps_3d = x.maps_3d != 0;
+            const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
+#pragma unroll
+            for (int i = 0; i < Cfg::kABoxes; ++i) {
+              const int mn = o.m0 + i * Cfg::kBoxRows;
+              tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0,
+                            maps_3d, a_item, a_policy);
+            }
+            // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
+            // N when K-major; along K within box i / kPerBox (64 columns of N)
+            // when MN-major.
+            constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
+#pragma unroll
+            for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
+              const int sub = (i % kPerBox) * Cfg::kBBoxRows;
+              const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
+              const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
+              const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
+              if constexpr (kCluster > 1)
+                tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
+                                        static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
+              else
+                tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+            }
+          },
+          a_stage_bytes<Cfg, kAKMajor>(p.m));
+    }
   } else {
     // ---------------- consumers ----------------
     arch::warpgroup_reg_alloc<Cfg::kConsumerRegs>();

@@ -216,17 +216,14 @@ __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const 
 /// thread, the same loop kept its state in per-thread registers and spent ~90
 /// instructions a stage moving TMA operands into uniform ones: at 128x128 tiles (a
 /// stage every ~500 cycles) the stages then arrived late and the tensor cores waited.
-///
-/// `ring` and `prefilled`: where prefill_stages left the ring, and how many K blocks of
-/// the first unit it already issued.
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                               Origin origin, Load load, uint32_t stage_bytes = Cfg::kLoadBytes,
-                                               StageRing<Cfg::kStages> ring = {}, int prefilled = 0) {
+                                               Origin origin, Load load, uint32_t stage_bytes = Cfg::kLoadBytes) {
   if (sched.claimed) {
     produce_claimed(sm, sched, cta, ctas, origin, load, stage_bytes);
     return;
   }
+  StageRing<Cfg::kStages> ring;
   WorkUnit u;
   for (int i = 0; work_unit(sched, cta, ctas, i, u); ++i) {
     const TileOrigin o = origin(u.tile);
@@ -235,7 +232,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
     // finds those K blocks still in L2. The consumers do not care about the order (the
     // first K block they see starts the sum).
     const bool backwards = (sched.serpentine & 1) && !u.split && (i & 1);
-    for (int j = i == 0 ? prefilled : 0; j < u.kb_end - u.kb_begin; ++j) {
+    for (int j = 0; j < u.kb_end - u.kb_begin; ++j) {
       const int kb = backwards ? u.kb_end - 1 - j : u.kb_begin + j;
       arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
       fill_stage(sm, ring, load, o, kb, stage_bytes);
@@ -251,27 +248,6 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
       ring.advance();
     }
   }
-}
-
-/// The producer warp's first fills of a static schedule, issued while the CTA is still
-/// setting up (before the block-wide barrier and the warpgroups' register hand-over): the
-/// first work unit's first K blocks, up to a whole ring, into stages no consumer has read
-/// yet (their "empty" barriers are fresh, nothing to wait for). Returns how many K blocks
-/// it issued; `ring` is left after them (produce_stages goes on from there). The CTA's
-/// first copy then goes out ~1000 cycles after its start instead of ~1600 (the
-/// parameters' loads, the unit's and origin's integer divisions and the register
-/// hand-over were all ahead of it). Unclustered CTAs only: a multicast copy needs the
-/// peers' barriers initialized, which only the cluster barrier says.
-template <class Cfg, class Origin, class Load>
-__device__ __forceinline__ int prefill_stages(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
-                                              Origin origin, Load load, uint32_t stage_bytes,
-                                              StageRing<Cfg::kStages>& ring) {
-  WorkUnit u;
-  if (!work_unit(sched, cta, ctas, 0, u)) return 0;
-  const TileOrigin o = origin(u.tile);
-  const int n = u.kb_end - u.kb_begin < Cfg::kStages ? u.kb_end - u.kb_begin : Cfg::kStages;
-  for (int j = 0; j < n; ++j) fill_stage(sm, ring, load, o, u.kb_begin + j, stage_bytes);
-  return n;
 }
 
 /// The producer warp of a claimed schedule (WgmmaSchedule::claimed): tile `cta` first,
