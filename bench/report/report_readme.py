@@ -16,7 +16,8 @@ Everything outside the markers is left as it is, byte for byte. Kinds of table:
   device copy for softmax, % of the vendor reference for gemm)".
 - llm: the llm suite (gpukern-bench --suite llm) of one device, dtype and layout: one row
   per T, one column per N x K; cells "% of the vendor, fastest own rung" (metric=vendor,
-  the default) or "own best / vendor as % of the same-run copy" (metric=copy). Keys device,
+  the default) or "own best / vendor as % of the same-run copy" (metric=copy) or read stream
+  (metric=read). Keys device,
   dtype (required), layout (default NN), metric.
 
 - attention: gpukern-bench --op attention of one device and dtype (causal=1 for the masked
@@ -84,8 +85,8 @@ def parse_params(kind, text):
             raise Problem("causal={} is not 0 or 1".format(params["causal"]))
         return params
     if kind == "llm":
-        if params.get("metric", "vendor") not in ("vendor", "copy"):
-            raise Problem("metric={} is not vendor or copy".format(params["metric"]))
+        if params.get("metric", "vendor") not in ("vendor", "copy", "read"):
+            raise Problem("metric={} is not vendor, copy or read".format(params["metric"]))
         if params.get("layout", "NN") not in ("NN", "NT", "TN", "TT"):
             raise Problem("layout={} is not NN, NT, TN or TT".format(params["layout"]))
         return params
@@ -261,8 +262,10 @@ def llm_table(entries, params, readme_dir, _torch=()):
     metric = params.get("metric", "vendor")
     vendor = report_suite.vendor_label(table, params["dtype"], layout)
     header, rows = report_suite.matrix(table, params["dtype"], layout, metric)
-    what = ("the fastest own rung per cell, % of {} in the same run".format(vendor) if metric == "vendor" else
-            "effective bandwidth as % of a same-run device copy of the same bytes, own best / {}".format(vendor))
+    what = {"vendor": "the fastest own rung per cell, % of {} in the same run".format(vendor),
+            "copy": "effective bandwidth as % of a same-run device copy of the same bytes, own best / {}".format(vendor),
+            "read": "effective bandwidth as % of a same-run read stream of the same bytes, own best / {}".format(
+                vendor)}[metric]
     used = [e for pair in table.values() for e in pair if e]
     return ["{}, GEMM {} {} (llm suite, T × N × K): {}.".format(chosen[0].device, params["dtype"], layout, what),
             "", md_table(header, rows), "", sources(used, readme_dir)]

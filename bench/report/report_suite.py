@@ -125,10 +125,17 @@ def vendor_label(table, dtype, layout):
 def matrix(table, dtype, layout, metric):
     """(header, rows) of one panel: rows T, columns N x K; cells "pct rung" (metric
     "vendor": the fastest own rung as % of the vendor's speed) or "own / vendor" (metric
-    "copy": both as % of the same-run copy)."""
+    "copy" or "read": both as % of the same-run copy or read stream; rows T without any
+    such figure are left out: runs before the GPU read stream have none)."""
     weights = weights_of(table, dtype, layout)
     rows = []
     for t in tokens_of(table, dtype, layout):
+        if metric != "vendor":
+            field = "pct_of_" + metric
+            figures = [getattr(e, field) for w in weights for e in table.get((dtype, layout, w, t), (None, None))
+                       if e is not None]
+            if all(f is None for f in figures):
+                continue
         row = [str(t)]
         for w in weights:
             best, ref = table.get((dtype, layout, w, t), (None, None))
@@ -137,8 +144,9 @@ def matrix(table, dtype, layout, metric):
                 row.append("—" if best is None else "{} {}".format(fmt_pct(None if r is None else 100 * r),
                                                                    best.variant))
             else:
-                row.append("{} / {}".format(fmt_pct(best.pct_of_copy if best else None),
-                                            fmt_pct(ref.pct_of_copy if ref else None)))
+                field = "pct_of_" + metric
+                row.append("{} / {}".format(fmt_pct(getattr(best, field) if best else None),
+                                            fmt_pct(getattr(ref, field) if ref else None)))
         rows.append(row)
     return ["T"] + ["N×K " + weight_label(w) for w in weights], rows
 
@@ -147,8 +155,12 @@ def llm_tables(table):
     lines = []
     for dtype, layout in panels(table):
         vendor = vendor_label(table, dtype, layout)
-        for metric, title in (("vendor", "fastest own rung, % of " + vendor),
-                              ("copy", "% of the same-run copy, own best / " + vendor)):
+        metrics = [("vendor", "fastest own rung, % of " + vendor),
+                   ("copy", "% of the same-run copy, own best / " + vendor)]
+        if any(b is not None and b.pct_of_read is not None
+               for (d, l, _, _), (b, _) in table.items() if (d, l) == (dtype, layout)):
+            metrics.append(("read", "% of the same-run read stream, own best / " + vendor))
+        for metric, title in metrics:
             header, rows = matrix(table, dtype, layout, metric)
             lines += ["#### {} {}: {}".format(dtype, layout, title), "", md_table(header, rows), ""]
     return lines

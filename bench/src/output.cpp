@@ -141,7 +141,6 @@ void TablePrinter::device_header(const DeviceRunner& runner, const Options& opti
                  ? "slow rungs (" + slow + ") not run"
                  : "gemm rungs " + slow + " only up to " + std::to_string(runner.naive_max_size()) + "^3");
   last_op_ = -1;
-  cpu_ = runner.is_cpu();
 }
 
 void TablePrinter::print_case(const std::vector<Record>& records) {
@@ -153,11 +152,11 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     if (gemm)
       fmt::print("\n{:<6} {:<18} {:<6} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
                  "layout", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
-                 cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
+                 fmt::format(" {:>7}", "%read"), "rel.err");
     else
       fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
-                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy",
-                 cpu_ ? fmt::format(" {:>7}", "%read") : "", "rel.err");
+                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", fmt::format(" {:>7}", "%read"),
+                 "rel.err");
   }
   const std::string layout = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
   for (const auto& r : records) {
@@ -173,7 +172,7 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     // (robust to one preempted run; the JSON keeps min and max too).
     const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
-    const std::string read = cpu_ ? " " + fmt::format("{:>7}", percent(r.pct_of_read)) : "";
+    const std::string read = " " + fmt::format("{:>7}", percent(r.pct_of_read));
     // An epilogue case: its speed against the same rung's plain call, after the error.
     const std::string plain = r.pct_of_plain ? fmt::format("  {:.1f}% of plain", *r.pct_of_plain) : "";
     if (gemm)
@@ -259,9 +258,9 @@ nlohmann::json run_json(const DeviceRunner& runner, const Options& options, cons
        "bytes = bytes a call moves at the least (gemm: A and B read once, C written once, C read "
        "too only when beta != 0, which the bench never sets; softmax: x read once, y written "
        "once); gbps = bytes / ms. copy_ms: a device-to-device copy of bytes/2 bytes (traffic = "
-       "read + write = bytes), and on the CPU read_ms: a read-only sum over bytes with the "
-       "backend's threads, the faster of two walks (lines of four pages in turn, and in "
-       "address order); each timed once per distinct byte count per run (on the CPU twice, "
+       "read + write = bytes), and read_ms: a read-only sum over bytes (on the CPU with the "
+       "backend's threads, the faster of two walks: lines of four pages in turn, and in "
+       "address order; on GPUs gk_memread); each timed once per distinct byte count per run (on the CPU twice, "
        "the faster median kept), flushed like the rungs; pct_of_copy = 100 * copy_ms / ms, "
        "pct_of_read = 100 * read_ms / ms"},
       {"error_check",

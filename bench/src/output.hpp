@@ -45,7 +45,6 @@ class TablePrinter {
 
  private:
   int last_op_ = -1;
-  bool cpu_ = false;  // the CPU's table has a % of read column
 };
 
 /// The median and spread of `t` into `j`: ms, ms_min, ms_max, ms_q1, ms_q3, repeats.

@@ -294,6 +294,14 @@ GK_API gk_status gk_malloc(gk_handle handle, size_t bytes, void** ptr);
 GK_API gk_status gk_free(gk_handle handle, void* ptr);
 GK_API gk_status gk_memcpy(gk_handle handle, void* dst, const void* src, size_t bytes, gk_copy_kind kind);
 GK_API gk_status gk_memset(gk_handle handle, void* dst, int value, size_t bytes);
+/// Reads every byte of [src, src + bytes) of the handle's memory on its stream, at the
+/// rate the device streams memory, and writes nothing the caller can see: a read-only
+/// bandwidth reference (gpukern-bench's read stream on GPUs). sum: NULL, or where the sum
+/// of the bytes read (each an unsigned 8-bit value, modulo 2^64) is stored; with it the
+/// call waits for the device, without it the call is queued like gk_memset. bytes == 0
+/// reads nothing (*sum = 0); src NULL with bytes > 0 is GK_INVALID_ARGUMENT naming "src".
+/// Since 0.3.
+GK_API gk_status gk_memread(gk_handle handle, const void* src, size_t bytes, uint64_t* sum);
 /// Waits for all work queued on the handle's stream.
 GK_API gk_status gk_synchronize(gk_handle handle);
 /// Runs later calls on the application's stream (cudaStream_t / hipStream_t);

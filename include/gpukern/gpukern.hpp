@@ -229,6 +229,14 @@ class Device {
     check(gk_memcpy(handle(), dst, src, bytes, GK_DEVICE_TO_DEVICE));
   }
   void memset(void* dst, int value, std::size_t bytes) { check(gk_memset(handle(), dst, value, bytes)); }
+  /// Reads `bytes` at `src` on the device's stream (gk_memread), queued.
+  void memread(const void* src, std::size_t bytes) { check(gk_memread(handle(), src, bytes, nullptr)); }
+  /// The same, waiting for the device: the sum of the bytes read, modulo 2^64.
+  uint64_t memread_sum(const void* src, std::size_t bytes) {
+    uint64_t sum = 0;
+    check(gk_memread(handle(), src, bytes, &sum));
+    return sum;
+  }
   void synchronize() { check(gk_synchronize(handle())); }
   /// Use the application's cudaStream_t / hipStream_t (nullptr: the device's own).
   void set_stream(void* stream) { check(gk_set_stream(handle(), stream)); }

@@ -302,6 +302,15 @@ gk_status gk_memset(gk_handle handle, void* dst, int value, size_t bytes) {
   });
 }
 
+gk_status gk_memread(gk_handle handle, const void* src, size_t bytes, uint64_t* sum) {
+  return guarded([&] {
+    const core::LiveHandle h = live(handle);
+    if (sum) *sum = 0;
+    if (bytes == 0) return;
+    h->opened.backend->memread(need(src, "src"), bytes, sum);
+  });
+}
+
 gk_status gk_synchronize(gk_handle handle) {
   return guarded([&] { live(handle)->opened.backend->synchronize(); });
 }

@@ -96,6 +96,10 @@ class Backend {
   virtual void free(void* ptr) noexcept = 0;
   virtual void copy(void* dst, const void* src, std::size_t bytes, CopyKind kind) = 0;
   virtual void memset(void* dst, int value, std::size_t bytes) = 0;
+  /// Reads every byte of [src, src + bytes), bytes > 0, at the device's streaming rate,
+  /// writing nothing the caller sees (gk_memread). sum: null (queued), or the host word
+  /// that receives the sum of the bytes modulo 2^64 (waits for the device).
+  virtual void memread(const void* src, std::size_t bytes, uint64_t* sum) = 0;
   virtual void synchronize() = 0;
   /// The application's stream (cudaStream_t, hipStream_t); nullptr = the backend's own.
   virtual void set_stream(void* stream) = 0;
@@ -127,7 +131,7 @@ class Backend {
 
 /// Bumped whenever Backend, ModuleApi or what crosses them (GemmArgs, SoftmaxArgs, Verdict...)
 /// changes; a module built against another version is refused with a reason.
-constexpr int kModuleAbiVersion = 4;
+constexpr int kModuleAbiVersion = 5;
 
 /// What a backend module exports (through gpukern_module_api below).
 struct ModuleApi {

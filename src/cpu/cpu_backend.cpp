@@ -200,6 +200,10 @@ class CpuBackend final : public core::Backend {
     parallel_copy(dst, src, bytes, current_context().threads);
   }
   void memset(void* dst, int value, std::size_t bytes) override { std::memset(dst, value, bytes); }
+  void memread(const void* src, std::size_t bytes, uint64_t* sum) override {
+    const uint64_t total = parallel_byte_sum(src, bytes, current_context().threads);
+    if (sum) *sum = total;
+  }
   void synchronize() override {}      // every CPU call has finished when it returns
   void set_stream(void*) override {}  // no streams on the CPU
   std::unique_ptr<core::Timer> create_timer() override { return std::make_unique<CpuTimer>(); }

@@ -6,6 +6,7 @@
 #include "cpu/cpu_features.hpp"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace gpukern::cpu {
 
@@ -28,5 +29,10 @@ GK_CPU_TESTED void parallel_copy(void* dst, const void* src, std::size_t bytes, 
 /// fit in the cache the copy shares with everything else, and ordinary stores would read
 /// every destination line before writing it.
 GK_CPU_TESTED std::size_t streaming_copy_threshold();
+
+/// gk_memread on the CPU: reads `bytes` at `src` with up to `threads` OpenMP threads (one
+/// contiguous chunk each, as parallel_copy) and returns the sum of the bytes, each an
+/// unsigned 8-bit value, modulo 2^64.
+GK_CPU_TESTED uint64_t parallel_byte_sum(const void* src, std::size_t bytes, int threads);
 
 }  // namespace gpukern::cpu

@@ -8,6 +8,7 @@
 #include "core/log.hpp"
 #include "core/rung_table.hpp"
 #include "cuda/context.cuh"
+#include "cuda/memread.cuh"
 
 #include <memory>
 #include <mutex>
@@ -123,6 +124,11 @@ class CudaBackend final : public core::Backend {
     if (bytes == 0) return;
     select_device();
     GK_GPU_CHECK(gpu::memset_async(dst, value, bytes, stream()));
+  }
+
+  void memread(const void* src, std::size_t bytes, uint64_t* sum) override {
+    select_device();
+    cuda::memread(src, bytes, sum, context());
   }
 
   void synchronize() override {

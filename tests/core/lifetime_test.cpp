@@ -44,6 +44,7 @@ void expect_every_call_rejects(gk_handle h, const char* text) {
   expect_rejected(gk_free(h, &cell), "handle", text);
   expect_rejected(gk_memcpy(h, &cell, &count, 4, GK_HOST_TO_DEVICE), "handle", text);
   expect_rejected(gk_memset(h, &cell, 0, 4), "handle", text);
+  expect_rejected(gk_memread(h, &cell, 4, nullptr), "handle", text);
   expect_rejected(gk_synchronize(h), "handle", text);
   expect_rejected(gk_set_stream(h, nullptr), "handle", text);
   expect_rejected(gk_gemm_ex(h, &gemm), "handle", text);
@@ -286,6 +287,63 @@ TEST_P(Lifetime, BufferCopiesAreBoundedByItsSize) {
   dev.synchronize();
   dev.download(back.data(), small, 16);
   for (unsigned char v : back) EXPECT_EQ(v, 0x5a);
+}
+
+// gk_memread: the sum of exactly the bytes asked for (odd offsets and lengths: unaligned
+// heads and tails, a range past the device's many blocks), the memory unchanged, a null
+// source named, nothing read for 0 bytes.
+TEST_P(Lifetime, MemreadSumsExactlyItsBytesAndWritesNothing) {
+  Device& dev = shared_device(GetParam());
+  const std::size_t total = (std::size_t{64} << 20) + 64;
+  std::vector<unsigned char> host(total);
+  uint32_t state = 12345;
+  for (auto& b : host) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(state >> 24);
+  }
+  Buffer buffer = dev.alloc(total);
+  dev.upload(buffer, host.data(), total);
+  const auto* base = static_cast<const unsigned char*>(buffer.data());
+  for (std::size_t offset : {0, 1, 8, 15, 16, 17, 33}) {
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{15}, std::size_t{16}, std::size_t{17},
+                              std::size_t{255}, std::size_t{4101}, (std::size_t{1} << 20) + 13, total - offset}) {
+      SCOPED_TRACE(::testing::Message() << "offset " << offset << ", bytes " << bytes);
+      uint64_t expected = 0;
+      for (std::size_t i = 0; i < bytes; ++i) expected += host[offset + i];
+      EXPECT_EQ(dev.memread_sum(base + offset, bytes), expected);
+    }
+  }
+  dev.memread(base + 3, total - 3);  // queued, no sum
+  uint64_t sum = 1;
+  expect_rejected(gk_memread(dev.handle(), nullptr, 16, &sum), "src", "null");
+  EXPECT_EQ(gk_memread(dev.handle(), nullptr, 0, &sum), GK_SUCCESS) << gk_last_error();
+  EXPECT_EQ(sum, 0u);
+  std::vector<unsigned char> back(total);
+  dev.synchronize();
+  dev.download(back.data(), buffer, total);
+  EXPECT_TRUE(back == host) << "gk_memread changed the memory it read";
+}
+
+// A range of more than eight times the L2 (GPUs read it with plain loads, not evict_first:
+// src/cuda/memread.cu), at an odd offset and length.
+TEST_P(Lifetime, MemreadSumsARangeBeyondTheL2) {
+  Device& dev = shared_device(GetParam());
+  const std::string extra = dev.info().extra;
+  const auto at = extra.find("l2_bytes=");
+  if (at == std::string::npos) GTEST_SKIP() << "the device names no L2 size (" << extra << ")";
+  const std::size_t l2 = std::stoull(extra.substr(at + 9));
+  const std::size_t total = 9 * l2 + 4099;
+  std::vector<unsigned char> host(total);
+  uint32_t state = 777;
+  for (auto& b : host) {
+    state = state * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(state >> 24);
+  }
+  Buffer buffer = dev.alloc(total);
+  dev.upload(buffer, host.data(), total);
+  uint64_t expected = 0;
+  for (std::size_t i = 5; i < total - 2; ++i) expected += host[i];
+  EXPECT_EQ(dev.memread_sum(static_cast<const unsigned char*>(buffer.data()) + 5, total - 7), expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Api, Lifetime, ::testing::ValuesIn(available_backend_names()), BackendName());

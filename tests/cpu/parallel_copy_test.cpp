@@ -96,6 +96,27 @@ TEST(ParallelCopy, OverlappingRangesCopyAsMemmove) {
   }
 }
 
+// parallel_byte_sum (gk_memread on the CPU): the exact byte sum for odd sizes and
+// offsets, with chunk boundaries of several thread counts inside words, and bytes of
+// 0xff that would overflow a 16-bit lane emptied too late.
+TEST(ParallelCopy, ByteSumIsExact) {
+  const std::size_t large = (5 << 20) + 7;
+  const auto source = pattern(large + 16, 11);
+  std::vector<unsigned char> ones(large, 0xff);
+  for (std::size_t offset : {0, 1, 3, 7, 8, 13}) {
+    for (std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{8}, std::size_t{9},
+                              std::size_t{1023}, std::size_t{1025}, (std::size_t{2} << 20) + 5, large}) {
+      uint64_t expected = 0;
+      for (std::size_t i = 0; i < bytes; ++i) expected += source[offset + i];
+      for (int threads : {1, 2, 3, 8}) {
+        SCOPED_TRACE(::testing::Message() << "offset " << offset << ", bytes " << bytes << ", threads " << threads);
+        EXPECT_EQ(parallel_byte_sum(source.data() + offset, bytes, threads), expected);
+      }
+    }
+  }
+  EXPECT_EQ(parallel_byte_sum(ones.data(), large, 3), uint64_t{255} * large);
+}
+
 TEST(ParallelCopy, BackendCopyUsesItForEveryKind) {
   // Through the backend's copy (gk_memcpy on the CPU): exact, odd size, unaligned ends.
   auto backend = create_backend();

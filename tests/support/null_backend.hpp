@@ -18,6 +18,7 @@ class NullBackend : public core::Backend {
   void free(void*) noexcept override {}
   void copy(void*, const void*, std::size_t, core::CopyKind) override {}
   void memset(void*, int, std::size_t) override {}
+  void memread(const void*, std::size_t, uint64_t*) override {}
   void synchronize() override {}
   void set_stream(void*) override {}
   std::unique_ptr<core::Timer> create_timer() override { return nullptr; }

@@ -30,4 +30,19 @@ __device__ __forceinline__ uint64_t l2_evict_last_policy() {
   return policy;
 }
 
+/// A 16-byte read-only load of global memory under L2 policy `policy` (the .L2::cache_hint
+/// form, sm_80+), not allocated in L1. A plain load where there are no cache hints.
+__device__ __forceinline__ uint4 ld_global_nc_v4(const uint4* p, uint64_t policy) {
+#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;\n"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p), "l"(policy));
+  return v;
+#else
+  (void)policy;
+  return *p;
+#endif
+}
+
 }  // namespace gpukern::cuda::arch
