@@ -267,6 +267,8 @@ def llm_table(entries, params, readme_dir, _torch=()):
             "read": "effective bandwidth as % of a same-run read stream of the same bytes, own best / {}".format(
                 vendor)}[metric]
     used = [e for pair in table.values() for e in pair if e]
+    if metric != "vendor":  # only the runs whose cells the table shows
+        used = [e for e in used if getattr(e, "pct_of_" + metric) is not None]
     return ["{}, GEMM {} {} (llm suite, T × N × K): {}.".format(chosen[0].device, params["dtype"], layout, what),
             "", md_table(header, rows), "", sources(used, readme_dir)]
 
