@@ -6,20 +6,9 @@
 
 #include "cuda/arch/vendor.cuh"
 
-#include <cstddef>
 #include <cstdint>
 
 namespace gpukern::cuda::arch {
-
-/// Whether a stream of `bytes` read once loads evict_first (else at normal priority). Up to
-/// a few times the L2's size evict_first keeps L2's other lines (a memset's dirty lines
-/// among them: writing those back adds the L2's size to the DRAM traffic, a large share of
-/// such a stream); far beyond it, plain loads read DRAM faster (gk_memread on the H200: 4352
-/// against 4094 GB/s over 1 GB, and 3390 against 3005 GB/s over 117 MB the other way).
-inline bool stream_evict_first(std::size_t bytes, std::size_t l2_bytes) {
-  constexpr std::size_t kEvictFirstL2s = 8;
-  return bytes <= kEvictFirstL2s * (l2_bytes > 0 ? l2_bytes : 1);
-}
 
 /// A policy that makes every L2 line it touches evict_first. 0 where there is none (no
 /// cache hints before sm_80, none on HIP).
@@ -27,15 +16,6 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   uint64_t policy = 0;
 #if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-#endif
-  return policy;
-}
-
-/// A policy of normal eviction priority (as a load without a hint). 0 where there is none.
-__device__ __forceinline__ uint64_t l2_evict_normal_policy() {
-  uint64_t policy = 0;
-#if defined(GPUKERN_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;\n" : "=l"(policy));
 #endif
   return policy;
 }

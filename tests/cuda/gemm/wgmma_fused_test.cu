@@ -413,29 +413,23 @@ TEST(WgmmaFusedHost, OperandsReadOnceLoadEvictFirst) {
                                                       static_cast<int>((g.n + tile_cols - 1) / tile_cols),
                                                       static_cast<int>((g.k + 63) / 64), static_cast<int>(g.batch));
     gemm::WgmmaExtras x;
-    gemm::mark_read_once(x, s, g, std::size_t{60} << 20);  // an H200's L2
-    return std::make_pair(x.a_l2, x.b_l2);
+    gemm::mark_read_once(x, s, g);
+    return std::make_pair(x.a_once, x.b_once);
   };
-  using gemm::kL2Keep, gemm::kL2Once, gemm::kL2Stream;
-  auto want = [](int a, int b) { return std::make_pair(a, b); };
   // A weight behind one or two cluster tile rows of a single call: B evict-first.
-  EXPECT_EQ(marks(batched_call(128, 4096, 4096, true, 1), 256, 256), want(kL2Keep, kL2Once));
-  EXPECT_EQ(marks(batched_call(512, 11008, 4096, true, 1), 256, 256), want(kL2Keep, kL2Once));
-  EXPECT_EQ(marks(batched_call(1024, 4096, 4096, true, 1), 256, 256), want(kL2Keep, kL2Keep)) << "four rows";
-  // A weight more than eight times the L2 (the vocabulary projection, 1 GB): normal priority;
-  // read by four rows, evict-last as any other.
-  EXPECT_EQ(marks(batched_call(128, 128256, 4096, true, 1), 256, 256), want(kL2Keep, kL2Stream)) << "vocabulary";
-  EXPECT_EQ(marks(batched_call(1024, 128256, 4096, true, 1), 256, 256), want(kL2Keep, kL2Keep))
-      << "vocabulary, four rows";
+  EXPECT_EQ(marks(batched_call(128, 4096, 4096, true, 1), 256, 256), std::make_pair(0, 1));
+  EXPECT_EQ(marks(batched_call(512, 11008, 4096, true, 1), 256, 256), std::make_pair(0, 1));
+  EXPECT_EQ(marks(batched_call(1024, 4096, 4096, true, 1), 256, 256), std::make_pair(0, 0)) << "four rows";
+  EXPECT_EQ(marks(batched_call(128, 128256, 4096, true, 1), 256, 256), std::make_pair(0, 0)) << "vocabulary";
   // Batches: one row only, and never a broadcast operand.
-  EXPECT_EQ(marks(batched_call(512, 512, 64, true, 1024), 256, 256), want(kL2Keep, kL2Keep)) << "two rows, batched";
-  EXPECT_EQ(marks(batched_call(256, 512, 64, true, 1024), 256, 256), want(kL2Keep, kL2Once));
+  EXPECT_EQ(marks(batched_call(512, 512, 64, true, 1024), 256, 256), std::make_pair(0, 0)) << "two rows, batched";
+  EXPECT_EQ(marks(batched_call(256, 512, 64, true, 1024), 256, 256), std::make_pair(0, 1));
   core::GemmArgs broadcast = batched_call(256, 512, 64, true, 1024);
   broadcast.stride_b = 0;
-  EXPECT_EQ(marks(broadcast, 256, 256), want(kL2Keep, kL2Keep)) << "B broadcast over the items";
+  EXPECT_EQ(marks(broadcast, 256, 256), std::make_pair(0, 0)) << "B broadcast over the items";
   // P V: A evict-first from K = 32 blocks (S 2048) on a one-tile-wide call.
-  EXPECT_EQ(marks(batched_call(2048, 64, 2048, false, 1024), 256, 64), want(kL2Once, kL2Keep));
-  EXPECT_EQ(marks(batched_call(1024, 64, 1024, false, 1024), 256, 64), want(kL2Keep, kL2Keep)) << "K of 16 blocks";
+  EXPECT_EQ(marks(batched_call(2048, 64, 2048, false, 1024), 256, 64), std::make_pair(1, 0));
+  EXPECT_EQ(marks(batched_call(1024, 64, 1024, false, 1024), 256, 64), std::make_pair(0, 0)) << "K of 16 blocks";
 }
 
 // ---- on the device

@@ -10,9 +10,8 @@
 //    one CTA per tile, nothing cut); skinny_tma_plan picks the grid per shape.
 //  * Weights by TMA: one producer thread issues each unit's W box (kBlockN rows x 128 bytes,
 //    or 64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a
-//    ring of stages, completing on a "full" mbarrier; W read once (evict_first in L2 up to a
-//    few times the L2's size, normal priority beyond: arch::stream_evict_first), X
-//    evict-last (every CTA reads it). The bytes in flight per SM are set by the
+//    ring of stages, completing on a "full" mbarrier; W with an evict-first L2 policy (read
+//    once), X evict-last (every CTA reads it). The bytes in flight per SM are set by the
 //    ring, not by how many 16-byte cp.async the threads can keep outstanding.
 //  * Consumer warps, 16 rows of the tile each, read fragments with ldmatrix from the 128-byte
 //    swizzle TMA writes and hand the stage back on its "empty" mbarrier. A box row is 128 bytes
@@ -91,7 +90,6 @@ struct SkinnyTmaWork {
   float* partials = nullptr;     // 2 slots per CTA x kBlockN x park_pitch f32 sums (cut tiles only)
   uint64_t* arrivals = nullptr;  // one ticket word per (N tile, consumer warp)
   uint64_t tag = 0;              // this launch's arrival tag (arrival_tag)
-  int w_evict_first = 1;         // W's loads evict_first (arch::stream_evict_first), else normal priority
 };
 
 /// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
@@ -162,7 +160,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   if (warp == kWarps && lane == 0) {
     arch::prefetch_tensor_map(&map_w);
     arch::prefetch_tensor_map(&map_x);
-    stream = wk.w_evict_first ? arch::l2_evict_first_policy() : arch::l2_evict_normal_policy();
+    stream = arch::l2_evict_first_policy();
     keep = arch::l2_evict_last_policy();
     first_tile = static_cast<int>(u_begin / kb_count);
     first_kb = static_cast<int>(u_begin - first_tile * kb_count);

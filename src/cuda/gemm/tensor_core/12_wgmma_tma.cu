@@ -35,8 +35,8 @@
 //  * L2 policies: operand tiles load evict-last (the other tiles of their row or column
 //    read them again) and C stores evict-first; an operand that one or two tiles read in
 //    quick succession (the weight of a call of one or two cluster tile rows, attention's
-//    P in P V) loads evict-first, so it does not displace the operand that is read again,
-//    or at normal priority when it is many times the L2's size (mark_read_once).
+//    P in P V) loads evict-first, so it does not displace the operand that is read again
+//    (mark_read_once).
 // Operands that TMA cannot address (base or row pitch not a multiple of 16 bytes,
 // e.g. packed odd K) are first repacked into a 16-byte-pitched workspace by one
 // memory-bound pass, then run the same way.

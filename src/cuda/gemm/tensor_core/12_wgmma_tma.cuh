@@ -83,13 +83,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       arch::prefetch_tensor_map(&map_a);
       arch::prefetch_tensor_map(&map_b);
     }
-    auto policy = [](int use) {
-      return use == kL2Once     ? arch::l2_evict_first_policy()
-             : use == kL2Stream ? arch::l2_evict_normal_policy()
-                                : arch::l2_evict_last_policy();
-    };
-    a_policy = policy(x.a_l2);
-    b_policy = policy(x.b_l2);
+    const uint64_t keep = arch::l2_evict_last_policy(), once = arch::l2_evict_first_policy();
+    a_policy = x.a_once ? once : keep;
+    b_policy = x.b_once ? once : keep;
   }
   // "empty": one arrival per consumer warp of every CTA that reads this CTA's multicast.
   sm.init_barriers(Cfg::kConsumers * 4 * kCluster);
@@ -532,26 +528,23 @@ inline WgmmaExtras make_wgmma_extras(const core::GemmArgs& args) {
   return x;
 }
 
-/// Marks the operands whose loads go evict-first (WgmmaExtras::a_l2, b_l2 = kL2Once): read
-/// by few tiles close together in time, no broadcast over items, in the shape classes where
+/// Marks the operands whose loads go evict-first (WgmmaExtras::a_once, b_once): read by
+/// few tiles close together in time, no broadcast over items, in the shape classes where
 /// that measured ahead of evict-last (H100, same-run A/Bs, notes/llm-gemm.md and
 /// notes/attention.md). B of a call of at most two cluster tile rows (T <= 512 against a
 /// weight; the L2 raster walks a tile column's rows one after the other, so the second row
 /// reads B while it is still in L2): one row +5-12% of cuBLAS at T 32-128 on the
 /// 4096..14336-wide weights, two rows +4% at T = 512 (4096 x 4096 90 -> 103%); four rows
 /// (T = 1024) level; batched calls keep one row (the two-row form was measured on single
-/// calls only). A B many times the L2's size (the 128256-wide vocabulary projection, which
-/// lost 1-4% with evict-first) loads at normal priority (kL2Stream, arch::stream_evict_first).
+/// calls only). The 128256-wide vocabulary projection lost 1-4% and keeps evict-last.
 /// A of a call one tile wide (attention's P V): +1.5-9% over K of 32 blocks or more (S >=
 /// 2048), 1.5-4% behind over shorter ones.
-inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::GemmArgs& args, std::size_t l2_bytes) {
+inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::GemmArgs& args) {
+  constexpr int64_t kVocabularyWide = 65536;
   constexpr int kMinOnceBlocks = 32;
   const int once_rows = args.batched() ? 1 : 2;
-  if (s.tiles_n == 1 && s.k_blocks >= kMinOnceBlocks && (!args.batched() || args.stride_a != 0)) x.a_l2 = kL2Once;
-  if (s.cluster_tiles_m <= once_rows && (!args.batched() || args.stride_b != 0)) {
-    const std::size_t b_bytes = static_cast<std::size_t>(args.n) * args.k * core::dtype_size(args.ab_type);
-    x.b_l2 = arch::stream_evict_first(b_bytes, l2_bytes) ? kL2Once : kL2Stream;
-  }
+  x.a_once = s.tiles_n == 1 && s.k_blocks >= kMinOnceBlocks && (!args.batched() || args.stride_a != 0);
+  x.b_once = s.cluster_tiles_m <= once_rows && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
 }
 
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
@@ -586,7 +579,7 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
       make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
                     ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch), Cfg::kGroupM / Cfg::kClusterM);
   WgmmaExtras x = make_wgmma_extras(args);
-  mark_read_once(x, sched, args, ctx.l2_bytes);
+  mark_read_once(x, sched, args);
 
   const CUtensorMap map_a =
       kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))

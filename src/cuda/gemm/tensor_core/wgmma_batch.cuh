@@ -25,25 +25,16 @@
 
 namespace gpukern::cuda::gemm {
 
-/// How an operand's loads use L2 (WgmmaExtras::a_l2, b_l2; mark_read_once).
-enum WgmmaL2 : int {
-  kL2Keep = 0,    ///< evict_last: the operand's tiles are read again by other tiles
-  kL2Once = 1,    ///< evict_first: each tile read by one or two tiles close together in time
-  kL2Stream = 2,  ///< normal priority: read once, many times the L2's size (arch::stream_evict_first)
-};
-
 /// What a launch of the wgmma_tma kernels adds to the plain call (TcProblem).
 struct WgmmaExtras {
   int maps_3d = 0;             ///< 1: the tensor maps are 3-D (a batched launch), 0: 2-D
   int a_item = 0, b_item = 0;  ///< 1: A's (B's) map has an item per batch item; 0: one item (broadcast)
   int64_t stride_c = 0;        ///< elements between the items' C (the stores from registers)
-  /// WgmmaL2 of A and B. kL2Once: the operand's tiles are each read by one or two tiles
-  /// close together in time, so its loads are marked evict-first in L2 instead of
-  /// evict-last: a stream that is not read again should not displace the other operand,
-  /// which is (attention's P V: P streams past a V of a few tiles; a weight past a few
-  /// tokens). kL2Stream: the same, for an operand so much larger than L2 that plain loads
-  /// read DRAM faster (the vocabulary projection's weight).
-  int a_l2 = kL2Keep, b_l2 = kL2Keep;
+  /// 1: the operand's tiles are each read by one or two tiles close together in time
+  /// (mark_read_once), so its loads are marked evict-first in L2 instead of evict-last: a
+  /// stream that is not read again should not displace the other operand, which is
+  /// (attention's P V: P streams past a V of a few tiles; a weight past a few tokens).
+  int a_once = 0, b_once = 0;
   Epilogue epi;  ///< bias and activation (epi.active() false: the plain store)
 };
 
