@@ -289,18 +289,23 @@ TEST_P(Lifetime, BufferCopiesAreBoundedByItsSize) {
   for (unsigned char v : back) EXPECT_EQ(v, 0x5a);
 }
 
+/// `count` bytes of a linear congruential sequence from `seed` (no short period).
+std::vector<unsigned char> pseudo_random_bytes(std::size_t count, uint32_t seed) {
+  std::vector<unsigned char> bytes(count);
+  for (auto& b : bytes) {
+    seed = seed * 1664525u + 1013904223u;
+    b = static_cast<unsigned char>(seed >> 24);
+  }
+  return bytes;
+}
+
 // gk_memread: the sum of exactly the bytes asked for (odd offsets and lengths: unaligned
 // heads and tails, a range past the device's many blocks), the memory unchanged, a null
 // source named, nothing read for 0 bytes.
 TEST_P(Lifetime, MemreadSumsExactlyItsBytesAndWritesNothing) {
   Device& dev = shared_device(GetParam());
   const std::size_t total = (std::size_t{64} << 20) + 64;
-  std::vector<unsigned char> host(total);
-  uint32_t state = 12345;
-  for (auto& b : host) {
-    state = state * 1664525u + 1013904223u;
-    b = static_cast<unsigned char>(state >> 24);
-  }
+  const std::vector<unsigned char> host = pseudo_random_bytes(total, 12345);
   Buffer buffer = dev.alloc(total);
   dev.upload(buffer, host.data(), total);
   const auto* base = static_cast<const unsigned char*>(buffer.data());
@@ -333,12 +338,7 @@ TEST_P(Lifetime, MemreadSumsARangeBeyondTheL2) {
   if (at == std::string::npos) GTEST_SKIP() << "the device names no L2 size (" << extra << ")";
   const std::size_t l2 = std::stoull(extra.substr(at + 9));
   const std::size_t total = 9 * l2 + 4099;
-  std::vector<unsigned char> host(total);
-  uint32_t state = 777;
-  for (auto& b : host) {
-    state = state * 1664525u + 1013904223u;
-    b = static_cast<unsigned char>(state >> 24);
-  }
+  const std::vector<unsigned char> host = pseudo_random_bytes(total, 777);
   Buffer buffer = dev.alloc(total);
   dev.upload(buffer, host.data(), total);
   uint64_t expected = 0;
