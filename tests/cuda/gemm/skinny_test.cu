@@ -210,16 +210,10 @@ TEST_F(SkinnyTma, AgreesWithTheReferenceOverGridsAndRings) {
                                          {0, 2, 0}, {64, 0, 0}, {64, 0, 0, 64}, {2, 0, 5, 64}};
   uint64_t seed = 7000;
   int ran = 0;
-  // Exact f32 also on 256-row tiles (two m16 tiles a warp): the ring policy on every SM, and
-  // 5 CTAs with two stages.
-  const gemm::SkinnyTmaShape exact_shapes[] = {{0, 0, 0, 256}, {2, 0, 5, 256}};
   for (const Case& c : tma_cases()) {
     Problem problem(c, stream_, ++seed);
     if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
-    std::vector<gemm::SkinnyTmaShape> these(std::begin(shapes), std::end(shapes));
-    if (problem.args().type() == core::GemmType::F32)
-      these.insert(these.end(), std::begin(exact_shapes), std::end(exact_shapes));
-    for (const gemm::SkinnyTmaShape& shape : these) {
+    for (const gemm::SkinnyTmaShape& shape : shapes) {
       const std::string label = "skinny TMA, " + std::to_string(shape.tile_rows) + "-row tiles, " +
                                 std::to_string(shape.stages) + " stages, " + std::to_string(shape.ctas_per_sm) +
                                 " per SM, " + std::to_string(shape.ctas) + " CTAs";
@@ -471,10 +465,6 @@ TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
   EXPECT_TRUE(plan(8, 128256, 4096, false, true).tma);
   EXPECT_TRUE(plan(8, 11008, 4096, false, true).tma);
   EXPECT_EQ(plan(8, 11008, 4096, false, true).shape.ctas, 0);
-  // Exact f32 on 256-row tiles (two m16 tiles a warp), tf32 not.
-  EXPECT_EQ(plan(16, 11008, 4096, false, true).shape.tile_rows, 256);
-  EXPECT_EQ(plan(16, 4096, 4096, true, true).shape.tile_rows, 256);
-  EXPECT_EQ(plan(16, 4096, 4096, true, false).shape.tile_rows, 128);
 }
 
 }  // namespace

@@ -345,13 +345,4 @@ struct SkinnyTma64 : SkinnyTma {
   static constexpr int kBlockN = 64;
 };
 
-/// skinny's TMA path for exact f32 (3xTF32) with 256-row tiles, two m16 tiles per consumer
-/// warp (8 warps, 32 KB of W per unit): a warp splits its X fragments once for 32 rows of W,
-/// not 16. The splits (each word's tf32 rounding is a compare, an add, a select and a mask
-/// on sm_90) are most of what exact f32 issues at T = 16, where it is issue-bound.
-struct SkinnyTma256 : SkinnyTma {
-  static constexpr int kBlockN = 256;
-  static constexpr int kMmaM = 2;
-};
-
 }  // namespace gpukern::cuda::gemm::sm90

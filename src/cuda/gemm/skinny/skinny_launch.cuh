@@ -21,8 +21,7 @@ namespace gpukern::cuda::gemm {
 
 /// How the TMA path (skinny_tma.cuh) runs: ring stages and CTAs per SM, 0 = chosen (the ring
 /// policy of skinny_tma_launch_shape, one CTA per SM); `ctas` > 0 fixes the grid; `tile_rows`
-/// 64 takes 64-row tiles (sm90::SkinnyTma64), 256 (exact f32 only) 256-row tiles of two m16
-/// tiles a warp (sm90::SkinnyTma256), else 128 (sm90::SkinnyTma).
+/// 64 takes 64-row tiles (sm90::SkinnyTma64), else 128 (sm90::SkinnyTma).
 struct SkinnyTmaShape {
   int stages = 0, ctas_per_sm = 0, ctas = 0, tile_rows = 128;
 };
@@ -305,12 +304,9 @@ struct SkinnyTmaPlan {
 /// (H200, notes/llm-gemm.md, "skinny's TMA path for 32-bit elements"): the TMA path, in equal
 /// shares over the SMs, or for tf32 with N-contiguous W whose 128-row tiles fit the SMs in a
 /// tiles x S grid (one K chunk of a tile a CTA; the split cost exact f32 up to a quarter).
-/// Exact f32 runs 256-row tiles of two m16 tiles a warp (sm90::SkinnyTma256): its X splits
-/// then serve twice the rows of W.
 inline SkinnyTmaPlan skinny_tma_plan_32(int n, bool w_k_major, int sms, bool exact_f32) {
   SkinnyTmaPlan plan;
   plan.tma = true;
-  if (exact_f32) plan.shape.tile_rows = 256;
   const int64_t tiles128 = ceil_div<int64_t>(n, 128);
   if (!exact_f32 && !w_k_major && tiles128 <= sms)
     plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
@@ -365,16 +361,10 @@ inline SkinnyTmaPlan skinny_tma_plan(int t, int n, int k, bool w_k_major, int sm
 /// Runs `call` on the TMA path with `shape`'s tile.
 template <class T, bool kSplitF32>
 void launch_skinny_tma_shape(const SkinnyCall& call, SkinnyTmaShape shape, const CudaContext& ctx) {
-  if (shape.tile_rows == 64) {
+  if (shape.tile_rows == 64)
     launch_skinny_tma<T, kSplitF32, SkinnyTmaConfig<sm90::SkinnyTma64, sizeof(T)>>(call, shape, ctx);
-  } else if (shape.tile_rows == 256) {
-    if constexpr (kSplitF32)
-      launch_skinny_tma<T, kSplitF32, SkinnyTmaConfig<sm90::SkinnyTma256, sizeof(T)>>(call, shape, ctx);
-    else
-      throw core::Error(core::Status::InvalidArgument, "skinny: 256-row TMA tiles are for exact f32 only");
-  } else {
+  else
     launch_skinny_tma<T, kSplitF32>(call, shape, ctx);
-  }
 }
 
 /// The TMA path for `call` if its mode and skinny_tma_refusal let it run; true when it ran.
