@@ -150,13 +150,12 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
   if (last_op_ != int(c.op)) {
     last_op_ = int(c.op);
     if (gemm)
-      fmt::print("\n{:<6} {:<18} {:<6} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
-                 "layout", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy",
-                 fmt::format(" {:>7}", "%read"), "rel.err");
-    else
-      fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", "dtype", "shape",
-                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", fmt::format(" {:>7}", "%read"),
+      fmt::print("\n{:<6} {:<18} {:<6} {:<16} {:>10} {:>7} {:>10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>10}\n", "dtype",
+                 "shape", "layout", "gemm rung", "ms", "IQR", "GFLOP/s", "GB/s", "%ref", "%peak", "%copy", "%read",
                  "rel.err");
+    else
+      fmt::print("\n{:<6} {:<18} {:<16} {:>10} {:>7} {:>10} {:>7} {:>7} {:>7} {:>7} {:>10}\n", "dtype", "shape",
+                 "softmax rung", "ms", "IQR", "GB/s", "%ref", "%peak", "%copy", "%read", "rel.err");
   }
   const std::string layout = std::string(c.trans_a ? "T" : "N") + (c.trans_b ? "T" : "N");
   for (const auto& r : records) {
@@ -172,18 +171,17 @@ void TablePrinter::print_case(const std::vector<Record>& records) {
     // (robust to one preempted run; the JSON keeps min and max too).
     const double spread = 100.0 * (r.timing.q3_ms - r.timing.q1_ms) / r.timing.median_ms;
     const std::string ms = fmt::format("{:.4g}", r.timing.median_ms);
-    const std::string read = " " + fmt::format("{:>7}", percent(r.pct_of_read));
     // An epilogue case: its speed against the same rung's plain call, after the error.
     const std::string plain = r.pct_of_plain ? fmt::format("  {:.1f}% of plain", *r.pct_of_plain) : "";
     if (gemm)
-      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7}{} {:>10}{}\n",
+      fmt::print("{:<6} {:<18} {:<6} {:<16} {:>10} {:>6.1f}% {:>10} {:>8} {:>7} {:>7} {:>7} {:>7} {:>10}{}\n",
                  type_name(c.type), c.label(), layout, name, ms, spread, rate_text(r.rate), rate_text(r.gbps),
-                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r),
-                 plain);
+                 percent(r.pct_of_reference), percent(r.pct_of_peak), percent(r.pct_of_copy), percent(r.pct_of_read),
+                 error_text(r), plain);
     else
-      fmt::print("{:<6} {:<18} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7}{} {:>10}\n", type_name(c.type),
+      fmt::print("{:<6} {:<18} {:<16} {:>10} {:>6.1f}% {:>10} {:>7} {:>7} {:>7} {:>7} {:>10}\n", type_name(c.type),
                  c.shape_label(), name, ms, spread, rate_text(r.rate), percent(r.pct_of_reference),
-                 percent(r.pct_of_peak), percent(r.pct_of_copy), read, error_text(r));
+                 percent(r.pct_of_peak), percent(r.pct_of_copy), percent(r.pct_of_read), error_text(r));
   }
   std::fflush(stdout);
 }

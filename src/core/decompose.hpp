@@ -43,6 +43,24 @@ struct EpiloguePassArgs {
 template <class Ctx>
 struct GenericPaths;
 
+/// A workspace of GenericPaths<Ctx> (none for 0 bytes), handed back however the scope ends.
+template <class Ctx>
+class ScopedWorkspace {
+ public:
+  ScopedWorkspace(std::size_t bytes, const Ctx& ctx)
+      : ptr_(bytes > 0 ? GenericPaths<Ctx>::workspace(bytes, ctx) : nullptr), ctx_(ctx) {}
+  ~ScopedWorkspace() {
+    if (ptr_) GenericPaths<Ctx>::release(ptr_, ctx_);
+  }
+  ScopedWorkspace(const ScopedWorkspace&) = delete;
+  ScopedWorkspace& operator=(const ScopedWorkspace&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_;
+  const Ctx& ctx_;
+};
+
 /// How the core runs a GEMM call on a rung: what the rung fuses it gets whole, the rest is
 /// decomposed. The same plan serves supports() and run().
 struct GemmPlan {
@@ -181,19 +199,9 @@ Verdict check_plan(const GemmArgs& a, const GemmPlan& p, std::size_t workspace_a
 /// epilogue pass per chunk; the workspace (if any) is released after the last pass is queued.
 template <class Ctx, class RunRung>
 void run_plan(const GemmArgs& a, const GemmPlan& p, const Ctx& ctx, RunRung&& run_rung) {
-  using Paths = GenericPaths<Ctx>;
-  struct Workspace {
-    void* ptr = nullptr;
-    const Ctx* ctx = nullptr;
-    ~Workspace() {
-      if (ptr) Paths::release(ptr, *ctx);
-    }
-  } ws;
-  if (p.workspace) {
-    ws.ptr = Paths::workspace(static_cast<std::size_t>(p.chunk * p.item_floats(a)) * sizeof(float), ctx);
-    ws.ctx = &ctx;
-  }
-  float* w = static_cast<float*>(ws.ptr);
+  const ScopedWorkspace<Ctx> ws(p.workspace ? static_cast<std::size_t>(p.chunk * p.item_floats(a)) * sizeof(float) : 0,
+                                ctx);
+  float* w = static_cast<float*>(ws.get());
   for (int64_t first = 0; first < a.batch; first += p.chunk) {
     const int64_t count = std::min(p.chunk, a.batch - first);
     if (p.per_item) {
@@ -202,7 +210,7 @@ void run_plan(const GemmArgs& a, const GemmPlan& p, const Ctx& ctx, RunRung&& ru
     } else {
       run_rung(rung_call(a, p, first, count, w));
     }
-    if (p.pass) Paths::epilogue_pass(pass_call(a, p, first, count, w), ctx);
+    if (p.pass) GenericPaths<Ctx>::epilogue_pass(pass_call(a, p, first, count, w), ctx);
   }
 }
 

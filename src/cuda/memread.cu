@@ -6,10 +6,10 @@
 // once-read operands: the stream displaces its own lines, not what L2 holds dirty (after a
 // memset, writing those back adds the L2's size to the DRAM traffic, a large share of a
 // range a few times the L2). Longer streams load plainly, which reads faster there (the
-// measured choice: docs/notes/llm-gemm.md, "A read-only stream on GPUs"). The loaded bytes are summed
-// (as a checksum the tests verify, and so no load is dead code): 16-bit lanes of 32-bit
-// words, emptied into a 64-bit total once per step; the warps' totals meet in one shared
-// word, and a block's in the global sum when one was asked for.
+// measured choice: docs/notes/llm-gemm.md, "A read-only stream on GPUs"). The loaded bytes
+// are summed (as a checksum the tests verify, and so no load is dead code): 16-bit lanes of
+// 32-bit words, emptied into a 64-bit total once per step; the warps' totals meet in one
+// shared word, and a block's in the global sum when one was asked for.
 #include "cuda/memread.cuh"
 
 #include "cuda/arch/cache_policy.cuh"
@@ -84,27 +84,15 @@ void memread(const void* src, std::size_t bytes, uint64_t* sum, const CudaContex
   const auto* vectors = reinterpret_cast<const uint4*>(begin + head_bytes);
   const std::size_t blocks = std::clamp<std::size_t>(core::ceil_div<std::size_t>(count, kThreads), 1,
                                                      std::size_t(std::max(ctx.sm_count, 1)) * kBlocksPerSm);
-  using Paths = core::GenericPaths<CudaContext>;
-  // The device word of the sum, handed back to the workspace however the call ends.
-  struct Word {
-    unsigned long long* p = nullptr;
-    const CudaContext& ctx;
-    ~Word() {
-      if (p) Paths::release(p, ctx);
-    }
-  } word{nullptr, ctx};
-  if (sum) {
-    word.p = static_cast<unsigned long long*>(Paths::workspace(sizeof(unsigned long long), ctx));
-    GK_GPU_CHECK(gpu::memset_async(word.p, 0, sizeof(unsigned long long), ctx.stream));
-  }
-  unsigned long long* device_sum = word.p;
+  // The device word of the sum (none without one).
+  const core::ScopedWorkspace<CudaContext> word(sum ? sizeof(unsigned long long) : 0, ctx);
+  auto* device_sum = static_cast<unsigned long long*>(word.get());
+  if (device_sum) GK_GPU_CHECK(gpu::memset_async(device_sum, 0, sizeof(unsigned long long), ctx.stream));
   const auto* tail = begin + head_bytes + count * sizeof(uint4);
-  if (bytes <= kEvictFirstL2s * std::max<std::size_t>(ctx.l2_bytes, 1))
-    memread_kernel<true><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(
-        vectors, count, begin, int(head_bytes), tail, int(tail_bytes), device_sum);
-  else
-    memread_kernel<false><<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(
-        vectors, count, begin, int(head_bytes), tail, int(tail_bytes), device_sum);
+  const auto kernel =
+      bytes <= kEvictFirstL2s * std::max<std::size_t>(ctx.l2_bytes, 1) ? memread_kernel<true> : memread_kernel<false>;
+  kernel<<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(vectors, count, begin, int(head_bytes), tail,
+                                                                     int(tail_bytes), device_sum);
   GK_LAUNCH_CHECK();
   if (!sum) return;
   unsigned long long host_sum = 0;
