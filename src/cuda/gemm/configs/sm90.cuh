@@ -284,7 +284,7 @@ struct WgmmaTf32NNShort : WgmmaTf32NN {
 };
 
 /// wgmma_tma's C^T kernel for exact f32 (3xTF32) on a 128 x 128 tile of C: the tf32
-/// kernel's tile with a stage that also holds the rounded rests of user A (16 KB), 48 KB
+/// kernel's tile with a stage that also holds the rests of user A (16 KB), 48 KB
 /// in all, 4 of them. Each consumer keeps a second set of 64 accumulators (a stage's
 /// products, added into the first in f32), so the 256-row tile's 128 do not fit twice.
 struct WgmmaF32NNMid : WgmmaTf32NNMid {

@@ -354,7 +354,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
         float blk[Cfg::kMmaM][2][4] = {};
 #pragma unroll
         for (int kk = 0; kk < 4; ++kk) {
-          uint32_t xs_small[2][2];  // 3xTF32: X's rounded rest
+          uint32_t xs_small[2][2];  // 3xTF32: X's rest
           if constexpr (k32) {
 #pragma unroll
             for (int j = 0; j < kXTiles; ++j)

@@ -48,7 +48,7 @@
 // model says that pays (wgmma_schedule.cuh).
 //
 // Exact f32 (allow_tf32 off) runs the same C^T kernel in 3xTF32, with B either way: each
-// operand is split into a rounded tf32 part and its rounded rest, and three tf32 products
+// operand is split into a rounded tf32 part and its rest, and three tf32 products
 // per K step (small * big, big * small, big * big) carry f32 accuracy at the tensor cores'
 // tf32 rate, a third of it in all: several times what f32 FMAs on the CUDA cores reach.
 // The B^T fragments are split in registers, A's stage in shared memory by the producer

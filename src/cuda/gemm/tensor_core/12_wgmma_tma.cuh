@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// 32 K rows x 32 columns (4 KB), user A as Cfg::kBlockN / 64 boxes of 64 rows x 32 K (8 KB).
 ///
 /// Exact f32 (Cfg::kExactF32, 3xTF32): both operands are split into a rounded tf32 part
-/// and its rounded rest (arch::split_tf32), and each K step issues the three products
+/// and its rest (arch::split_tf32), and each K step issues the three products
 /// small * big, big * small, big * big. The consumers split their B^T fragments in
 /// registers; the producer warpgroup's three idle warps split each stage's A tile in
 /// shared memory (the rounded part in place, the rest beside it) and signal the stage's
