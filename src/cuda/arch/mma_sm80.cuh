@@ -51,26 +51,36 @@ __device__ __forceinline__ void mma_16x8(float (&d)[4], const uint32_t (&a)[4], 
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-/// The f32 bit pattern `bits` rounded to tf32 (to nearest, ties away from zero), as the
-/// tf32 mma expects its inputs.
+/// The f32 bit pattern `bits` rounded to tf32 as the tf32 mma expects its inputs: to
+/// nearest, ties to even on sm_90 and later (cvt.rn.tf32.f32, one F2FP instruction there),
+/// ties away from zero before (cvt.rna.tf32.f32, which sm_80 has alone: a compare with
+/// infinity, an add and a mask). The 13 low bits of a finite or infinite result are zero.
 __device__ __forceinline__ uint32_t round_tf32(uint32_t bits) {
   uint32_t t;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(__uint_as_float(bits)));
+#else
   asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(t) : "f"(__uint_as_float(bits)));
+#endif
   return t;
 }
 
-/// f32 `x` as two tf32 parts (3xTF32): `big`, x rounded to nearest (ties away from zero)
-/// by adding half a tf32 unit to the bit pattern and clearing the 13 low bits, and
-/// `small`, the rest x - big, exact in f32 and passed as it is: the tf32 mma reads only
-/// its 19 high bits (truncation; its error is below 2^-21 of |x|). big * big + big * small
-/// + small * big keeps f32 accuracy (small * small lies below f32's rounding). Two integer
-/// instructions and an add, against about seven for two cvt.rna.tf32.f32 (which compares
-/// with infinity before each rounding). No special value is lost: infinity stays infinity
-/// in big and makes small NaN, as with cvt.rna, and a NaN whose big part wraps to a zero
-/// or an infinity (0x7fffffff + half a unit) keeps its NaN in small. In place when `big`
-/// is `x`.
+/// f32 `x` as two tf32 parts (3xTF32): `big`, x rounded to nearest, and `small`, the rest
+/// x - big, exact in f32 and passed as it is: the tf32 mma reads only its 19 high bits
+/// (truncation; the error is below 2^-21 of |x|). big * big + big * small + small * big
+/// keeps f32 accuracy (small * small lies below f32's rounding). On sm_90 big is
+/// round_tf32 (one instruction); before, half a tf32 unit added to the bit pattern and the
+/// 13 low bits cleared (ties away from zero, two integer instructions against cvt.rna's
+/// three), which keeps every special value: infinity stays infinity in big and makes small
+/// NaN, as with cvt.rna, and a NaN whose big part wraps to a zero or an infinity
+/// (0x7fffffff + half a unit) keeps its NaN in small. Rounding small as well would cost as
+/// much again for an error below f32's. In place when `big` is `x`.
 __device__ __forceinline__ void split_tf32(uint32_t x, uint32_t& big, uint32_t& small) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const uint32_t b = round_tf32(x);
+#else
   const uint32_t b = (x + 0x1000u) & 0xffffe000u;
+#endif
   small = __float_as_uint(__uint_as_float(x) - __uint_as_float(b));
   big = b;
 }

@@ -1,8 +1,9 @@
 // The 3xTF32 split of exact f32 (cuda::arch::split_tf32, src/cuda/arch/mma_sm80.cuh), which
 // skinny and wgmma_tma's exact-f32 kernels run on every element of both operands:
-//  * big is x rounded to tf32, to nearest with ties away from zero: bit for bit what
-//    cvt.rna.tf32.f32 gives, for every finite x (ties, carries into the exponent, values
-//    that round to infinity) and for infinities;
+//  * big is arch::round_tf32(x), and that is x rounded to tf32 to nearest, ties to even on
+//    sm_90 and later, away from zero before, bit for bit against a host rounding, for every
+//    finite x (ties, carries into the exponent, values that round to infinity) and for
+//    infinities;
 //  * small is the rest x - big, exactly (big + small == x in double);
 //  * the tf32 mma takes small as small truncated to tf32 (its 13 low bits ignored), the
 //    property that lets small go to the tensor cores unrounded: checked through mma.sync;
@@ -26,11 +27,11 @@
 namespace gpukern::test::cuda_gemm {
 namespace {
 
-/// Per block of 16 x values and 8 y values (one warp each): the split parts and cvt.rna of
-/// each x; through one m16n8k8 tf32 mma with x's part in column 0 of A and 1.0 in row 0 of
+/// Per block of 16 x values and 8 y values (one warp each): the split parts and round_tf32
+/// of each x; through one m16n8k8 tf32 mma with x's part in column 0 of A and 1.0 in row 0 of
 /// B, what the tensor cores take of small, and of big + small; the 3xTF32 products
 /// x_r * y_n as a 16 x 8 block.
-__global__ void split_probe(const uint32_t* x, const uint32_t* y, uint32_t* big, uint32_t* small, uint32_t* rna,
+__global__ void split_probe(const uint32_t* x, const uint32_t* y, uint32_t* big, uint32_t* small, uint32_t* rnd,
                             float* hw_small, float* hw_sum, float* prod) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const int lane = static_cast<int>(threadIdx.x), g = lane / 4, q = lane % 4;
@@ -38,7 +39,7 @@ __global__ void split_probe(const uint32_t* x, const uint32_t* y, uint32_t* big,
   const uint32_t* xb = x + 16 * blk;
   if (lane < 16) {
     cuda::arch::split_tf32(xb[lane], big[16 * blk + lane], small[16 * blk + lane]);
-    rna[16 * blk + lane] = cuda::arch::round_tf32(xb[lane]);
+    rnd[16 * blk + lane] = cuda::arch::round_tf32(xb[lane]);
   }
   uint32_t b0, s0, b1, s1, yb, ys;
   cuda::arch::split_tf32(xb[g], b0, s0);
@@ -71,6 +72,13 @@ float as_float(uint32_t b) {
   return f;
 }
 
+/// x (not NaN) rounded to tf32 on the host: to nearest, ties to even or away from zero.
+uint32_t host_tf32(uint32_t x, bool ties_even) {
+  const uint32_t half = ties_even ? 0xfffu + (x >> 13 & 1u) : 0x1000u;
+  if ((x & 0x7f800000u) == 0x7f800000u) return x;  // infinity
+  return (x + half) & 0xffffe000u;
+}
+
 uint32_t random_bits(std::mt19937& rng) {
   // Sign, an exponent over [-60, 60] and a full mantissa: products stay normal.
   std::uniform_int_distribution<int> exp(127 - 60, 127 + 60);
@@ -78,12 +86,16 @@ uint32_t random_bits(std::mt19937& rng) {
   return sign << 31 | static_cast<uint32_t>(exp(rng)) << 23 | mant;
 }
 
-TEST(Tf32Split, BigIsCvtRnaSmallIsTheExactRestAndNaNSurvives) {
+TEST(Tf32Split, BigIsRoundedSmallIsTheExactRestAndNaNSurvives) {
   std::string why_not;
   if (!cuda_device_present(&why_not)) GTEST_SKIP() << why_not;
+  int device = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&device), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), cudaSuccess);
+  const bool ties_even = major >= 9;
   const std::vector<uint32_t> special = {
       0x00000000u, 0x80000000u, 0x3f800000u,  // zeros, 1
-      0x3f801000u, 0xbf801000u, 0x3f803000u,  // ties (half a unit): away from zero
+      0x3f801000u, 0xbf801000u, 0x3f803000u,  // ties (half a unit): even / away from zero
       0x3f800fffu, 0x3fffffffu, 0x3fffefffu,  // below a tie; a carry into the exponent
       0x7f7fefffu, 0x7f7ff000u, 0xff7fffffu,  // the largest that stays finite; rounding to +-inf
       0x7f800000u, 0xff800000u,               // infinities
@@ -95,44 +107,46 @@ TEST(Tf32Split, BigIsCvtRnaSmallIsTheExactRestAndNaNSurvives) {
   std::vector<uint32_t> y(8 * static_cast<size_t>(blocks));
   for (auto& v : y) v = random_bits(rng);
 
-  uint32_t *d_x = nullptr, *d_y = nullptr, *d_big = nullptr, *d_small = nullptr, *d_rna = nullptr;
+  uint32_t *d_x = nullptr, *d_y = nullptr, *d_big = nullptr, *d_small = nullptr, *d_rnd = nullptr;
   float *d_hw_small = nullptr, *d_hw_sum = nullptr, *d_prod = nullptr;
   const size_t n = x.size();
   ASSERT_EQ(cudaMalloc(&d_x, n * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_y, y.size() * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_big, n * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_small, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_rna, n * 4), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_rnd, n * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_hw_small, n * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_hw_sum, n * 4), cudaSuccess);
   ASSERT_EQ(cudaMalloc(&d_prod, n * 8 * 4), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d_x, x.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d_y, y.data(), y.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-  split_probe<<<blocks, 32>>>(d_x, d_y, d_big, d_small, d_rna, d_hw_small, d_hw_sum, d_prod);
+  split_probe<<<blocks, 32>>>(d_x, d_y, d_big, d_small, d_rnd, d_hw_small, d_hw_sum, d_prod);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<uint32_t> big(n), small(n), rna(n);
+  std::vector<uint32_t> big(n), small(n), rnd(n);
   std::vector<float> hw_small(n), hw_sum(n), prod(n * 8);
   ASSERT_EQ(cudaMemcpy(big.data(), d_big, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(small.data(), d_small, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(rna.data(), d_rna, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(rnd.data(), d_rnd, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(hw_small.data(), d_hw_small, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(hw_sum.data(), d_hw_sum, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(prod.data(), d_prod, n * 8 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
   for (void* p : {static_cast<void*>(d_x), static_cast<void*>(d_y), static_cast<void*>(d_big),
-                  static_cast<void*>(d_small), static_cast<void*>(d_rna), static_cast<void*>(d_hw_small),
+                  static_cast<void*>(d_small), static_cast<void*>(d_rnd), static_cast<void*>(d_hw_small),
                   static_cast<void*>(d_hw_sum), static_cast<void*>(d_prod)})
     cudaFree(p);
 
   for (size_t i = 0; i < n; ++i) {
     const float xf = as_float(x[i]);
     SCOPED_TRACE(testing::Message() << "x = 0x" << std::hex << x[i]);
-    EXPECT_EQ(big[i] & 0x1fffu, 0u) << "big is no tf32 value";
     if (std::isnan(xf)) {
       EXPECT_TRUE(std::isnan(as_float(small[i])) || std::isnan(as_float(big[i]))) << "the NaN is lost";
       EXPECT_TRUE(std::isnan(hw_sum[i])) << "the tensor cores' big + small of a NaN is " << hw_sum[i];
       continue;
     }
-    EXPECT_EQ(big[i], rna[i]) << "big differs from cvt.rna.tf32.f32";
+    EXPECT_EQ(big[i] & 0x1fffu, 0u) << "big is no tf32 value";
+    EXPECT_EQ(big[i], rnd[i]) << "big differs from round_tf32";
+    EXPECT_EQ(rnd[i], host_tf32(x[i], ties_even))
+        << "round_tf32 is not to nearest, ties " << (ties_even ? "to even" : "away");
     if (std::isinf(as_float(big[i]))) continue;  // x infinite or rounding to infinity: small is -+inf or NaN
     EXPECT_EQ(static_cast<double>(as_float(big[i])) + static_cast<double>(as_float(small[i])), static_cast<double>(xf))
         << "big + small is not x";
