@@ -1,12 +1,9 @@
 // gk_memread on GPUs: every thread keeps kLoadsInFlight 16-byte loads outstanding over a
 // grid-stride walk of the 16-byte-aligned middle of the range, a few blocks per SM, so
 // the bytes in flight cover the memory's latency as a copy engine's do; the unaligned
-// head and tail (under 16 bytes each) go to the first block. Up to kEvictFirstL2s times the
-// L2's size the loads are evict_first in L2 (CUDA, sm_80+), as the rungs read their
-// once-read operands: the stream displaces its own lines, not what L2 holds dirty (after a
-// memset, writing those back adds the L2's size to the DRAM traffic, a large share of a
-// range a few times the L2). Longer streams load plainly, which reads faster there (the
-// measured choice: docs/notes/llm-gemm.md, "A read-only stream on GPUs"). The loaded bytes
+// head and tail (under 16 bytes each) go to the first block. The loads are evict_first in
+// L2 (CUDA, sm_80+) where arch::once_read_evict_first says so, as the rungs read their
+// once-read operands (up to 8 times the L2's size), and plain beyond. The loaded bytes
 // are summed (as a checksum the tests verify, and so no load is dead code): 16-bit lanes of
 // 32-bit words, emptied into a 64-bit total once per step; the warps' totals meet in one
 // shared word, and a block's in the global sum when one was asked for.
@@ -24,7 +21,6 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kLoadsInFlight = 8;
 constexpr int kBlocksPerSm = 4;
-constexpr std::size_t kEvictFirstL2s = 8;
 
 /// The bytes of `word` added pairwise into two 16-bit lanes.
 __device__ __forceinline__ uint32_t byte_pairs(uint32_t word) {
@@ -89,8 +85,7 @@ void memread(const void* src, std::size_t bytes, uint64_t* sum, const CudaContex
   auto* device_sum = static_cast<unsigned long long*>(word.get());
   if (device_sum) GK_GPU_CHECK(gpu::memset_async(device_sum, 0, sizeof(unsigned long long), ctx.stream));
   const auto* tail = begin + head_bytes + count * sizeof(uint4);
-  const auto kernel =
-      bytes <= kEvictFirstL2s * std::max<std::size_t>(ctx.l2_bytes, 1) ? memread_kernel<true> : memread_kernel<false>;
+  const auto kernel = arch::once_read_evict_first(bytes, ctx.l2_bytes) ? memread_kernel<true> : memread_kernel<false>;
   kernel<<<static_cast<unsigned>(blocks), kThreads, 0, ctx.stream>>>(vectors, count, begin, int(head_bytes), tail,
                                                                      int(tail_bytes), device_sum);
   GK_LAUNCH_CHECK();

@@ -6,9 +6,24 @@
 
 #include "cuda/arch/vendor.cuh"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
 namespace gpukern::cuda::arch {
+
+/// Streams read once of up to this many times the L2's size load evict_first; longer ones
+/// load without a policy. evict_first keeps such a stream from displacing what L2 holds
+/// dirty (after a memset, writing it back adds the L2's size to the DRAM traffic, a large
+/// share of a range a few times the L2: 10-13% slower without it at 92-117 MB on the H200);
+/// over a gigabyte the plain loads read faster (gk_memread 6%, skinny's TMA copies of the
+/// vocabulary weight 1-3%). docs/notes/llm-gemm.md, "A read-only stream on GPUs".
+constexpr std::size_t kEvictFirstL2s = 8;
+
+/// Whether a once-read stream of `bytes` loads evict_first on a device of `l2_bytes` of L2.
+inline bool once_read_evict_first(std::size_t bytes, std::size_t l2_bytes) {
+  return bytes <= kEvictFirstL2s * std::max<std::size_t>(l2_bytes, 1);
+}
 
 /// A policy that makes every L2 line it touches evict_first. 0 where there is none (no
 /// cache hints before sm_80, none on HIP).

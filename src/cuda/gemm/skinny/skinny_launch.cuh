@@ -273,6 +273,9 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
                                            : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, true, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, true, Cfg::kMaxT);
   wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
+  wk.w_evict_first = arch::once_read_evict_first(
+      static_cast<std::size_t>(p.n) * static_cast<std::size_t>(p.k) * sizeof(T) * std::max<int64_t>(call.batch, 1),
+      ctx.l2_bytes);
   void* ws = nullptr;
   if (l.ctas > 1) {
     // Parked sums of cut tiles (two slots per CTA) and the ticket words per tile and warp.

@@ -10,8 +10,9 @@
 //    one CTA per tile, nothing cut); skinny_tma_plan picks the grid per shape.
 //  * Weights by TMA: one producer thread issues each unit's W box (kBlockN rows x 128 bytes,
 //    or 64 x 64 boxes of N-contiguous W) and X box (16 rows, rows past T zero-filled) into a
-//    ring of stages, completing on a "full" mbarrier; W with an evict-first L2 policy (read
-//    once), X evict-last (every CTA reads it). The bytes in flight per SM are set by the
+//    ring of stages, completing on a "full" mbarrier; W (read once) evict-first in L2 up to
+//    8 times the L2's size and without a policy beyond (arch::once_read_evict_first), X
+//    evict-last (every CTA reads it). The bytes in flight per SM are set by the
 //    ring, not by how many 16-byte cp.async the threads can keep outstanding.
 //  * Consumer warps, 16 rows of the tile each, read fragments with ldmatrix from the 128-byte
 //    swizzle TMA writes and hand the stage back on its "empty" mbarrier. A box row is 128 bytes
@@ -90,6 +91,7 @@ struct SkinnyTmaWork {
   float* partials = nullptr;     // 2 slots per CTA x kBlockN x park_pitch f32 sums (cut tiles only)
   uint64_t* arrivals = nullptr;  // one ticket word per (N tile, consumer warp)
   uint64_t tag = 0;              // this launch's arrival tag (arrival_tag)
+  bool w_evict_first = true;     // W's copies evict_first in L2, else without a policy
 };
 
 /// The tile-major units [units * cta / ctas, units * (cta + 1) / ctas) of CTA `cta`, and the
@@ -189,11 +191,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       if constexpr (kWKMajor) {
 #pragma unroll
         for (int b = 0; b < Cfg::kKBoxes; ++b)
-          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0, stream);
+          if (wk.w_evict_first)
+            arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0, stream);
+          else
+            arch::tma_load_2d(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0);
       } else {
 #pragma unroll
         for (int b = 0; b < Cfg::kWNBoxes; ++b)
-          arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0, stream);
+          if (wk.w_evict_first)
+            arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0, stream);
+          else
+            arch::tma_load_2d(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0);
       }
 #pragma unroll
       for (int b = 0; b < Cfg::kKBoxes; ++b)
