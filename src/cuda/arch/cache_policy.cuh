@@ -15,9 +15,10 @@ namespace gpukern::cuda::arch {
 /// Streams read once of up to this many times the L2's size load evict_first; longer ones
 /// load without a policy. evict_first keeps such a stream from displacing what L2 holds
 /// dirty (after a memset, writing it back adds the L2's size to the DRAM traffic, a large
-/// share of a range a few times the L2: 10-13% slower without it at 92-117 MB on the H200);
-/// over a gigabyte the plain loads read faster (gk_memread 6%, skinny's TMA copies of the
-/// vocabulary weight 1-3%). docs/notes/llm-gemm.md, "A read-only stream on GPUs".
+/// share of a range a few times the L2); far beyond the L2 that matters little, and plain
+/// loads read faster (gk_memread's stream, skinny's TMA copies of a vocabulary-sized
+/// weight). The measurements: docs/notes/llm-gemm.md, "A read-only stream on GPUs" and
+/// "skinny's W without an L2 policy beyond 8x the L2".
 constexpr std::size_t kEvictFirstL2s = 8;
 
 /// Whether a once-read stream of `bytes` loads evict_first on a device of `l2_bytes` of L2.
