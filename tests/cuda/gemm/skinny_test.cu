@@ -458,13 +458,20 @@ TEST(SkinnyTmaPlan, ChoosesPerShapeFor32BitElements) {
   EXPECT_EQ(nn.shape.ctas, 128);
   EXPECT_EQ(nn.shape.tile_rows, 128);
   EXPECT_EQ(plan(8, 11008, 4096, false, false).shape.ctas, 86);
-  // K-contiguous W, the vocabulary's 1002 tiles and exact f32: equal shares over the SMs.
+  // K-contiguous W, the vocabulary's 1002 tiles: equal shares over the SMs.
   EXPECT_EQ(plan(8, 11008, 4096, true, false).shape.ctas, 0);
   EXPECT_TRUE(plan(8, 128256, 4096, false, false).tma);
   EXPECT_EQ(plan(8, 128256, 4096, false, false).shape.ctas, 0);
   EXPECT_TRUE(plan(8, 128256, 4096, false, true).tma);
+  EXPECT_EQ(plan(8, 128256, 4096, false, true).shape.ctas, 0);
+  // Exact f32 with N-contiguous W: the grid where it fills 5/6 of the SMs (4096 columns: 32
+  // x 4 = 128; 14336: 112), equal shares where it does not (11008: 86 of 132).
+  EXPECT_EQ(plan(16, 4096, 11008, false, true).shape.ctas, 128);
+  EXPECT_EQ(plan(16, 4096, 11008, false, true).shape.tile_rows, 128);
+  EXPECT_EQ(plan(16, 14336, 4096, false, true).shape.ctas, 112);
   EXPECT_TRUE(plan(8, 11008, 4096, false, true).tma);
   EXPECT_EQ(plan(8, 11008, 4096, false, true).shape.ctas, 0);
+  EXPECT_EQ(plan(8, 4096, 4096, true, true).shape.ctas, 0);  // K-contiguous W: equal shares
 }
 
 }  // namespace

@@ -305,14 +305,19 @@ struct SkinnyTmaPlan {
 /// path, skinny_gemv.cuh, takes T <= 4), from the TMA path (equal shares, and a K split of
 /// 128-row tiles) against skinny_kernel at T = 1-16 on the llm suite's six weights, NN and NT
 /// (H200, notes/llm-gemm.md, "skinny's TMA path for 32-bit elements"): the TMA path, in equal
-/// shares over the SMs, or for tf32 with N-contiguous W whose 128-row tiles fit the SMs in a
-/// tiles x S grid (one K chunk of a tile a CTA; the split cost exact f32 up to a quarter).
+/// shares over the SMs, or with N-contiguous W whose 128-row tiles fit the SMs in a tiles x S
+/// grid (one K chunk of a tile a CTA). Exact f32 takes the grid only where it fills 5/6 of
+/// the SMs: with its three products a CTA, fewer CTAs than SMs leave compute idle (11008
+/// columns, 86 CTAs, lost to equal shares at T 16), while on 4096 columns (32 x 4) the grid
+/// is ahead ("Exact f32's split and tf32 rounding in fewer instructions").
 inline SkinnyTmaPlan skinny_tma_plan_32(int n, bool w_k_major, int sms, bool exact_f32) {
   SkinnyTmaPlan plan;
   plan.tma = true;
   const int64_t tiles128 = ceil_div<int64_t>(n, 128);
-  if (!exact_f32 && !w_k_major && tiles128 <= sms)
-    plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(tiles128 * (sms / tiles128)), 128};
+  if (w_k_major || tiles128 > sms) return plan;
+  const int64_t ctas = tiles128 * (sms / tiles128);
+  if (!exact_f32 || 6 * ctas >= 5 * static_cast<int64_t>(sms))
+    plan.shape = {kSkinnyTmaDeepestRing, 0, static_cast<int>(ctas), 128};
   return plan;
 }
 
