@@ -107,33 +107,28 @@ TEST(Tf32Split, BigIsRoundedSmallIsTheExactRestAndNaNSurvives) {
   std::vector<uint32_t> y(8 * static_cast<size_t>(blocks));
   for (auto& v : y) v = random_bits(rng);
 
-  uint32_t *d_x = nullptr, *d_y = nullptr, *d_big = nullptr, *d_small = nullptr, *d_rnd = nullptr;
-  float *d_hw_small = nullptr, *d_hw_sum = nullptr, *d_prod = nullptr;
-  const size_t n = x.size();
-  ASSERT_EQ(cudaMalloc(&d_x, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_y, y.size() * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_big, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_small, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_rnd, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_hw_small, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_hw_sum, n * 4), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_prod, n * 8 * 4), cudaSuccess);
+  // One device allocation of 32-bit words: x, y, then the outputs big, small, rnd,
+  // hw_small, hw_sum (n each) and prod (8 n), copied back in one piece.
+  const size_t n = x.size(), out_words = 13 * n;
+  uint32_t* d = nullptr;
+  ASSERT_EQ(cudaMalloc(&d, (n + y.size() + out_words) * 4), cudaSuccess);
+  uint32_t *d_x = d, *d_y = d_x + n, *d_out = d_y + y.size();
   ASSERT_EQ(cudaMemcpy(d_x, x.data(), n * 4, cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(d_y, y.data(), y.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
-  split_probe<<<blocks, 32>>>(d_x, d_y, d_big, d_small, d_rnd, d_hw_small, d_hw_sum, d_prod);
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<uint32_t> big(n), small(n), rnd(n);
+  split_probe<<<blocks, 32>>>(d_x, d_y, d_out, d_out + n, d_out + 2 * n, reinterpret_cast<float*>(d_out + 3 * n),
+                              reinterpret_cast<float*>(d_out + 4 * n), reinterpret_cast<float*>(d_out + 5 * n));
+  const cudaError_t ran = cudaDeviceSynchronize();
+  std::vector<uint32_t> out(out_words);
+  const cudaError_t copied = cudaMemcpy(out.data(), d_out, out_words * 4, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  ASSERT_EQ(ran, cudaSuccess);
+  ASSERT_EQ(copied, cudaSuccess);
+  const std::vector<uint32_t> big(out.begin(), out.begin() + n), small(out.begin() + n, out.begin() + 2 * n),
+      rnd(out.begin() + 2 * n, out.begin() + 3 * n);
   std::vector<float> hw_small(n), hw_sum(n), prod(n * 8);
-  ASSERT_EQ(cudaMemcpy(big.data(), d_big, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(small.data(), d_small, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(rnd.data(), d_rnd, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(hw_small.data(), d_hw_small, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(hw_sum.data(), d_hw_sum, n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(prod.data(), d_prod, n * 8 * 4, cudaMemcpyDeviceToHost), cudaSuccess);
-  for (void* p : {static_cast<void*>(d_x), static_cast<void*>(d_y), static_cast<void*>(d_big),
-                  static_cast<void*>(d_small), static_cast<void*>(d_rnd), static_cast<void*>(d_hw_small),
-                  static_cast<void*>(d_hw_sum), static_cast<void*>(d_prod)})
-    cudaFree(p);
+  std::memcpy(hw_small.data(), out.data() + 3 * n, n * 4);
+  std::memcpy(hw_sum.data(), out.data() + 4 * n, n * 4);
+  std::memcpy(prod.data(), out.data() + 5 * n, n * 8 * 4);
 
   for (size_t i = 0; i < n; ++i) {
     const float xf = as_float(x[i]);

@@ -182,6 +182,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     int s = 0;
     uint32_t phase = 0;
     int tile = first_tile, kb = first_kb;
+    // A box of W into `dst`: evict_first in L2, or without a policy (wk.w_evict_first).
+    const auto load_w = [&](uint32_t dst, uint32_t bar, int c0, int c1) {
+      if (wk.w_evict_first)
+        arch::tma_load_2d_hint(dst, &map_w, bar, c0, c1, stream);
+      else
+        arch::tma_load_2d(dst, &map_w, bar, c0, c1);
+    };
     for (int64_t u = u_begin; u < u_end; ++u) {
       const int n0 = tile * BN, k0 = kb * Cfg::kBlockK;
       if (++kb == wk.k_blocks) kb = 0, ++tile;
@@ -190,18 +197,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       constexpr int E = Cfg::kElems;
       if constexpr (kWKMajor) {
 #pragma unroll
-        for (int b = 0; b < Cfg::kKBoxes; ++b)
-          if (wk.w_evict_first)
-            arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0, stream);
-          else
-            arch::tma_load_2d(w_tile(s) + b * Cfg::kWKBoxBytes, &map_w, full(s), k0 + E * b, n0);
+        for (int b = 0; b < Cfg::kKBoxes; ++b) load_w(w_tile(s) + b * Cfg::kWKBoxBytes, full(s), k0 + E * b, n0);
       } else {
 #pragma unroll
-        for (int b = 0; b < Cfg::kWNBoxes; ++b)
-          if (wk.w_evict_first)
-            arch::tma_load_2d_hint(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0, stream);
-          else
-            arch::tma_load_2d(w_tile(s) + b * Cfg::kWNBoxBytes, &map_w, full(s), n0 + E * b, k0);
+        for (int b = 0; b < Cfg::kWNBoxes; ++b) load_w(w_tile(s) + b * Cfg::kWNBoxBytes, full(s), n0 + E * b, k0);
       }
 #pragma unroll
       for (int b = 0; b < Cfg::kKBoxes; ++b)
