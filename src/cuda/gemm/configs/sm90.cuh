@@ -255,26 +255,6 @@ struct WgmmaTmaThin : WgmmaTmaShort {
   static constexpr int kEpiBoxes = 1;
 };
 
-/// A wgmma_tma configuration `Tile` in clusters of 2 CTAs along N that share each A tile
-/// through TMA multicast (each CTA loads every other of A's 64-row boxes, the first CTA
-/// one more where they are odd) and load their own B tiles whole, one 64-row TMA copy a
-/// box. cuBLAS runs its mid-size tiles so (1024^3 128x64, 1536^3 192x96, 2048^3 256x128,
-/// 3000^3 192x192, all in clusters of 2 along N).
-template <class Tile>
-struct PairedAlongN : Tile {
-  static constexpr int kClusterM = 1;
-  static constexpr int kClusterN = 2;
-  static constexpr int kBBoxRows = 64;
-};
-
-/// The tiles in clusters of 2 along N: "128x128n2", "128x64n2", "192x96n2" (B as two whole
-/// boxes), "192x192n2" (3 stages, as the 192x192 tile), "128x256n2".
-struct WgmmaTmaMidN2 : PairedAlongN<WgmmaTmaMid> {};
-struct WgmmaTmaNarrowN2 : PairedAlongN<WgmmaTmaNarrow> {};
-struct WgmmaTmaTall96N2 : PairedAlongN<WgmmaTmaTall96C2> {};
-struct WgmmaTmaTallN2 : PairedAlongN<WgmmaTmaTallC2> {};
-struct WgmmaTmaN2 : PairedAlongN<WgmmaTma> {};
-
 /// wgmma_tma for tf32 with N-contiguous B (its C^T kernel, a 256 x 128 tile of C): no
 /// cluster, otherwise as WgmmaTma.
 struct WgmmaTf32NN {

@@ -181,8 +181,7 @@ void launch_where_fits(const core::GemmArgs& args, const CudaContext& ctx, int w
 }
 
 /// A configuration as the rung's host code sees it: its cluster tile (rows kBlockM x
-/// kClusterM, columns kBlockN x kClusterN, CTAs), the shared memory a block asks for, its
-/// launcher.
+/// kClusterM, columns, CTAs), the shared memory a block asks for, its launcher.
 struct TileEntry {
   WgmmaTile tile;
   const char* name;  // what GPUKERN_WGMMA_CONFIG accepts
@@ -193,7 +192,7 @@ template <class Tile>
 constexpr TileEntry entry(WgmmaTile tile, const char* name,
                           void (*launch)(const core::GemmArgs&, const CudaContext&, int)) {
   using C = WgmmaConfig<Tile>;
-  return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN * C::kClusterN, C::kCluster, C::kSmemBytes, launch};
+  return {tile, name, C::kBlockM * C::kClusterM, C::kBlockN, C::kClusterM, C::kSmemBytes, launch};
 }
 /// Every configuration the rung ships.
 constexpr TileEntry kTiles[] = {
@@ -228,11 +227,6 @@ constexpr TileEntry kTiles[] = {
                                launch_where_fits<is_exact_f32, launch_wgmma_f32_nn_mid, launch_wgmma_large>),
     entry<sm90::WgmmaF32NNShort>(WgmmaTile::F32NNShort, "f32nn64",
                                  launch_where_fits<is_exact_f32, launch_wgmma_f32_nn_short, launch_wgmma_large>),
-    entry<sm90::WgmmaTmaMidN2>(WgmmaTile::MidN2, "128x128n2", launch_wgmma_mid_n2),
-    entry<sm90::WgmmaTmaNarrowN2>(WgmmaTile::NarrowN2, "128x64n2", launch_wgmma_narrow_n2),
-    entry<sm90::WgmmaTmaTall96N2>(WgmmaTile::Tall96N2, "192x96n2", launch_wgmma_tall96_n2),
-    entry<sm90::WgmmaTmaTallN2>(WgmmaTile::TallN2, "192x192n2", launch_wgmma_tall_n2),
-    entry<sm90::WgmmaTmaN2>(WgmmaTile::LargeN2, "128x256n2", launch_wgmma_large_n2),
 };
 
 const TileEntry& tile_entry(WgmmaTile tile) {

@@ -45,7 +45,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(sizeof(T) == 2 || (kAKMajor && kBKMajor), "wgmma reads 32-bit operands K-major only");
   static_assert(!Cfg::kPartialBBoxes || (kBKMajor && sizeof(T) == 2),
                 "a tile of part boxes of B (168, 96 or 32 wide) takes 16-bit, K-major B");
-  constexpr int kCluster = Cfg::kCluster;
+  constexpr int kCluster = Cfg::kClusterM;
   constexpr int kBK = kElemsPerRow<T>;
   constexpr int kKSteps = sizeof(T) == 2 ? kBK / 16 : kBK / 8;  // wgmma K per instruction: 16 or 8
   // Descriptor advance per K step: 32 bytes along a K-major row; 16 rows of 128 bytes
@@ -95,8 +95,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     __syncthreads();
 
   auto tile_origin = [&](int t) {
-    return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, Cfg::kClusterM, Cfg::kClusterN>(
-        sched, t, (sched.serpentine & 2) != 0, static_cast<int>(rank));
+    return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, (sched.serpentine & 2) != 0,
+                                                                static_cast<int>(rank));
   };
 
   if (warpgroup == 0) {
@@ -110,29 +110,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const int k0 = kb * kBK;
             const bool maps_3d = x.maps_3d != 0;
             const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
-            // A's boxes: all of them, or in a cluster along N every kClusterN-th from the
-            // CTA's rank, multicast to the cluster.
 #pragma unroll
-            for (int i = static_cast<int>(rank) / Cfg::kClusterM; i < Cfg::kABoxes; i += Cfg::kClusterN) {
+            for (int i = 0; i < Cfg::kABoxes; ++i) {
               const int mn = o.m0 + i * Cfg::kBoxRows;
-              const uint32_t dst = a_tile(stage) + i * Cfg::kBoxBytes;
-              if constexpr (Cfg::kClusterN > 1)
-                tma_load_item_multicast(dst, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0, maps_3d, a_item,
-                                        static_cast<uint16_t>((1u << kCluster) - 1), a_policy);
-              else
-                tma_load_item(dst, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0, maps_3d, a_item, a_policy);
+              tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0,
+                            maps_3d, a_item, a_policy);
             }
             // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
             // N when K-major; along K within box i / kPerBox (64 columns of N)
             // when MN-major.
             constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
 #pragma unroll
-            for (int i = static_cast<int>(rank) % Cfg::kClusterM; i < Cfg::kBPieces; i += Cfg::kClusterM) {
+            for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
               const int sub = (i % kPerBox) * Cfg::kBBoxRows;
               const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
               const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
               const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
-              if constexpr (Cfg::kClusterM > 1)
+              if constexpr (kCluster > 1)
                 tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
                                         static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
               else
@@ -237,7 +231,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                          const __grid_constant__ CUtensorMap map_c, TcProblem p, WgmmaExtras x, WgmmaSchedule sched) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(
-      Cfg::kCluster == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128 || Cfg::kBlockN == 64),
+      Cfg::kClusterM == 1 && Cfg::kBlockM == 128 && (Cfg::kBlockN == 256 || Cfg::kBlockN == 128 || Cfg::kBlockN == 64),
       "the tf32 NN tiles: 256, 128 or 64 rows of C by 128 columns");
   constexpr bool kExact = Cfg::kExactF32;
   static_assert(!kBKMajor || kExact, "K-major B takes this kernel in exact f32 only");
@@ -502,15 +496,15 @@ void* plan_launch(WgmmaSchedule& sched, int resident, int ways, int& ctas, const
 /// fit inside a GPC, so 4-CTA clusters may leave SMs idle). Queried once per config.
 template <class Cfg, class Kernel>
 int resident_clusters(Kernel kernel, const CudaContext& ctx) {
-  if constexpr (Cfg::kCluster == 1) {
+  if constexpr (Cfg::kClusterM == 1) {
     return ctx.sm_count;
   } else {
     const int clusters =
         cached_occupancy(std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)), [&](int* n) {
-          const ClusterLaunch one(Cfg::kCluster, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kCluster);
+          const ClusterLaunch one(Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, Cfg::kClusterM);
           return cudaOccupancyMaxActiveClusters(n, kernel, &one.config);
         });
-    return clusters > 0 ? clusters : ctx.sm_count / Cfg::kCluster;
+    return clusters > 0 ? clusters : ctx.sm_count / Cfg::kClusterM;
   }
 }
 
@@ -582,8 +576,7 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   auto kernel = wgmma_tma_kernel<Cfg, T, kAKMajor, kBKMajor, OutT>;
   const TcProblem p = make_wgmma_problem(args);
   WgmmaSchedule sched =
-      make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM),
-                    ceil_div(ceil_div(p.n, Cfg::kBlockN), Cfg::kClusterN),
+      make_schedule(ceil_div(ceil_div(p.m, Cfg::kBlockM), Cfg::kClusterM), ceil_div(p.n, Cfg::kBlockN),
                     ceil_div(p.k, kElemsPerRow<T>), static_cast<int>(args.batch), Cfg::kGroupM / Cfg::kClusterM);
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
@@ -598,8 +591,8 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
 
   int clusters = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
-  const ClusterLaunch launch(int64_t(clusters) * Cfg::kCluster, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
-                             Cfg::kCluster);
+  const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
+                             Cfg::kClusterM);
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, x, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
@@ -757,11 +750,6 @@ enum class WgmmaTile : int {
   F32NNShort,   // exact f32 (3xTF32), C^T on 64 x 128 tiles of C (sm90::WgmmaF32NNShort)
   Tall96C2,     // 192x96, clusters of 2 (sm90::WgmmaTmaTall96C2)
   Tall96KC2,    // 192x96, clusters of 2, 16-bit K-major B (sm90::WgmmaTmaTall96KC2)
-  MidN2,        // 128x128, clusters of 2 along N (sm90::WgmmaTmaMidN2)
-  NarrowN2,     // 128x64, clusters of 2 along N (sm90::WgmmaTmaNarrowN2)
-  Tall96N2,     // 192x96, clusters of 2 along N (sm90::WgmmaTmaTall96N2)
-  TallN2,       // 192x192, clusters of 2 along N (sm90::WgmmaTmaTallN2)
-  LargeN2,      // 128x256, clusters of 2 along N (sm90::WgmmaTmaN2)
 };
 
 /// Which configuration runs a call, how many K ranges each tile is split in (1: none;
@@ -812,12 +800,6 @@ void launch_wgmma_tall96_c2(const core::GemmArgs& args, const CudaContext& ctx, 
 void launch_wgmma_tall96_kc2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_wave_c2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 void launch_wgmma_thin(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-/// The tiles in clusters of 2 along N, which share A (12_wgmma_tma_cluster_n.cu).
-void launch_wgmma_mid_n2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_narrow_n2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_tall96_n2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_tall_n2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
-void launch_wgmma_large_n2(const core::GemmArgs& args, const CudaContext& ctx, int ways);
 /// The C^T kernel's launchers on its 256-, 128- and 64-row tiles (launch_wgmma_tf32_nn
 /// with sm90::WgmmaTf32NN, WgmmaTf32NNMid, WgmmaTf32NNShort; 12_wgmma_tma_tf32nn.cu):
 /// tf32 calls with K-major A and N-contiguous B only.

@@ -28,19 +28,11 @@ struct WholeBBoxesTile : std::false_type {};
 template <class Tile>
 struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::bool_constant<Tile::kWholeBBoxes> {};
 
-/// CTAs per cluster along N of a tuning `Tile` (which share A through TMA multicast): its
-/// field kClusterN, 1 where it has none.
-template <class Tile, class = void>
-struct ClusterNTile : std::integral_constant<int, 1> {};
-template <class Tile>
-struct ClusterNTile<Tile, std::void_t<decltype(Tile::kClusterN)>> : std::integral_constant<int, Tile::kClusterN> {};
-
 /// The configuration of the warp-specialized kernels for a tuning `Tile` with the named
 /// fields kBlockM x kBlockN (the CTA tile: 64, 128, 192 or 256 rows, one consumer
 /// warpgroup per 64; 256, 192, 168, 128, 96, 64 or 32 columns, the wgmma N), kStages
 /// (shared-memory stages), kClusterM (CTAs per cluster along M, which share B through TMA
-/// multicast) or kClusterN (optional: CTAs per cluster along N, which share A's boxes the
-/// same way, each loading every kClusterN-th box), kProducerRegs / kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile
+/// multicast), kProducerRegs / kConsumerRegs (setmaxnreg per warpgroup), kGroupM (tile
 /// rows per L2 raster group), kEpiBoxes (C staging boxes per consumer and round of the
 /// TMA-store epilogue) and kEpiBuffers (rounds whose TMA stores may be in flight per
 /// consumer). Every operand tile is a set of 64-row "boxes" of 128-byte rows (64
@@ -60,8 +52,6 @@ struct WgmmaConfig {
   static constexpr int kAcc = kBlockN / 2;         // f32 accumulators per consumer thread (64 x kBlockN / 128)
   static constexpr int kStages = Tile::kStages;
   static constexpr int kClusterM = Tile::kClusterM;
-  static constexpr int kClusterN = ClusterNTile<Tile>::value;
-  static constexpr int kCluster = kClusterM * kClusterN;  // CTAs per cluster
   static constexpr int kGroupM = Tile::kGroupM;
   static constexpr int kProducerRegs = Tile::kProducerRegs, kConsumerRegs = Tile::kConsumerRegs;
 
@@ -105,8 +95,6 @@ struct WgmmaConfig {
   static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
   static_assert(kPartialBBoxes || kBPieces % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
-  static_assert(kClusterM == 1 || kClusterN == 1, "a cluster runs along M (sharing B) or along N (sharing A)");
-  static_assert(kClusterN == 1 || (kABoxes >= kClusterN && !kExactF32), "each CTA of a cluster along N loads a box of A");
   static_assert(kPartialBBoxes || kBlockN % (kEpiBoxes * 32) == 0,
                 "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
   static_assert(kStageBytes % 1024 == 0, "128-byte swizzle needs every box 1024-byte aligned");
@@ -126,7 +114,7 @@ struct WgmmaConfig {
 /// CTA of a cluster and consumer warpgroup, each parking its 64 x kBlockN sums.
 template <class Cfg>
 constexpr SplitSlots split_slots() {
-  return {Cfg::kCluster * Cfg::kConsumers, 64 * Cfg::kBlockN};
+  return {Cfg::kClusterM * Cfg::kConsumers, 64 * Cfg::kBlockN};
 }
 
 template <class T>
@@ -170,7 +158,7 @@ struct WgmmaSmem {
   /// shared operand is split into its tf32 parts. tile_bar's, which only a claimed
   /// schedule's cluster peers use: that kernel runs without clusters.
   __device__ uint32_t split(int s) const {
-    static_assert(Cfg::kCluster == 1, "the split barriers are the cluster peers' tile_bar");
+    static_assert(Cfg::kClusterM == 1, "the split barriers are the cluster peers' tile_bar");
     return tile_bar(s);
   }
   /// Thread 32: each "full" barrier completes on the producer's expect_tx arrival plus
@@ -254,7 +242,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
   // stage's last fill (a stage never filled passes at once), so that no peer arrives on
   // this CTA's barriers after it leaves. The CTA then leaves without a cluster barrier,
   // which cost ~1.2k cycles at the end of a 64x128 tile's CTA (1000^3).
-  if constexpr (Cfg::kCluster > 1) {
+  if constexpr (Cfg::kClusterM > 1) {
     for (int s = 0; s < Cfg::kStages; ++s) {
       arch::mbar_wait(sm.empty(ring.stage), ring.phase ^ 1);
       ring.advance();
@@ -278,7 +266,7 @@ __device__ __forceinline__ void produce_stages(const WgmmaSmem<Cfg>& sm, const W
 template <class Cfg, class Origin, class Load>
 __device__ __forceinline__ void produce_claimed(const WgmmaSmem<Cfg>& sm, const WgmmaSchedule& sched, int cta, int ctas,
                                                 Origin origin, Load load, uint32_t stage_bytes) {
-  constexpr int kCluster = Cfg::kCluster;
+  constexpr int kCluster = Cfg::kClusterM;
   static_assert(Cfg::kStages <= 32, "tile_parity holds a bit per stage");
   const bool leader = kCluster == 1 || arch::cluster_rank() == 0;
   StageRing<Cfg::kStages> ring;

@@ -15,8 +15,8 @@
 
 namespace gpukern::cuda::gemm {
 
-/// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M, or
-/// kClusterN side by side along N) visited in L2 raster order, and K blocks per tile. A batched launch numbers the tiles
+/// The persistent schedule: cluster tiles (kClusterM block tiles stacked along M)
+/// visited in L2 raster order, and K blocks per tile. A batched launch numbers the tiles
 /// item by item: tile t is tile t % per_item of batch item t / per_item.
 ///
 /// Tiles split_first .. total - 1 (the "split tiles", `tail` of them) may be split along
@@ -39,7 +39,7 @@ namespace gpukern::cuda::gemm {
 /// own, so the order of the f32 additions follows the arrivals: a split call's result
 /// may differ in the last bits from one run to the next (within the error bounds).
 struct WgmmaSchedule {
-  int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;  // tiles_n: cluster tile columns
+  int cluster_tiles_m = 0, tiles_n = 0, total = 0, k_blocks = 0;
   int per_item = 0;  // tiles of one batch item (cluster_tiles_m x tiles_n); total = per_item x items
   // The L2 raster (tile_coords, set_raster): tile_origin_of's divisions by a batch item's
   // tiles, a group's tiles, a group's cluster tile rows (by_rows.d, the group size) and
@@ -190,10 +190,9 @@ __device__ __forceinline__ void consume_units(const WgmmaSchedule& sched, int ct
 }
 
 /// The origin of tile `tile`: its item, then its place in the item's L2 raster (as
-/// tile_coords, over cluster tiles of kClusterM x kBlockM rows by kClusterN x kBlockN
-/// columns in groups of by_rows.d, with the schedule's FastDivs; `rank` the CTA's block
-/// tile in its cluster).
-template <int kBlockM, int kBlockN, int kClusterM, int kClusterN = 1>
+/// tile_coords, over cluster tiles of kClusterM x kBlockM rows in groups of by_rows.d, with
+/// the schedule's FastDivs; `rank` the CTA's block tile in its cluster).
+template <int kBlockM, int kBlockN, int kClusterM>
 __host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedule& s, int tile, bool snake, int rank) {
   const int item = s.by_item(tile);
   const int t = tile - item * s.per_item;
@@ -204,7 +203,7 @@ __host__ __device__ __forceinline__ TileOrigin tile_origin_of(const WgmmaSchedul
   if (snake && (group & 1)) in_group = by_rows.d * s.tiles_n - 1 - in_group;
   const int col = by_rows(in_group);
   const int row = first_m + in_group - col * by_rows.d;
-  return {(row * kClusterM + rank % kClusterM) * kBlockM, (col * kClusterN + rank / kClusterM) * kBlockN, item};
+  return {(row * kClusterM + rank) * kBlockM, col * kBlockN, item};
 }
 
 // ---------------------------------------------------------------- host side
