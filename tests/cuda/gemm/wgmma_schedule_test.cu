@@ -39,8 +39,25 @@ TEST(WgmmaSchedule, SixtyFourRowTilesLoadOnlyTheRowsAHas) {
   // Whole boxes: 64 rows or more, MN-major A (its box runs along K), 128-row tiles.
   for (int m : {64, 65, 1000}) EXPECT_EQ((gemm::a_box_rows<Small, true>(m)), 64) << m;
   EXPECT_EQ((gemm::a_box_rows<Small, false>(1)), 64);
-  EXPECT_EQ((gemm::a_box_rows<Mid, true>(1)), 64);
+  EXPECT_EQ((gemm::a_box_rows<Mid, true>(1)), 128);  // K-major A: the tile's rows in one copy
+  EXPECT_EQ((gemm::a_box_rows<Mid, false>(1)), 64);
   EXPECT_EQ((gemm::a_stage_bytes<Mid, true>(1)), static_cast<uint32_t>(Mid::kStageBytes));
+}
+
+TEST(WgmmaSchedule, KMajorBIsOneCopyOfEachClusterCtasShare) {
+  using Large = gemm::WgmmaConfig<gemm::sm90::WgmmaTma>;        // 128x256, clusters of 2
+  using Wide = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWideC2>;   // 128x192, clusters of 2
+  using Mid = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaMid>;       // 128x128, no cluster
+  using Tall96 = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaTall96C2>;  // two whole boxes of B
+  using Wave = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWave168C2>;  // 168 rows: part boxes
+  EXPECT_EQ((gemm::b_copy_rows<Large, true>()), 128);
+  EXPECT_EQ((gemm::b_copy_rows<Wide, true>()), 96);
+  EXPECT_EQ((gemm::b_copy_rows<Mid, true>()), 128);
+  EXPECT_EQ((gemm::b_copy_rows<Tall96, true>()), 64);
+  EXPECT_EQ((gemm::b_copy_rows<Wave, true>()), 56);  // its pieces
+  // MN-major B: pieces along K inside 64-element boxes, as before.
+  EXPECT_EQ((gemm::b_copy_rows<Large, false>()), 64);
+  EXPECT_EQ((gemm::b_copy_rows<Wide, false>()), 32);
 }
 
 TEST(WgmmaSchedule, TailSplitCostModel) {

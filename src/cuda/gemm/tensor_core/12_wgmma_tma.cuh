@@ -110,27 +110,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
             const int k0 = kb * kBK;
             const bool maps_3d = x.maps_3d != 0;
             const int a_item = o.item * x.a_item, b_item = o.item * x.b_item;
+            // A: K-major, the tile's rows in one copy (a_box_rows); MN-major, a box per 64 rows.
+            if constexpr (kAKMajor) {
+              tma_load_item(a_tile(stage), &map_a, full, k0, o.m0, maps_3d, a_item, a_policy);
+            } else {
 #pragma unroll
-            for (int i = 0; i < Cfg::kABoxes; ++i) {
-              const int mn = o.m0 + i * Cfg::kBoxRows;
-              tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, kAKMajor ? k0 : mn, kAKMajor ? mn : k0,
-                            maps_3d, a_item, a_policy);
+              for (int i = 0; i < Cfg::kABoxes; ++i)
+                tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, o.m0 + i * Cfg::kBoxRows, k0, maps_3d,
+                              a_item, a_policy);
             }
-            // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along
-            // N when K-major; along K within box i / kPerBox (64 columns of N)
-            // when MN-major.
-            constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
-#pragma unroll
-            for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
-              const int sub = (i % kPerBox) * Cfg::kBBoxRows;
-              const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
-              const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
-              const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
+            if constexpr (kBKMajor && !Cfg::kPartialBBoxes) {
+              // K-major B of whole boxes: this CTA's share of the tile's rows in one copy
+              // (b_copy_rows), multicast in a cluster.
+              constexpr int kRows = b_copy_rows<Cfg, kBKMajor>();
+              const uint32_t dst = b_tile(stage) + rank * kRows * Cfg::kRowBytes;
+              const int n0 = o.n0 + static_cast<int>(rank) * kRows;
               if constexpr (kCluster > 1)
-                tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
+                tma_load_item_multicast(dst, &map_b, full, k0, n0, maps_3d, b_item,
                                         static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
               else
-                tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+                tma_load_item(dst, &map_b, full, k0, n0, maps_3d, b_item, b_policy);
+            } else {
+              // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along N when
+              // K-major (a tile of part boxes); along K within box i / kPerBox (64 columns
+              // of N) when MN-major.
+              constexpr int kPerBox = Cfg::kPartialBBoxes ? 1 : Cfg::kBoxRows / Cfg::kBBoxRows;
+#pragma unroll
+              for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
+                const int sub = (i % kPerBox) * Cfg::kBBoxRows;
+                const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
+                const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
+                const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
+                if constexpr (kCluster > 1)
+                  tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
+                                          static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
+                else
+                  tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+              }
             }
           },
           a_stage_bytes<Cfg, kAKMajor>(p.m));
@@ -212,7 +228,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 ///   n(w, r) = 8 (w % 2) + 32 (w / 2) + 16 ((r % 8) / 4) + r % 4 + 4 (r / 8)
 /// (a permutation of the consumer's 64 columns) so that the 32 lanes of one shared load
 /// hit 32 different banks through the 128-byte swizzle. Stage: user B as 4 boxes of
-/// 32 K rows x 32 columns (4 KB), user A as Cfg::kBlockN / 64 boxes of 64 rows x 32 K (8 KB).
+/// 32 K rows x 32 columns (4 KB), user A as one copy of Cfg::kBlockN rows x 32 K.
 ///
 /// Exact f32 (Cfg::kExactF32, 3xTF32): both operands are split into a rounded tf32 part
 /// and its rest (arch::split_tf32), and each K step issues the three products
@@ -223,7 +239,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 /// a second set of accumulators that starts from zero and is added into the first in f32
 /// once the stage's wgmmas are done: the tensor cores' f32 accumulation does not round to
 /// nearest, and over a long K its error would pass f32's bound. kBKMajor (exact f32
-/// only): user B stored N x K, as 2 boxes of 64 rows x 32 K a stage; fragment row r of
+/// only): user B stored N x K, as one copy of 128 rows x 32 K a stage; fragment row r of
 /// warp w then holds C column 16 w + r, conflict-free through the swizzle as it is.
 template <class Cfg, class OutT, bool kBKMajor = false>
 __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -238,7 +254,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(!kExact || Cfg::kBlockN <= 128, "exact f32 keeps two sets of accumulators: 128 or 64 rows of C");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
-  constexpr int kABoxes = kTileM / 64;  // boxes of user A a stage
   constexpr int kBBoxBytes = 4096;      // MN-major B: 32 K rows x 128 bytes
   constexpr int kSplitters = 96;        // exact f32: warps 1-3 of the producer warpgroup
   constexpr int kSplitBarrier = 8;      // their named barrier (the consumers use 1 + consumer)
@@ -273,15 +288,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
       produce_stages(sm, sched, first, step, tile_origin, [&](int stage, uint32_t full, const TileOrigin& o, int kb) {
         const int k0 = kb * kBK;
         const bool maps_3d = x.maps_3d != 0;
-#pragma unroll
-        for (int i = 0; i < kABoxes; ++i)
-          tma_load_item(at(stage) + i * Cfg::kBoxBytes, &map_a, full, k0, o.m0 + 64 * i, maps_3d, o.item * x.a_item,
-                        keep);
+        // User A (K-major) as one copy of the tile's kTileM rows; K-major user B as one
+        // copy of its 128 rows (a_box_rows says why one copy).
+        tma_load_item(at(stage), &map_a, full, k0, o.m0, maps_3d, o.item * x.a_item, keep);
         if constexpr (kBKMajor) {
-#pragma unroll
-          for (int j = 0; j < 2; ++j)
-            tma_load_item(bt(stage) + j * Cfg::kBoxBytes, &map_b, full, k0, o.n0 + 64 * j, maps_3d, o.item * x.b_item,
-                          keep);
+          tma_load_item(bt(stage), &map_b, full, k0, o.n0, maps_3d, o.item * x.b_item, keep);
         } else {
 #pragma unroll
           for (int j = 0; j < 4; ++j)
@@ -585,7 +596,8 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
       kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))
                : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
   const CUtensorMap map_b = kBKMajor
-                                ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, Cfg::kBBoxRows)
+                                ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k,
+                                                      b_copy_rows<Cfg, kBKMajor>())
                                 : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
@@ -697,8 +709,8 @@ void launch_wgmma_ct(const core::GemmArgs& call, const CudaContext& ctx, int way
   x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
   WgmmaSchedule sched = make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32),
                                       static_cast<int>(args.batch), Cfg::kGroupM / 2);
-  const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k);
-  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k)
+  const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k, Cfg::kBlockN);
+  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k, 128)
                                      : make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
   const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};

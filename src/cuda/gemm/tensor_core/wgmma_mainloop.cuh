@@ -94,6 +94,8 @@ struct WgmmaConfig {
   static_assert(kBRows % kBBoxRows == 0 && kBBoxRows % 8 == 0, "B's pieces are whole 8-row swizzle atoms");
   static_assert(kPartialBBoxes || kBoxRows % kBBoxRows == 0, "a piece of a whole box lies inside the box");
   static_assert(kPartialBBoxes || kBPieces % kClusterM == 0, "the CTAs of a cluster split B's boxes evenly");
+  static_assert(kPartialBBoxes || (kBRows / kClusterM % 8 == 0 && kBRows / kClusterM <= 256),
+                "a CTA's share of K-major B is one TMA box (at most 256 rows of whole swizzle atoms)");
   static_assert(kGroupM % kClusterM == 0, "an L2 raster group holds whole clusters");
   static_assert(kPartialBBoxes || kBlockN % (kEpiBoxes * 32) == 0,
                 "the TMA-store rounds cover the tile's columns (f32 C: 32 a box)");
@@ -120,20 +122,36 @@ constexpr SplitSlots split_slots() {
 template <class T>
 constexpr int kElemsPerRow = 128 / static_cast<int>(sizeof(T));  // K elements per stage (BK)
 
-/// Rows of A's TMA box (of 64): a 64-row tile over fewer rows of K-major A loads only
+/// Rows of A a stage holds data for: a 64-row tile over fewer rows of K-major A loads only
 /// the `m` rows A has, rounded up to the 8-row swizzle atom, not a box whose rows past M
 /// TMA fills with zeros; the stages then expect that many fewer bytes (a_stage_bytes).
 /// The rows left over in shared memory feed only accumulator rows past M, never stored.
-/// The host sizes A's map by it, the kernel its stages' byte count.
 template <class Cfg, bool kAKMajor>
-__host__ __device__ constexpr int a_box_rows(int m) {
-  return kAKMajor && Cfg::kBlockM == 64 && m < 64 ? (m + 7) / 8 * 8 : Cfg::kBoxRows;
+__host__ __device__ constexpr int a_loaded_rows(int m) {
+  return kAKMajor && Cfg::kBlockM == 64 && m < 64 ? (m + 7) / 8 * 8 : Cfg::kBlockM;
 }
 
-/// The bytes a stage of `Cfg` receives for a call of `m` rows (a_box_rows).
+/// Rows of A's TMA box: K-major A is one copy of the tile's rows a stage (a_loaded_rows:
+/// 64-row boxes one after the other in shared memory are one box of their rows, the same
+/// bytes in the same swizzle), MN-major A a 64-element box per 64 rows. The host sizes
+/// A's map by it.
+template <class Cfg, bool kAKMajor>
+__host__ __device__ constexpr int a_box_rows(int m) {
+  return kAKMajor ? a_loaded_rows<Cfg, kAKMajor>(m) : Cfg::kBoxRows;
+}
+
+/// Rows of B's TMA copy: K-major B whose rows are whole boxes is one copy of each cluster
+/// CTA's share of them a stage (the CTA's kBPieces / kClusterM pieces, made contiguous);
+/// otherwise a piece, kBBoxRows.
+template <class Cfg, bool kBKMajor>
+__host__ __device__ constexpr int b_copy_rows() {
+  return kBKMajor && !Cfg::kPartialBBoxes ? Cfg::kBRows / Cfg::kClusterM : Cfg::kBBoxRows;
+}
+
+/// The bytes a stage of `Cfg` receives for a call of `m` rows (a_loaded_rows).
 template <class Cfg, bool kAKMajor>
 __host__ __device__ constexpr uint32_t a_stage_bytes(int m) {
-  return static_cast<uint32_t>(Cfg::kLoadBytes - (Cfg::kBoxRows - a_box_rows<Cfg, kAKMajor>(m)) * Cfg::kRowBytes);
+  return static_cast<uint32_t>(Cfg::kLoadBytes - (Cfg::kBlockM - a_loaded_rows<Cfg, kAKMajor>(m)) * Cfg::kRowBytes);
 }
 
 /// Shared memory of the kernels below, 1024-byte aligned (the 128-byte swizzle
