@@ -3,11 +3,14 @@
 //
 // Change from 11 (mma_multistage): the three jobs that mma.sync kernels give every
 // warp are split and handed to the hardware units built for them on Hopper.
-//  * Loads: the tensor memory accelerator (TMA) copies each 64-row box of an operand
-//    tile from global to shared memory in one instruction issued by one thread, in the
+//  * Loads: the tensor memory accelerator (TMA) copies an operand tile from global to
+//    shared memory in one instruction issued by one thread (a K-major operand's rows in
+//    one copy, up to 256 of them; an MN-major one a copy per 64-element box), in the
 //    128-byte swizzled layout the tensor cores read without bank conflicts, zero-filling
 //    whatever lies outside the matrix (odd shapes need no edge code). Completion is
 //    counted in bytes on an mbarrier: no cp.async groups, no address arithmetic per thread.
+//    One copy of a K-major tile's rows lands sooner than a copy per 64-row box
+//    (notes/llm-gemm.md, "One TMA copy a stage").
 //  * Math: wgmma (HGMMA in SASS) lets a warpgroup of 4 warps multiply a 64x256x16 block
 //    straight out of shared memory, asynchronously, with the accumulators in registers;
 //    no ldmatrix, no fragment registers. It reaches the H100's dense rate; mma.sync
