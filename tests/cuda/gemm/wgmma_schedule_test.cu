@@ -45,11 +45,11 @@ TEST(WgmmaSchedule, SixtyFourRowTilesLoadOnlyTheRowsAHas) {
 }
 
 TEST(WgmmaSchedule, KMajorBIsOneCopyOfEachClusterCtasShare) {
-  using Large = gemm::WgmmaConfig<gemm::sm90::WgmmaTma>;        // 128x256, clusters of 2
-  using Wide = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWideC2>;   // 128x192, clusters of 2
-  using Mid = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaMid>;       // 128x128, no cluster
+  using Large = gemm::WgmmaConfig<gemm::sm90::WgmmaTma>;           // 128x256, clusters of 2
+  using Wide = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWideC2>;      // 128x192, clusters of 2
+  using Mid = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaMid>;          // 128x128, no cluster
   using Tall96 = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaTall96C2>;  // two whole boxes of B
-  using Wave = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWave168C2>;  // 168 rows: part boxes
+  using Wave = gemm::WgmmaConfig<gemm::sm90::WgmmaTmaWave168C2>;   // 168 rows: part boxes
   EXPECT_EQ((gemm::b_copy_rows<Large, true>()), 128);
   EXPECT_EQ((gemm::b_copy_rows<Wide, true>()), 96);
   EXPECT_EQ((gemm::b_copy_rows<Mid, true>()), 128);

@@ -254,9 +254,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   static_assert(!kExact || Cfg::kBlockN <= 128, "exact f32 keeps two sets of accumulators: 128 or 64 rows of C");
   constexpr int kBK = 32;  // K per stage: one 128-byte row of A
   constexpr int kTileM = Cfg::kBlockN, kTileN = 128;
-  constexpr int kBBoxBytes = 4096;      // MN-major B: 32 K rows x 128 bytes
-  constexpr int kSplitters = 96;        // exact f32: warps 1-3 of the producer warpgroup
-  constexpr int kSplitBarrier = 8;      // their named barrier (the consumers use 1 + consumer)
+  constexpr int kBBoxBytes = 4096;  // MN-major B: 32 K rows x 128 bytes
+  constexpr int kSplitters = 96;    // exact f32: warps 1-3 of the producer warpgroup
+  constexpr int kSplitBarrier = 8;  // their named barrier (the consumers use 1 + consumer)
   extern __shared__ uint8_t smem_raw[];
   const WgmmaSmem<Cfg> sm(smem_raw);
   // The user's B tile takes the kABoxes slot (16 KB), the user's A tile the B slot, and
@@ -595,10 +595,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   const CUtensorMap map_a =
       kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))
                : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
-  const CUtensorMap map_b = kBKMajor
-                                ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k,
-                                                      b_copy_rows<Cfg, kBKMajor>())
-                                : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
+  const CUtensorMap map_b =
+      kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, b_copy_rows<Cfg, kBKMajor>())
+               : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
   int clusters = 0;
