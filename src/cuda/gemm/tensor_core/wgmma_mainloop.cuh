@@ -37,10 +37,12 @@ struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::b
 /// TMA-store epilogue) and kEpiBuffers (rounds whose TMA stores may be in flight per
 /// consumer). Every operand tile is a set of 64-row "boxes" of 128-byte rows (64
 /// f16/bf16 or 32 f32 elements of K when K-major, 64 elements of M or N when MN-major):
-/// one TMA box, one swizzle pattern, 8 KB. B is loaded in pieces of kBBoxRows rows (64:
-/// one TMA copy a box): a cluster whose CTAs outnumber B's boxes (64x64 tiles in clusters
-/// of 2) splits each box between them, every piece landing where its rows lie in the
-/// tile. A tile 168, 96 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
+/// one swizzle pattern, 8 KB. A K-major operand's boxes follow each other as one run of
+/// rows, which one TMA copy fills (A's tile rows, a_box_rows; each cluster CTA's share of
+/// B's, b_copy_rows); MN-major ones take a copy per box, MN-major B in pieces of
+/// kBBoxRows rows along K (64: the whole box): a cluster whose CTAs outnumber B's boxes
+/// (64x64 tiles in clusters of 2) splits each box between them, every piece landing where
+/// its rows lie in the tile. A tile 168, 96 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
 /// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 48, 32),
 /// which the CTAs of a cluster share out in turn (the first CTA loads one more). A tile
 /// 96 wide may instead (kWholeBBoxes) load B as two whole boxes in either layout, the
