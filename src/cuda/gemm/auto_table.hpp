@@ -203,6 +203,21 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kAnyLayout,
        kOneGemm,
        core::TSide::M},
+      // 512 tokens against the wide N-contiguous weights (11008 and 14336 x 4096) on the
+      // H200, tokens as A's rows: wgmma_tma's 128x128 tiles without a cluster (its tile
+      // table's rule for 257..512 rows against a wide weight) ahead of cuBLAS (bf16 / f16,
+      // two runs: 102.1-104.8%), where the ranked order took cuBLAS (128x256 clusters ran
+      // 98.5-99.3% of it on 11008). notes/llm-gemm.md, "One TMA copy a stage".
+      {"16-bit NN T 512, 11008..14336 x 4096, H200",
+       k16Bit,
+       kH200,
+       {512, 512},
+       {11008, 14336},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
       // Exact f32 against the N-contiguous vocabulary at 2-4 tokens on the H200: cuBLAS
       // (skinny 83-88% of it on skinny_kernel, 94-97% on its TMA path; from 8 tokens skinny
       // leads). notes/llm-gemm.md, "skinny's TMA path for 32-bit elements".

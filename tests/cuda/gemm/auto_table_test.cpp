@@ -160,6 +160,20 @@ TEST(CudaAutoTable, LongKWeightsAt128And256TokensAreWgmmaTmaOnTheH200) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 256, 4096, 11008, 2), kH200), "") << "batches: the ranked order";
 }
 
+TEST(CudaAutoTable, NNPrefillOf512TokensOnWideWeightsIsWgmmaTmaOnTheH200) {
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t n : {11008, 14336}) {
+      EXPECT_EQ(pick(call(t, kNN, 512, n, 4096), kH200), "wgmma_tma") << n;
+      EXPECT_EQ(pick(call(t, kNN, 512, n, 4096), kH100), "") << n << ": the H100 not measured";
+      EXPECT_EQ(pick(call(t, kNT, 512, n, 4096), kH200), "") << n << ": K-major weights not measured";
+    }
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 384, 11008, 4096), kH200), "") << "384 tokens: level";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 1024, 11008, 4096), kH200), "") << "1024 tokens: the ranked order";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 512, 4096, 4096), kH200), "") << "4096 wide: the ranked order";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 512, 11008, 11008), kH200), "") << "K = 11008: not measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNN, 512, 11008, 4096, 2), kH200), "") << "batches: the ranked order";
+}
+
 TEST(CudaAutoTable, ThirtyTwoBitEntriesTakeSingleCallsOnly) {
   EXPECT_EQ(pick(call(DType::F32, kNN, 2, 4096, 4096)), "skinny");
   EXPECT_EQ(pick(call(DType::F32, kNT, 16, 4096, 4096)), "skinny");

@@ -568,6 +568,20 @@ WgmmaChoice table_choice(const core::GemmArgs& args, const CudaContext& ctx) {
       return {WgmmaTile::MidC2, mid_ways,
               "4000 GB/s or more, 128x256 clusters split to fill the SMs: 128x128 tiles in clusters of 2 filling one "
               "wave"};
+    // On a device of 4000 GB/s or more (H200): a single 16-bit call of 257..512 rows
+    // against a wide N-contiguous weight (N over 8192 up to 16384, K of at most 64 blocks:
+    // the 11008- and 14336-wide weights of the llm suite): 128x128 tiles unclustered and
+    // unsplit, 2.5-3.4 rounds of them, instead of 1.3-1.7 rounds of 128x256 clusters (at
+    // 384 rows half of the second cluster row is empty). H200, bf16 / f16 NN, each forced,
+    // two runs, % of cuBLAS, table -> 128x128: 384 x 14336 x 4096 89.7-90.2 -> 100.8-101.3,
+    // 512 x 11008 x 4096 98.5-99.3 -> 101.4-102.4, 512 x 14336 x 4096 101.6-101.7 ->
+    // 104.2-104.3, 384 x 11008 x 4096 level (95.4-96.3). Not at 768 rows (x 11008: 97.7
+    // against 100), nor at 256 (128x192 clusters 104.5-106 against 97-98), nor with K-major
+    // B (512 x 11008 x 4096 NT: 128x168 clusters 97.7 against 90.9).
+    if (items == 1 && es == 2 && large_ways == 1 && high_bandwidth(ctx.arch.mem_gbps) && !b_is_k_major(args) &&
+        m > 256 && m <= 512 && n > 8192 && n <= 16384 && k_blocks <= 64 && on_lines)
+      return {WgmmaTile::Mid, 1,
+              "4000 GB/s or more, 257..512 rows against a wide N-contiguous weight: 128x128 tiles, no cluster"};
     // Unsplit 128x256 clusters against unsplit clusters of `rows` x `cols` tiles in pairs
     // along M, one of which costs `cost` of a 128x256 cluster tile: single 16-bit calls,
     // the only ones measured, where the other tile's rounds are estimated kUnsplitGain of
