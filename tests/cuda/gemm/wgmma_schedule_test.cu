@@ -428,12 +428,12 @@ TEST(WgmmaChoiceTable, IssueShapes) {
   EXPECT_EQ(choice(512, 11008, 4096, DType::BF16), "128x128");
   EXPECT_EQ(choice(384, 14336, 4096, DType::F16), "128x128");
   EXPECT_EQ(choice(512, 14336, 4096, DType::BF16), "128x128");
-  EXPECT_EQ(choice(512, 11008, 4096, DType::BF16, true), "128x168c2");  // K-major B: its own tile
-  EXPECT_NE(choice(768, 11008, 4096, DType::BF16), "128x128");          // 768 rows: not measured ahead
-  EXPECT_NE(choice(256, 11008, 4096, DType::BF16), "128x128");          // 128x192 clusters ahead
-  EXPECT_NE(choice(512, 11008, 11008, DType::BF16), "128x128");         // a longer K: not measured
+  EXPECT_EQ(choice(512, 11008, 4096, DType::BF16, true), "128x168c2");    // K-major B: its own tile
+  EXPECT_NE(choice(768, 11008, 4096, DType::BF16), "128x128");            // 768 rows: not measured ahead
+  EXPECT_NE(choice(256, 11008, 4096, DType::BF16), "128x128");            // 128x192 clusters ahead
+  EXPECT_NE(choice(512, 11008, 11008, DType::BF16), "128x128");           // a longer K: not measured
   EXPECT_NE(choice(512, 11008, 4096, DType::BF16, false, 2), "128x128");  // batched: not measured
-  ctx.arch.mem_gbps = 3352;  // the H100
+  ctx.arch.mem_gbps = 3352;                                               // the H100
   EXPECT_EQ(choice(512, 4096, 11008, DType::BF16), "128x256c2 splitk2");
   EXPECT_NE(choice(512, 11008, 4096, DType::BF16), "128x128");  // the H200's rule only
   EXPECT_EQ(choice(128, 4096, 11008, DType::BF16, true), "64x64c2");
