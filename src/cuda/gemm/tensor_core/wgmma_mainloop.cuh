@@ -42,11 +42,12 @@ struct WholeBBoxesTile<Tile, std::void_t<decltype(Tile::kWholeBBoxes)>> : std::b
 /// B's, b_copy_rows); MN-major ones take a copy per box, MN-major B in pieces of
 /// kBBoxRows rows along K (64: the whole box): a cluster whose CTAs outnumber B's boxes
 /// (64x64 tiles in clusters of 2) splits each box between them, every piece landing where
-/// its rows lie in the tile. A tile 168, 96 or 32 wide (kPartialBBoxes) is not whole boxes: its B, K-major
-/// only, is that many rows of 128 bytes loaded in kBBoxRows-row pieces (56, 48, 32),
-/// which the CTAs of a cluster share out in turn (the first CTA loads one more). A tile
-/// 96 wide may instead (kWholeBBoxes) load B as two whole boxes in either layout, the
-/// second one's last 32 rows unused: wgmma reads MN-major B only in whole 64-element boxes.
+/// its rows lie in the tile. A tile 168, 96 or 32 wide (kPartialBBoxes) is not whole
+/// boxes: its B, K-major only, is that many rows of 128 bytes loaded in kBBoxRows-row
+/// pieces (56, 48, 32), which the CTAs of a cluster share out in turn (the first CTA loads
+/// one more). A tile 96 wide may instead (kWholeBBoxes) load B as two whole boxes in
+/// either layout, the second one's last 32 rows unused: wgmma reads MN-major B only in
+/// whole 64-element boxes.
 template <class Tile>
 struct WgmmaConfig {
   static constexpr int kBlockM = Tile::kBlockM, kBlockN = Tile::kBlockN;
