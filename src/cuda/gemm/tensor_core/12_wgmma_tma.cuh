@@ -119,17 +119,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
                 tma_load_item(a_tile(stage) + i * Cfg::kBoxBytes, &map_a, full, o.m0 + i * Cfg::kBoxRows, k0, maps_3d,
                               a_item, a_policy);
             }
-            if constexpr (kBKMajor && !Cfg::kPartialBBoxes) {
-              // K-major B of whole boxes: this CTA's share of the tile's rows in one copy
-              // (b_copy_rows), multicast in a cluster.
-              constexpr int kRows = b_copy_rows<Cfg, kBKMajor>();
-              const uint32_t dst = b_tile(stage) + rank * kRows * Cfg::kRowBytes;
-              const int n0 = o.n0 + static_cast<int>(rank) * kRows;
+            // A copy of B at (c0, c1) into `dst`, multicast to the cluster's CTAs in a cluster.
+            const auto load_b = [&](uint32_t dst, int c0, int c1) {
               if constexpr (kCluster > 1)
-                tma_load_item_multicast(dst, &map_b, full, k0, n0, maps_3d, b_item,
+                tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
                                         static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
               else
-                tma_load_item(dst, &map_b, full, k0, n0, maps_3d, b_item, b_policy);
+                tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+            };
+            if constexpr (kBKMajor && !Cfg::kPartialBBoxes) {
+              // K-major B of whole boxes: this CTA's share of the tile's rows in one copy
+              // (b_copy_rows).
+              constexpr int kRows = b_copy_rows<Cfg, kBKMajor>();
+              load_b(b_tile(stage) + rank * kRows * Cfg::kRowBytes, k0, o.n0 + static_cast<int>(rank) * kRows);
             } else {
               // Piece i of B: rows [i * kBBoxRows, +kBBoxRows) of the tile, along N when
               // K-major (a tile of part boxes); along K within box i / kPerBox (64 columns
@@ -138,14 +140,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
 #pragma unroll
               for (int i = static_cast<int>(rank); i < Cfg::kBPieces; i += kCluster) {
                 const int sub = (i % kPerBox) * Cfg::kBBoxRows;
-                const uint32_t dst = b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes;
-                const int c0 = kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows;
-                const int c1 = kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub;
-                if constexpr (kCluster > 1)
-                  tma_load_item_multicast(dst, &map_b, full, c0, c1, maps_3d, b_item,
-                                          static_cast<uint16_t>((1u << kCluster) - 1), b_policy);
-                else
-                  tma_load_item(dst, &map_b, full, c0, c1, maps_3d, b_item, b_policy);
+                load_b(b_tile(stage) + i * Cfg::kBBoxRows * Cfg::kRowBytes,
+                       kBKMajor ? k0 : o.n0 + (i / kPerBox) * Cfg::kBoxRows,
+                       kBKMajor ? o.n0 + i * Cfg::kBBoxRows : k0 + sub);
               }
             }
           },
@@ -592,12 +589,10 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
 
-  const CUtensorMap map_a =
-      kAKMajor ? make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, a_box_rows<Cfg, kAKMajor>(p.m))
-               : make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.k, p.m);
-  const CUtensorMap map_b =
-      kBKMajor ? make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, b_copy_rows<Cfg, kBKMajor>())
-               : make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.k, p.n, Cfg::kBBoxRows);
+  const CUtensorMap map_a = make_operand_map<T>(args, args.a, args.lda, args.stride_a, kAKMajor ? p.m : p.k,
+                                                kAKMajor ? p.k : p.m, a_box_rows<Cfg, kAKMajor>(p.m));
+  const CUtensorMap map_b = make_operand_map<T>(args, args.b, args.ldb, args.stride_b, kBKMajor ? p.n : p.k,
+                                                kBKMajor ? p.k : p.n, b_copy_rows<Cfg, kBKMajor>());
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
   int clusters = 0;
