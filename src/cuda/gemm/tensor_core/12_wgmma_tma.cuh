@@ -556,21 +556,23 @@ inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::G
 }
 
 /// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
-/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows. An exact f32
+/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows; `k_major`:
+/// its rows run along K (the kernel walks along them). An exact f32
 /// call's operands load as f32: a TFLOAT32 map rounds them to tf32 on the way in, which
 /// leaves the 3xTF32 split nothing to split.
 template <class T>
 CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_t ld, int64_t stride, int rows,
-                             int cols, int box_rows = 64) {
+                             int cols, bool k_major, int box_rows = 64) {
   const bool plain_f32 = args.type() == core::GemmType::F32;
-  return make_tensor_map<T>(ptr, ld, rows, cols, plain_f32, box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
+  return make_tensor_map<T>(ptr, ld, rows, cols, k_major ? TmaWalk::AlongRows : TmaWalk::AcrossRows, plain_f32,
+                            box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
 }
 
 /// C's tensor map for TMA stores of OutT (f32 described as f32, not tf32).
 template <class OutT>
 CUtensorMap make_c_map(const core::GemmArgs& args) {
   const int m = static_cast<int>(args.m), n = static_cast<int>(args.n);
-  return make_tensor_map<OutT>(args.c, args.ldc, m, n, true, 64,
+  return make_tensor_map<OutT>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, true, 64,
                                tma_items(args, args.stride_c, m, args.ldc, sizeof(OutT)));
 }
 
@@ -590,9 +592,9 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   mark_read_once(x, sched, args);
 
   const CUtensorMap map_a = make_operand_map<T>(args, args.a, args.lda, args.stride_a, kAKMajor ? p.m : p.k,
-                                                kAKMajor ? p.k : p.m, a_box_rows<Cfg, kAKMajor>(p.m));
+                                                kAKMajor ? p.k : p.m, kAKMajor, a_box_rows<Cfg, kAKMajor>(p.m));
   const CUtensorMap map_b = make_operand_map<T>(args, args.b, args.ldb, args.stride_b, kBKMajor ? p.n : p.k,
-                                                kBKMajor ? p.k : p.n, b_copy_rows<Cfg, kBKMajor>());
+                                                kBKMajor ? p.k : p.n, kBKMajor, b_copy_rows<Cfg, kBKMajor>());
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
   int clusters = 0;
@@ -703,9 +705,9 @@ void launch_wgmma_ct(const core::GemmArgs& call, const CudaContext& ctx, int way
   x.epi = Epilogue{};  // applied by wgmma_epilogue_pass after the kernel (store_tf32_nn_tile says why)
   WgmmaSchedule sched = make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32),
                                       static_cast<int>(args.batch), Cfg::kGroupM / 2);
-  const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k, Cfg::kBlockN);
-  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k, 128)
-                                     : make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, 32);
+  const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k, true, Cfg::kBlockN);
+  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k, true, 128)
+                                     : make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, false, 32);
   const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float, kBKMajor> : wgmma_tf32_nn_kernel<Cfg, void, kBKMajor>;

@@ -353,10 +353,12 @@ void launch_kernel(const core::GemmArgs& args, const CudaContext& ctx, const CUt
   sched.k_blocks = ceil_div(p.k, Cfg::kBK);
   // K-major: one box of the whole tile's rows (TMA boxes reach 256 rows); MN-major:
   // boxes of BK K-rows, one per 128 bytes of M/N.
-  const CUtensorMap map_a = kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k, false, Cfg::kBlockM)
-                                     : make_tensor_map<T>(args.a, args.lda, p.k, p.m, false, Cfg::kBK);
-  const CUtensorMap map_b = kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k, false, Cfg::kBlockN)
-                                     : make_tensor_map<T>(args.b, args.ldb, p.k, p.n, false, Cfg::kBK);
+  const CUtensorMap map_a =
+      kAKMajor ? make_tensor_map<T>(args.a, args.lda, p.m, p.k, TmaWalk::AlongRows, false, Cfg::kBlockM)
+               : make_tensor_map<T>(args.a, args.lda, p.k, p.m, TmaWalk::AcrossRows, false, Cfg::kBK);
+  const CUtensorMap map_b =
+      kBKMajor ? make_tensor_map<T>(args.b, args.ldb, p.n, p.k, TmaWalk::AlongRows, false, Cfg::kBlockN)
+               : make_tensor_map<T>(args.b, args.ldb, p.k, p.n, TmaWalk::AcrossRows, false, Cfg::kBK);
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   const int grid = std::max(1, std::min(ctx.sm_count, sched.total));
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, sched);
@@ -377,11 +379,11 @@ void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   constexpr int kEpiRows = Cfg::kEpiRows;
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
     launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx,
-                                                     make_tensor_map<float>(args.c, args.ldc, m, n, true, kEpiRows));
+                                                     make_tensor_map<float>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, true, kEpiRows));
   } else if constexpr (sizeof(T) == 2) {
     if (tma_store)  // C in the input type
       launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(args, ctx,
-                                                   make_tensor_map<T>(args.c, args.ldc, m, n, false, kEpiRows));
+                                                   make_tensor_map<T>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, false, kEpiRows));
     else
       launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
   } else {

@@ -30,10 +30,11 @@ struct MapKey {
   const void* ptr;
   int64_t ld;
   int rows, cols, box_rows;
+  TmaWalk walk;
   int64_t items, stride;
   bool operator==(const MapKey& o) const {
     return type == o.type && elem_bytes == o.elem_bytes && ptr == o.ptr && ld == o.ld && rows == o.rows &&
-           cols == o.cols && box_rows == o.box_rows && items == o.items && stride == o.stride;
+           cols == o.cols && box_rows == o.box_rows && walk == o.walk && items == o.items && stride == o.stride;
   }
 };
 
@@ -60,7 +61,7 @@ struct MapCache {
 };
 
 CUtensorMap encode_uncached(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                            int cols, int box_rows, TmaItems batch) {
+                            int cols, TmaWalk walk, int box_rows, TmaItems batch) {
   const cuuint32_t rank = batch.items > 0 ? 3 : 2;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(cols), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(std::max<int64_t>(batch.items, 1))};
@@ -72,7 +73,8 @@ CUtensorMap encode_uncached(CUtensorMapDataType type, std::size_t elem_bytes, co
   auto encode = [&] {
     return tensor_map_encoder()(&map, type, rank, const_cast<void*>(ptr), dims, strides, box, elem_strides,
                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                tma_l2_promotion(walk, ld * static_cast<int64_t>(elem_bytes)),
+                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   };
   CUresult r = encode();
   if (r != CUDA_SUCCESS && type == CU_TENSOR_MAP_DATA_TYPE_TFLOAT32) {
@@ -88,12 +90,17 @@ CUtensorMap encode_uncached(CUtensorMapDataType type, std::size_t elem_bytes, co
 
 }  // namespace
 
+CUtensorMapL2promotion tma_l2_promotion(TmaWalk walk, int64_t pitch_bytes) {
+  return walk == TmaWalk::AlongRows && pitch_bytes % 256 == 0 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                              : CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+}
+
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                              int cols, int box_rows, TmaItems batch) {
+                              int cols, TmaWalk walk, int box_rows, TmaItems batch) {
   thread_local MapCache cache;
-  const MapKey key{type, elem_bytes, ptr, ld, rows, cols, box_rows, batch.items, batch.stride};
+  const MapKey key{type, elem_bytes, ptr, ld, rows, cols, box_rows, walk, batch.items, batch.stride};
   if (const CUtensorMap* hit = cache.find(key)) return *hit;
-  const CUtensorMap map = encode_uncached(type, elem_bytes, ptr, ld, rows, cols, box_rows, batch);
+  const CUtensorMap map = encode_uncached(type, elem_bytes, ptr, ld, rows, cols, walk, box_rows, batch);
   cache.add(key, map);
   return map;
 }

@@ -31,6 +31,20 @@ struct TmaItems {
   int64_t stride = 0;
 };
 
+/// Which way a kernel walks a tensor map's boxes. AlongRows: each stage reads the next
+/// 128 bytes of the same rows (a K-major operand: K is the contiguous dimension).
+/// AcrossRows: each stage or tile reads other rows (an MN-major operand, C).
+enum class TmaWalk : std::uint8_t { AlongRows, AcrossRows };
+
+/// How many bytes L2 fetches from memory around a box row that misses (the map's L2
+/// promotion). 256 bytes where the kernel walks along rows that start on 256-byte lines:
+/// the fetch brings in the row's next 128 bytes, which the CTA's next stage reads.
+/// Elsewhere 128 bytes, the box row itself: with rows off the 256-byte lines (pitches
+/// such as 2000 or 6000 bytes) a 256-byte fetch spans lines no box needs yet, and across
+/// rows it brings in columns another CTA reads at another time (docs/notes/llm-gemm.md,
+/// "L2 promotion").
+CUtensorMapL2promotion tma_l2_promotion(TmaWalk walk, int64_t pitch_bytes);
+
 /// The driver refused to encode a tensor map (a DeviceError): launchers that have
 /// another way to run the call (a batch item by item) catch this type.
 struct TmaEncodeError : core::Error {
@@ -43,21 +57,22 @@ struct TmaEncodeError : core::Error {
 /// item deep. Loads read out-of-range elements as zero (OOB fill NONE means zeros; per
 /// dimension, so a box never reads into the next item); stores skip them. A TFLOAT32
 /// type the driver rejects is retried as FLOAT32 (same bits; the tensor cores then
-/// truncate to tf32). Throws TmaEncodeError (DeviceError) when the driver cannot encode it.
-/// The last few maps a thread encoded are kept and returned again for the same arguments.
+/// truncate to tf32). `walk` sets the L2 promotion (tma_l2_promotion). Throws
+/// TmaEncodeError (DeviceError) when the driver cannot encode it. The last few maps a
+/// thread encoded are kept and returned again for the same arguments.
 CUtensorMap encode_tensor_map(CUtensorMapDataType type, std::size_t elem_bytes, const void* ptr, int64_t ld, int rows,
-                              int cols, int box_rows, TmaItems batch = {});
+                              int cols, TmaWalk walk, int box_rows, TmaItems batch = {});
 
 /// The tensor map of a matrix of T (bf16, f16, or f32 described as tf32 for loads
 /// unless `plain_f32`); see encode_tensor_map.
 template <class T>
-CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, bool plain_f32 = false, int box_rows = 64,
-                            TmaItems batch = {}) {
+CUtensorMap make_tensor_map(const void* ptr, int64_t ld, int rows, int cols, TmaWalk walk, bool plain_f32 = false,
+                            int box_rows = 64, TmaItems batch = {}) {
   const CUtensorMapDataType type = std::is_same_v<T, gpu::bf16_t>   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : std::is_same_v<T, gpu::half_t> ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                    : plain_f32                      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
                                                                     : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32;
-  return encode_tensor_map(type, sizeof(T), ptr, ld, rows, cols, box_rows, batch);
+  return encode_tensor_map(type, sizeof(T), ptr, ld, rows, cols, walk, box_rows, batch);
 }
 
 /// Whether TMA can address an operand: 16-byte aligned base and row pitch.
