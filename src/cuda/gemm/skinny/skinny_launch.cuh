@@ -269,9 +269,9 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
   wk.stages = l.stages;
   const int smem = Cfg::smem_bytes(l.stages);
   // 32-bit operands as plain f32: the kernel rounds (tf32) or splits (3xTF32) them itself.
-  const CUtensorMap map_w =
-      call.w_k_major ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, TmaWalk::AlongRows, true, Cfg::kBlockN)
-                     : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, TmaWalk::AcrossRows, true, Cfg::kBlockK);
+  const CUtensorMap map_w = call.w_k_major
+                                ? make_tensor_map<T>(p.w, p.ldw, p.n, p.k, TmaWalk::AlongRows, true, Cfg::kBlockN)
+                                : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, TmaWalk::AcrossRows, true, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, TmaWalk::AlongRows, true, Cfg::kMaxT);
   wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
   wk.w_evict_first = arch::once_read_evict_first(

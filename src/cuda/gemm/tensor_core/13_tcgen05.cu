@@ -378,12 +378,12 @@ void launch_layout(const core::GemmArgs& call, const CudaContext& ctx) {
   const bool tma_store = tma_store_ok(args, c_bytes);
   constexpr int kEpiRows = Cfg::kEpiRows;
   if (tma_store && (c_f32 || sizeof(T) == 4)) {
-    launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(args, ctx,
-                                                     make_tensor_map<float>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, true, kEpiRows));
+    launch_kernel<Cfg, T, kAKMajor, kBKMajor, float>(
+        args, ctx, make_tensor_map<float>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, true, kEpiRows));
   } else if constexpr (sizeof(T) == 2) {
     if (tma_store)  // C in the input type
-      launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(args, ctx,
-                                                   make_tensor_map<T>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, false, kEpiRows));
+      launch_kernel<Cfg, T, kAKMajor, kBKMajor, T>(
+          args, ctx, make_tensor_map<T>(args.c, args.ldc, m, n, TmaWalk::AcrossRows, false, kEpiRows));
     else
       launch_kernel<Cfg, T, kAKMajor, kBKMajor, void>(args, ctx, CUtensorMap{});
   } else {
