@@ -39,10 +39,10 @@ enum class TmaWalk : std::uint8_t { AlongRows, AcrossRows };
 /// How many bytes L2 fetches from memory around a box row that misses (the map's L2
 /// promotion). 256 bytes where the kernel walks along rows that start on 256-byte lines:
 /// the fetch brings in the row's next 128 bytes, which the CTA's next stage reads.
-/// Elsewhere 128 bytes, the box row itself: with rows off the 256-byte lines (pitches
-/// such as 2000 or 6000 bytes) a 256-byte fetch spans lines no box needs yet, and across
-/// rows it brings in columns another CTA reads at another time (docs/notes/llm-gemm.md,
-/// "L2 promotion").
+/// Elsewhere 128 bytes, the box row itself, which measured faster: rows off the 256-byte
+/// lines (pitches such as 2000 or 6000 bytes, where a box row spans two lines), and
+/// across rows, where the rest of a 256-byte fetch belongs to another CTA's box, read at
+/// another time (docs/notes/llm-gemm.md, "L2 promotion").
 CUtensorMapL2promotion tma_l2_promotion(TmaWalk walk, int64_t pitch_bytes);
 
 /// The driver refused to encode a tensor map (a DeviceError): launchers that have
