@@ -24,8 +24,10 @@ constexpr DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16};
 // ---- kernels alone ----
 
 /// acc (T rows, ld_acc = cols + 3: guard cells after each row) starts random; the kernel
-/// must add exactly the T x cols block of products and touch nothing else.
-void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count, int64_t kc, int64_t cols) {
+/// must add exactly the T x cols block of products and touch nothing else, with either
+/// family of walks (`l1_walks`: those of a core with 48 KB of L1 data or more).
+void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count, int64_t kc, int64_t cols,
+                  bool l1_walks) {
   std::mt19937 rng(static_cast<unsigned>(t_count * 7919 + kc * 131 + cols + (nt ? 1 : 0)));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const int64_t lds = (kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad;
@@ -45,16 +47,17 @@ void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count
   const std::vector<float> before = acc;
 
   if (nt)
-    kernel.nt(w_type, t_count, kc, s.data(), lds, w.data(), ldw, cols, acc.data(), ld_acc);
+    kernel.nt(w_type, t_count, kc, s.data(), lds, w.data(), ldw, cols, acc.data(), ld_acc, l1_walks);
   else
-    kernel.nn(w_type, t_count, kc, s.data(), w.data(), ldw, cols, acc.data(), ld_acc);
+    kernel.nn(w_type, t_count, kc, s.data(), w.data(), ldw, cols, acc.data(), ld_acc, l1_walks);
 
   for (int t = 0; t < t_count; ++t)
     for (int64_t j = 0; j < ld_acc; ++j) {
       const float got = acc[t * ld_acc + j];
-      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + core::dtype_name(w_type) + " T " +
-                                std::to_string(t_count) + " kc " + std::to_string(kc) + " cols " +
-                                std::to_string(cols) + " at " + std::to_string(t) + "," + std::to_string(j);
+      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + (l1_walks ? "l1 " : "l2 ") +
+                                core::dtype_name(w_type) + " T " + std::to_string(t_count) + " kc " +
+                                std::to_string(kc) + " cols " + std::to_string(cols) + " at " + std::to_string(t) +
+                                "," + std::to_string(j);
       if (j >= cols) {
         ASSERT_EQ(std::memcmp(&got, &before[t * ld_acc + j], 4), 0) << where << ": guard written";
         continue;
@@ -73,17 +76,21 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
     const int64_t lanes = kernel.lanes;
     // Columns (NN) / rows (NT): a partial vector, whole vectors, several wide tiles plus
-    // single vectors plus a tail, and past one NN column panel (1024) into a second one
-    // that ends in a tail. Depth: below and across the depth step and vector sizes.
+    // single vectors plus a tail, and past one NN column panel (512, 1024 or 2048) into a
+    // second one that ends in a tail. Depth: below and across the depth step and vector
+    // sizes. Both families of walks.
     const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5, 1024 + 5 * lanes + 3};
     const int64_t depths[] = {1, 3, 5, lanes - 1, lanes, lanes + 1, 3 * lanes + 7};
-    for (DType w_type : kWeightTypes)
-      for (int t = 1; t <= kSkinnyMaxT; ++t)
-        for (int64_t cols : widths)
-          for (int64_t kc : depths) {
-            check_kernel(kernel, false, w_type, t, kc, cols);
-            check_kernel(kernel, true, w_type, t, kc, cols);
-          }
+    for (bool l1_walks : {true, false})
+      for (DType w_type : kWeightTypes)
+        for (int t = 1; t <= kSkinnyMaxT; ++t) {
+          for (int64_t cols : widths)
+            for (int64_t kc : depths) {
+              check_kernel(kernel, false, w_type, t, kc, cols, l1_walks);
+              check_kernel(kernel, true, w_type, t, kc, cols, l1_walks);
+            }
+          check_kernel(kernel, false, w_type, t, 2 * lanes + 3, 2048 + 5 * lanes + 3, l1_walks);
+        }
   }
 }
 
@@ -91,11 +98,17 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
 
 /// Forced small blocks for T rows of S: several depth blocks (the last one shorter, not a
 /// multiple of any vector) and several strips, the last one partial.
-SkinnyBlocking small_blocks(bool nt) { return nt ? SkinnyBlocking{37, 8} : SkinnyBlocking{37, 64}; }
+SkinnyBlocking small_blocks(bool nt, bool l1_walks) {
+  return nt ? SkinnyBlocking{37, 8, l1_walks} : SkinnyBlocking{37, 64, l1_walks};
+}
+
+/// L1 data caches of the two families of walks (kSkinnyL1WalkMinBytes).
+constexpr std::size_t kL1Sizes[] = {32 * 1024, 48 * 1024};
 
 void check_skinny(const GemmCase& t, const SkinnyKernel& kernel, const SkinnyBlocking& blocking, int threads) {
   const std::string label = std::string(kernel.name) + " kc " + std::to_string(blocking.kc) + " strip " +
-                            std::to_string(blocking.strip) + " threads " + std::to_string(threads);
+                            std::to_string(blocking.strip) + (blocking.l1_walks ? " l1" : " l2") + " threads " +
+                            std::to_string(threads);
   check_gemm(
       t, [&](const core::GemmArgs& g) { gemm_skinny(g, kernel, blocking, threads); }, label);
 }
@@ -116,10 +129,10 @@ TEST(SkinnyGemm, EveryTEverySideTransposesTypesSmallBlocks) {
             GemmCase c1 = c0;
             c1.alpha = -0.75f;
             c1.beta = 1.5f;
-            check_skinny(c0, kernel, small_blocks(nt_form(c0)), 2);
-            check_skinny(c1, kernel, small_blocks(nt_form(c1)), 3);
-            const SkinnyBlocking chosen = choose_skinny_blocking(t, kLong, kDepth, nt_form(c1), 1);
-            check_skinny(c1, kernel, chosen, 1);
+            check_skinny(c0, kernel, small_blocks(nt_form(c0), true), 2);
+            check_skinny(c1, kernel, small_blocks(nt_form(c1), false), 3);
+            for (std::size_t l1d : kL1Sizes)
+              check_skinny(c1, kernel, choose_skinny_blocking(t, kLong, kDepth, nt_form(c1), 1, l1d), 1);
           }
   }
 }
@@ -133,11 +146,13 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
       for (int64_t t : {1, 4, 5, 8, 11, 16})
         for (bool tb : {false, true}) {
           const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
-          for (int threads : {2, 3}) check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads), threads);
+          for (int threads : {2, 3})
+            for (std::size_t l1d : kL1Sizes)
+              check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads, l1d), threads);
         }
     // n small: W = op(A)^T, C written across its rows.
     const GemmCase c{2001, 7, 1029, false, false, DType::F32, DType::F32, 2.0f, 0.0f};
-    check_skinny(c, kernel, choose_skinny_blocking(7, c.m, c.k, true, 2), 2);
+    for (std::size_t l1d : kL1Sizes) check_skinny(c, kernel, choose_skinny_blocking(7, c.m, c.k, true, 2, l1d), 2);
   }
 }
 
@@ -149,7 +164,7 @@ TEST(SkinnyGemm, BothSidesSmallAndSeventeen) {
     for (int trans = 0; trans < 4; ++trans) {
       const GemmCase c{s[0], s[1], 77, (trans & 1) != 0, (trans & 2) != 0, DType::F32, DType::F32, -1.0f, 0.25f};
       const int64_t t = std::min(s[0], s[1]), long_dim = std::max(s[0], s[1]);
-      check_skinny(c, kernel, choose_skinny_blocking(t, long_dim, c.k, nt_form(c), 2), 2);
+      check_skinny(c, kernel, choose_skinny_blocking(t, long_dim, c.k, nt_form(c), 2, cpu_features().caches.l1d), 2);
     }
 }
 
@@ -183,7 +198,12 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
       for (int threads : {1, 2, 8})
         for (int64_t long_dim : {1, 100, 4096, 11008, 128256})
           for (int64_t k : {1, 17, 4096, 11008, 14336}) {
-            const SkinnyBlocking b = choose_skinny_blocking(t, long_dim, k, nt, threads);
+            const SkinnyBlocking b = choose_skinny_blocking(t, long_dim, k, nt, threads, 48 * 1024);
+            EXPECT_TRUE(b.l1_walks);
+            const SkinnyBlocking small_l1 = choose_skinny_blocking(t, long_dim, k, nt, threads, 32 * 1024);
+            EXPECT_FALSE(small_l1.l1_walks);
+            EXPECT_EQ(small_l1.kc, b.kc);
+            EXPECT_EQ(small_l1.strip, b.strip);
             const std::string where = "T " + std::to_string(t) + (nt ? " NT" : " NN") + " threads " +
                                       std::to_string(threads) + " N' " + std::to_string(long_dim) + " K " +
                                       std::to_string(k);

@@ -212,6 +212,17 @@ std::vector<std::pair<std::string, std::function<void(Problem&)>>> variants() {
       {"colsplit-16-nopf-v2", colsplit<T, 16, false, 0, 1, 2>},
       {"colsplit-16-pf-v1", colsplit<T, 16, true, 0, 1, 1>},
       {"colsplit-2-nopf", colsplit<T, 2, false>},
+      {"panel-512-4-pf4-L1", panel<T, 512, 4, 4, 3>},
+      {"panel-512-4-pf4", panel<T, 512, 4, 4>},
+      {"panel-1024-2-pf2", panel<T, 1024, 2, 2>},
+      {"panel-512-4-pf8", panel<T, 512, 4, 8>},
+      {"panel-256-4-pf4-L1", panel<T, 256, 4, 4, 3>},
+      {"panel-512-2-pf2-L1", panel<T, 512, 2, 2, 3>},
+      {"panel-1024-4-pf4", panel<T, 1024, 4, 4>},
+      {"panel-1024-8-pf8", panel<T, 1024, 8, 8>},
+      {"panel-2048-4-pf8", panel<T, 2048, 4, 8>},
+      {"panel-2048-8-pf8", panel<T, 2048, 8, 8>},
+      {"panel-1024-4-pf16", panel<T, 1024, 4, 16>},
   };
 }
 

@@ -129,8 +129,10 @@ const SkinnyKernel& skinny_kernel_for(Isa isa) {
   }
 }
 
-SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form, int threads) {
+SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form, int threads,
+                                      std::size_t l1d_bytes) {
   SkinnyBlocking b;
+  b.l1_walks = l1d_bytes >= kSkinnyL1WalkMinBytes;
   t_count = std::clamp<int64_t>(t_count, 1, kSkinnyMaxT);
   long_dim = std::max<int64_t>(long_dim, 1);
   k = std::max<int64_t>(k, 1);
@@ -205,9 +207,11 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
       with_element_type(g.ab_type, [&](auto tag) { pack_s<decltype(tag)>(sh, p0, kcur, lds, packed); });
       const char* w = static_cast<const char*>(sh.w);
       if (sh.nt_form)
-        kernel.nt(g.ab_type, t_count, kcur, packed, lds, w + (j0 * sh.ldw + p0) * elem, sh.ldw, cols, acc, ld_acc);
+        kernel.nt(g.ab_type, t_count, kcur, packed, lds, w + (j0 * sh.ldw + p0) * elem, sh.ldw, cols, acc, ld_acc,
+                  blk.l1_walks);
       else
-        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, ld_acc);
+        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, ld_acc,
+                  blk.l1_walks);
     }
     with_element_type(g.c_type,
                       [&](auto tag) { store_strip<decltype(tag)>(sh, acc, ld_acc, j0, cols, g.alpha, g.beta); });
@@ -226,7 +230,8 @@ void gemm::skinny_run(const core::GemmArgs& g, const CpuContext& ctx) {
   const SkinnyShape sh = skinny_shape(g);
   const int64_t w_bytes = sh.long_dim * sh.k * static_cast<int64_t>(core::dtype_size(g.ab_type));
   const int threads = w_bytes < kMinParallelBytes ? 1 : ctx.threads;
-  gemm_skinny(g, skinny_kernel_for(ctx.isa), choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads),
+  gemm_skinny(g, skinny_kernel_for(ctx.isa),
+              choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads, cpu_features().caches.l1d),
               threads);
 }
 

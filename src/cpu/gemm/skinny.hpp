@@ -21,6 +21,7 @@
 #include "core/types.hpp"
 #include "cpu/cpu_features.hpp"
 
+#include <cstddef>
 #include <cstdint>
 
 namespace gpukern::cpu {
@@ -67,18 +68,29 @@ constexpr int64_t skinny_row_stride(int64_t length) {
   return (length + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad + SkinnyBudget::kPad;
 }
 
+/// The smallest L1 data cache (per core) for the walks that keep their working set in L1:
+/// the NN panels of T = 4-14, whose T x 512..1024 accumulator (16-28 KB) stays in L1, and
+/// the prefetches of W into L1 (NN panels, NT from kSkinnyNtStreamMinT). They were tuned
+/// on cores with 48 KB of L1 data. On a core with 32 KB (AMD Zen 4) the accumulator, W's
+/// rows in flight and the rows prefetched into L1 do not fit together: there those walks
+/// read W at 42-73% of the read stream (NN, T = 4-8) where walks that keep the accumulator
+/// in L2 and prefetch W into L2 read it at 72-102% (docs/notes/llm-gemm.md, "CPU skinny on
+/// a 32 KB L1").
+constexpr std::size_t kSkinnyL1WalkMinBytes = 48 * 1024;
+
 struct SkinnyKernel {
   const char* name;  // "avx512"
   int lanes;         // floats per vector
   /// NN form. acc[t * ld_acc + j] += sum_{p < kc} s[p * T + t] * w[p * ldw + j] for t < T,
-  /// j < cols; w holds `w_type` elements (f32, f16 or bf16).
+  /// j < cols; w holds `w_type` elements (f32, f16 or bf16). `l1_walks`: the walks of a
+  /// core with kSkinnyL1WalkMinBytes of L1 or more (SkinnyBlocking::l1_walks).
   void (*nn)(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
-             float* acc, int64_t ld_acc);
+             float* acc, int64_t ld_acc, bool l1_walks);
   /// NT form. acc[t * ld_acc + j] += sum_{p < kc} s[t * lds + p] * w[j * ldw + p] for t < T,
   /// j < rows. Each row of s is zero beyond kc up to the next multiple of kPad (w is read
   /// only below kc).
   void (*nt)(core::DType w_type, int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw,
-             int64_t rows, float* acc, int64_t ld_acc);
+             int64_t rows, float* acc, int64_t ld_acc, bool l1_walks);
 };
 
 /// The kernels of each path. Only call one the CPU supports (see cpu_features.hpp).
@@ -87,17 +99,20 @@ GK_CPU_TESTED const SkinnyKernel& skinny_kernel_avx2();
 GK_CPU_TESTED const SkinnyKernel& skinny_kernel_scalar();
 GK_CPU_TESTED const SkinnyKernel& skinny_kernel_for(Isa isa);
 
-/// Depth block and strip width (in N' elements) of one call.
+/// Depth block and strip width (in N' elements) of one call, and which walks the kernels
+/// take (l1_walks: those for kSkinnyL1WalkMinBytes of L1 data or more).
 struct SkinnyBlocking {
   int64_t kc = 0;
   int64_t strip = 0;
+  bool l1_walks = true;
 };
 
 /// The blocking for a product with T = t_count, N' = long_dim, depth k on `threads`
-/// threads: strips within the accumulator budget, one per thread (NN form) or two (NT
-/// form) where the long side allows; kc within the pack budget.
+/// threads of cores with `l1d_bytes` of L1 data each: strips within the accumulator
+/// budget, one per thread (NN form) or two (NT form) where the long side allows; kc within
+/// the pack budget; the L1 walks where l1d_bytes >= kSkinnyL1WalkMinBytes.
 GK_CPU_TESTED SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form,
-                                                    int threads);
+                                                    int threads, std::size_t l1d_bytes);
 
 /// The skinny algorithm with an explicit kernel and blocking (the rung picks both; tests
 /// force small ones). Needs min(m, n) <= kSkinnyMaxT and a blocking within SkinnyBudget.

@@ -44,6 +44,10 @@ struct NnWalk {
   int ahead_rows = 0;
   int locality = 1;
   int64_t in_row_bytes = 0;
+  constexpr bool operator==(const NnWalk& o) const {
+    return rows == o.rows && panel == o.panel && ahead_rows == o.ahead_rows && locality == o.locality &&
+           in_row_bytes == o.in_row_bytes;
+  }
 };
 
 /// Why these walks: with T FMAs per vector of W, the out-of-order window holds only a few
@@ -81,12 +85,20 @@ struct NnWalk {
 ///    panels of 384: -2..-6%).
 /// T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass): they are
 /// bound by the FMAs.
-constexpr NnWalk nn_walk(int t) {
+/// Those panels are for cores with kSkinnyL1WalkMinBytes of L1 data or more (`l1`). With
+/// 32 KB (AMD Zen 4, two cores) the T x 1024 accumulator, the rows in flight and the rows
+/// prefetched into L1 evict each other; there:
+///  * T = 4-7: panels of 2048 columns (the accumulator in L2), 4 rows a pass, the rows 8
+///    further down prefetched into L2: 72-102% of the read stream against 42-69% for the
+///    L1 panels (T = 4-7 x 4096 x 4096, T = 4 x 11008 x 4096 and x 4096 x 11008);
+///  * T = 8-14: T = 2's walk, 16 rows a pass over the strip, the next pass into L2: T = 8
+///    75-92% against 50-73%, T = 9 74-80% against 45-50%, T = 12-14 42-73% against 29-58%.
+constexpr NnWalk nn_walk(int t, bool l1) {
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
   if (t == 3) return {32, 0, 32, 1, 0};
-  if (t <= 7) return {2, 1024, 2, 3, 0};
-  if (t <= 14) return {4, 512, 4, 3, 0};
+  if (t <= 7) return l1 ? NnWalk{2, 1024, 2, 3, 0} : NnWalk{4, 2048, 8, 1, 0};
+  if (t <= 14) return l1 ? NnWalk{4, 512, 4, 3, 0} : NnWalk{16, 0, 16, 1, 0};
   return {16, 0, 16, 1, 1024};
 }
 
@@ -99,7 +111,11 @@ constexpr NnWalk nn_walk(int t) {
 /// 4096 x 11008, against 32 KB blocks that prefetched one tile ahead from T = 5 only:
 /// T = 3-7 6-30% more bandwidth, T = 4 x 4096 x 4096 12%; T = 8 unchanged (there the FMAs
 /// and S loads take as long as the memory traffic). 10-12 KB ahead beat 3-6 KB and 20 KB.
-constexpr int kNtPrefetchLocality = 3;
+/// Into L1 (locality 3) on cores with kSkinnyL1WalkMinBytes of L1 data or more (on a Zen 5
+/// L2 only was within -8..+5%); into L2 (locality 1) on smaller ones, where the prefetched
+/// rows evict the S block (a 32 KB Zen 4: T = 3-4 +9-29 points of the read stream, T = 8
+/// +7-19, T = 12-16 +5-8).
+constexpr int nt_prefetch_locality(bool l1) { return l1 ? 3 : 1; }
 constexpr int64_t kNtPrefetchBytes = 10 << 10;
 /// At most this many tiles ahead (short blocks of f16 / bf16 rows).
 constexpr int64_t kNtPrefetchMaxTiles = 8;
@@ -124,7 +140,7 @@ constexpr int nt_rows(int registers, int t) {
 /// Partial, with V == 1) of the accumulator, for T rows of S stored s[u * TS + t] (TS: all
 /// rows of S, of which this tile takes T; the walk is TS's). Prefetch false: the group of
 /// rows that reads the tile of W second (from L1) leaves W's prefetches to the first.
-template <class Ops, class W, int T, int V, int U, bool Partial, int TS = T, bool Prefetch = true>
+template <class Ops, class W, int T, int V, int U, bool Partial, bool L1, int TS = T, bool Prefetch = true>
 inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t ld_acc, int count) {
   using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
@@ -140,7 +156,7 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
-    constexpr NnWalk walk = nn_walk(TS);
+    constexpr NnWalk walk = nn_walk(TS, L1);
     if (Prefetch && walk.ahead_rows > 0 && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + walk.ahead_rows) * ldw + v * L, 0, walk.locality);
@@ -169,47 +185,47 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
 /// U depth steps over all `cols` columns: wide tiles, then single vectors, then the tail.
 /// T above kSkinnyTileMaxT: each tile of W for the first group of rows of S, then again
 /// (from L1) for the second, its accumulator rows G1 further down.
-template <class Ops, class W, int T, int U>
+template <class Ops, class W, int T, int U, bool L1>
 void nn_pass(const float* s, const W* w, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   constexpr int L = Ops::kLanes;
   if constexpr (T <= kSkinnyTileMaxT) {
     constexpr int V = nn_vectors(Ops::kRegisters, T);
     int64_t j = 0;
-    for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
-    for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false>(s, w + j, ldw, acc + j, ld_acc, L);
-    if (j < cols) nn_tile<Ops, W, T, 1, U, true>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
+    for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false, L1>(s, w + j, ldw, acc + j, ld_acc, L);
+    for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false, L1>(s, w + j, ldw, acc + j, ld_acc, L);
+    if (j < cols) nn_tile<Ops, W, T, 1, U, true, L1>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
   } else {
     constexpr int G1 = (T + 1) / 2, G2 = T - G1;  // (G1, cols) and (G2, cols) of the accumulator
     constexpr int V = nn_vectors(Ops::kRegisters, G1);
     float* acc2 = acc + G1 * ld_acc;
     int64_t j = 0;
     for (; j + V * L <= cols; j += V * L) {
-      nn_tile<Ops, W, G1, V, U, false, T>(s, w + j, ldw, acc + j, ld_acc, L);
-      nn_tile<Ops, W, G2, V, U, false, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+      nn_tile<Ops, W, G1, V, U, false, L1, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, V, U, false, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
     }
     for (; j + L <= cols; j += L) {
-      nn_tile<Ops, W, G1, 1, U, false, T>(s, w + j, ldw, acc + j, ld_acc, L);
-      nn_tile<Ops, W, G2, 1, U, false, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+      nn_tile<Ops, W, G1, 1, U, false, L1, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, 1, U, false, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
     }
     if (j < cols) {
       const int count = static_cast<int>(cols - j);
-      nn_tile<Ops, W, G1, 1, U, true, T>(s, w + j, ldw, acc + j, ld_acc, count);
-      nn_tile<Ops, W, G2, 1, U, true, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, count);
+      nn_tile<Ops, W, G1, 1, U, true, L1, T>(s, w + j, ldw, acc + j, ld_acc, count);
+      nn_tile<Ops, W, G2, 1, U, true, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, count);
     }
   }
 }
 
-template <class Ops, class W, int T>
+template <class Ops, class W, int T, bool L1>
 void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
-  constexpr NnWalk walk = nn_walk(T);
+  constexpr NnWalk walk = nn_walk(T, L1);
   constexpr int U = walk.rows;
   const int64_t panel = walk.panel > 0 ? walk.panel : cols;
   for (int64_t j = 0; j < cols; j += panel) {
     const int64_t width = std::min(panel, cols - j);
     int64_t p = 0;
-    for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
-    for (; p < kc; ++p) nn_pass<Ops, W, T, 1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+    for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U, L1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+    for (; p < kc; ++p) nn_pass<Ops, W, T, 1, L1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
   }
 }
 
@@ -219,7 +235,7 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
 /// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
 /// step (never dereferenced: a prefetch past the end of W does not fault); Prefetch false:
 /// none (the second group of rows of S, which reads the tile from L1).
-template <class Ops, class W, int T, int R, bool Prefetch = true>
+template <class Ops, class W, int T, int R, bool L1, bool Prefetch = true>
 inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
                     int64_t ld_acc) {
   using Vec = typename Ops::Vec;
@@ -236,7 +252,7 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
     if (Prefetch && T >= kSkinnyNtStreamMinT)
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, kNtPrefetchLocality);
+      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, nt_prefetch_locality(L1));
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::in_register(Ops::loadf(s + t * lds + p));
@@ -269,7 +285,7 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
 /// T above kSkinnyTileMaxT: each tile of R rows of W against the first group of rows of S,
 /// then again (from L1) against the second, whose S rows and accumulator rows start G1
 /// further down.
-template <class Ops, class W, int T>
+template <class Ops, class W, int T, bool L1>
 void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64_t ldw, int64_t rows, float* acc,
               int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
@@ -283,58 +299,68 @@ void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64
   float* acc2 = acc + G1 * ld_acc;
   int64_t j = 0;
   for (; j + R <= rows; j += R) {
-    nt_tile<Ops, W, G1, R>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
-    if constexpr (G2 > 0) nt_tile<Ops, W, G2, R, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+    nt_tile<Ops, W, G1, R, L1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, R, L1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
   }
   for (; j < rows; ++j) {
-    nt_tile<Ops, W, G1, 1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
-    if constexpr (G2 > 0) nt_tile<Ops, W, G2, 1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+    nt_tile<Ops, W, G1, 1, L1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, 1, L1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
   }
 }
 
-/// The runtime T (1..kSkinnyMaxT) as a template argument.
+/// The runtime T (1..kSkinnyMaxT) as a template argument, and the walks of the core's L1
+/// (`l1`; one instantiation where both walks are the same).
 template <class Ops, class W, int T = 1>
 void nn_for(int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols, float* acc,
-            int64_t ld_acc) {
+            int64_t ld_acc, bool l1) {
   if constexpr (T <= kSkinnyMaxT) {
-    if (t_count == T) return nn_block<Ops, W, T>(kc, s, w, ldw, cols, acc, ld_acc);
-    nn_for<Ops, W, T + 1>(t_count, kc, s, w, ldw, cols, acc, ld_acc);
+    if (t_count == T) {
+      if constexpr (nn_walk(T, true) == nn_walk(T, false))
+        return nn_block<Ops, W, T, true>(kc, s, w, ldw, cols, acc, ld_acc);
+      return l1 ? nn_block<Ops, W, T, true>(kc, s, w, ldw, cols, acc, ld_acc)
+                : nn_block<Ops, W, T, false>(kc, s, w, ldw, cols, acc, ld_acc);
+    }
+    nn_for<Ops, W, T + 1>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
   }
 }
 
 template <class Ops, class W, int T = 1>
 void nt_for(int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw, int64_t rows, float* acc,
-            int64_t ld_acc) {
+            int64_t ld_acc, bool l1) {
   if constexpr (T <= kSkinnyMaxT) {
-    if (t_count == T) return nt_block<Ops, W, T>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-    nt_for<Ops, W, T + 1>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc);
+    if (t_count == T) {
+      if constexpr (T < kSkinnyNtStreamMinT) return nt_block<Ops, W, T, true>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+      return l1 ? nt_block<Ops, W, T, true>(kc, s, lds, w, ldw, rows, acc, ld_acc)
+                : nt_block<Ops, W, T, false>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+    }
+    nt_for<Ops, W, T + 1>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1);
   }
 }
 
 /// The SkinnyKernel entry points of a path.
 template <class Ops>
 void nn(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
-        float* acc, int64_t ld_acc) {
+        float* acc, int64_t ld_acc, bool l1_walks) {
   switch (w_type) {
     case core::DType::F16:
-      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc);
+      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
     case core::DType::BF16:
-      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc);
+      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
     default:
-      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc);
+      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
   }
 }
 
 template <class Ops>
 void nt(core::DType w_type, int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw,
-        int64_t rows, float* acc, int64_t ld_acc) {
+        int64_t rows, float* acc, int64_t ld_acc, bool l1_walks) {
   switch (w_type) {
     case core::DType::F16:
-      return nt_for<Ops, Half>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc);
+      return nt_for<Ops, Half>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
     case core::DType::BF16:
-      return nt_for<Ops, BFloat16>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc);
+      return nt_for<Ops, BFloat16>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
     default:
-      return nt_for<Ops, float>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc);
+      return nt_for<Ops, float>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
   }
 }
 
