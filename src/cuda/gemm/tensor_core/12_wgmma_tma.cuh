@@ -555,15 +555,16 @@ inline void mark_read_once(WgmmaExtras& x, const WgmmaSchedule& s, const core::G
   x.b_once = s.cluster_tiles_m <= once_rows && args.n < kVocabularyWide && (!args.batched() || args.stride_b != 0);
 }
 
-/// The tensor map of an operand of T stored `rows` x `cols` with pitch `ld` and batch
-/// stride `stride` (2-D for an unbatched call), in boxes of `box_rows` rows; `k_major`:
-/// its rows run along K (the kernel walks along them). An exact f32
-/// call's operands load as f32: a TFLOAT32 map rounds them to tf32 on the way in, which
-/// leaves the 3xTF32 split nothing to split.
+/// The tensor map of an operand of T that is `mn` (its M or N) by `k`, stored K-major
+/// (rows of K elements, which the kernel walks along) or MN-major (rows of MN elements),
+/// with pitch `ld` and batch stride `stride` (2-D for an unbatched call), in boxes of
+/// `box_rows` rows. An exact f32 call's operands load as f32: a TFLOAT32 map rounds them
+/// to tf32 on the way in, which leaves the 3xTF32 split nothing to split.
 template <class T>
-CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_t ld, int64_t stride, int rows,
-                             int cols, bool k_major, int box_rows = 64) {
+CUtensorMap make_operand_map(const core::GemmArgs& args, const void* ptr, int64_t ld, int64_t stride, int mn, int k,
+                             bool k_major, int box_rows = 64) {
   const bool plain_f32 = args.type() == core::GemmType::F32;
+  const int rows = k_major ? mn : k, cols = k_major ? k : mn;
   return make_tensor_map<T>(ptr, ld, rows, cols, k_major ? TmaWalk::AlongRows : TmaWalk::AcrossRows, plain_f32,
                             box_rows, tma_items(args, stride, rows, ld, sizeof(T)));
 }
@@ -591,10 +592,10 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   WgmmaExtras x = make_wgmma_extras(args);
   mark_read_once(x, sched, args);
 
-  const CUtensorMap map_a = make_operand_map<T>(args, args.a, args.lda, args.stride_a, kAKMajor ? p.m : p.k,
-                                                kAKMajor ? p.k : p.m, kAKMajor, a_box_rows<Cfg, kAKMajor>(p.m));
-  const CUtensorMap map_b = make_operand_map<T>(args, args.b, args.ldb, args.stride_b, kBKMajor ? p.n : p.k,
-                                                kBKMajor ? p.k : p.n, kBKMajor, b_copy_rows<Cfg, kBKMajor>());
+  const CUtensorMap map_a =
+      make_operand_map<T>(args, args.a, args.lda, args.stride_a, p.m, p.k, kAKMajor, a_box_rows<Cfg, kAKMajor>(p.m));
+  const CUtensorMap map_b =
+      make_operand_map<T>(args, args.b, args.ldb, args.stride_b, p.n, p.k, kBKMajor, b_copy_rows<Cfg, kBKMajor>());
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
 
   int clusters = 0;
@@ -706,8 +707,8 @@ void launch_wgmma_ct(const core::GemmArgs& call, const CudaContext& ctx, int way
   WgmmaSchedule sched = make_schedule(ceil_div(m, Cfg::kBlockN), ceil_div(n, 128), ceil_div(k, 32),
                                       static_cast<int>(args.batch), Cfg::kGroupM / 2);
   const CUtensorMap map_a = make_operand_map<float>(args, args.a, args.lda, args.stride_a, m, k, true, Cfg::kBlockN);
-  const CUtensorMap map_b = kBKMajor ? make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k, true, 128)
-                                     : make_operand_map<float>(args, args.b, args.ldb, args.stride_b, k, n, false, 32);
+  const CUtensorMap map_b =
+      make_operand_map<float>(args, args.b, args.ldb, args.stride_b, n, k, kBKMajor, kBKMajor ? 128 : 32);
   const bool tma_store = tma_store_ok(args, 4);
   const CUtensorMap map_c = tma_store ? make_c_map<float>(args) : CUtensorMap{};
   auto kernel = tma_store ? wgmma_tf32_nn_kernel<Cfg, float, kBKMajor> : wgmma_tf32_nn_kernel<Cfg, void, kBKMajor>;
