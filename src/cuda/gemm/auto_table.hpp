@@ -35,6 +35,33 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   // ranked order, whose policy counts the tiles of every item).
   constexpr core::SizeRange kOneGemm{1, 1};
   static const std::vector<core::GemmClass> table{
+      // f16 on the H200 against the N-contiguous 128256 x 4096 vocabulary at 1-8 tokens:
+      // wgmma_tma (64x128 tiles over the whole K, the weight read evict-first) ahead of
+      // cuBLAS, which reads it at ~95% of the copy rate in f16 where it reaches ~99% in bf16
+      // (wgmma_tma 105.5-107.1% in three runs since the tensor maps' L2 promotion rule;
+      // 98.9-102.8% before it; bf16 98.1-98.8%, T 16 99.3-99.4%: cuBLAS, the entry below).
+      // With K-major weights f16 at 16 tokens likewise (101.0-104.8% in eight runs; T 1-8
+      // 96.3-100.9%). notes/llm-gemm.md, "f16 vocabulary decode".
+      {"f16 NN vocabulary, T 1-8, H200",
+       core::kMaskF16,
+       kH200,
+       {1, 8},
+       {65536, kAny},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      {"f16 NT vocabulary, T 16, H200",
+       core::kMaskF16,
+       kH200,
+       {16, 16},
+       {65536, kAny},
+       {4096, 4096},
+       "wgmma_tma",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
       // The 128256 x 4096 vocabulary projection with N-contiguous weights up to 128 rows:
       // cuBLAS is level with wgmma_tma's 128x256 tiles or ahead (T 1-16, both near the copy
       // rate) and ahead of them at T 32-128; skinny's TMA path trails both.
@@ -420,16 +447,17 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
-      // tf32 with N-contiguous B at 1000-1280 each way on the H200: the C^T kernel's 64- and
+      // tf32 with N-contiguous B at 768-1280 each way on the H200: the C^T kernel's 64- and
       // 128-row tiles ahead of cuBLAS (1000^3 100.0-101.7%, 1024^3 105.9-106.8%, 1280^3
-      // 102-104% in one to two runs each); 768^3 level (99%) stays with cuBLAS.
+      // 102-104% in one to two runs each; 768^3 104.5-108.4% in the five square-suite runs
+      // since 11-29o, level at 99.0-99.5% before the tf32 one-wave tiles).
       // notes/llm-gemm.md, "The C^T kernel's smaller tiles".
-      {"tf32 NN 1000-1280 each way, H200",
+      {"tf32 NN 768-1280 each way, H200",
        kTF32,
        kH200,
-       {1000, 1280},
-       {1000, 1280},
-       {1000, 1280},
+       {768, 1280},
+       {768, 1280},
+       {768, 1280},
        "wgmma_tma",
        kLayoutNN,
        kOneGemm},
@@ -457,8 +485,8 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // persistent 128x256 clusters, one-K-block tiles claimed at run time, are ahead of
       // cuBLAS's strided-batched kernel at S 512-4096, bf16 and f16: d = 64 on both parts
       // (H100 S 512 101.7-102.4%, S 1024-4096 102.5-105.9%; H200 105.0-111.7%), d = 128 on
-      // the H100 (99.9-104.8%) but not on the H200 (84.8-97.7%: cuBLAS). S 256 is level:
-      // cuBLAS (the ranked order's batch rule).
+      // the H100 (99.9-104.8%); on the H200 at S 512 only (the entry below). S 256 is
+      // level: cuBLAS (the ranked order's batch rule).
       {"16-bit batched Q*K^T, d = 64",
        k16Bit,
        kH100,
@@ -477,17 +505,31 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "wgmma_tma",
        kLayoutNT,
        {1024, kAny}},
+      // The same at d = 128 and S 512 on the H200: wgmma_tma (one-K-block tiles claimed at
+      // run time) ahead of cuBLAS in the five attention-suite runs since 11-28c (bf16 and
+      // f16: 104.2-105.6%). S 1024 (96.9-104.1%) and S 2048-4096 (95.0-101.2%) stay with
+      // cuBLAS.
+      {"16-bit batched Q*K^T, d = 128, S 512, H200",
+       k16Bit,
+       kH200,
+       {512, 512},
+       {512, 512},
+       {128, 128},
+       "wgmma_tma",
+       kLayoutNT,
+       {1024, kAny}},
       // Attention's P*V per head at head dimension 64 (C = S x 64, K = S) on the H200:
       // wgmma_tma's 128x64 tiles in clusters of 2 are ahead of cuBLAS's strided-batched
-      // kernel at S 2048-4096 (100.6-105.3%, bf16 and f16, two runs); S 1024 98.9-102.2% and
-      // S 512 95.5-98.0% stay with cuBLAS. On the H100 they were 98.4-101.4% at S 1024-4096:
-      // cuBLAS there (the ranked order).
+      // kernel at S 1024-4096, bf16 and f16, in the seven attention-suite runs since 11-28
+      // (S 1024 100.2-103.7%, S 2048 100.6-103.9%, S 4096 102.4-108.7%); S 512 96.4-99.2%
+      // stays with cuBLAS. On the H100 they were 98.4-101.4% at S 1024-4096: cuBLAS there
+      // (the ranked order).
       {"16-bit batched P*V, d = 64, H200",
        k16Bit,
        kH200,
        {64, 64},
-       {2048, 4096},
-       {2048, 4096},
+       {1024, 4096},
+       {1024, 4096},
        "wgmma_tma",
        kLayoutNN,
        {1024, kAny},

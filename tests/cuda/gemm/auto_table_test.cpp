@@ -46,7 +46,11 @@ constexpr bool kNN = false, kNT = true;
 
 TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
   for (DType t : {DType::BF16, DType::F16}) {
-    for (int64_t rows : {1, 4, 16, 64, 128}) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096)), "cublas") << rows;
+    for (int64_t rows : {1, 4, 16, 64, 128}) {
+      EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096), kH100), "cublas") << rows;
+      // The H200: f16 at 1-8 tokens has an entry of its own (the test below).
+      if (t == DType::BF16 || rows > 8) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096), kH200), "cublas") << rows;
+    }
     EXPECT_EQ(pick(call(t, kNN, 129, 128256, 4096)), "wgmma_tma");
     EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
     for (int64_t rows : {1, 16, 128, 512})
@@ -55,6 +59,20 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 65535, 4096)), "") << "below vocabulary-wide";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096, 2)), "") << "batches: the ranked order";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 128256, 4096, 2)), "");
+}
+
+TEST(CudaAutoTable, F16VocabularyDecodeWhereWgmmaTmaLedIsWgmmaTmaOnTheH200) {
+  for (int64_t tokens : {1, 2, 4, 8}) {
+    EXPECT_EQ(pick(call(DType::F16, kNN, tokens, 128256, 4096), kH200), "wgmma_tma") << tokens;
+    EXPECT_EQ(pick(call(DType::BF16, kNN, tokens, 128256, 4096), kH200), "cublas") << tokens << ": bf16";
+    EXPECT_EQ(pick(call(DType::F16, kNN, tokens, 128256, 4096), kH100), "cublas") << tokens << ": the H100";
+    EXPECT_EQ(pick(call(DType::F16, kNT, tokens, 128256, 4096), kH200), "cublas") << tokens << ": K-major";
+  }
+  EXPECT_EQ(pick(call(DType::F16, kNN, 16, 128256, 4096), kH200), "cublas") << "16 tokens: level";
+  EXPECT_EQ(pick(call(DType::F16, kNT, 16, 128256, 4096), kH200), "wgmma_tma") << "K-major at 16 tokens";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 16, 128256, 4096), kH200), "cublas") << "bf16";
+  EXPECT_EQ(pick(call(DType::F16, kNN, 4, 128256, 8192), kH200), "cublas") << "K not measured";
+  EXPECT_EQ(pick(call(DType::F16, kNN, 4, 128256, 4096, 2), kH200), "") << "batched: not an llm entry";
 }
 
 TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
@@ -69,7 +87,9 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       for (int64_t n : {4096, 11008, 14336}) EXPECT_EQ(pick(call(t, kNT, tokens, n, 4096), kH200), "wgmma_tma") << n;
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), "wgmma_tma") << tokens;
       EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "wgmma_tma") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200), "cublas") << "vocabulary: cuBLAS on the H200";
+      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200),
+                t == DType::F16 && tokens == 16 ? "wgmma_tma" : "cublas")
+          << "vocabulary: cuBLAS on the H200 (f16 at 16 tokens: its entry)";
       // Tokens as C's columns on the H200 (not measured as wgmma_tma): the wide weights and
       // 4096 x 11008 skinny, 4096 x 4096 the ranked order.
       EXPECT_EQ(pick(call(t, kNT, 11008, tokens, 4096), kH200), "skinny") << tokens;
@@ -331,13 +351,14 @@ TEST(CudaAutoTable, ExactF32NNVocabularyAt2To4TokensIsCublasOnTheH200) {
   EXPECT_EQ(pick(call(DType::F32, kNT, 4, 128256, 4096), kH200), "skinny") << "K-major: skinny";
 }
 
-TEST(CudaAutoTable, Tf32NNAt1000To1280EachWayIsWgmmaTmaOnTheH200) {
-  for (int64_t s : {1000, 1024, 1100, 1280}) {
+TEST(CudaAutoTable, Tf32NNAt768To1280EachWayIsWgmmaTmaOnTheH200) {
+  for (int64_t s : {768, 1000, 1024, 1100, 1280}) {
     EXPECT_EQ(pick(tf32_call(s, s, s), kH200), "wgmma_tma") << s;
     EXPECT_EQ(pick(tf32_call(s, s, s), kH100), "") << s << ": the H100 not measured";
   }
   EXPECT_EQ(pick(tf32_call(1000, 1280, 1024), kH200), "wgmma_tma");
-  EXPECT_EQ(pick(tf32_call(768, 768, 768), kH200), "") << "768: level with cuBLAS";
+  EXPECT_EQ(pick(tf32_call(767, 767, 767), kH200), "") << "below 768: not this entry";
+  EXPECT_EQ(pick(tf32_call(512, 512, 512), kH200), "") << "512: level with cuBLAS";
   EXPECT_EQ(pick(tf32_call(1000, 1000, 1000, kNT), kH200), "wgmma_tma") << "K-major B: its own entry";
   EXPECT_EQ(pick(tf32_call(1000, 1000, 2048), kH200), "") << "a longer K: not measured";
 }
@@ -389,7 +410,8 @@ TEST(CudaAutoTable, BatchedPVAtHeadDimension64IsWgmmaTmaOnTheH200Only) {
     }
   const auto pv = [](int64_t s, int64_t batch) { return call(DType::BF16, kNN, s, 64, s, batch); };
   EXPECT_EQ(pick(pv(512, 1024), kH200), "") << "S 512: cuBLAS";
-  EXPECT_EQ(pick(pv(1024, 1024), kH200), "") << "S 1024: level";
+  EXPECT_EQ(pick(pv(1024, 1024), kH200), "wgmma_tma") << "S 1024: ahead in seven runs";
+  EXPECT_EQ(pick(pv(1023, 1024), kH200), "") << "below the measured S";
   EXPECT_EQ(pick(pv(8192, 1024), kH200), "") << "past the measured S";
   EXPECT_EQ(pick(pv(2048, 256), kH200), "") << "fewer heads not measured";
   EXPECT_EQ(pick(call(DType::BF16, kNN, 2048, 128, 2048, 1024), kH200), "") << "d = 128";
@@ -401,8 +423,11 @@ TEST(CudaAutoTable, BatchedQKAtHeadDimension64To128IsWgmmaTma) {
     for (int64_t s : {512, 1024, 2048, 4096}) {
       for (int64_t d : {64, 128}) EXPECT_EQ(pick(call(t, kNT, s, s, d, 1024), kH100), "wgmma_tma") << s << " " << d;
       EXPECT_EQ(pick(call(t, kNT, s, s, 64, 1024), kH200), "wgmma_tma") << s;
-      EXPECT_EQ(pick(call(t, kNT, s, s, 128, 1024), kH200), "") << s << ": d = 128 on the H200 is cuBLAS's";
+      EXPECT_EQ(pick(call(t, kNT, s, s, 128, 1024), kH200), s == 512 ? "wgmma_tma" : "")
+          << s << ": d = 128 on the H200 is cuBLAS's from S 1024";
     }
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 512, 512, 128, 256), kH200), "") << "d = 128, S 512: fewer heads not measured";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 640, 640, 128, 1024), kH200), "") << "d = 128 past S 512";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 256, 256, 64, 1024)), "") << "S 256: level, the ranked order";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 8192, 8192, 64, 1024)), "") << "past the measured S";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 2048, 2048, 96, 1024)), "") << "d = 96 not measured";
@@ -452,7 +477,8 @@ TEST(CudaAutoTable, EntriesDescribeTheirClassIncludingBatches) {
   EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 64"), "f16,bf16 NT T 512..4096 wide 512..4096 k 64 batch >= 1024");
   EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 128, H100"),
             "f16,bf16 NT T 512..4096 wide 512..4096 k 128 batch >= 1024");
-  EXPECT_EQ(shape_of("16-bit batched P*V, d = 64, H200"), "f16,bf16 NN m 2048..4096 n 64 k 2048..4096 batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched P*V, d = 64, H200"), "f16,bf16 NN m 1024..4096 n 64 k 1024..4096 batch >= 1024");
+  EXPECT_EQ(shape_of("16-bit batched Q*K^T, d = 128, S 512, H200"), "f16,bf16 NT T 512 wide 512 k 128 batch >= 1024");
   for (const auto& c : table) {
     EXPECT_LT(std::string(c.label).size(), 64u) << "gk_auto_entry::label holds 63";
     EXPECT_LT(std::string(c.arch.label).size(), 64u) << "gk_auto_entry::arch holds 63";
