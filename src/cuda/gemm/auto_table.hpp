@@ -36,12 +36,13 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   constexpr core::SizeRange kOneGemm{1, 1};
   static const std::vector<core::GemmClass> table{
       // f16 on the H200 against the N-contiguous 128256 x 4096 vocabulary at 1-8 tokens:
-      // wgmma_tma (64x128 tiles over the whole K, the weight read evict-first) ahead of
-      // cuBLAS, which reads it at ~95% of the copy rate in f16 where it reaches ~99% in bf16
-      // (wgmma_tma 105.5-107.1% in three runs since the tensor maps' L2 promotion rule;
-      // 98.9-102.8% before it; bf16 98.1-98.8%, T 16 99.3-99.4%: cuBLAS, the entry below).
-      // With K-major weights f16 at 16 tokens likewise (101.0-104.8% in eight runs; T 1-8
-      // 96.3-100.9%). notes/llm-gemm.md, "f16 vocabulary decode".
+      // wgmma_tma (64x128 tiles over the whole K, ~8 rounds of them) ahead of cuBLAS, which
+      // reads the f16 weight at 94-95% of the copy rate where it reads bf16's at 101-103%
+      // (wgmma_tma 105.5-107.1% in four runs since the tensor maps' L2 promotion rule;
+      // 98.9-102.8% before it; bf16 98.1-98.8%, T 16 99.0-99.4%: cuBLAS, the entry below).
+      // With K-major weights f16 at 16 tokens likewise (101.0-105.0% in nine runs; T 1-8
+      // 96.3-100.9%). notes/llm-gemm.md, "f16 vocabulary decode, and auto entries from the
+      // run history".
       {"f16 NN vocabulary, T 1-8, H200",
        core::kMaskF16,
        kH200,
