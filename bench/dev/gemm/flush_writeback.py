@@ -4,11 +4,10 @@
 gpukern-bench flushes a GPU's L2 before each timed call by writing a 512 MiB buffer
 (gk_memset). The flush leaves the L2 full of dirty lines, and a timed call that brings
 new lines into L2 writes as many of them back to memory. This times, with CUDA events
-(median of --repeats), after three flushes:
+(median of --repeats), after two flushes:
   * memset: the bench's flush (the buffer written, L2 left dirty);
   * clean:  the same write, then a read of another 512 MiB buffer (the dirty lines are
-            written back during the flush, the L2 holds clean lines of no operand);
-  * warm:   no flush (the operands in L2 where they fit),
+            written back during the flush, the L2 holds clean lines of no operand),
 three calls on weights W of the llm suite's sizes (16-bit, N x K):
   * gemv: y = x W^T with x of one row (cuBLAS through torch.matmul);
   * read: a sum of all of W (a read-bound reduction);
@@ -54,7 +53,9 @@ def main():
         flush_memset()
         other.sum()
 
-    flushes = {"memset": flush_memset, "clean": flush_clean, "warm": lambda: None}
+    # No "warm" column: without a flush queued ahead of it, each call waits for its own
+    # launch from an idle GPU, and the events time the host.
+    flushes = {"memset": flush_memset, "clean": flush_clean}
     print(f"device: {torch.cuda.get_device_name()}, L2 {torch.cuda.get_device_properties(0).L2_cache_size >> 20} MiB")
     print(f"{'weight':>14} {'call':>5} " + " ".join(f"{f + ' us':>10} {f + ' GB/s':>12}" for f in flushes))
     for shape in args.shapes.split(","):
