@@ -8,6 +8,8 @@
 #include "cuda/gemm/simt/09_double_buffer.cuh"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <functional>
 #include <random>
@@ -18,6 +20,12 @@ using namespace gpukern;
 using namespace gpukern::cuda::gemm;
 
 namespace {
+
+/// A fill byte that changes from one flush to the next.
+int r_byte() {
+  static int b = 0;
+  return ++b & 0xff;
+}
 
 /// 4 stages instead of 3.
 struct LargeFourStages : sm90::DoubleBufferLarge {
@@ -36,23 +44,20 @@ struct Square128FourWarps : sm90::DoubleBufferLarge {
   static constexpr int kWarpsN = 1, kStages = 4, kMinBlocksPerSm = 2;
 };
 
-template <class Cfg, bool kVec>
-void launch_nn(const SgemmProblem& p, cudaStream_t stream) {
-  using T = typename Cfg::Tiling;
-  auto kernel = double_buffer_kernel<Cfg, false, false, kVec>;
-  GK_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes));
-  const int blocks = ceil_div(p.m, T::kBlockM) * ceil_div(p.n, T::kBlockN);
-  kernel<<<blocks, T::kThreads, Cfg::kSmemBytes, stream>>>(p, c_vector_ok(p), BatchLaunch{}, Epilogue{});
-  GK_LAUNCH_CHECK();
-}
+/// Tiles for calls of a few tiles (128^3-512^3): 16 or 32 rows by 32 or 64 columns of 4 x 4
+/// outputs a thread, every stage's K steps split over kSplitK groups of warps.
+template <int kWarpsM_, int kWarpsN_, int kSplitK_, int kBlockK_, int kStages_ = 3>
+struct Tiny {
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
+  static constexpr int kThreadM = 4, kThreadN = 4;
+  static constexpr int kBlockK = kBlockK_, kStages = kStages_, kSplitK = kSplitK_;
+  static constexpr int kMinBlocksPerSm = 1;
+  static constexpr int kArchLo = 900, kArchHi = 999;
+};
 
 template <class Tile>
 void launch_any(const SgemmProblem& p, cudaStream_t stream) {
-  using Cfg = PipelineConfig<Tile>;
-  if (aligned16(p.b) && p.ldb % 4 == 0)
-    launch_nn<Cfg, true>(p, stream);
-  else
-    launch_nn<Cfg, false>(p, stream);
+  launch_double_buffer<PipelineConfig<Tile>, false>(p, stream, 0);
 }
 
 struct Candidate {
@@ -66,7 +71,16 @@ const Candidate kCandidates[] = {
     {"large, K step 8, 5 stages", &launch_any<LargeK8>},
     {"128x128, 8x8 per thread", &launch_any<Square128>},
     {"small (sm90::DoubleBufferSmall)", &launch_any<sm90::DoubleBufferSmall>},
+    {"tiny (sm90::DoubleBufferTiny)", &launch_any<sm90::DoubleBufferTiny>},
     {"128x128, 4 warps of 8x16, 2/SM", &launch_any<Square128FourWarps>},
+    {"32x32 split 2, K 32", &launch_any<Tiny<2, 1, 2, 32>>},
+    {"32x32 split 4, K 32", &launch_any<Tiny<2, 1, 4, 32>>},
+    {"32x32 split 4, K 16, 4 stages", &launch_any<Tiny<2, 1, 4, 16, 4>>},
+    {"32x32 split 8, K 32", &launch_any<Tiny<2, 1, 8, 32>>},
+    {"16x32 split 4, K 32", &launch_any<Tiny<1, 1, 4, 32>>},
+    {"16x32 split 8, K 32", &launch_any<Tiny<1, 1, 8, 32>>},
+    {"32x64 split 4, K 32", &launch_any<Tiny<2, 2, 4, 32>>},
+    {"64x32 split 4, K 32", &launch_any<Tiny<4, 1, 4, 32>>},
 };
 
 }  // namespace
@@ -96,38 +110,66 @@ int run_tune(core::Backend& backend, const std::vector<std::vector<int>>& sizes,
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
-    auto time = [&](const std::function<void()>& f) {
+    // Each timed call follows a 512 MiB memset that evicts the operands from L2 (as
+    // gpukern-bench does); a candidate is timed in one loop with cuBLAS, the two
+    // alternating, so that both see the same clock.
+    const bool flush = std::getenv("TUNE_NO_FLUSH") == nullptr;
+    constexpr size_t kFlushBytes = size_t(512) << 20;
+    void* flush_buf = nullptr;
+    if (flush) GK_GPU_CHECK(cudaMalloc(&flush_buf, kFlushBytes));
+    auto time_one = [&](const std::function<void()>& f) {
+      if (flush) GK_GPU_CHECK(cudaMemsetAsync(flush_buf, r_byte(), kFlushBytes, stream));
+      cudaEventRecord(e0, stream);
+      f();
+      cudaEventRecord(e1, stream);
+      cudaEventSynchronize(e1);
+      float ms;
+      cudaEventElapsedTime(&ms, e0, e1);
+      return ms;
+    };
+    auto paired = [&](const std::function<void()>& ref_f, const std::function<void()>& f, double& ref_ms) {
+      ref_f();
       f();
       GK_GPU_CHECK(cudaStreamSynchronize(stream));
-      std::vector<float> t;
-      for (int r = 0; r < 25; ++r) {
-        cudaEventRecord(e0, stream);
-        f();
-        cudaEventRecord(e1, stream);
-        cudaEventSynchronize(e1);
-        float ms;
-        cudaEventElapsedTime(&ms, e0, e1);
-        t.push_back(ms);
+      std::vector<float> tr, tf;
+      for (int r = 0; r < 41; ++r) {
+        tr.push_back(time_one(ref_f));
+        tf.push_back(time_one(f));
       }
-      std::sort(t.begin(), t.end());
-      return double(t[t.size() / 2]);
+      std::sort(tr.begin(), tr.end());
+      std::sort(tf.begin(), tf.end());
+      ref_ms = tr[tr.size() / 2];
+      return double(tf[tf.size() / 2]);
     };
     const double flops = 2.0 * m * n * k;
     int cublas = 0;
     const auto ladder = backend.variants(core::OpKind::Gemm);
     for (int i = 0; i < int(ladder.size()); ++i)
       if (ladder[i].name == "cublas") cublas = i;
-    const double ref = time([&] { backend.gemm(args, cublas); });
-    std::printf("tune %5dx%5dx%5d cublas %.3f ms %.1f GFLOP/s\n", m, n, k, ref, flops / ref / 1e6);
-    std::fprintf(log, "cublas,%d,%d,%d,%.4f,%.1f,100.0\n", m, n, k, ref, flops / ref / 1e6);
+    // Checked against cuBLAS's result (max |difference| over max |cuBLAS|).
+    std::vector<float> want(size_t(m) * n), got(size_t(m) * n);
+    backend.gemm(args, cublas);
+    GK_GPU_CHECK(cudaStreamSynchronize(stream));
+    GK_GPU_CHECK(cudaMemcpy(want.data(), dc, want.size() * 4, cudaMemcpyDeviceToHost));
+    float want_max = 0;
+    for (float x : want) want_max = std::max(want_max, std::fabs(x));
     for (const auto& c : kCandidates) {
-      const double ms = time([&] { c.launch(p, stream); });
-      std::printf("tune %5dx%5dx%5d [%-32s] %.3f ms %.1f GFLOP/s %.1f%%\n", m, n, k, c.name, ms, flops / ms / 1e6,
-                  100.0 * ref / ms);
+      GK_GPU_CHECK(cudaMemset(dc, 0xff, want.size() * 4));
+      c.launch(p, stream);
+      GK_GPU_CHECK(cudaStreamSynchronize(stream));
+      GK_GPU_CHECK(cudaMemcpy(got.data(), dc, got.size() * 4, cudaMemcpyDeviceToHost));
+      float diff = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        diff = std::isnan(got[i]) ? INFINITY : std::max(diff, std::fabs(got[i] - want[i]));
+      double ref = 0;
+      const double ms = paired([&] { backend.gemm(args, cublas); }, [&] { c.launch(p, stream); }, ref);
+      std::printf("tune %5dx%5dx%5d [%-32s] %.4f ms (cuBLAS %.4f) %.1f GFLOP/s %.1f%% of cuBLAS, rel. diff %.1e\n", m,
+                  n, k, c.name, ms, ref, flops / ms / 1e6, 100.0 * ref / ms, diff / want_max);
       std::fprintf(log, "\"%s\",%d,%d,%d,%.4f,%.1f,%.1f\n", c.name, m, n, k, ms, flops / ms / 1e6, 100.0 * ref / ms);
       std::fflush(stdout);
     }
     backend.set_stream(nullptr);
+    if (flush_buf) cudaFree(flush_buf);
     cudaEventDestroy(e0);
     cudaEventDestroy(e1);
     cudaStreamDestroy(stream);

@@ -25,6 +25,7 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   constexpr uint32_t k16Bit = core::kMaskF16 | core::kMaskBF16;
   constexpr uint32_t kF32 = core::kMaskF32, kTF32 = core::kMaskTF32;
   constexpr core::ArchSupport kH100 = {90, 90, nullptr, "sm_90 (measured on H100)"};
+  constexpr core::ArchSupport kSm90 = {90, 90, nullptr, "sm_90 (measured on H200)"};
   constexpr const char* kH100Label = "sm_90, at most 4000 GB/s (measured on H100)";
   constexpr core::ArchSupport kH100Only = {90, 90, nullptr, kH100Label, 0, kHighBandwidthGbps};
   constexpr core::ArchSupport kH200 = {90, 90, nullptr, "sm_90, 4000 GB/s and more (measured on H200)",
@@ -362,6 +363,31 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // takes the calls (exact_f32_on_wgmma below). notes/llm-gemm.md, "Exact f32 on
       // wgmma_tma".
       {"f32 decode", kF32, kH100, {2, 16}, {}, {}, "skinny", kAnyLayout, kOneGemm},
+      // Exact f32 calls of at most 384 a side past 16 rows (256 where B is K-major, whose
+      // 4-byte copies make the tile's loads slower): double_buffer's tiny tile (16 x 32,
+      // each stage's K steps split over four warps) ahead of cuBLAS's CUDA-core kernels and
+      // of wgmma_tma's 3xTF32 kernel, whose few tiles each wait out a whole K loop. H200,
+      // % of cuBLAS, NN / NT: 128^3 172 / 138, 256^3 148 / 148, 384^3 130 / 100 (wgmma_tma
+      // 79-103). Measured on the H200; a latency-bound call on CUDA cores, so the entries
+      // take every sm_90. notes/cuda-gemm.md, "double_buffer's tiny tile".
+      {"f32 small, N-contiguous B, every side <= 384",
+       kF32,
+       kSm90,
+       {17, 384},
+       {17, 384},
+       {1, 384},
+       "double_buffer",
+       kLayoutNN | core::kLayoutTN,
+       kOneGemm},
+      {"f32 small, K-major B, every side <= 256",
+       kF32,
+       kSm90,
+       {17, 256},
+       {17, 256},
+       {1, 256},
+       "double_buffer",
+       kLayoutNT | core::kLayoutTT,
+       kOneGemm},
       // tf32 with K-major weights at 2-32 tokens on the H200, tokens as A's rows: wgmma_tma
       // (64x128 tiles, K split where they are few) ahead of cuBLAS on all six weights at T 2,
       // 4, 8, 12, 16, 24 and 32 (100.9-142.7%; the 4096-row weights at T 2-8 go to skinny

@@ -110,12 +110,14 @@ void check_double_buffer_config(const CudaContext& ctx, const char* name) {
 class SimtDoubleBuffer : public OnStream {};
 
 /// double_buffer's tile: Large where its tiles fill nine tenths or more of the SM slots of
-/// the rounds they take, else Small; calls with an epilogue always Large.
-TEST(SimtDoubleBufferTile, LargeWhereItsRoundsAreFull) {
+/// the rounds they take, else Small, or Tiny where the Small tiles would leave more than a
+/// quarter of the SMs idle; calls with an epilogue never Small (it has no epilogue kernel).
+TEST(SimtDoubleBufferTile, LargeWhereItsRoundsAreFullTinyWhereSmallLeavesSmsIdle) {
   cuda::CudaContext ctx;
   ctx.sm_count = 132;
   ctx.arch.cc = 90;
-  auto large = [&](int64_t m, int64_t n, int64_t batch = 1, bool bias = false) {
+  using Tile = gemm::DoubleBufferTile;
+  auto tile = [&](int64_t m, int64_t n, int64_t batch = 1, bool bias = false) {
     core::GemmArgs a{};
     a.m = m, a.n = n, a.k = 4096, a.batch = batch;
     a.ab_type = a.c_type = core::DType::F32;
@@ -123,17 +125,24 @@ TEST(SimtDoubleBufferTile, LargeWhereItsRoundsAreFull) {
     a.stride_a = m * a.k, a.stride_b = a.k * n, a.stride_c = m * n;
     static const float kBias[1] = {0};
     if (bias) a.bias = kBias, a.bias_type = core::DType::F32;
-    return gemm::double_buffer_takes_large(a, ctx);
+    return gemm::double_buffer_tile(a, ctx);
   };
-  EXPECT_TRUE(large(2048, 2048));     // 128 tiles: one round 97% full
-  EXPECT_TRUE(large(4096, 4096));     // 512 tiles: four rounds 97% full
-  EXPECT_TRUE(large(512, 128256));    // 2004 tiles: 16 rounds 95% full
-  EXPECT_FALSE(large(1000, 1000));    // 32 tiles
-  EXPECT_FALSE(large(512, 11008));    // 172 tiles: two rounds 65% full
-  EXPECT_FALSE(large(512, 14336));    // 224: 85%
-  EXPECT_FALSE(large(3000, 3000));    // 288: 73%
-  EXPECT_TRUE(large(1000, 1000, 4));  // 128 tiles over the batch
-  EXPECT_TRUE(large(512, 11008, 1, true)) << "an epilogue: Small has no epilogue kernel";
+  EXPECT_EQ(tile(2048, 2048), Tile::Large);     // 128 tiles: one round 97% full
+  EXPECT_EQ(tile(4096, 4096), Tile::Large);     // 512 tiles: four rounds 97% full
+  EXPECT_EQ(tile(512, 128256), Tile::Large);    // 2004 tiles: 16 rounds 95% full
+  EXPECT_EQ(tile(1000, 1000), Tile::Small);     // 32 Large tiles, 16 x 8 = 128 Small ones
+  EXPECT_EQ(tile(512, 11008), Tile::Small);     // 172 tiles: two rounds 65% full
+  EXPECT_EQ(tile(512, 14336), Tile::Small);     // 224: 85%
+  EXPECT_EQ(tile(3000, 3000), Tile::Small);     // 288: 73%
+  EXPECT_EQ(tile(1000, 1000, 4), Tile::Large);  // 128 tiles over the batch
+  EXPECT_EQ(tile(768, 768), Tile::Tiny);        // 12 x 6 = 72 Small tiles
+  EXPECT_EQ(tile(128, 128), Tile::Tiny);        // 2 Small tiles
+  EXPECT_EQ(tile(768, 1024), Tile::Tiny);       // 12 x 8 = 96 Small tiles, 96 * 4 < 132 * 3
+  EXPECT_EQ(tile(832, 1024), Tile::Small);      // 13 x 8 = 104 Small tiles
+  EXPECT_EQ(tile(128, 128, 50), Tile::Small);   // 2 Small tiles an item, 100 in all
+  EXPECT_EQ(tile(128, 128, 49), Tile::Tiny);    // 98 in all
+  EXPECT_EQ(tile(512, 11008, 1, true), Tile::Large) << "an epilogue: Small has no epilogue kernel";
+  EXPECT_EQ(tile(256, 256, 1, true), Tile::Tiny) << "an epilogue: Tiny has one";
 }
 
 TEST_F(SimtDoubleBuffer, EveryConfigOfThisArchitecture) {
@@ -145,19 +154,23 @@ TEST_F(SimtDoubleBuffer, EveryConfigOfThisArchitecture) {
     case 90:
       check_double_buffer_config<g::sm90::DoubleBufferLarge>(*ctx, "sm90::DoubleBufferLarge");
       check_double_buffer_config<g::sm90::DoubleBufferSmall>(*ctx, "sm90::DoubleBufferSmall");
+      check_double_buffer_config<g::sm90::DoubleBufferTiny>(*ctx, "sm90::DoubleBufferTiny");
       break;
     case 80:
       check_double_buffer_config<g::sm80::DoubleBufferLarge>(*ctx, "sm80::DoubleBufferLarge");
       check_double_buffer_config<g::sm80::DoubleBufferSmall>(*ctx, "sm80::DoubleBufferSmall");
+      check_double_buffer_config<g::sm80::DoubleBufferTiny>(*ctx, "sm80::DoubleBufferTiny");
       break;
     case 86:
     case 89:
       check_double_buffer_config<g::sm86::DoubleBufferLarge>(*ctx, "sm86::DoubleBufferLarge");
       check_double_buffer_config<g::sm86::DoubleBufferSmall>(*ctx, "sm86::DoubleBufferSmall");
+      check_double_buffer_config<g::sm86::DoubleBufferTiny>(*ctx, "sm86::DoubleBufferTiny");
       break;
     case 120:
       check_double_buffer_config<g::sm120::DoubleBufferLarge>(*ctx, "sm120::DoubleBufferLarge");
       check_double_buffer_config<g::sm120::DoubleBufferSmall>(*ctx, "sm120::DoubleBufferSmall");
+      check_double_buffer_config<g::sm120::DoubleBufferTiny>(*ctx, "sm120::DoubleBufferTiny");
       break;
     default:
       GTEST_SKIP() << "double_buffer has no configuration for sm_" << ctx->arch.cc;

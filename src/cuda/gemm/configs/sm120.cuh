@@ -18,4 +18,9 @@ struct DoubleBufferSmall : sm86::DoubleBufferSmall {
   static constexpr int kArchLo = 1200, kArchHi = 1299;
 };
 
+/// double_buffer: sm86::DoubleBufferTiny, compiled for the sm_120 passes.
+struct DoubleBufferTiny : sm86::DoubleBufferTiny {
+  static constexpr int kArchLo = 1200, kArchHi = 1299;
+};
+
 }  // namespace gpukern::cuda::gemm::sm120

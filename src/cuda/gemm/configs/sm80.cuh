@@ -22,6 +22,11 @@ struct DoubleBufferSmall : sm90::DoubleBufferSmall {
   static constexpr int kArchLo = 800, kArchHi = 809;
 };
 
+/// double_buffer for calls whose Small tiles would leave a quarter of the SMs idle: sm90::DoubleBufferTiny.
+struct DoubleBufferTiny : sm90::DoubleBufferTiny {
+  static constexpr int kArchLo = 800, kArchHi = 809;
+};
+
 /// mma_multistage: sm90::MmaMultistage (128 x 128, 8 warps of 64 x 32, 4 stages: 128 KB).
 struct MmaMultistage : sm90::MmaMultistage {
   static constexpr int kArch = 800;

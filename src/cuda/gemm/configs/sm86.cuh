@@ -26,6 +26,18 @@ struct DoubleBufferSmall {
   static constexpr int kArchLo = 860, kArchHi = 899;
 };
 
+/// double_buffer for calls whose Small tiles would leave a quarter of the SMs idle: 16 x 32 with the
+/// stages' K steps split over four warps (sm90::DoubleBufferTiny's fields).
+struct DoubleBufferTiny {
+  static constexpr int kWarpsM = 1, kWarpsN = 1;
+  static constexpr int kThreadM = 4, kThreadN = 4;
+  static constexpr int kBlockK = 32;
+  static constexpr int kStages = 3;
+  static constexpr int kSplitK = 4;
+  static constexpr int kMinBlocksPerSm = 4;
+  static constexpr int kArchLo = 860, kArchHi = 899;
+};
+
 /// mma_multistage: 128 x 128, 8 warps of 64 x 32, 3 stages (96 KB, within the ~99 KB a
 /// block may use). kArch = 0: compiled for every device pass without an entry of its own
 /// (sm_86, sm_89, sm_120 and later), and used on all of them.

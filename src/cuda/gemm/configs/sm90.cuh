@@ -30,6 +30,21 @@ struct DoubleBufferSmall {
   static constexpr int kArchLo = 900, kArchHi = 999;
 };
 
+/// double_buffer for calls whose Small tiles would leave more than a quarter of the SMs
+/// idle (128^3-768^3 on 132 SMs): 16 x 32, one warp of 4 x 4 outputs a thread per K group, four groups splitting
+/// each stage's 32 K steps (128 threads). Its time is one block's K loop, which the split
+/// shortens four times; 16 x 32 and four groups were the fastest of 16-32 x 32-64 tiles
+/// split in 2-8 at 128^3-768^3 on the H200 (notes/cuda-gemm.md, "double_buffer's tiny tile").
+struct DoubleBufferTiny {
+  static constexpr int kWarpsM = 1, kWarpsN = 1;
+  static constexpr int kThreadM = 4, kThreadN = 4;
+  static constexpr int kBlockK = 32;
+  static constexpr int kStages = 3;
+  static constexpr int kSplitK = 4;
+  static constexpr int kMinBlocksPerSm = 4;
+  static constexpr int kArchLo = 900, kArchHi = 999;
+};
+
 /// mma_multistage, every call but the tile-divisible 16-bit ones: 128 x 128, 8 warps of
 /// 64 x 32 (a 64 x 64 warp tile with double-buffered fragments and the bounds-checked
 /// copy path's addresses spills at the 255-register limit), 4 stages (128 KB).

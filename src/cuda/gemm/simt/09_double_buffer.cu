@@ -1,9 +1,10 @@
 // Rung 09 `double_buffer`: a cp.async multi-stage pipeline feeding the warp-tiled
 // micro-kernel of 08, with register double buffering, a larger per-thread tile and an
 // L2-aware block order. The kernel is in 09_double_buffer.cuh, the tile configurations
-// per architecture in cuda/gemm/configs/ (two per architecture: Large, the throughput
-// tile, and Small, a quarter of its area for problems whose Large tiles would leave SMs
-// idle in their last round).
+// per architecture in cuda/gemm/configs/ (three per architecture: Large, the throughput
+// tile; Small, a quarter of its area for problems whose Large tiles would leave SMs idle
+// in their last round; Tiny, 16 x 32 with each stage's K steps split over four warps, for
+// problems whose Small tiles would leave more than a quarter of the SMs idle).
 //
 // Change from 08. In 08 every K step was copy -> barrier -> compute -> barrier: while
 // a block's warps wait on global memory no FMA issues, and the loads pass through
@@ -18,6 +19,10 @@
 // last FMAs). Blocks are numbered in groups of 8 tile rows so that the blocks resident
 // together share A and B panels in L2. Problems whose 128 x 256 tiles would leave SMs
 // idle or whose last round of them is mostly empty (1000^3, 3000^3) use a 64 x 128 tile.
+// Problems of a few of those (128^3-768^3) take a 16 x 32 tile whose four warps each take
+// every fourth K step of a stage and add their sums through shared memory at the end: the
+// call's time is one block's K loop, and the split makes it four times shorter while the
+// tiles spread over the SMs.
 // Any alignment and leading dimension is accepted: K-contiguous operands are copied
 // 4 bytes at a time (and transposed into the K-major stage), MN-contiguous ones 16
 // bytes at a time when aligned; out-of-range elements are zero-filled by the copy, so
@@ -40,18 +45,20 @@
 namespace gpukern::cuda::gemm {
 namespace {
 
-/// One row of the table: the two configs of an architecture family.
-template <class LargeTile, class SmallTile>
-struct ArchConfigPair {
+/// One row of the table: the three configs of an architecture family.
+template <class LargeTile, class SmallTile, class TinyTile>
+struct ArchConfigs {
   using Large = PipelineConfig<LargeTile>;
   using Small = PipelineConfig<SmallTile>;
+  using Tiny = PipelineConfig<TinyTile>;
 };
 
 /// Calls f(ArchConfigPair{}) for the first row compiled for `cuda_arch` (e.g. 900);
 /// returns false when no row covers it.
 template <class F, class Row, class... Rows>
 bool with_arch_configs(int cuda_arch, F&& f) {
-  if (Row::Large::compiled_for(cuda_arch) && Row::Small::compiled_for(cuda_arch)) {
+  if (Row::Large::compiled_for(cuda_arch) && Row::Small::compiled_for(cuda_arch) &&
+      Row::Tiny::compiled_for(cuda_arch)) {
     f(Row{});
     return true;
   }
@@ -64,11 +71,11 @@ bool with_arch_configs(int cuda_arch, F&& f) {
 /// The table the rung dispatches through, one row per architecture.
 template <class F>
 bool with_double_buffer_configs(int cuda_arch, F&& f) {
-  return with_arch_configs<F, ArchConfigPair<sm90::DoubleBufferLarge, sm90::DoubleBufferSmall>,
-                           ArchConfigPair<sm80::DoubleBufferLarge, sm80::DoubleBufferSmall>,
-                           ArchConfigPair<sm86::DoubleBufferLarge, sm86::DoubleBufferSmall>,
-                           ArchConfigPair<sm120::DoubleBufferLarge, sm120::DoubleBufferSmall>>(cuda_arch,
-                                                                                               static_cast<F&&>(f));
+  return with_arch_configs<F, ArchConfigs<sm90::DoubleBufferLarge, sm90::DoubleBufferSmall, sm90::DoubleBufferTiny>,
+                           ArchConfigs<sm80::DoubleBufferLarge, sm80::DoubleBufferSmall, sm80::DoubleBufferTiny>,
+                           ArchConfigs<sm86::DoubleBufferLarge, sm86::DoubleBufferSmall, sm86::DoubleBufferTiny>,
+                           ArchConfigs<sm120::DoubleBufferLarge, sm120::DoubleBufferSmall, sm120::DoubleBufferTiny>>(
+      cuda_arch, static_cast<F&&>(f));
 }
 
 }  // namespace
@@ -77,9 +84,9 @@ core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaConte
   if (core::Verdict v = check_int_dims(args); !v.accepted()) return v;
   core::Verdict why;
   const bool known = with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
-    using Small = typename decltype(row)::Small;
+    using Tiny = typename decltype(row)::Tiny;  // the smallest tile: the most blocks
     const int64_t blocks =
-        ceil_div<int64_t>(args.m, Small::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Small::Tiling::kBlockN);
+        ceil_div<int64_t>(args.m, Tiny::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Tiny::Tiling::kBlockN);
     if (blocks > std::numeric_limits<int>::max())
       why = {core::Decline::ShapeLimit, "the problem needs more thread blocks than one launch allows"};
   });
@@ -89,47 +96,69 @@ core::Verdict double_buffer_supports(const core::GemmArgs& args, const CudaConte
 
 namespace {
 
-/// GPUKERN_DOUBLE_BUFFER_TILE=large|small forces the tile, for measurement: read once per
-/// process; any other value fails the call naming the variable. A call with an epilogue
-/// runs Large whatever is forced (Small has no epilogue kernel).
-enum class ForcedTile { None, Large, Small };
-ForcedTile forced_tile() {
+/// GPUKERN_DOUBLE_BUFFER_TILE=large|small|tiny forces the tile, for measurement: read once
+/// per process; any other value fails the call naming the variable. A call with an
+/// epilogue forced to Small runs Large (Small has no epilogue kernel).
+DoubleBufferTile forced_tile() {
   static const std::string value = knob_value("GPUKERN_DOUBLE_BUFFER_TILE");
-  return static_cast<ForcedTile>(knob_choice("GPUKERN_DOUBLE_BUFFER_TILE", value, {"large", "small"}));
+  const int choice = knob_choice("GPUKERN_DOUBLE_BUFFER_TILE", value, {"large", "small", "tiny"});
+  return choice == 0 ? DoubleBufferTile::Auto : static_cast<DoubleBufferTile>(choice);
 }
 
 }  // namespace
 
-bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ctx) {
-  const ForcedTile forced = forced_tile();
-  if (epilogue_of(args).active()) return true;  // Small has no epilogue kernel (compile time)
-  if (forced != ForcedTile::None) return forced == ForcedTile::Large;
-  bool large = true;
+DoubleBufferTile double_buffer_tile(const core::GemmArgs& args, const CudaContext& ctx) {
+  const bool epilogue = epilogue_of(args).active();
+  const auto small_or_large = [epilogue] { return epilogue ? DoubleBufferTile::Large : DoubleBufferTile::Small; };
+  if (const DoubleBufferTile forced = forced_tile(); forced != DoubleBufferTile::Auto)
+    return forced == DoubleBufferTile::Small ? small_or_large() : forced;
+  DoubleBufferTile tile = DoubleBufferTile::Large;
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
-    const int64_t tiles = ceil_div<int64_t>(args.m, Large::Tiling::kBlockM) *
-                          ceil_div<int64_t>(args.n, Large::Tiling::kBlockN) * args.batch;
+    using Small = typename decltype(row)::Small;
+    const auto tiles = [&](auto cfg) {
+      using Cfg = decltype(cfg);
+      return ceil_div<int64_t>(args.m, Cfg::Tiling::kBlockM) * ceil_div<int64_t>(args.n, Cfg::Tiling::kBlockN) *
+             args.batch;
+    };
     // Large tiles (one block an SM) where they fill nine tenths or more of the SM slots of
     // the rounds they take; else the Small tile, a quarter of the area at three blocks an
     // SM, whose last round leaves less idle (each forced on the H200: notes/cuda-gemm.md,
-    // "double_buffer's tile and its last round").
-    const int64_t sms = ctx.sm_count, rounds = ceil_div<int64_t>(tiles, sms);
-    large = tiles * 10 >= rounds * sms * 9;
+    // "double_buffer's tile and its last round"); where the Small tiles would leave more
+    // than a quarter of the SMs idle, the Tiny tile, whose K groups give its few outputs a
+    // K loop a quarter as long (H200: 768^3, 72 Small tiles, Tiny 87% of cuBLAS against
+    // Small's 72%; 1000^3, 128 Small tiles, Tiny 70% against 96%; notes/cuda-gemm.md,
+    // "double_buffer's tiny tile").
+    const int64_t sms = ctx.sm_count, large = tiles(Large{}), rounds = ceil_div<int64_t>(large, sms);
+    if (large * 10 >= rounds * sms * 9)
+      tile = DoubleBufferTile::Large;
+    else if (tiles(Small{}) * 4 < sms * 3)
+      tile = DoubleBufferTile::Tiny;
+    else
+      tile = small_or_large();
   });
-  return large;
+  return tile;
 }
 
 void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
   const SgemmProblem p = make_problem(args);
-  const bool large = double_buffer_takes_large(args, ctx);
+  const DoubleBufferTile tile = double_buffer_tile(args, ctx);
   with_double_buffer_configs(ctx.arch.cc * 10, [&](auto row) {
     using Large = typename decltype(row)::Large;
     using Small = typename decltype(row)::Small;
+    using Tiny = typename decltype(row)::Tiny;
     const Epilogue epi = epilogue_of(args);
-    if (large)
-      launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
-    else
-      launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, batch_strides_of(args), epi);
+    const BatchStrides strides = batch_strides_of(args);
+    switch (tile) {
+      case DoubleBufferTile::Tiny:
+        launch_double_buffer<Tiny>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+        break;
+      case DoubleBufferTile::Small:
+        launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+        break;
+      default:
+        launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+    }
   });
 }
 

@@ -18,25 +18,48 @@ namespace gpukern::cuda::gemm {
 /// kArchLo..kArchHi (the __CUDA_ARCH__ values whose device pass compiles the kernel's
 /// body; the launcher picks the config whose range holds the device, never a kernel with
 /// an empty body).
+template <class Tile, class = void>
+struct SplitKOf {
+  static constexpr int value = 1;
+};
+template <class Tile>
+struct SplitKOf<Tile, std::void_t<decltype(Tile::kSplitK)>> {
+  static constexpr int value = Tile::kSplitK;
+};
+
+/// kSplitK (optional, default 1): groups of kWarpsM x kWarpsN warps that share the block
+/// tile and split every stage's K steps (group g takes kk = g, g + kSplitK, ...); their
+/// sums are added through shared memory at the end. A tile of a few outputs per SM then
+/// still has enough warps, and each thread a K loop kSplitK times shorter: the form for
+/// calls of a few tiles, whose time is one block's K loop.
 template <class Tile>
 struct PipelineConfig {
   using Tiling = WarpTiling<Tile::kWarpsM, Tile::kWarpsN, Tile::kThreadM, Tile::kThreadN>;
+  static constexpr int kSplitK = SplitKOf<Tile>::value;
+  static constexpr int kThreads = Tiling::kThreads * kSplitK;  // threads of a block: kSplitK groups
   static constexpr int kBlockK = Tile::kBlockK;
   static constexpr int kStages = Tile::kStages;
   static constexpr int kMinBlocksPerSm = Tile::kMinBlocksPerSm;
   static constexpr int kPad = 4;     // floats per shared row: 16-byte aligned rows, spread transposing stores
   static constexpr int kGroupM = 8;  // block swizzle: tile rows walked together (L2 reuse of B panels)
-  static constexpr int kSmemBytes =
+  static constexpr int kPipeSmemBytes =
       kStages * kBlockK * ((Tiling::kBlockM + kPad) + (Tiling::kBlockN + kPad)) * static_cast<int>(sizeof(float));
+  /// The groups past the first park their sums here once the pipeline is drained.
+  static constexpr int kReduceSmemBytes =
+      (kSplitK - 1) * Tiling::kBlockM * Tiling::kBlockN * static_cast<int>(sizeof(float));
+  static constexpr int kSmemBytes = kPipeSmemBytes > kReduceSmemBytes ? kPipeSmemBytes : kReduceSmemBytes;
   /// The fused epilogue stages the C tile in shared memory one band at a time (sub-tile row
   /// h of every lane: kWarpsM x kSubStrideM rows); its kernel has the larger of the two.
   static constexpr int kBandRows = Tiling::kWarpsM * Tiling::kSubStrideM;
   static constexpr int kBandPitch = Tiling::kBlockN + kPad;
   static constexpr int kEpilogueSmemBytes =
-      kSmemBytes > kBandRows* kBandPitch * 4 ? kSmemBytes : kBandRows* kBandPitch * 4;
+      kSplitK > 1 || kSmemBytes > kBandRows* kBandPitch * 4 ? kSmemBytes : kBandRows* kBandPitch * 4;
 
   static_assert(kStages >= 2, "a pipeline needs at least two stages to overlap copy and compute");
   static_assert(kBlockK % 4 == 0, "the K step must be a multiple of 4");
+  static_assert(kSplitK >= 1 && kBlockK % (2 * kSplitK) == 0,
+                "each K group takes an even number of a stage's K steps (register double buffering)");
+  static_assert(kThreads <= 1024, "a thread block holds at most 1024 threads");
   static_assert(kMinBlocksPerSm >= 1, "occupancy target must be at least one block per SM");
   static_assert(Tile::kArchLo > 0 && Tile::kArchLo <= Tile::kArchHi,
                 "a config is compiled for a range of device passes, never the host pass");
@@ -62,8 +85,11 @@ struct OperandPipe {
   static constexpr int kOther = kKContiguous ? kTileMN : kTileK;
   static constexpr int kLanesContig = kContig / kWidth;
   static_assert(kContig % kWidth == 0, "16-byte copies need the contiguous tile extent to be a multiple of 4");
-  static_assert(kThreads % kLanesContig == 0, "the threads must cover whole rows along the contiguous direction");
-  static constexpr int kOtherStep = kThreads / kLanesContig;
+  // A tile with fewer copies than the block has threads leaves the last threads idle.
+  static constexpr int kCopyThreads = kLanesContig * kOther < kThreads ? kLanesContig * kOther : kThreads;
+  static constexpr bool kSomeIdle = kCopyThreads < kThreads;
+  static_assert(kCopyThreads % kLanesContig == 0, "the threads must cover whole rows along the contiguous direction");
+  static constexpr int kOtherStep = kCopyThreads / kLanesContig;
   static_assert(kOther % kOtherStep == 0, "every thread must issue the same number of copies per tile");
   static constexpr int kCopies = kOther / kOtherStep;
   static_assert(kCopies <= 32, "the per-copy validity mask holds 32 bits");
@@ -107,6 +133,9 @@ struct OperandPipe {
   /// never dereferenced) and so zero-fill their destination.
   template <int kSmemLd>
   __device__ __forceinline__ void issue(float* stage, int k0, int k_size) {
+    if constexpr (kSomeIdle) {
+      if (static_cast<int>(threadIdx.x) >= kCopyThreads) return;
+    }
     const float* s = src;
     float* dst = stage + dst_offset;
 #pragma unroll
@@ -144,7 +173,7 @@ __device__ __forceinline__ void grouped_tile(int block, int tiles_m, int tiles_n
 /// each operand at its base + item * stride, stride 0 broadcasting it). kEpilogue: C =
 /// act(alpha*acc + beta*C + bias) (`epi`) in f32; without it the plain store.
 template <class Cfg, bool kTransA, bool kTransB, bool kVec, bool kEpilogue = false>
-__global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     double_buffer_kernel(SgemmProblem p, bool c_vec, BatchLaunch batch = {}, Epilogue epi = {}) {
   if constexpr (Cfg::compiled_for(gpu::kDeviceArch)) {
     const int64_t item = batch.item();
@@ -164,8 +193,10 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
                                tile_m, tile_n);
     const int row0 = tile_m * T::kBlockM, col0 = tile_n * T::kBlockN;
 
-    OperandPipe<T::kBlockM, kBlockK, T::kThreads, a_is_k_contiguous<kTransA>, kVec> a_pipe(p.a, p.lda, row0, p.m, kLdA);
-    OperandPipe<T::kBlockN, kBlockK, T::kThreads, b_is_k_contiguous<kTransB>, kVec> b_pipe(p.b, p.ldb, col0, p.n, kLdB);
+    OperandPipe<T::kBlockM, kBlockK, Cfg::kThreads, a_is_k_contiguous<kTransA>, kVec> a_pipe(p.a, p.lda, row0, p.m,
+                                                                                             kLdA);
+    OperandPipe<T::kBlockN, kBlockK, Cfg::kThreads, b_is_k_contiguous<kTransB>, kVec> b_pipe(p.b, p.ldb, col0, p.n,
+                                                                                             kLdB);
     const int k_tiles = ceil_div(p.k, kBlockK);
 
     // Prologue: kStages - 1 tiles in flight before the first use.
@@ -178,7 +209,11 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
       arch::cp_async_commit();  // empty groups keep the wait count uniform
     }
 
-    const int r_base = T::row_base(), c_base = T::col_base();
+    // K group (kSplitK of them) and this thread's place in its group's warp tiling.
+    constexpr int kSplitK = Cfg::kSplitK, kSteps = kBlockK / kSplitK;
+    const int group = static_cast<int>(threadIdx.x) / T::kThreads;
+    const int in_group = static_cast<int>(threadIdx.x) % T::kThreads;
+    const int r_base = T::row_base(in_group), c_base = T::col_base(in_group);
     float acc[T::kThreadM][T::kThreadN] = {};
     float a_frag[2][T::kThreadM], b_frag[2][T::kThreadN];
     auto load_frags = [&](float(&a)[T::kThreadM], float(&b)[T::kThreadN], int stage, int kk) {
@@ -195,7 +230,7 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
     // Tile 0 has landed once at most kStages - 2 younger groups are pending.
     arch::cp_async_wait<kStages - 2>();
     __syncthreads();
-    load_frags(a_frag[0], b_frag[0], 0, 0);
+    load_frags(a_frag[0], b_frag[0], 0, group);
 
     int read_stage = 0;
     for (int kt = 0; kt < k_tiles; ++kt) {
@@ -209,30 +244,74 @@ __global__ void __launch_bounds__(Cfg::Tiling::kThreads, Cfg::kMinBlocksPerSm)
       arch::cp_async_commit();
 
 #pragma unroll
-      for (int kk = 0; kk < kBlockK; ++kk) {
-        // Register double buffering: the fragments of the next kk load while this kk's
-        // FMAs issue. At the last kk the next fragments come from the next tile, so
-        // the barrier sits here: it orders "next tile landed" (the wait) and "every warp
-        // has read its last fragments of this stage" (they were loaded one step ago)
-        // before anyone reads on, and the first shared loads of the next tile overlap
-        // this tile's last 64 FMAs instead of stalling after the barrier.
-        if (kk == kBlockK - 1) {
+      for (int step = 0; step < kSteps; ++step) {
+        // This group's K step kk = group + step * kSplitK of the stage (every one without
+        // a split). Register double buffering: the fragments of the next step load while
+        // this step's FMAs issue. At the last step the next fragments come from the next
+        // tile, so the barrier sits here: it orders "next tile landed" (the wait) and
+        // "every warp has read its last fragments of this stage" (they were loaded one
+        // step ago) before anyone reads on, and the first shared loads of the next tile
+        // overlap this tile's last FMAs instead of stalling after the barrier.
+        if (step == kSteps - 1) {
           arch::cp_async_wait<kStages - 2>();
           __syncthreads();
           read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-          load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, 0);
+          load_frags(a_frag[(step + 1) % 2], b_frag[(step + 1) % 2], read_stage, group);
         } else {
-          load_frags(a_frag[(kk + 1) % 2], b_frag[(kk + 1) % 2], read_stage, kk + 1);
+          load_frags(a_frag[(step + 1) % 2], b_frag[(step + 1) % 2], read_stage, group + (step + 1) * kSplitK);
         }
 #pragma unroll
         for (int i = 0; i < T::kThreadM; ++i)
 #pragma unroll
-          for (int j = 0; j < T::kThreadN; ++j) acc[i][j] += a_frag[kk % 2][i] * b_frag[kk % 2][j];
+          for (int j = 0; j < T::kThreadN; ++j) acc[i][j] += a_frag[step % 2][i] * b_frag[step % 2][j];
       }
     }
     arch::cp_async_wait<0>();  // no copy may outlive the block (only empty groups remain)
 
-    if constexpr (kEpilogue) {
+    if constexpr (kSplitK > 1) {
+      // The groups past the first park their sums in the drained stages (float4 q of
+      // thread t of group g at (g - 1, q, t): consecutive threads, consecutive 16 bytes),
+      // and the first adds them in the groups' order.
+      constexpr int kQuads = T::kThreadM * T::kThreadN / 4;
+      float4* park = reinterpret_cast<float4*>(smem_raw);
+      __syncthreads();  // every group's last fragment loads are done
+      if (group > 0) {
+#pragma unroll
+        for (int q = 0; q < kQuads; ++q) {
+          const int i = (4 * q) / T::kThreadN, j = (4 * q) % T::kThreadN;
+          park[((group - 1) * kQuads + q) * T::kThreads + in_group] =
+              make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+        }
+      }
+      __syncthreads();
+      if (group > 0) return;
+#pragma unroll 1
+      for (int g = 1; g < kSplitK; ++g)
+#pragma unroll
+        for (int q = 0; q < kQuads; ++q) {
+          const int i = (4 * q) / T::kThreadN, j = (4 * q) % T::kThreadN;
+          const float4 v = park[((g - 1) * kQuads + q) * T::kThreads + in_group];
+          acc[i][j] += v.x, acc[i][j + 1] += v.y, acc[i][j + 2] += v.z, acc[i][j + 3] += v.w;
+        }
+    }
+
+    if constexpr (kEpilogue && kSplitK > 1) {
+      // A K-split tile's few outputs a thread (its first group's) go out from the
+      // registers, each four through the shared epilogue store.
+#pragma unroll
+      for (int i = 0; i < T::kThreadM; ++i) {
+        const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
+        if (row >= p.m) continue;
+#pragma unroll
+        for (int j = 0; j < T::kSubN; ++j) {
+          const int col = col0 + c_base + j * T::kSubStrideN;
+          if (col >= p.n) continue;
+          store_c4_epilogue(p.c + static_cast<int64_t>(row) * p.ldc + col,
+                            make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]),
+                            p.alpha, p.beta, min(4, p.n - col), c_vec, epi, item, col);
+        }
+      }
+    } else if constexpr (kEpilogue) {
       // The fused epilogue goes through shared memory (the pipeline's, idle now), one band
       // of 4-row sub-tiles at a time (sub-tile row h of every lane: kWarpsM x kSubStrideM
       // rows of the block), written from there by a rolled loop: one copy of the
@@ -302,7 +381,7 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
       const int smem = epi.active() ? Cfg::kEpilogueSmemBytes : Cfg::kSmemBytes;
       allow_dynamic_smem_once(kernel, smem, device);
       for_batch_chunks(batch, strides, [&](const BatchLaunch& chunk, unsigned count) {
-        kernel<<<dim3(static_cast<unsigned>(blocks), count), T::kThreads, smem, stream>>>(p, c_vec, chunk, epi);
+        kernel<<<dim3(static_cast<unsigned>(blocks), count), Cfg::kThreads, smem, stream>>>(p, c_vec, chunk, epi);
       });
     };
     // A layout with no MN-contiguous operand has a single (4-byte) copy path.
@@ -329,9 +408,12 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
   GK_LAUNCH_CHECK();
 }
 
-/// Whether double_buffer runs `args` on its Large tile rather than Small (the rule in
-/// 09_double_buffer.cu; GPUKERN_DOUBLE_BUFFER_TILE=large|small forces it, for
-/// measurement).
-bool double_buffer_takes_large(const core::GemmArgs& args, const CudaContext& ctx);
+/// double_buffer's tiles (Auto: none forced).
+enum class DoubleBufferTile { Auto = 0, Large = 1, Small = 2, Tiny = 3 };
+
+/// The tile double_buffer runs `args` on (the rule in 09_double_buffer.cu;
+/// GPUKERN_DOUBLE_BUFFER_TILE=large|small|tiny forces it, for measurement). Never Auto;
+/// never Small for a call with an epilogue (Small has no epilogue kernel).
+DoubleBufferTile double_buffer_tile(const core::GemmArgs& args, const CudaContext& ctx);
 
 }  // namespace gpukern::cuda::gemm

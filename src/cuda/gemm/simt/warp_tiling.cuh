@@ -38,15 +38,14 @@ struct WarpTiling {
   static_assert(kThreadM % 4 == 0 && kThreadN % 4 == 0, "a lane's outputs are made of 4 x 4 sub-tiles");
   static_assert(kThreads <= 1024, "a thread block holds at most 1024 threads");
 
-  /// This thread's first row / column in the block tile (sub-tile (0, 0)).
-  __device__ __forceinline__ static int row_base() {
-    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  /// Thread `thread`'s (0 .. kThreads - 1; this thread's by default) first row / column in
+  /// the block tile (sub-tile (0, 0)).
+  __device__ __forceinline__ static int row_base(int thread = static_cast<int>(threadIdx.x)) {
+    const int warp = thread / kWarpSize, lane = thread % kWarpSize;
     return (warp / kWarpsN) * kWarpTileM + (lane / kLanesN) * 4;
   }
-  __device__ __forceinline__ static int col_base() {
-    const int warp = static_cast<int>(threadIdx.x) / kWarpSize;
-    const int lane = static_cast<int>(threadIdx.x) % kWarpSize;
+  __device__ __forceinline__ static int col_base(int thread = static_cast<int>(threadIdx.x)) {
+    const int warp = thread / kWarpSize, lane = thread % kWarpSize;
     return (warp % kWarpsN) * kWarpTileN + (lane % kLanesN) * 4;
   }
   /// Offset of sub-tile i (rows) / j (columns) from the base.
