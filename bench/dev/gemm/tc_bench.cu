@@ -5,6 +5,7 @@
 //   bench   : median time (CUDA events) of each rung and cuBLAS (cublasGemmEx, same
 //             dtypes, row-major mapping) at 4096^3, 8192^3, 4097x4095x4093.
 //   variants: other wgmma_tma / mma_multistage configurations side by side, bf16/f16 NN
+//             (and NT with TC_NT=1)
 //             (wgmma_variants(), mma_candidates(): instantiated here from the kernel
 //             templates, each a shipped configuration with named fields changed).
 //   power   : cuBLAS, the rung and the TC_RUNGS variants each run back to back (tc_power.cu).
@@ -23,7 +24,8 @@
 // rungs is checked by ctest (tests/cuda/gemm, tests/conformance).
 // Environment: TC_RUNGS="a,b" times only the listed rungs and variants; TC_SIZES=
 // "MxNxK,..." replaces 4096^3 and 8192^3 in variants and power modes; TC_FLUSH_MB=N
-// memsets N MiB before every timed call.
+// memsets N MiB before every timed call; TC_REPS=N times N pairs (default 40, 15 past 2^38
+// multiply-adds).
 #include "tc_bench.hpp"
 
 #include "cuda/gemm/configs/sm90.cuh"
@@ -501,7 +503,9 @@ void bench_one(const CudaContext& ctx, cublasHandle_t h, int64_t m, int64_t n, i
                bool tb, const std::vector<Variant>& extra) {
   Bench x = make_bench(m, n, k, ab, tf32, ta, tb, ctx.stream);
   run_cublas(h, x.g, x.cref, DType::F32);  // reference output in f32
-  const int reps = m * n * k > (int64_t(1) << 38) ? 15 : 40;
+  const int reps = std::getenv("TC_REPS")           ? std::atoi(std::getenv("TC_REPS"))
+                   : m * n * k > (int64_t(1) << 38) ? 15
+                                                    : 40;
   const double flop = 2.0 * m * n * k;
   const float cublas_ms = median_ms([&] { run_cublas(h, x.g, x.c, ab); }, ctx.stream, reps);
   const double cublas_err = error_vs(x, ctx.stream);
@@ -606,7 +610,9 @@ int main(int argc, char** argv) {
       v.erase(std::remove_if(v.begin(), v.end(), unlisted), v.end());
     }
     for (const DType dt : {DType::BF16, DType::F16})
-      for (const auto& s : shapes) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, false, v);
+      for (const auto& s : shapes)
+        for (const int tb : {0, 1})  // NT calls with TC_NT=1
+          if (tb == 0 || std::getenv("TC_NT")) bench_one(ctx, h, s[0], s[1], s[2], dt, false, false, tb == 1, v);
     return 0;
   }
   if (mode == "wave") {  // the 128x168 variants on bf16 NT calls (TC_SIZES)
