@@ -368,9 +368,23 @@ Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, 
   g.c_type = ab;
   g.allow_tf32 = tf32;
   const size_t es = core::dtype_size(ab);
-  CHECK(cudaMalloc(&x.a, m * k * es));
-  CHECK(cudaMalloc(&x.b, k * n * es));
-  CHECK(cudaMalloc(&x.c, m * n * es));
+  // TC_ALIGN_MB=N: each operand at an N MiB boundary (the allocation N MiB larger);
+  // TC_ADDR=1 prints where each operand landed (offset in its 2 MiB page).
+  const size_t align = std::getenv("TC_ALIGN_MB") ? size_t(std::atol(std::getenv("TC_ALIGN_MB"))) << 20 : 0;
+  auto alloc = [align](void*& raw, size_t bytes) {
+    CHECK(cudaMalloc(&raw, bytes + align));
+    const uintptr_t p = reinterpret_cast<uintptr_t>(raw);
+    return reinterpret_cast<void*>(align ? (p + align - 1) / align * align : p);
+  };
+  x.a = alloc(x.raw_a, m * k * es);
+  x.b = alloc(x.raw_b, k * n * es);
+  x.c = alloc(x.raw_c, m * n * es);
+  if (std::getenv("TC_ADDR"))
+    std::printf("operands: A %#llx B %#llx C %#llx (offsets in 2 MiB: %llu %llu %llu KiB)\n", (unsigned long long)x.a,
+                (unsigned long long)x.b, (unsigned long long)x.c,
+                (unsigned long long)(reinterpret_cast<uintptr_t>(x.a) % (2u << 20)) >> 10,
+                (unsigned long long)(reinterpret_cast<uintptr_t>(x.b) % (2u << 20)) >> 10,
+                (unsigned long long)(reinterpret_cast<uintptr_t>(x.c) % (2u << 20)) >> 10);
   CHECK(cudaMalloc(&x.cref, m * n * sizeof(float)));
   fill(x.a, ab, m * k, 11, s);
   fill(x.b, ab, k * n, 12, s);
@@ -381,9 +395,9 @@ Bench make_bench(int64_t m, int64_t n, int64_t k, DType ab, bool tf32, bool ta, 
 }
 
 void free_bench(Bench& x) {
-  cudaFree(x.a);
-  cudaFree(x.b);
-  cudaFree(x.c);
+  cudaFree(x.raw_a);
+  cudaFree(x.raw_b);
+  cudaFree(x.raw_c);
   cudaFree(x.cref);
   x = Bench{};
 }

@@ -37,6 +37,7 @@ using Variant = std::pair<std::string, std::function<void(const core::GemmArgs&)
 struct Bench {
   core::GemmArgs g;
   void *a = nullptr, *b = nullptr, *c = nullptr, *cref = nullptr;
+  void *raw_a = nullptr, *raw_b = nullptr, *raw_c = nullptr;  // the allocations (TC_ALIGN_MB)
 };
 Bench make_bench(int64_t m, int64_t n, int64_t k, core::DType ab, bool tf32, bool ta, bool tb, cudaStream_t s);
 void free_bench(Bench& x);

@@ -3,6 +3,8 @@
 // Each entry is a set of named fields; the rung's config template derives the rest.
 #pragma once
 
+#include "cuda/gemm/configs/sm90.cuh"
+
 namespace gpukern::cuda::gemm::sm86 {
 
 /// double_buffer, the throughput tile: 128 x 256 with K = 8 per stage, which keeps the
@@ -26,15 +28,9 @@ struct DoubleBufferSmall {
   static constexpr int kArchLo = 860, kArchHi = 899;
 };
 
-/// double_buffer for calls whose Small tiles would leave a quarter of the SMs idle: 16 x 32 with the
-/// stages' K steps split over four warps (sm90::DoubleBufferTiny's fields).
-struct DoubleBufferTiny {
-  static constexpr int kWarpsM = 1, kWarpsN = 1;
-  static constexpr int kThreadM = 4, kThreadN = 4;
-  static constexpr int kBlockK = 32;
-  static constexpr int kStages = 3;
-  static constexpr int kSplitK = 4;
-  static constexpr int kMinBlocksPerSm = 4;
+/// double_buffer for calls whose Small tiles would leave a quarter of the SMs idle:
+/// sm90::DoubleBufferTiny (16 x 32, each stage's K steps split over four warps, 21 KB).
+struct DoubleBufferTiny : sm90::DoubleBufferTiny {
   static constexpr int kArchLo = 860, kArchHi = 899;
 };
 
