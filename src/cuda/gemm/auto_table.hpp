@@ -363,13 +363,14 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // takes the calls (exact_f32_on_wgmma below). notes/llm-gemm.md, "Exact f32 on
       // wgmma_tma".
       {"f32 decode", kF32, kH100, {2, 16}, {}, {}, "skinny", kAnyLayout, kOneGemm},
-      // Exact f32 calls of at most 384 a side past 16 rows (256 where B is K-major, whose
-      // 4-byte copies make the tile's loads slower): double_buffer's tiny tile (16 x 32,
-      // each stage's K steps split over four warps) ahead of cuBLAS's CUDA-core kernels and
-      // of wgmma_tma's 3xTF32 kernel, whose few tiles each wait out a whole K loop. H200,
-      // % of cuBLAS, NN / NT: 128^3 172 / 138, 256^3 148 / 148, 384^3 130 / 100 (wgmma_tma
-      // 79-103). Measured on the H200; a latency-bound call on CUDA cores, so the entries
-      // take every sm_90. notes/cuda-gemm.md, "double_buffer's tiny tile".
+      // Exact f32 calls of at most 384 a side past 16 rows (with K-major B, whose 4-byte
+      // copies make the tile's loads slower, C's shorter side at most 320): double_buffer's
+      // tiny tile (16 x 32, each stage's K steps split over four warps) ahead of cuBLAS's
+      // CUDA-core kernels and of wgmma_tma's 3xTF32 kernel, whose few tiles each wait out a
+      // whole K loop. H200, % of cuBLAS: squares 128-320 126-173 in every layout (wgmma_tma
+      // 77-90), 384^3 NN / TN 130 / 138 but NT / TT 100 / 105; 17-384-sided shapes 116-204.
+      // Measured on the H200; a latency-bound call on CUDA cores, so the entries take every
+      // sm_90. notes/cuda-gemm.md, "double_buffer's tiny tile".
       {"f32 small, N-contiguous B, every side <= 384",
        kF32,
        kSm90,
@@ -379,12 +380,12 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        "double_buffer",
        kLayoutNN | core::kLayoutTN,
        kOneGemm},
-      {"f32 small, K-major B, every side <= 256",
+      {"f32 small, K-major B, sides <= 384, C's shorter <= 320",
        kF32,
        kSm90,
-       {17, 256},
-       {17, 256},
-       {1, 256},
+       {17, 320},
+       {17, 384},
+       {1, 384},
        "double_buffer",
        kLayoutNT | core::kLayoutTT,
        kOneGemm},

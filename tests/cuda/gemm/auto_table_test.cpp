@@ -269,24 +269,25 @@ TEST(CudaAutoTable, ExactF32UpTo16TokensIsSkinnyThenTheRankedOrdersWgmmaTma) {
 TEST(CudaAutoTable, SmallExactF32IsDoubleBuffersTinyTile) {
   for (bool trans_b : {kNN, kNT})
     for (const core::DeviceArch& arch : {kSm90, kH100, kH200}) {
-      const int64_t top = trans_b ? 256 : 384;  // K-major B: to 256 a side
+      const int64_t top = trans_b ? 320 : 384;  // K-major B: C's shorter side to 320
       for (int64_t size : {int64_t{17}, int64_t{128}, int64_t{256}, top})
         EXPECT_EQ(pick(call(DType::F32, trans_b, size, size, size), arch), "double_buffer") << size;
       EXPECT_EQ(pick(call(DType::F32, trans_b, 200, 250, 100), arch), "double_buffer");
-      EXPECT_EQ(pick(call(DType::F32, trans_b, 250, 17, 1), arch), "double_buffer") << "tokens as C's columns, K 1";
-      EXPECT_EQ(pick(call(DType::F32, trans_b, 16, top, top), arch), "skinny") << "16 rows: the f32 decode entry";
-      EXPECT_EQ(pick(call(DType::F32, trans_b, top + 1, top, top), arch), "") << "one row more: the ranked order";
-      EXPECT_EQ(pick(call(DType::F32, trans_b, top, top + 1, top), arch), "");
-      EXPECT_EQ(pick(call(DType::F32, trans_b, top, top, top + 1), arch), "") << "K one more";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, 384, 17, 1), arch), "double_buffer") << "tokens as C's columns, K 1";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, 17, 384, 384), arch), "double_buffer") << "17 rows";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, 16, 384, 384), arch), "skinny") << "16 rows: the f32 decode entry";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, top + 1, top + 1, 384), arch), "") << "shorter side past the bound";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, 128, 385, 128), arch), "") << "a side of 385: the ranked order";
+      EXPECT_EQ(pick(call(DType::F32, trans_b, 128, 128, 385), arch), "") << "K 385";
       EXPECT_EQ(pick(call(DType::F32, trans_b, 256, 256, 256, 2), arch), "") << "batches: not measured";
       EXPECT_NE(pick(tf32_call(256, 256, 256, trans_b), arch), "double_buffer") << "tf32: cuBLAS or wgmma_tma";
     }
-  GemmArgs tn = call(DType::F32, kNN, 384, 384, 384), tt = call(DType::F32, kNT, 256, 256, 256);
+  GemmArgs tn = call(DType::F32, kNN, 384, 384, 384), tt = call(DType::F32, kNT, 320, 384, 384);
   tn.trans_a = tt.trans_a = true;
   EXPECT_EQ(pick(tn), "double_buffer") << "TN: N-contiguous B";
   EXPECT_EQ(pick(tt), "double_buffer") << "TT: K-major B";
-  tt.m = tt.n = tt.k = 384;
-  EXPECT_EQ(pick(tt), "") << "TT at 384: K-major B's bound";
+  tt.m = 384;
+  EXPECT_EQ(pick(tt), "") << "TT at 384^3: K-major B's bound";
   EXPECT_EQ(pick(call(DType::F32, kNN, 256, 256, 256), kSm80), "") << "sm_80: not measured";
 }
 
