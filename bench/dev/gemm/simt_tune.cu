@@ -1,8 +1,10 @@
 // gemm_simt_bench tune: times candidate Hopper configurations of the double_buffer kernel
-// (09_double_buffer.cuh) on row-major N x N problems, next to cuBLAS in the same run, to
-// choose the entries of cuda/gemm/configs/sm90.cuh. Each candidate is a tile with named
-// fields, most of them a shipped entry with one field changed; only sm_90 configurations
-// are instantiated.
+// (09_double_buffer.cuh) on row-major NN problems (N or MxNxK), each paired with cuBLAS
+// after a 512 MiB memset (TUNE_NO_FLUSH=1: warm caches) and checked against cuBLAS's
+// output, to choose the entries of cuda/gemm/configs/sm90.cuh. Each candidate is a tile
+// with named fields, most of them a shipped entry with one field changed (the Tiny ones:
+// 16-64 x 32-64 tiles with the stages' K steps split over warps); only sm_90
+// configurations are instantiated.
 #include "core/backend.hpp"
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/simt/09_double_buffer.cuh"
