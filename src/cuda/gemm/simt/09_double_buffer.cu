@@ -53,7 +53,7 @@ struct ArchConfigs {
   using Tiny = PipelineConfig<TinyTile>;
 };
 
-/// Calls f(ArchConfigPair{}) for the first row compiled for `cuda_arch` (e.g. 900);
+/// Calls f(ArchConfigs{}) for the first row compiled for `cuda_arch` (e.g. 900);
 /// returns false when no row covers it.
 template <class F, class Row, class... Rows>
 bool with_arch_configs(int cuda_arch, F&& f) {
@@ -126,9 +126,9 @@ DoubleBufferTile double_buffer_tile(const core::GemmArgs& args, const CudaContex
     // SM, whose last round leaves less idle (each forced on the H200: notes/cuda-gemm.md,
     // "double_buffer's tile and its last round"); where the Small tiles would leave more
     // than a quarter of the SMs idle, the Tiny tile, whose K groups give its few outputs a
-    // K loop a quarter as long (H200: 768^3, 72 Small tiles, Tiny 87% of cuBLAS against
-    // Small's 72%; 1000^3, 128 Small tiles, Tiny 70% against 96%; notes/cuda-gemm.md,
-    // "double_buffer's tiny tile").
+    // K loop a quarter as long; its low reuse loses once the Small tiles nearly fill the
+    // SMs (each forced on the H200 at 128^3-2048^3: notes/cuda-gemm.md, "double_buffer's
+    // tiny tile").
     const int64_t sms = ctx.sm_count, large = tiles(Large{}), rounds = ceil_div<int64_t>(large, sms);
     if (large * 10 >= rounds * sms * 9)
       tile = DoubleBufferTile::Large;
