@@ -67,53 +67,41 @@ struct Mma256x128Stages3 : gemm::sm90::MmaMultistageWide {
   static constexpr int kStages = 3;
 };
 
-/// Runs f16/bf16 NN calls the config's tiles divide exactly; others are declined.
-template <class Tile>
-Variant mma_candidate(const char* name, const CudaContext& ctx) {
-  using Cfg = gemm::MmaMultistageConfig<Tile>;
-  return {name, [&ctx, name](const core::GemmArgs& g) {
-            if (ctx.arch.cc != 90 || g.ab_type == DType::F32 || !gemm::tiles_exactly<Cfg, gpu::half_t>(g)) {
-              std::printf("%s: sm_90 f16/bf16 tile-divisible calls only\n", name);
-              return;
-            }
-            if (g.ab_type == DType::F16)
-              gemm::launch_mma_layout<Cfg, gpu::half_t, false>(g, ctx);
-            else
-              gemm::launch_mma_layout<Cfg, gpu::bf16_t, false>(g, ctx);
-          }};
-}
-
-/// Small tiles for calls of a few of wgmma_tma's (128^3-1024^3): the bounds-checked kernel,
-/// any shape and layout (MN-major operands need 64 columns: 128-byte swizzled rows).
+/// Small tiles for calls of a few of wgmma_tma's (128^3-1024^3), run on the bounds-checked
+/// kernel (kChecked), any shape (MN-major operands need 64 columns: 128-byte swizzled rows).
 template <int kM, int kN, int kWM, int kWN, int kS = 4>
 struct MmaSmall : gemm::sm90::MmaMultistage {
   static constexpr int kBlockM = kM, kBlockN = kN, kWarpsM = kWM, kWarpsN = kWN, kStages = kS;
 };
-template <class Tile>
-Variant mma_small_candidate(const char* name, const CudaContext& ctx) {
+
+/// Runs sm_90 f16/bf16 calls: with kChecked = false (the kernel without bounds checks) only
+/// those the config's tiles divide exactly; others are declined.
+template <class Tile, bool kChecked = false>
+Variant mma_candidate(const char* name, const CudaContext& ctx) {
   using Cfg = gemm::MmaMultistageConfig<Tile>;
-  return {name, [&ctx, name](const core::GemmArgs& g) {
-            if (ctx.arch.cc != 90 || g.ab_type == DType::F32) {
-              std::printf("%s: sm_90 f16/bf16 only\n", name);
-              return;
-            }
-            if (g.ab_type == DType::F16)
-              gemm::launch_mma_layout<Cfg, gpu::half_t, true, false>(g, ctx);
-            else
-              gemm::launch_mma_layout<Cfg, gpu::bf16_t, true, false>(g, ctx);
-          }};
+  return {
+      name, [&ctx, name](const core::GemmArgs& g) {
+        if (ctx.arch.cc != 90 || g.ab_type == DType::F32 || (!kChecked && !gemm::tiles_exactly<Cfg, gpu::half_t>(g))) {
+          std::printf("%s: sm_90 f16/bf16%s calls only\n", name, kChecked ? "" : " tile-divisible");
+          return;
+        }
+        if (g.ab_type == DType::F16)
+          gemm::launch_mma_layout<Cfg, gpu::half_t, kChecked, false>(g, ctx);
+        else
+          gemm::launch_mma_layout<Cfg, gpu::bf16_t, kChecked, false>(g, ctx);
+      }};
 }
 
 std::vector<Variant> mma_candidates(const CudaContext& ctx) {
   return {mma_candidate<Mma128x256Stages3>("mma_128x256_s3", ctx),
           mma_candidate<Mma256x128Stages3>("mma_256x128_s3", ctx),
           mma_candidate<gemm::sm90::MmaMultistageWide>("mma_256x128_s4", ctx),
-          mma_small_candidate<MmaSmall<16, 64, 1, 4>>("mma_s16x64", ctx),
-          mma_small_candidate<MmaSmall<32, 64, 2, 2>>("mma_s32x64", ctx),
-          mma_small_candidate<MmaSmall<32, 64, 2, 4>>("mma_s32x64w8", ctx),
-          mma_small_candidate<MmaSmall<64, 64, 2, 2>>("mma_s64x64", ctx),
-          mma_small_candidate<MmaSmall<64, 128, 2, 4>>("mma_s64x128", ctx),
-          mma_small_candidate<MmaSmall<32, 64, 2, 2, 2>>("mma_s32x64st2", ctx)};
+          mma_candidate<MmaSmall<16, 64, 1, 4>, true>("mma_s16x64", ctx),
+          mma_candidate<MmaSmall<32, 64, 2, 2>, true>("mma_s32x64", ctx),
+          mma_candidate<MmaSmall<32, 64, 2, 4>, true>("mma_s32x64w8", ctx),
+          mma_candidate<MmaSmall<64, 64, 2, 2>, true>("mma_s64x64", ctx),
+          mma_candidate<MmaSmall<64, 128, 2, 4>, true>("mma_s64x128", ctx),
+          mma_candidate<MmaSmall<32, 64, 2, 2, 2>, true>("mma_s32x64st2", ctx)};
 }
 
 // ---- wgmma_tma configurations and schedule policies beside the rung's

@@ -295,23 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
     }
 
-    if constexpr (kEpilogue && kSplitK > 1) {
-      // A K-split tile's few outputs a thread (its first group's) go out from the
-      // registers, each four through the shared epilogue store.
-#pragma unroll
-      for (int i = 0; i < T::kThreadM; ++i) {
-        const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
-        if (row >= p.m) continue;
-#pragma unroll
-        for (int j = 0; j < T::kSubN; ++j) {
-          const int col = col0 + c_base + j * T::kSubStrideN;
-          if (col >= p.n) continue;
-          store_c4_epilogue(p.c + static_cast<int64_t>(row) * p.ldc + col,
-                            make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]),
-                            p.alpha, p.beta, min(4, p.n - col), c_vec, epi, item, col);
-        }
-      }
-    } else if constexpr (kEpilogue) {
+    if constexpr (kEpilogue && kSplitK == 1) {
       // The fused epilogue goes through shared memory (the pipeline's, idle now), one band
       // of 4-row sub-tiles at a time (sub-tile row h of every lane: kWarpsM x kSubStrideM
       // rows of the block), written from there by a rolled loop: one copy of the
@@ -345,13 +329,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
         }
       }
     } else {
+      // From the registers: the plain store, or a K-split tile's epilogue (its first
+      // group's few outputs a thread, each four through the shared epilogue store).
 #pragma unroll
       for (int i = 0; i < T::kThreadM; ++i) {
         const int row = row0 + r_base + (i / 4) * T::kSubStrideM + i % 4;
 #pragma unroll
-        for (int j = 0; j < T::kSubN; ++j)
-          store_c4(p, row, col0 + c_base + j * T::kSubStrideN,
-                   make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]), c_vec);
+        for (int j = 0; j < T::kSubN; ++j) {
+          const int col = col0 + c_base + j * T::kSubStrideN;
+          const float4 v = make_float4(acc[i][4 * j], acc[i][4 * j + 1], acc[i][4 * j + 2], acc[i][4 * j + 3]);
+          if constexpr (kEpilogue) {
+            if (row < p.m && col < p.n)
+              store_c4_epilogue(p.c + static_cast<int64_t>(row) * p.ldc + col, v, p.alpha, p.beta, min(4, p.n - col),
+                                c_vec, epi, item, col);
+          } else {
+            store_c4(p, row, col, v, c_vec);
+          }
+        }
       }
     }
   }
