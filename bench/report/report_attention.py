@@ -112,7 +112,7 @@ def epilogue_rows(entries, device, dtype, unit_scale=1e-3):
     """Rows (size, epilogue), plain first: fastest own rung, TFLOP/s, % of its plain call,
     % of cuBLASLt with the same epilogue, % of the plain vendor reference."""
     items = [e for e in entries if e.op == "gemm" and slug(e.device) == device and e.dtype == dtype
-             and e.batch == 1 and (e.suite == "epilogue" or e.has_epilogue())]
+             and e.batch == 1 and e.chain == 1 and (e.suite == "epilogue" or e.has_epilogue())]
     cases = group(items, lambda e: (e.shape_key, e.layout, e.bias, e.act))
     rows, used = [], []
     for key in sorted(cases, key=lambda k: (k[0], k[1], k[2] != "none" or k[3] != "none", k[2], k[3])):

@@ -228,8 +228,10 @@ class Entry:
         self.causal = bool(record.get("causal", False))
         self.batch_reduced_from = record.get("batch_reduced_from")
         self.note = record.get("note")
+        # gemm: calls timed back to back per timed call (--chain; 1 in older runs).
+        self.chain = int(record.get("chain") or 1)
         self.rungs = record.get("rungs") or {}
-        self.extra = ((self.batch, self.bias, self.act) if self.op == "gemm" else
+        self.extra = ((self.batch, self.bias, self.act, self.chain) if self.op == "gemm" else
                       (self.causal,) if self.op == "attention" else ())
         self.measured = measured
         self.reason = record.get("reason", "")
@@ -259,8 +261,9 @@ class Entry:
         self.pct_of_plain = record.get("pct_of_plain")
 
     def is_plain(self):
-        """A gemm of one item without epilogue, or a softmax: what the ladder tables show."""
-        return self.op != "attention" and self.batch == 1 and not self.has_epilogue()
+        """A gemm of one item without epilogue timed call by call, or a softmax: what the ladder
+        tables show."""
+        return self.op != "attention" and self.batch == 1 and not self.has_epilogue() and self.chain == 1
 
     def has_epilogue(self):
         return self.bias != "none" or self.act != "none"
@@ -277,6 +280,8 @@ class Entry:
             text += " batch {}".format(self.batch)
         if self.op == "gemm" and self.has_epilogue():
             text += " " + self.epilogue_label()
+        if self.op == "gemm" and self.chain > 1:
+            text += " chain {}".format(self.chain)
         if self.op == "attention" and self.causal:
             text += " causal"
         return text

@@ -14,7 +14,8 @@ LAYOUT_ORDER = {"NN": 0, "NT": 1, "TN": 2, "TT": 3}
 
 
 def is_llm(entry):
-    return entry.op == "gemm" and entry.suite == "llm"
+    """A cell of the llm suite timed call by call (chained runs, --chain, stay out of its tables)."""
+    return entry.op == "gemm" and entry.suite == "llm" and entry.chain == 1
 
 
 def own_best(items):

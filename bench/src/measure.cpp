@@ -148,6 +148,12 @@ uint64_t read_stream(const void* data, std::size_t bytes, int threads, ReadPatte
   return total;
 }
 
+Timing per_call(Timing t, int calls) {
+  const double n = calls;
+  for (double* ms : {&t.median_ms, &t.min_ms, &t.max_ms, &t.q1_ms, &t.q3_ms}) *ms /= n;
+  return t;
+}
+
 Timing summarize(std::vector<double> times_ms) {
   Timing t;
   if (times_ms.empty()) return t;

@@ -86,4 +86,7 @@ uint64_t read_stream(const void* data, std::size_t bytes, int threads, ReadPatte
 /// Median / quartiles of a sample (sorted copy).
 Timing summarize(std::vector<double> times_ms);
 
+/// The timing of one of `calls` calls timed together (--chain): every time over `calls`.
+Timing per_call(Timing t, int calls);
+
 }  // namespace gpukern::bench

@@ -218,6 +218,11 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
   app.add_option("--batch", batch,
                  "gemm: batch items of a strided-batched call (packed strides) [default 1]; attention: the "
                  "batch (items = batch x heads) [default 32]");
+  int chain = 1;
+  app.add_option("--chain", chain,
+                 "gemm: each timed call is N calls back to back, each reading its own copy of B (as a "
+                 "model's layers read their weights; A and C shared), and the time over N is the call's "
+                 "[default 1]; the rung and its reference are chained alike");
   app.add_option("--broadcast", broadcast_text, "gemm with --batch: one item of A or B shared by all (stride 0)")
       ->check(CLI::IsMember({"a", "b"}));
   app.add_option("--bias", bias_texts,
@@ -285,6 +290,9 @@ std::optional<int> parse_options(int argc, char** argv, Options& options) {
     if (!options.suites.empty() && op_text == "softmax")
       throw CLI::ValidationError("--suite", "the suites are gemm shapes; --op softmax runs none of them");
 
+    if (chain < 1 || chain > 64)
+      throw CLI::ValidationError("--chain", std::to_string(chain) + " is out of range; expected 1 to 64");
+    options.chain = chain;
     if (app.count("--batch")) {
       if (batch < 1 || batch > (int64_t(1) << 30))
         throw CLI::ValidationError("--batch", std::to_string(batch) + " is out of range; expected 1 to 2^30");

@@ -50,6 +50,7 @@ struct Options {
   std::vector<std::pair<int64_t, int64_t>> suite_weights;  // --suite-nk: its (N, K); empty: all
   bool c_f32 = false;                                      // gemm C in f32 for f16/bf16 inputs
   std::optional<int64_t> batch;                            // --batch: gemm batch items (attention: batch)
+  int chain = 1;                                           // --chain: gemm calls back to back a timed call
   char broadcast = 0;                                      // --broadcast a|b: that operand's stride 0
   std::vector<BiasKind> biases;                            // --bias: empty = none
   std::vector<gk_activation> activations;                  // --act: empty = none

@@ -58,6 +58,7 @@ void put_shape(nlohmann::json& j, const Case& c) {
         c.bias == BiasKind::kNone ? nlohmann::json(nullptr) : nlohmann::json(dtype_text(c.bias_storage()));
     j["stride_bias"] = 0;
     j["act"] = activation_name(c.act);
+    j["chain"] = c.chain;
     j["alpha"] = c.alpha;
   } else {
     j["rows"] = c.rows;

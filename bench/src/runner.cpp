@@ -431,11 +431,13 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   if (!same_weights) weights_ = WeightCache{};
   // Baselines of the same bytes, timed the same way in the same run, before A and C are
   // made (their buffer is freed before).
-  const StreamTimes streams = stream_times(uint64_t(c.bytes_moved()), flusher);
+  // (A chained case has none: the streams are single calls, each with its launch on the clock.)
+  const StreamTimes streams = c.chain == 1 ? stream_times(uint64_t(c.bytes_moved()), flusher) : StreamTimes{};
 
   // Inputs, device buffers and the reference: once per case, shared by every rung.
   HostArray a_host;
   Buffer a, out, bias;
+  std::vector<Buffer> chain_b;  // --chain: the copies of B the chain's later calls read
   Reference ref;
   int64_t out_ld = 0;
   std::size_t out_bytes = 0;
@@ -503,19 +505,32 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       gemm.stride_bias = 0;
     }
     gemm.activation = c.act;
-    call = [&](const char* variant) {
+    // --chain: the call and chain_b.size() more back to back, each on its own copy of B.
+    const std::size_t b_bytes = weight_count * dtype_size(in_type);
+    for (int i = 1; i < c.chain; ++i) {
+      chain_b.push_back(device_.alloc(b_bytes));
+      device_.copy(chain_b.back().data(), weights_.device.data(), b_bytes);
+    }
+    const auto run_chain = [&](GemmDesc desc) {
+      device_.gemm(desc);
+      for (const Buffer& b : chain_b) {
+        desc.b = b.data();
+        device_.gemm(desc);
+      }
+    };
+    call = [&, run_chain](const char* variant) {
       gemm.variant = variant;
-      device_.gemm(gemm);
+      run_chain(gemm);
     };
     if (c.has_epilogue())
-      plain_call = [&](const char* variant) {  // the same call without its epilogue
+      plain_call = [&, run_chain](const char* variant) {  // the same call without its epilogue
         GemmDesc plain = gemm;
         plain.variant = variant;
         plain.bias = nullptr;
         plain.bias_length = 0;
         plain.stride_bias = 0;
         plain.activation = GK_ACT_NONE;
-        device_.gemm(plain);
+        run_chain(plain);
       };
   } else {
     a_host = random_array(std::size_t(c.rows * c.cols), in_type, -8.0f, 8.0f, seed);
@@ -596,7 +611,8 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       if (with_reference) calls.push_back(&vendor);
       if (plain_call) calls.push_back(&plain);
       calls.push_back(&fused);
-      const std::vector<Timing> t = measure_together(device_, timer_, flusher, rung_timing, calls);
+      std::vector<Timing> t = measure_together(device_, timer_, flusher, rung_timing, calls);
+      for (Timing& each : t) each = per_call(each, c.chain);
       r.timing = t.back();
       if (with_reference) r.reference_ms = t.front().median_ms;
       if (plain_call) {

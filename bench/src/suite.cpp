@@ -62,6 +62,7 @@ std::vector<Case> with_batch_and_epilogues(const Case& base, const Options& opti
       Case c = base;
       c.batch = options.batch.value_or(1);
       c.broadcast = options.broadcast;
+      c.chain = options.chain;
       c.bias = bias;
       c.act = act;
       out.push_back(c);

@@ -129,6 +129,7 @@ std::string Case::label() const {
   }
   if (bias != BiasKind::kNone) out += std::string(" bias ") + bias_name(bias);
   if (act != GK_ACT_NONE) out += std::string(" ") + activation_name(act);
+  if (chain > 1) out += " chain " + std::to_string(chain);
   return out;
 }
 
@@ -314,7 +315,7 @@ std::optional<Footprint> footprint(const Case& c, double reference_budget) {
     // case of the same weights, or one checked item's recomputed), the checked rows of A as
     // float, and the chunk the inputs are generated in.
     for (const auto& [count, r, k] : {std::tuple<uint64_t, uint64_t, uint64_t>{uint64_t(c.items_a()), c.m, c.k},
-                                      {uint64_t(c.items_b()), c.k, c.n}}) {
+                                      {uint64_t(c.items_b()) * uint64_t(c.chain), c.k, c.n}}) {
       if (!mul(r, k, elements) || !mul(elements, count, bytes) || !mul(bytes, in_size, bytes) ||
           !add(f.device_bytes, bytes, f.device_bytes))
         return std::nullopt;

@@ -49,6 +49,7 @@ struct Case {
   BiasKind bias = BiasKind::kNone;  // a vector of n values over the columns, shared by the items
   gk_activation act = GK_ACT_NONE;
   float alpha = 1.0f;  // gemm alpha (the attention suite's Q*K^T keeps 1)
+  int chain = 1;       // gemm: calls back to back per timed call, each with its own copy of B (--chain)
 
   /// "1024x1024x1024" (m x n x k) or "4096x4096" (rows x cols).
   std::string shape_label() const;

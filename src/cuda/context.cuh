@@ -140,33 +140,71 @@ void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
   });
 }
 
-/// A cudaLaunchKernelEx configuration with one launch attribute. `config` points at
+/// A cudaLaunchKernelEx configuration with up to two launch attributes. `config` points at
 /// `attribute`: use it where it is made (no copies).
 struct ExLaunch {
-  cudaLaunchAttribute attribute[1];
+  cudaLaunchAttribute attribute[2];
   cudaLaunchConfig_t config = {};
 
-  ExLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, const cudaLaunchAttribute& attr) {
-    config.gridDim = dim3(static_cast<unsigned>(blocks));
+  ExLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream)
+      : ExLaunch(dim3(static_cast<unsigned>(blocks)), threads, smem_bytes, stream) {}
+  ExLaunch(dim3 grid, int threads, size_t smem_bytes, cudaStream_t stream) {
+    config.gridDim = grid;
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = smem_bytes;
     config.stream = stream;
-    attribute[0] = attr;
     config.attrs = attribute;
-    config.numAttrs = 1;
+    config.numAttrs = 0;
+  }
+  ExLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, const cudaLaunchAttribute& attr)
+      : ExLaunch(blocks, threads, smem_bytes, stream) {
+    add(attr);
   }
   ExLaunch(const ExLaunch&) = delete;
   ExLaunch& operator=(const ExLaunch&) = delete;
+
+  void add(const cudaLaunchAttribute& attr) { attribute[config.numAttrs++] = attr; }
 };
+
+/// Whether kernels that wait for their grid dependency (arch/grid_dependency.cuh) are
+/// launched as programmatic dependents of the kernel before them: they then start while
+/// that kernel finishes, and their set-up runs meanwhile. GPUKERN_PDL=off launches them
+/// plainly (for measurement).
+bool programmatic_launch_enabled();
+
+/// Programmatic dependent launch on this device: sm_90 and later, unless GPUKERN_PDL=off.
+inline bool dependent_launch(const CudaContext& ctx) { return ctx.arch.cc >= 90 && programmatic_launch_enabled(); }
+
+/// The launch attribute that makes a kernel a programmatic dependent of the stream's
+/// previous kernel.
+inline cudaLaunchAttribute programmatic_attribute() {
+  cudaLaunchAttribute a = {};
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  return a;
+}
+
+/// Launches `kernel` on `stream`, as a programmatic dependent of the stream's previous
+/// kernel where `dependent` (dependent_launch(ctx)). The kernel must pass
+/// arch::wait_grid_dependency before it touches global memory.
+template <class... Params, class... Args>
+void launch_kernel(bool dependent, void (*kernel)(Params...), dim3 grid, int threads, size_t smem_bytes,
+                   cudaStream_t stream, Args&&... args) {
+  ExLaunch launch(grid, threads, smem_bytes, stream);
+  if (dependent) launch.add(programmatic_attribute());
+  GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, std::forward<Args>(args)...));
+}
 
 /// A launch in clusters of `cluster_size` CTAs along x. Clusters of one CTA get no
 /// attribute (a plain launch: on sm_90 every CTA is a cluster of one): launched with an
 /// attribute of size 1, wgmma_tma's one-wave calls and split_row's one-CTA plans ran
-/// markedly slower (notes/llm-gemm.md, "Plain launches").
+/// markedly slower (notes/llm-gemm.md, "Plain launches"). `dependent`: as launch_kernel's.
 struct ClusterLaunch : ExLaunch {
-  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size)
-      : ExLaunch(blocks, threads, smem_bytes, stream, cluster_attribute(cluster_size)) {
-    if (cluster_size == 1) config.numAttrs = 0;
+  ClusterLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, int cluster_size,
+                bool dependent = false)
+      : ExLaunch(blocks, threads, smem_bytes, stream) {
+    if (cluster_size != 1) add(cluster_attribute(cluster_size));
+    if (dependent) add(programmatic_attribute());
   }
 
  private:

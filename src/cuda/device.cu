@@ -3,6 +3,7 @@
 // dispatch) is backend.cu, shared by both modules; here is only what differs on NVIDIA:
 // the backend's name and note, why no device is usable, and the device description.
 #include "cuda/context.cuh"
+#include "cuda/measurement_knob.hpp"
 
 #include <string>
 
@@ -84,5 +85,12 @@ DeviceDescription describe_device(int index) {
 }
 
 }  // namespace vendor
+
+/// GPUKERN_PDL=off|on, read once per process (a measurement knob, measurement_knob.hpp);
+/// on when unset.
+bool programmatic_launch_enabled() {
+  static const bool enabled = knob_choice("GPUKERN_PDL", knob_value("GPUKERN_PDL"), {"off", "on"}) != 1;
+  return enabled;
+}
 
 }  // namespace gpukern::cuda

@@ -1,4 +1,5 @@
-// Measurement knobs of the CUDA rungs (GPUKERN_WGMMA_SCHEDULE, GPUKERN_DOUBLE_BUFFER_TILE):
+// Measurement knobs of the CUDA rungs (GPUKERN_WGMMA_SCHEDULE, GPUKERN_DOUBLE_BUFFER_TILE,
+// GPUKERN_PDL):
 // environment variables that force a choice a rung's policy otherwise makes, for tests
 // and measurement. They are not library options (gk_set_option does not take them), and
 // the test environment unsets them (tests/CMakeLists.txt).

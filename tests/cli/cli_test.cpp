@@ -150,6 +150,19 @@ TEST(GpukernBench, InfoLogPrintsOneLinePerCall) {
   EXPECT_EQ(call_lines, 5) << "not one log line a call (1 warm-up, 3 timed, 1 checked):\n" << r.output;
 }
 
+TEST(GpukernBench, ChainTimesItsCallsBackToBack) {
+  // --chain 3: every warm-up, timed and checked call is three calls (each on its own copy
+  // of B), and the case is labelled with its chain.
+  const ProcessResult r = run_tool("GPUKERN_LOG=info", quoted(GPUKERN_BENCH_PATH) + kSmallBench + " --chain 3");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  int call_lines = 0;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (contains_text(line, "[gpukern info]") && contains_text(line, "rung=naive")) ++call_lines;
+  EXPECT_EQ(call_lines, 15) << "not three calls for each of 1 warm-up, 3 timed and 1 checked:\n" << r.output;
+  EXPECT_TRUE(contains_text(r.output, "chain 3")) << r.output;
+}
+
 /// One letter per "[gpukern info]" call line of `output` that `keep` accepts, `letter(line)`:
 /// the order in which the bench made its calls.
 template <class Keep, class Letter>
@@ -272,6 +285,8 @@ INSTANTIATE_TEST_SUITE_P(Cli, BenchRefusesOption,
                                            std::pair<std::string, std::string>{"--backend ,", "--backend"},
                                            std::pair<std::string, std::string>{"--backend cpu,,cpu", "--backend"},
                                            std::pair<std::string, std::string>{"--threads 0", "--threads"},
+                                           std::pair<std::string, std::string>{"--chain 0", "--chain"},
+                                           std::pair<std::string, std::string>{"--chain 65", "--chain"},
                                            std::pair<std::string, std::string>{"--threads -3", "--threads"},
                                            std::pair<std::string, std::string>{"--min-time 1e30", "--min-time"},
                                            std::pair<std::string, std::string>{"--max-time 0", "--max-time"},

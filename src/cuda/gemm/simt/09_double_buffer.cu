@@ -151,13 +151,13 @@ void double_buffer_run(const core::GemmArgs& args, const CudaContext& ctx) {
     const BatchStrides strides = batch_strides_of(args);
     switch (tile) {
       case DoubleBufferTile::Tiny:
-        launch_double_buffer<Tiny>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+        launch_double_buffer<Tiny>(p, ctx.stream, ctx.device, args.batch, strides, epi, dependent_launch(ctx));
         break;
       case DoubleBufferTile::Small:
-        launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+        launch_double_buffer<Small, false>(p, ctx.stream, ctx.device, args.batch, strides, epi, dependent_launch(ctx));
         break;
       default:
-        launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, strides, epi);
+        launch_double_buffer<Large>(p, ctx.stream, ctx.device, args.batch, strides, epi, dependent_launch(ctx));
     }
   });
 }

@@ -6,6 +6,7 @@
 
 #include "cuda/gemm/gemm_common.cuh"
 #include "cuda/arch/cp_async.cuh"
+#include "cuda/arch/grid_dependency.cuh"
 #include "cuda/gemm/simt/warp_tiling.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 
@@ -176,6 +177,7 @@ template <class Cfg, bool kTransA, bool kTransB, bool kVec, bool kEpilogue = fal
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
     double_buffer_kernel(SgemmProblem p, bool c_vec, BatchLaunch batch = {}, Epilogue epi = {}) {
   if constexpr (Cfg::compiled_for(gpu::kDeviceArch)) {
+    arch::wait_grid_dependency();  // launched as a programmatic dependent (launch_double_buffer)
     const int64_t item = batch.item();
     p.a += item * batch.strides.a;
     p.b += item * batch.strides.b;
@@ -355,10 +357,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
 /// items (grid dimension y, in chunks of kMaxBatchPerLaunch) with `strides`, and the
 /// epilogue instantiation when `epi` is active. Batch strides must keep every item as
 /// aligned as item 0 for the 16-byte paths; the checks here take them into account.
-/// kFusable = false instantiates no epilogue kernel (each costs compile time).
+/// kFusable = false instantiates no epilogue kernel (each costs compile time). `dependent`:
+/// as a programmatic dependent of the stream's previous kernel (launch_kernel).
 template <class Cfg, bool kFusable = true>
 void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device, int64_t batch = 1,
-                          BatchStrides strides = {}, const Epilogue& epi = {}) {
+                          BatchStrides strides = {}, const Epilogue& epi = {}, bool dependent = false) {
   using T = typename Cfg::Tiling;
   const int64_t blocks = int64_t(ceil_div(p.m, T::kBlockM)) * ceil_div(p.n, T::kBlockN);
   const auto item_aligned = [batch](int64_t stride) { return batch == 1 || stride % 4 == 0; };
@@ -375,7 +378,8 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
       const int smem = epi.active() ? Cfg::kEpilogueSmemBytes : Cfg::kSmemBytes;
       allow_dynamic_smem_once(kernel, smem, device);
       for_batch_chunks(batch, strides, [&](const BatchLaunch& chunk, unsigned count) {
-        kernel<<<dim3(static_cast<unsigned>(blocks), count), Cfg::kThreads, smem, stream>>>(p, c_vec, chunk, epi);
+        launch_kernel(dependent, kernel, dim3(static_cast<unsigned>(blocks), count), Cfg::kThreads, smem, stream, p,
+                      c_vec, chunk, epi);
       });
     };
     // A layout with no MN-contiguous operand has a single (4-byte) copy path.

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cuda/arch/cp_async.cuh"
+#include "cuda/arch/grid_dependency.cuh"
 #include "cuda/arch/mma_sm80.cuh"
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/gemm/arrival_ticket.cuh"
@@ -173,6 +174,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_kernel(SkinnyProblem p) 
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   const int wn = warp % Cfg::kWarpsN, wk = warp / Cfg::kWarpsN;
   const int g = lane >> 2, q = lane & 3;  // mma fragment coordinates
+  arch::wait_grid_dependency();           // launched as a programmatic dependent (launch_kernel)
   const int64_t item = p.batch.item();
   const T* w = static_cast<const T*>(p.w) + item * p.batch.strides.a;
   const T* x = static_cast<const T*>(p.x) + item * p.batch.strides.b;

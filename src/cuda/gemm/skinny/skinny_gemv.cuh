@@ -75,6 +75,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
   const int n0 = group * BN;
   const int k_begin = split * wk.k_range, k_end = min(p.k, k_begin + wk.k_range);
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
+  arch::wait_grid_dependency();  // launched as a programmatic dependent (launch_kernel)
   const float* w = static_cast<const float*>(p.w);
   const float* xrow[kT];
 #pragma unroll

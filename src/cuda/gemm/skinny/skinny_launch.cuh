@@ -180,8 +180,8 @@ void launch_skinny(SkinnyProblem p, int forced_splits, int64_t batch, const Cuda
   for_batch_chunks(batch, p.batch.strides, [&](const BatchLaunch& items, unsigned count) {
     p.batch = items;
     if (p.splits > 1) p.tag = arrival_tag();
-    kernel<<<dim3(p.n_tiles * p.splits, count), Cfg::kThreads, kSmem, ctx.stream>>>(p);
-    GK_LAUNCH_CHECK();
+    launch_kernel(dependent_launch(ctx), kernel, dim3(p.n_tiles * p.splits, count), Cfg::kThreads, kSmem, ctx.stream,
+                  p);
   });
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
@@ -288,8 +288,8 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
     wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
     wk.tag = arrival_tag();
   }
-  kernel<<<l.ctas, Cfg::kThreads, smem, ctx.stream>>>(map_w, map_x, p, wk);
-  GK_LAUNCH_CHECK();
+  launch_kernel(dependent_launch(ctx), kernel, dim3(static_cast<unsigned>(l.ctas)), Cfg::kThreads, smem, ctx.stream,
+                map_w, map_x, p, wk);
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
@@ -471,8 +471,8 @@ void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaCon
     wk.arrivals = reinterpret_cast<uint64_t*>(static_cast<char*>(ws) + partial_bytes);
     wk.tag = arrival_tag();
   }
-  kernel<<<static_cast<unsigned>(groups * wk.splits), Cfg::kThreads, 0, ctx.stream>>>(p, wk);
-  GK_LAUNCH_CHECK();
+  launch_kernel(dependent_launch(ctx), kernel, dim3(static_cast<unsigned>(groups * wk.splits)), Cfg::kThreads, 0,
+                ctx.stream, p, wk);
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 

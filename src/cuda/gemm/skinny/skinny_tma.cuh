@@ -175,6 +175,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     arch::fence_barrier_init();
   }
   __syncthreads();
+  // Launched as a programmatic dependent (launch_kernel): the set-up above overlapped the
+  // stream's previous kernel; global memory from here on.
+  arch::wait_grid_dependency();
 
   if (warp == kWarps) {
     // ---------------- producer: one thread ----------------

@@ -20,6 +20,7 @@
 #include "cuda/arch/shared_memory.cuh"
 #include "cuda/arch/wgmma_sm90.cuh"
 #include "cuda/arch/cluster.cuh"
+#include "cuda/arch/grid_dependency.cuh"
 #include "cuda/gemm/tensor_core/tma_host.cuh"
 #include "cuda/gemm/tensor_core/wgmma_batch.cuh"
 #include "cuda/gemm/tensor_core/wgmma_epilogue.cuh"
@@ -93,6 +94,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
     arch::cluster_sync();  // peers arrive on and write to our barriers
   else
     __syncthreads();
+  // Launched as a programmatic dependent (ClusterLaunch), the set-up above ran while the
+  // stream's previous kernel finished; from here on global memory is touched.
+  arch::wait_grid_dependency();
 
   auto tile_origin = [&](int t) {
     return tile_origin_of<Cfg::kBlockM, Cfg::kBlockN, kCluster>(sched, t, (sched.serpentine & 2) != 0,
@@ -276,6 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, 1)
   }
   sm.init_barriers(Cfg::kConsumers * 4);
   __syncthreads();
+  arch::wait_grid_dependency();  // as in wgmma_tma_kernel
   auto tile_origin = [&](int t) { return tile_origin_of<kTileM, kTileN, 1>(sched, t, false, 0); };
   const int first = static_cast<int>(blockIdx.x), step = static_cast<int>(gridDim.x);
 
@@ -601,7 +606,7 @@ void launch_wgmma_kernel(const core::GemmArgs& args, const CudaContext& ctx, con
   int clusters = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, resident_clusters<Cfg>(kernel, ctx), ways, clusters, ctx);
   const ClusterLaunch launch(int64_t(clusters) * Cfg::kClusterM, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream,
-                             Cfg::kClusterM);
+                             Cfg::kClusterM, dependent_launch(ctx));
   GK_GPU_CHECK(cudaLaunchKernelEx(&launch.config, kernel, map_a, map_b, map_c, p, x, sched));
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
@@ -715,8 +720,8 @@ void launch_wgmma_ct(const core::GemmArgs& call, const CudaContext& ctx, int way
   allow_dynamic_smem_once(kernel, Cfg::kSmemBytes, ctx.device);
   int grid = 0;
   void* ws = plan_launch<Cfg, Policy>(sched, ctx.sm_count, ways, grid, ctx);
-  kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, ctx.stream>>>(map_a, map_b, map_c, p, x, sched);
-  GK_LAUNCH_CHECK();
+  launch_kernel(dependent_launch(ctx), kernel, dim3(grid), Cfg::kThreads, Cfg::kSmemBytes, ctx.stream, map_a, map_b,
+                map_c, p, x, sched);
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
   if (args.has_epilogue()) wgmma_epilogue_pass(args, ctx);  // C (f32) = act(C + bias)
   repacked.release(ctx);
