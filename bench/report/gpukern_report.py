@@ -381,11 +381,12 @@ def write_report(runs, out_dir, profiles, with_plots):
               "Host load: the 1-minute load average at the start and end of the run; well above the "
               "number of CPUs, other work shared the machine and CPU figures understate it.", ""]
 
-    # The llm suite's cells have their own section (report_suite), attention, the attention
+    # The llm suite's and the chained cells have their own section (report_suite), attention, the attention
     # suite and the epilogue suite theirs (report_attention); the ladder sections and the
     # best-rung table keep the ladder's sizes and the square suite.
     suite_entries = entries
-    entries = [e for e in entries if not report_suite.is_llm(e) and not report_attention.is_own_section(e)]
+    entries = [e for e in entries
+               if not report_suite.is_llm(e) and not report_attention.is_own_section(e) and e.chain == 1]
     best = best_rows([e for e in entries if e.is_plain()])
     if best:
         lines += ["## Best rung per operation and dtype", "",

@@ -5,7 +5,9 @@ vendor rung measured in the same run: a plot of own-best / vendor against T (log
 one line per weight shape (N, K), one panel per dtype and layout; a plot of the effective
 bandwidth as % of the same-run copy (own best solid, vendor dashed); and tables of both
 (rows T, columns N x K). square: a table of the fastest own rung per size and dtype, % of
-the vendor. The ladder sections of the report leave the llm cells out (they are here).
+the vendor. Cells timed back to back (--chain N, any suite): the same table per chain
+length. The ladder sections of the report leave the llm and chained cells out (they are
+here).
 """
 
 from report_data import DTYPE_ORDER, fmt_pct, group, md_table, slug, speed_vs, vendor_name
@@ -167,7 +169,7 @@ def llm_tables(table):
     return lines
 
 
-def square_table(entries):
+def square_table(entries, title="#### square suite: fastest own rung, % of the vendor"):
     by_case = group([e for e in entries if e.measured], lambda e: (e.dtype, e.layout, e.dims))
     columns = sorted({(d, l) for d, l, _ in by_case},
                      key=lambda k: (DTYPE_ORDER.get(k[0], 9), k[0], LAYOUT_ORDER.get(k[1], 9), k[1]))
@@ -182,17 +184,20 @@ def square_table(entries):
             row.append("—" if best is None else "{} {}".format(fmt_pct(None if r is None else 100 * r), best.variant))
         rows.append(row)
     header = ["size"] + ["{} {}".format(d, l) for d, l in columns]
-    return ["#### square suite: fastest own rung, % of the vendor", "", md_table(header, rows), ""]
+    return [title, "", md_table(header, rows), ""]
 
 
 def suite_sections(entries, plt, save, out_dir):
     """Report lines for the suites' entries (every device); plots with matplotlib's `plt`
     (None: tables only), written by save(fig, out_dir, name)."""
     lines = []
-    suites = [e for e in entries if e.op == "gemm" and e.suite in ("llm", "square")]
-    for device, items in sorted(group(suites, lambda e: e.device).items()):
+    # Chained cells (--chain, any suite or none) have a table of their own.
+    suites = [e for e in entries if e.op == "gemm" and (e.suite in ("llm", "square") or e.chain > 1)]
+    for device, every in sorted(group(suites, lambda e: e.device).items()):
+        items = [e for e in every if e.chain == 1]
         llm = [e for e in items if e.suite == "llm"]
         square = [e for e in items if e.suite == "square"]
+        chained = group([e for e in every if e.chain > 1], lambda e: e.chain)
         lines += ["## {}: workload suites".format(device), ""]
         if llm:
             table = cells(llm)
@@ -207,4 +212,7 @@ def suite_sections(entries, plt, save, out_dir):
             lines += llm_tables(table)
         if square:
             lines += square_table(square)
+        for chain, links in sorted(chained.items()):
+            lines += square_table(links, "#### calls back to back (--chain {}): fastest own rung, % of the "
+                                         "vendor's chain".format(chain))
     return lines

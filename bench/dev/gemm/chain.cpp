@@ -19,13 +19,13 @@
 
 namespace {
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    const gk_status s_ = (call);                                                            \
-    if (s_ != GK_SUCCESS) {                                                                 \
+#define CHECK(call)                                                                        \
+  do {                                                                                     \
+    const gk_status s_ = (call);                                                           \
+    if (s_ != GK_SUCCESS) {                                                                \
       std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, gk_last_error()); \
-      std::exit(1);                                                                         \
-    }                                                                                       \
+      std::exit(1);                                                                        \
+    }                                                                                      \
   } while (0)
 
 struct Shape {

@@ -111,8 +111,8 @@ TEST_P(DependentLaunch, WaitsForThePreviousKernelsWrites) {
     const int64_t c_elem = int64_t(core::dtype_size(c.c));
     const auto launch_writer = [&] {
       late_writer<<<64, 256, 0, stream_>>>(static_cast<const uint4*>(a_stage), static_cast<uint4*>(a), a_vectors,
-                                          static_cast<const uint4*>(b_stage), static_cast<uint4*>(b), b_vectors,
-                                          static_cast<unsigned char*>(args.c), args.ldc * c_elem, c.m, c.n * c_elem);
+                                           static_cast<const uint4*>(b_stage), static_cast<uint4*>(b), b_vectors,
+                                           static_cast<unsigned char*>(args.c), args.ldc * c_elem, c.m, c.n * c_elem);
     };
     // The probe: started early, it finds A still poisoned.
     launch_writer();
