@@ -426,6 +426,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
   // gemm's B stays from the previous case when it is the same (the llm suite's weights at
   // every T); otherwise it goes now, before the streams' buffer is made.
   const std::size_t weight_count = std::size_t(c.items_b() * c.k * c.n);
+  const std::size_t weight_bytes = weight_count * dtype_size(in_type);
   const bool same_weights = c.op == GK_OP_GEMM && weights_.device.data() && weights_.type == in_type &&
                             weights_.count == weight_count && weights_.seed == weight_seed(options_.seed, c);
   if (!same_weights) weights_ = WeightCache{};
@@ -453,7 +454,7 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
       weights_.type = in_type;
       weights_.count = weight_count;
       weights_.seed = weight_seed(options_.seed, c);
-      weights_.device = device_.alloc(weight_count * dtype_size(in_type));
+      weights_.device = device_.alloc(weight_bytes);
       if (c.items_b() == 1) {
         weights_.host = random_array(weights_.count, in_type, -1.0f, 1.0f, weights_.seed);
         device_.upload(weights_.device, weights_.host.bytes.data(), weights_.host.bytes.size());
@@ -506,10 +507,9 @@ std::vector<Record> DeviceRunner::run(const Case& c, const ProgressFn& progress)
     }
     gemm.activation = c.act;
     // --chain: the call and chain_b.size() more back to back, each on its own copy of B.
-    const std::size_t b_bytes = weight_count * dtype_size(in_type);
     for (int i = 1; i < c.chain; ++i) {
-      chain_b.push_back(device_.alloc(b_bytes));
-      device_.copy(chain_b.back().data(), weights_.device.data(), b_bytes);
+      chain_b.push_back(device_.alloc(weight_bytes));
+      device_.copy(chain_b.back().data(), weights_.device.data(), weight_bytes);
     }
     const auto run_chain = [&](GemmDesc desc) {
       device_.gemm(desc);

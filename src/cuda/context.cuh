@@ -140,8 +140,8 @@ void allow_dynamic_smem_once(Kernel kernel, int bytes, int device) {
   });
 }
 
-/// A cudaLaunchKernelEx configuration with up to two launch attributes. `config` points at
-/// `attribute`: use it where it is made (no copies).
+/// A cudaLaunchKernelEx configuration with up to two launch attributes (`add`). `config`
+/// points at `attribute`: use it where it is made (no copies).
 struct ExLaunch {
   cudaLaunchAttribute attribute[2];
   cudaLaunchConfig_t config = {};
@@ -155,10 +155,6 @@ struct ExLaunch {
     config.stream = stream;
     config.attrs = attribute;
     config.numAttrs = 0;
-  }
-  ExLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream, const cudaLaunchAttribute& attr)
-      : ExLaunch(blocks, threads, smem_bytes, stream) {
-    add(attr);
   }
   ExLaunch(const ExLaunch&) = delete;
   ExLaunch& operator=(const ExLaunch&) = delete;
@@ -221,7 +217,9 @@ struct ClusterLaunch : ExLaunch {
 /// A cooperative launch: every CTA resident at once (or the launch is refused).
 struct CooperativeLaunch : ExLaunch {
   CooperativeLaunch(int64_t blocks, int threads, size_t smem_bytes, cudaStream_t stream)
-      : ExLaunch(blocks, threads, smem_bytes, stream, cooperative_attribute()) {}
+      : ExLaunch(blocks, threads, smem_bytes, stream) {
+    add(cooperative_attribute());
+  }
 
  private:
   static cudaLaunchAttribute cooperative_attribute() {

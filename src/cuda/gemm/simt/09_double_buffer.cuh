@@ -403,7 +403,6 @@ void launch_double_buffer(const SgemmProblem& p, cudaStream_t stream, int device
     else
       throw core::Error(core::Status::InternalError, "double_buffer: this configuration has no epilogue kernel");
   });
-  GK_LAUNCH_CHECK();
 }
 
 /// double_buffer's tiles (Auto: none forced).
