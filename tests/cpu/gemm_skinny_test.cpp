@@ -23,11 +23,14 @@ constexpr DType kWeightTypes[] = {DType::F32, DType::F16, DType::BF16};
 
 // ---- kernels alone ----
 
+/// The walks of every kind of core (skinny.hpp).
+constexpr SkinnyWalk kWalks[] = {SkinnyWalk::L1, SkinnyWalk::L2, SkinnyWalk::Rows};
+
 /// acc (T rows, ld_acc = cols + 3: guard cells after each row) starts random; the kernel
-/// must add exactly the T x cols block of products and touch nothing else, with either
-/// family of walks (`l1_walks`: those of a core with 48 KB of L1 data or more).
+/// must add exactly the T x cols block of products and touch nothing else, with each
+/// family of walks.
 void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count, int64_t kc, int64_t cols,
-                  bool l1_walks) {
+                  SkinnyWalk walk) {
   std::mt19937 rng(static_cast<unsigned>(t_count * 7919 + kc * 131 + cols + (nt ? 1 : 0)));
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const int64_t lds = (kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad;
@@ -47,14 +50,14 @@ void check_kernel(const SkinnyKernel& kernel, bool nt, DType w_type, int t_count
   const std::vector<float> before = acc;
 
   if (nt)
-    kernel.nt(w_type, t_count, kc, s.data(), lds, w.data(), ldw, cols, acc.data(), ld_acc, l1_walks);
+    kernel.nt(w_type, t_count, kc, s.data(), lds, w.data(), ldw, cols, acc.data(), ld_acc, walk);
   else
-    kernel.nn(w_type, t_count, kc, s.data(), w.data(), ldw, cols, acc.data(), ld_acc, l1_walks);
+    kernel.nn(w_type, t_count, kc, s.data(), w.data(), ldw, cols, acc.data(), ld_acc, walk);
 
   for (int t = 0; t < t_count; ++t)
     for (int64_t j = 0; j < ld_acc; ++j) {
       const float got = acc[t * ld_acc + j];
-      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + (l1_walks ? "l1 " : "l2 ") +
+      const std::string where = std::string(kernel.name) + (nt ? " nt " : " nn ") + skinny_walk_name(walk) + " " +
                                 core::dtype_name(w_type) + " T " + std::to_string(t_count) + " kc " +
                                 std::to_string(kc) + " cols " + std::to_string(cols) + " at " + std::to_string(t) +
                                 "," + std::to_string(j);
@@ -81,15 +84,15 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
     // sizes. Both families of walks.
     const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5, 1024 + 5 * lanes + 3};
     const int64_t depths[] = {1, 3, 5, lanes - 1, lanes, lanes + 1, 3 * lanes + 7};
-    for (bool l1_walks : {true, false})
+    for (SkinnyWalk walk : kWalks)
       for (DType w_type : kWeightTypes)
         for (int t = 1; t <= kSkinnyMaxT; ++t) {
           for (int64_t cols : widths)
             for (int64_t kc : depths) {
-              check_kernel(kernel, false, w_type, t, kc, cols, l1_walks);
-              check_kernel(kernel, true, w_type, t, kc, cols, l1_walks);
+              check_kernel(kernel, false, w_type, t, kc, cols, walk);
+              check_kernel(kernel, true, w_type, t, kc, cols, walk);
             }
-          check_kernel(kernel, false, w_type, t, 2 * lanes + 3, 2048 + 5 * lanes + 3, l1_walks);
+          check_kernel(kernel, false, w_type, t, 2 * lanes + 3, 2048 + 5 * lanes + 3, walk);
         }
   }
 }
@@ -98,16 +101,17 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
 
 /// Forced small blocks for T rows of S: several depth blocks (the last one shorter, not a
 /// multiple of any vector) and several strips, the last one partial.
-SkinnyBlocking small_blocks(bool nt, bool l1_walks) {
-  return nt ? SkinnyBlocking{37, 8, l1_walks} : SkinnyBlocking{37, 64, l1_walks};
+SkinnyBlocking small_blocks(bool nt, SkinnyWalk walk) {
+  return nt ? SkinnyBlocking{37, 8, walk} : SkinnyBlocking{37, 64, walk};
 }
 
-/// L1 data caches of the two families of walks (kSkinnyL1WalkMinBytes).
-constexpr std::size_t kL1Sizes[] = {32 * 1024, 48 * 1024};
+/// L2 sizes for the blocking: a small one, under which the row walk's S block of T x K
+/// splits into several depth blocks at these tests' K, and a common one.
+constexpr std::size_t kL2Sizes[] = {64 * 1024, 2048 * 1024};
 
 void check_skinny(const GemmCase& t, const SkinnyKernel& kernel, const SkinnyBlocking& blocking, int threads) {
   const std::string label = std::string(kernel.name) + " kc " + std::to_string(blocking.kc) + " strip " +
-                            std::to_string(blocking.strip) + (blocking.l1_walks ? " l1" : " l2") + " threads " +
+                            std::to_string(blocking.strip) + " " + skinny_walk_name(blocking.walk) + " threads " +
                             std::to_string(threads);
   check_gemm(
       t, [&](const core::GemmArgs& g) { gemm_skinny(g, kernel, blocking, threads); }, label);
@@ -129,16 +133,17 @@ TEST(SkinnyGemm, EveryTEverySideTransposesTypesSmallBlocks) {
             GemmCase c1 = c0;
             c1.alpha = -0.75f;
             c1.beta = 1.5f;
-            check_skinny(c0, kernel, small_blocks(nt_form(c0), true), 2);
-            check_skinny(c1, kernel, small_blocks(nt_form(c1), false), 3);
-            for (std::size_t l1d : kL1Sizes)
-              check_skinny(c1, kernel, choose_skinny_blocking(t, kLong, kDepth, nt_form(c1), 1, l1d), 1);
+            check_skinny(c0, kernel, small_blocks(nt_form(c0), SkinnyWalk::L1), 2);
+            check_skinny(c1, kernel, small_blocks(nt_form(c1), SkinnyWalk::L2), 3);
+            check_skinny(c1, kernel, small_blocks(nt_form(c1), SkinnyWalk::Rows), 2);
+            for (SkinnyWalk walk : kWalks)
+              check_skinny(c1, kernel, choose_skinny_blocking(t, kLong, kDepth, nt_form(c1), 1, walk, kL2Sizes[1]), 1);
           }
   }
 }
 
 // Large enough that the rung's own choice runs several strips on several threads, and several
-// depth blocks (T = 8: two depth blocks).
+// depth blocks (T = 8: two depth blocks; the row walk's with the small L2).
 TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
   for (Isa isa : supported_isas()) {
     const SkinnyKernel& kernel = skinny_kernel_for(isa);
@@ -147,12 +152,15 @@ TEST(SkinnyGemm, ThreadedWithChosenBlocking) {
         for (bool tb : {false, true}) {
           const GemmCase c{t, 2053, 1031, false, tb, tp.ab, tp.c, 1.0f, t == 1 ? 0.0f : -0.5f};
           for (int threads : {2, 3})
-            for (std::size_t l1d : kL1Sizes)
-              check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads, l1d), threads);
+            for (SkinnyWalk walk : kWalks)
+              for (std::size_t l2 : kL2Sizes)
+                check_skinny(c, kernel, choose_skinny_blocking(t, c.n, c.k, tb, threads, walk, l2), threads);
         }
     // n small: W = op(A)^T, C written across its rows.
     const GemmCase c{2001, 7, 1029, false, false, DType::F32, DType::F32, 2.0f, 0.0f};
-    for (std::size_t l1d : kL1Sizes) check_skinny(c, kernel, choose_skinny_blocking(7, c.m, c.k, true, 2, l1d), 2);
+    for (SkinnyWalk walk : kWalks)
+      for (std::size_t l2 : kL2Sizes)
+        check_skinny(c, kernel, choose_skinny_blocking(7, c.m, c.k, true, 2, walk, l2), 2);
   }
 }
 
@@ -164,7 +172,11 @@ TEST(SkinnyGemm, BothSidesSmallAndSeventeen) {
     for (int trans = 0; trans < 4; ++trans) {
       const GemmCase c{s[0], s[1], 77, (trans & 1) != 0, (trans & 2) != 0, DType::F32, DType::F32, -1.0f, 0.25f};
       const int64_t t = std::min(s[0], s[1]), long_dim = std::max(s[0], s[1]);
-      check_skinny(c, kernel, choose_skinny_blocking(t, long_dim, c.k, nt_form(c), 2, cpu_features().caches.l1d), 2);
+      check_skinny(c, kernel,
+                   choose_skinny_blocking(t, long_dim, c.k, nt_form(c), 2,
+                                          skinny_walk_for(cpu_features().vendor, cpu_features().caches.l1d),
+                                          cpu_features().caches.l2),
+                   2);
     }
 }
 
@@ -192,47 +204,74 @@ TEST(SkinnyGemm, BlockingBeyondTheBuffersIsAnInternalError) {
 
 // ---- the choices ----
 
+TEST(SkinnyBlocking, WalkByVendorAndL1) {
+  EXPECT_EQ(skinny_walk_for("GenuineIntel", 48 * 1024), SkinnyWalk::Rows);
+  EXPECT_EQ(skinny_walk_for("GenuineIntel", 32 * 1024), SkinnyWalk::Rows);
+  EXPECT_EQ(skinny_walk_for("AuthenticAMD", 48 * 1024), SkinnyWalk::L1);
+  EXPECT_EQ(skinny_walk_for("AuthenticAMD", 32 * 1024), SkinnyWalk::L2);
+  EXPECT_EQ(skinny_walk_for("", 64 * 1024), SkinnyWalk::L2);
+}
+
 TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
   for (int t = 1; t <= kSkinnyMaxT; ++t)
     for (bool nt : {false, true})
       for (int threads : {1, 2, 8})
         for (int64_t long_dim : {1, 100, 4096, 11008, 128256})
-          for (int64_t k : {1, 17, 4096, 11008, 14336}) {
-            const SkinnyBlocking b = choose_skinny_blocking(t, long_dim, k, nt, threads, 48 * 1024);
-            EXPECT_TRUE(b.l1_walks);
-            const SkinnyBlocking small_l1 = choose_skinny_blocking(t, long_dim, k, nt, threads, 32 * 1024);
-            EXPECT_FALSE(small_l1.l1_walks);
-            EXPECT_EQ(small_l1.kc, b.kc);
-            EXPECT_EQ(small_l1.strip, b.strip);
-            const std::string where = "T " + std::to_string(t) + (nt ? " NT" : " NN") + " threads " +
-                                      std::to_string(threads) + " N' " + std::to_string(long_dim) + " K " +
-                                      std::to_string(k);
-            ASSERT_GE(b.kc, 1) << where;
-            ASSERT_LE(b.kc, k) << where;
-            const int64_t padded =
-                nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
-            EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
-            // NT form with prefetch: the smaller S block (skinny.hpp).
-            if (nt && t >= kSkinnyNtStreamMinT)
-              EXPECT_LE(t * padded, SkinnyBudget::kNtStreamPackFloats + t * SkinnyBudget::kPad) << where;
-            EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
-            EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
-            // NT form: blocks start on whole vectors of W's rows.
-            if (nt && b.kc < k) EXPECT_EQ(b.kc % SkinnyBudget::kPad, 0) << where;
-            // Equal depth blocks: the last is at least half of the others.
-            const int64_t last = k % b.kc;
-            EXPECT_TRUE(last == 0 || last >= b.kc / 2) << where << ": kc " << b.kc;
-            // Every thread has a strip (NT form: two) when the long side has room for them.
-            const int64_t strips = (long_dim + b.strip - 1) / b.strip;
-            if (long_dim >= 4096) EXPECT_GE(strips, nt ? 2 * threads : threads) << where << ": strip " << b.strip;
-            // Strips cut by the accumulator budget: no thread takes much more than its share
-            // (T = 16, N' = 11008, two threads: four strips of 2752, not 4096 + 4096 + 2816).
-            if (strips > (nt ? 2 * threads : threads)) {
-              const int64_t most_per_thread = (strips + threads - 1) / threads * b.strip;
-              EXPECT_LE(double(most_per_thread), 1.05 * double(long_dim) / threads + (nt ? 8 : 64))
-                  << where << ": " << strips << " strips of " << b.strip;
+          for (int64_t k : {1, 17, 4096, 11008, 14336})
+            for (std::size_t l2 : {std::size_t(64) << 10, std::size_t(1280) << 10, std::size_t(2) << 20}) {
+              const SkinnyBlocking l1 = choose_skinny_blocking(t, long_dim, k, nt, threads, SkinnyWalk::L1, l2);
+              const SkinnyBlocking l2_walk = choose_skinny_blocking(t, long_dim, k, nt, threads, SkinnyWalk::L2, l2);
+              const SkinnyBlocking rows = choose_skinny_blocking(t, long_dim, k, nt, threads, SkinnyWalk::Rows, l2);
+              EXPECT_EQ(l1.walk, SkinnyWalk::L1);
+              EXPECT_EQ(l2_walk.walk, SkinnyWalk::L2);
+              EXPECT_EQ(rows.walk, SkinnyWalk::Rows);
+              // The walks share their strips; only the row walk's NT depth blocks differ.
+              EXPECT_EQ(l2_walk.kc, l1.kc);
+              EXPECT_EQ(l2_walk.strip, l1.strip);
+              EXPECT_EQ(rows.strip, l1.strip);
+              if (!nt || t < kSkinnyNtStreamMinT) EXPECT_EQ(rows.kc, l1.kc);
+              for (const SkinnyBlocking& b : {l1, rows}) {
+                const std::string where = "T " + std::to_string(t) + (nt ? " NT" : " NN") + " threads " +
+                                          std::to_string(threads) + " N' " + std::to_string(long_dim) + " K " +
+                                          std::to_string(k) + " L2 " + std::to_string(l2) + " walk " +
+                                          skinny_walk_name(b.walk);
+                ASSERT_GE(b.kc, 1) << where;
+                ASSERT_LE(b.kc, k) << where;
+                const int64_t padded =
+                    nt ? (b.kc + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad : b.kc;
+                if (!nt || t < kSkinnyNtStreamMinT) {
+                  EXPECT_LE(t * padded, SkinnyBudget::kPackFloats) << where;
+                } else if (b.walk == SkinnyWalk::Rows) {
+                  // The S block within half the L2 and the row budget; the whole depth where
+                  // it fits (each row of W read in one run).
+                  const int64_t budget = std::clamp<int64_t>(int64_t(l2 / 8), SkinnyBudget::kNtStreamPackFloats,
+                                                             SkinnyBudget::kNtRowPackFloats);
+                  EXPECT_LE(t * padded, budget) << where;
+                  const int64_t whole = (k + SkinnyBudget::kPad - 1) / SkinnyBudget::kPad * SkinnyBudget::kPad;
+                  if (t * whole <= budget) EXPECT_EQ(b.kc, k) << where;
+                } else {
+                  // NT form with prefetch ahead: the smaller S block (skinny.hpp).
+                  EXPECT_LE(t * padded, SkinnyBudget::kNtStreamPackFloats + t * SkinnyBudget::kPad) << where;
+                }
+                EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
+                EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
+                // NT form: blocks start on whole vectors of W's rows.
+                if (nt && b.kc < k) EXPECT_EQ(b.kc % SkinnyBudget::kPad, 0) << where;
+                // Equal depth blocks: the last is at least half of the others.
+                const int64_t last = k % b.kc;
+                EXPECT_TRUE(last == 0 || last >= b.kc / 2) << where << ": kc " << b.kc;
+                // Every thread has a strip (NT form: two) when the long side has room for them.
+                const int64_t strips = (long_dim + b.strip - 1) / b.strip;
+                if (long_dim >= 4096) EXPECT_GE(strips, nt ? 2 * threads : threads) << where << ": strip " << b.strip;
+                // Strips cut by the accumulator budget: no thread takes much more than its share
+                // (T = 16, N' = 11008, two threads: four strips of 2752, not 4096 + 4096 + 2816).
+                if (strips > (nt ? 2 * threads : threads)) {
+                  const int64_t most_per_thread = (strips + threads - 1) / threads * b.strip;
+                  EXPECT_LE(double(most_per_thread), 1.05 * double(long_dim) / threads + (nt ? 8 : 64))
+                      << where << ": " << strips << " strips of " << b.strip;
+                }
+              }
             }
-          }
 }
 
 // ---- the rung in the ladder ----

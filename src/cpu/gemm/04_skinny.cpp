@@ -129,10 +129,27 @@ const SkinnyKernel& skinny_kernel_for(Isa isa) {
   }
 }
 
+SkinnyWalk skinny_walk_for(const std::string& vendor, std::size_t l1d_bytes) {
+  if (vendor == "GenuineIntel") return SkinnyWalk::Rows;
+  if (vendor == "AuthenticAMD" && l1d_bytes >= kSkinnyL1WalkMinBytes) return SkinnyWalk::L1;
+  return SkinnyWalk::L2;
+}
+
+const char* skinny_walk_name(SkinnyWalk walk) {
+  switch (walk) {
+    case SkinnyWalk::L1:
+      return "l1";
+    case SkinnyWalk::L2:
+      return "l2";
+    default:
+      return "rows";
+  }
+}
+
 SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form, int threads,
-                                      std::size_t l1d_bytes) {
+                                      SkinnyWalk walk, std::size_t l2_bytes) {
   SkinnyBlocking b;
-  b.l1_walks = l1d_bytes >= kSkinnyL1WalkMinBytes;
+  b.walk = walk;
   t_count = std::clamp<int64_t>(t_count, 1, kSkinnyMaxT);
   long_dim = std::max<int64_t>(long_dim, 1);
   k = std::max<int64_t>(k, 1);
@@ -141,9 +158,14 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   // form: a multiple of kPad, so that every block starts W's rows on a whole vector (a
   // block of 1835 made every load of the next ones straddle two cache lines: 65% of a
   // plain read at T = 4, K = 11008, against 93% at K = 4096).
-  // NT form from kSkinnyNtStreamMinT: the smaller S block of kNtStreamPackFloats (skinny.hpp).
-  const int64_t pack =
-      nt_form && t_count >= kSkinnyNtStreamMinT ? SkinnyBudget::kNtStreamPackFloats : SkinnyBudget::kPackFloats;
+  // NT form from kSkinnyNtStreamMinT: the smaller S block of kNtStreamPackFloats, or with
+  // the row walk the S block in L2 (skinny.hpp).
+  const bool nt_stream = nt_form && t_count >= kSkinnyNtStreamMinT;
+  const int64_t half_l2 = static_cast<int64_t>(l2_bytes / 2 / sizeof(float));
+  const int64_t pack = !nt_stream                 ? SkinnyBudget::kPackFloats
+                       : walk == SkinnyWalk::Rows ? std::clamp<int64_t>(half_l2, SkinnyBudget::kNtStreamPackFloats,
+                                                                        SkinnyBudget::kNtRowPackFloats)
+                                                  : SkinnyBudget::kNtStreamPackFloats;
   const int64_t most_kc = nt_form ? round_down(pack / t_count, SkinnyBudget::kPad) : pack / t_count;
   const int64_t blocks = core::ceil_div(k, most_kc);
   b.kc = core::ceil_div(k, blocks);
@@ -181,8 +203,9 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
   const SkinnyShape sh = skinny_shape(g);
   const int64_t kc = blk.kc, strip = blk.strip;
   const int64_t lds = skinny_row_stride(kc), ld_acc = skinny_row_stride(strip);
+  const int64_t pack_budget = sh.nt_form ? SkinnyBudget::kNtRowPackFloats : SkinnyBudget::kPackFloats;
   if (sh.t_count > kSkinnyMaxT || kc < 1 || strip < 1 ||
-      sh.t_count * (sh.nt_form ? round_up(kc, SkinnyBudget::kPad) : kc) > SkinnyBudget::kPackFloats ||
+      sh.t_count * (sh.nt_form ? round_up(kc, SkinnyBudget::kPad) : kc) > pack_budget ||
       sh.t_count * round_up(strip, SkinnyBudget::kPad) > SkinnyBudget::kAccFloats)
     throw core::Error(core::Status::InternalError, "skinny gemm: T " + std::to_string(sh.t_count) + ", kc " +
                                                        std::to_string(kc) + ", strip " + std::to_string(strip) +
@@ -191,15 +214,15 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
   const std::size_t elem = core::dtype_size(g.ab_type);
   const int t_count = static_cast<int>(sh.t_count);
   // Allocated here, outside the parallel region (an allocation failure is then an error,
-  // not a terminate); 64-byte aligned slices.
-  constexpr int64_t kPerThread = SkinnyBudget::kPackAlloc + SkinnyBudget::kAccAlloc;
-  static_assert(kPerThread % 16 == 0, "each thread's slice starts on a cache line");
-  float* buffers = tls_buffers.get(static_cast<std::size_t>(kPerThread * threads));
+  // not a terminate); 64-byte aligned slices of what this blocking needs.
+  const int64_t pack_floats = round_up(sh.t_count * (sh.nt_form ? lds : kc), SkinnyBudget::kPad);
+  const int64_t per_thread = pack_floats + round_up(sh.t_count * ld_acc, SkinnyBudget::kPad);
+  float* buffers = tls_buffers.get(static_cast<std::size_t>(per_thread * threads));
 
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int64_t index = 0; index < strips; ++index) {
-    float* packed = buffers + omp_get_thread_num() * kPerThread;
-    float* acc = packed + SkinnyBudget::kPackAlloc;
+    float* packed = buffers + omp_get_thread_num() * per_thread;
+    float* acc = packed + pack_floats;
     const int64_t j0 = index * strip, cols = std::min(strip, sh.long_dim - j0);
     for (int64_t t = 0; t < sh.t_count; ++t) std::fill(acc + t * ld_acc, acc + t * ld_acc + cols, 0.0f);
     for (int64_t p0 = 0; p0 < g.k; p0 += kc) {
@@ -208,10 +231,9 @@ void gemm_skinny(const core::GemmArgs& g, const SkinnyKernel& kernel, const Skin
       const char* w = static_cast<const char*>(sh.w);
       if (sh.nt_form)
         kernel.nt(g.ab_type, t_count, kcur, packed, lds, w + (j0 * sh.ldw + p0) * elem, sh.ldw, cols, acc, ld_acc,
-                  blk.l1_walks);
+                  blk.walk);
       else
-        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, ld_acc,
-                  blk.l1_walks);
+        kernel.nn(g.ab_type, t_count, kcur, packed, w + (p0 * sh.ldw + j0) * elem, sh.ldw, cols, acc, ld_acc, blk.walk);
     }
     with_element_type(g.c_type,
                       [&](auto tag) { store_strip<decltype(tag)>(sh, acc, ld_acc, j0, cols, g.alpha, g.beta); });
@@ -231,7 +253,9 @@ void gemm::skinny_run(const core::GemmArgs& g, const CpuContext& ctx) {
   const int64_t w_bytes = sh.long_dim * sh.k * static_cast<int64_t>(core::dtype_size(g.ab_type));
   const int threads = w_bytes < kMinParallelBytes ? 1 : ctx.threads;
   gemm_skinny(g, skinny_kernel_for(ctx.isa),
-              choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads, cpu_features().caches.l1d),
+              choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads,
+                                     skinny_walk_for(cpu_features().vendor, cpu_features().caches.l1d),
+                                     cpu_features().caches.l2),
               threads);
 }
 

@@ -111,12 +111,17 @@ constexpr NnWalk nn_walk(int t, bool l1) {
 /// 4096 x 11008, against 32 KB blocks that prefetched one tile ahead from T = 5 only:
 /// T = 3-7 6-30% more bandwidth, T = 4 x 4096 x 4096 12%; T = 8 unchanged (there the FMAs
 /// and S loads take as long as the memory traffic). 10-12 KB ahead beat 3-6 KB and 20 KB.
-/// Into L1 (locality 3) on cores with kSkinnyL1WalkMinBytes of L1 data or more (on a Zen 5
-/// L2 only was within -8..+5%); into L2 (locality 1) on smaller ones, where the prefetched
+/// Into L1 (locality 3) with SkinnyWalk::L1 (on a Zen 5 L2 only was within -8..+5%); into
+/// L2 (locality 1) with SkinnyWalk::L2, on cores of less L1 data, where the prefetched
 /// rows evict the S block (a 32 KB Zen 4: T = 3-4 +9-29 points of the read stream, T = 8
 /// +7-19, T = 12-16 +5-8).
-constexpr int nt_prefetch_locality(bool l1) { return l1 ? 3 : 1; }
+/// SkinnyWalk::Rows prefetches none ahead: each row of W is one long run, which the
+/// core's own prefetchers follow into L2, and each tile prefetches its rows
+/// kNtRowPrefetchBytes further along into L1 (two Intel cores, T = 8: 512 or 1024 bytes
+/// 91-95% of the read stream, none 83%, 2048 bytes 75%).
+constexpr int nt_prefetch_locality(SkinnyWalk walk) { return walk == SkinnyWalk::L1 ? 3 : 1; }
 constexpr int64_t kNtPrefetchBytes = 10 << 10;
+constexpr int64_t kNtRowPrefetchBytes = 512;
 /// At most this many tiles ahead (short blocks of f16 / bf16 rows).
 constexpr int64_t kNtPrefetchMaxTiles = 8;
 
@@ -233,9 +238,10 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
 /// acc[t * ld_acc + r]: R x T vector dot products, then their sums (Ops::add_hsums, one
 /// call per row of S: the R sums of a row of acc are side by side). From
 /// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
-/// step (never dereferenced: a prefetch past the end of W does not fault); Prefetch false:
-/// none (the second group of rows of S, which reads the tile from L1).
-template <class Ops, class W, int T, int R, bool L1, bool Prefetch = true>
+/// step, or with SkinnyWalk::Rows the tile's rows kNtRowPrefetchBytes further along (never
+/// dereferenced: a prefetch past the end of W does not fault); Prefetch false: none (the
+/// second group of rows of S, which reads the tile again from cache).
+template <class Ops, class W, int T, int R, SkinnyWalk Walk, bool Prefetch = true>
 inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
                     int64_t ld_acc) {
   using Vec = typename Ops::Vec;
@@ -250,9 +256,12 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
-    if (Prefetch && T >= kSkinnyNtStreamMinT)
+    if (Prefetch && T >= kSkinnyNtStreamMinT && Walk == SkinnyWalk::Rows)
 #pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, nt_prefetch_locality(L1));
+      for (int r = 0; r < R; ++r) __builtin_prefetch(w + r * ldw + p + kNtRowPrefetchBytes / int64_t(sizeof(W)), 0, 3);
+    else if (Prefetch && T >= kSkinnyNtStreamMinT)
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (r + ahead) * ldw + p, 0, nt_prefetch_locality(Walk));
 #pragma GCC unroll 8
     for (int t = 0; t < T; ++t) {
       const Vec a = Ops::in_register(Ops::loadf(s + t * lds + p));
@@ -283,9 +292,9 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
 }
 
 /// T above kSkinnyTileMaxT: each tile of R rows of W against the first group of rows of S,
-/// then again (from L1) against the second, whose S rows and accumulator rows start G1
-/// further down.
-template <class Ops, class W, int T, bool L1>
+/// then again (from L1, or L2 for the long rows of SkinnyWalk::Rows) against the second,
+/// whose S rows and accumulator rows start G1 further down.
+template <class Ops, class W, int T, SkinnyWalk Walk>
 void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64_t ldw, int64_t rows, float* acc,
               int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
@@ -299,17 +308,17 @@ void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64
   float* acc2 = acc + G1 * ld_acc;
   int64_t j = 0;
   for (; j + R <= rows; j += R) {
-    nt_tile<Ops, W, G1, R, L1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
-    if constexpr (G2 > 0) nt_tile<Ops, W, G2, R, L1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+    nt_tile<Ops, W, G1, R, Walk>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, R, Walk, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
   }
   for (; j < rows; ++j) {
-    nt_tile<Ops, W, G1, 1, L1>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
-    if constexpr (G2 > 0) nt_tile<Ops, W, G2, 1, L1, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
+    nt_tile<Ops, W, G1, 1, Walk>(kc, s, lds, w + j * ldw, ldw, ahead, acc + j, ld_acc);
+    if constexpr (G2 > 0) nt_tile<Ops, W, G2, 1, Walk, false>(kc, s2, lds, w + j * ldw, ldw, ahead, acc2 + j, ld_acc);
   }
 }
 
-/// The runtime T (1..kSkinnyMaxT) as a template argument, and the walks of the core's L1
-/// (`l1`; one instantiation where both walks are the same).
+/// The runtime T (1..kSkinnyMaxT) as a template argument, and the walk (NN form: L1 panels
+/// with SkinnyWalk::L1, else the L2 walks; one instantiation where both are the same).
 template <class Ops, class W, int T = 1>
 void nn_for(int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols, float* acc,
             int64_t ld_acc, bool l1) {
@@ -326,41 +335,49 @@ void nn_for(int t_count, int64_t kc, const float* s, const void* w, int64_t ldw,
 
 template <class Ops, class W, int T = 1>
 void nt_for(int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw, int64_t rows, float* acc,
-            int64_t ld_acc, bool l1) {
+            int64_t ld_acc, SkinnyWalk walk) {
   if constexpr (T <= kSkinnyMaxT) {
     if (t_count == T) {
-      if constexpr (T < kSkinnyNtStreamMinT) return nt_block<Ops, W, T, true>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-      return l1 ? nt_block<Ops, W, T, true>(kc, s, lds, w, ldw, rows, acc, ld_acc)
-                : nt_block<Ops, W, T, false>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+      if constexpr (T < kSkinnyNtStreamMinT)  // no prefetch: one walk
+        return nt_block<Ops, W, T, SkinnyWalk::L1>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+      switch (walk) {
+        case SkinnyWalk::L1:
+          return nt_block<Ops, W, T, SkinnyWalk::L1>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+        case SkinnyWalk::L2:
+          return nt_block<Ops, W, T, SkinnyWalk::L2>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+        default:
+          return nt_block<Ops, W, T, SkinnyWalk::Rows>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+      }
     }
-    nt_for<Ops, W, T + 1>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1);
+    nt_for<Ops, W, T + 1>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, walk);
   }
 }
 
 /// The SkinnyKernel entry points of a path.
 template <class Ops>
 void nn(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
-        float* acc, int64_t ld_acc, bool l1_walks) {
+        float* acc, int64_t ld_acc, SkinnyWalk walk) {
+  const bool l1 = walk == SkinnyWalk::L1;
   switch (w_type) {
     case core::DType::F16:
-      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
+      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
     case core::DType::BF16:
-      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
+      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
     default:
-      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1_walks);
+      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
   }
 }
 
 template <class Ops>
 void nt(core::DType w_type, int t_count, int64_t kc, const float* s, int64_t lds, const void* w, int64_t ldw,
-        int64_t rows, float* acc, int64_t ld_acc, bool l1_walks) {
+        int64_t rows, float* acc, int64_t ld_acc, SkinnyWalk walk) {
   switch (w_type) {
     case core::DType::F16:
-      return nt_for<Ops, Half>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
+      return nt_for<Ops, Half>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, walk);
     case core::DType::BF16:
-      return nt_for<Ops, BFloat16>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
+      return nt_for<Ops, BFloat16>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, walk);
     default:
-      return nt_for<Ops, float>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, l1_walks);
+      return nt_for<Ops, float>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, walk);
   }
 }
 
