@@ -6,7 +6,8 @@
 //    them read once. This rung streams the weights once, straight from the caller's
 //    layout (skinny.hpp: NN form vectorized along the long side, NT form along the depth);
 //  * the few activation rows (S) are the only packed data: converted to f32 one depth
-//    block at a time into a buffer of at most 32 KB per thread;
+//    block at a time into a buffer of at most 32 KB per thread (the NT row walk of
+//    SkinnyWalk::Rows: up to half the L2, at most 1 MB);
 //  * threads take strips of the long side (the output columns), so each reads its own
 //    part of the weights, and its T x strip f32 accumulator stays in cache.
 // The result is bound by memory bandwidth at small T (2 T flops per weight element read)

@@ -14,7 +14,8 @@
 //
 // The algorithm (04_skinny.cpp) splits N' into strips taken by the threads; per strip an
 // f32 accumulator of T x strip stays in cache, and the depth is walked in blocks of kc
-// whose slice of S is converted to f32 and packed (at most 32 KB per thread). The per-ISA
+// whose slice of S is converted to f32 and packed (32 KB per thread at most, or with the NT
+// row walk up to half the L2; SkinnyBudget). The per-ISA
 // kernels below add one depth block of one strip into the accumulator.
 #pragma once
 
