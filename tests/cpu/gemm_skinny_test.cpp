@@ -81,7 +81,7 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
     // Columns (NN) / rows (NT): a partial vector, whole vectors, several wide tiles plus
     // single vectors plus a tail, and past one NN column panel (512, 1024 or 2048) into a
     // second one that ends in a tail. Depth: below and across the depth step and vector
-    // sizes. Both families of walks.
+    // sizes, and across the row walk's chunks. Every family of walks.
     const int64_t widths[] = {1, lanes - 1, lanes, lanes + 1, 13 * lanes + 5, 1024 + 5 * lanes + 3};
     const int64_t depths[] = {1, 3, 5, lanes - 1, lanes, lanes + 1, 3 * lanes + 7};
     for (SkinnyWalk walk : kWalks)
@@ -93,6 +93,9 @@ TEST(SkinnyKernel, EveryTailEveryTypeEveryPath) {
               check_kernel(kernel, true, w_type, t, kc, cols, walk);
             }
           check_kernel(kernel, false, w_type, t, 2 * lanes + 3, 2048 + 5 * lanes + 3, walk);
+          // NT over several chunks of the row walk (T above kSkinnyTileMaxT), the last
+          // partial and ending in a partial vector.
+          check_kernel(kernel, true, w_type, t, 2 * kSkinnyNtRowChunkFloats + lanes + 3, 13 * lanes + 5, walk);
         }
   }
 }

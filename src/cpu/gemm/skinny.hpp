@@ -47,6 +47,12 @@ static_assert(kSkinnyAutoMaxT <= kSkinnyMaxT, "auto may only pick skinny for cal
 /// without prefetch instructions are faster.
 constexpr int kSkinnyNtStreamMinT = 3;
 
+/// SkinnyWalk::Rows, NT form above kSkinnyTileMaxT: the depth a tile's two groups of rows
+/// of S take in turn (skinny_simd.hpp). Two Intel cores, T 12-16, against the second group
+/// reading the tile's whole rows again from L2: 256 +8-16 points of the read stream, 128
+/// level with 256 except -8 at K = 11008, 512 and 1024 4-10 points below 256.
+constexpr int64_t kSkinnyNtRowChunkFloats = 256;
+
 /// Per-thread buffers of the skinny path, in floats: the payload T x kc and T x strip;
 /// each row is rounded up to whole vectors and one cache line (kPad) longer (see
 /// skinny_row_stride). A call allocates what its blocking needs.

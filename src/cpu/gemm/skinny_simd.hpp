@@ -234,25 +234,19 @@ void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64
   }
 }
 
-/// R rows of W (from w) against the T rows of S over the depth block, added into
-/// acc[t * ld_acc + r]: R x T vector dot products, then their sums (Ops::add_hsums, one
-/// call per row of S: the R sums of a row of acc are side by side). From
-/// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each depth
-/// step, or with SkinnyWalk::Rows the tile's rows kNtRowPrefetchBytes further along (never
-/// dereferenced: a prefetch past the end of W does not fault); Prefetch false: none (the
-/// second group of rows of S, which reads the tile again from cache).
-template <class Ops, class W, int T, int R, SkinnyWalk Walk, bool Prefetch = true>
-inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
-                    int64_t ld_acc) {
+/// Depth steps [p, end) of R rows of W (from w) against T rows of S, added into the R x T
+/// vector sums c. end - p is a multiple of the vector, or end is the block's end kc, whose
+/// partial last vector reads W only below kc (S is zero-padded). From
+/// T = kSkinnyNtStreamMinT, prefetches the rows `ahead` rows further down at each step, or
+/// with SkinnyWalk::Rows each row kNtRowPrefetchBytes further along (never dereferenced: a
+/// prefetch past the end of W does not fault); Prefetch false: none (a second group of rows
+/// of S, which reads the same W again from cache).
+template <class Ops, class W, int T, int R, SkinnyWalk Walk, bool Prefetch>
+inline void nt_steps(int64_t p, int64_t end, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead,
+                     typename Ops::Vec (&c)[R][T]) {
   using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
-  Vec c[R][T];  // (R, T) dot products, L partial sums each
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-    for (int t = 0; t < T; ++t) c[r][t] = Ops::zero();
-  int64_t p = 0;
-  for (; p + L <= kc; p += L) {
+  for (; p + L <= end; p += L) {
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load(w + r * ldw + p);
@@ -269,8 +263,8 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
       for (int r = 0; r < R; ++r) c[r][t] = Ops::fma(b[r], a, c[r][t]);
     }
   }
-  if (p < kc) {  // depth tail: W read only below kc; S is zero-padded
-    const int count = static_cast<int>(kc - p);
+  if (p < end) {  // depth tail
+    const int count = static_cast<int>(end - p);
     Vec b[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) b[r] = Ops::load_partial(w + r * ldw + p, count);
@@ -281,25 +275,104 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
       for (int r = 0; r < R; ++r) c[r][t] = Ops::fma(b[r], a, c[r][t]);
     }
   }
-  // Row t of the accumulator gains R sums side by side: one transposed reduction each.
+}
+
+/// Adds the R x T vector sums c into acc[t * ld_acc + r]: one transposed reduction per row
+/// of S (Ops::add_hsums), the R sums of a row of acc side by side.
+template <class Ops, int T, int R>
+inline void nt_add_sums(const typename Ops::Vec (&c)[R][T], float* acc, int64_t ld_acc) {
 #pragma GCC unroll 8
   for (int t = 0; t < T; ++t) {
-    Vec column[R];
+    typename Ops::Vec column[R];
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) column[r] = c[r][t];
     Ops::template add_hsums<R>(column, acc + t * ld_acc);
   }
 }
 
+/// R rows of W (from w) against the T rows of S over the depth block, added into
+/// acc[t * ld_acc + r]: R x T vector dot products (nt_steps), then their sums.
+template <class Ops, class W, int T, int R, SkinnyWalk Walk, bool Prefetch = true>
+inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, int64_t ahead, float* acc,
+                    int64_t ld_acc) {
+  typename Ops::Vec c[R][T];  // (R, T) dot products, L partial sums each
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int t = 0; t < T; ++t) c[r][t] = Ops::zero();
+  nt_steps<Ops, W, T, R, Walk, Prefetch>(0, kc, s, lds, w, ldw, ahead, c);
+  nt_add_sums<Ops, T, R>(c, acc, ld_acc);
+}
+
+/// SkinnyWalk::Rows above kSkinnyTileMaxT: the tile's rows are long (a whole row of W a
+/// block), so the second group of rows of S would read them again from L2. Instead both
+/// groups take the tile kSkinnyNtRowChunkFloats of depth at a time (skinny.hpp), the second
+/// right after the first, while the chunk of W is in L1; each group's R x G vector sums
+/// wait in memory (L1) between chunks.
+template <class Ops, class W, int T, int R>
+inline void nt_tile_chunked(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, float* acc,
+                            int64_t ld_acc) {
+  using Vec = typename Ops::Vec;
+  constexpr int L = Ops::kLanes;
+  constexpr int G1 = (T + 1) / 2, G2 = T - G1;
+  alignas(64) float sums[R * T * L];  // group 1's (R, G1) vectors, then group 2's (R, G2)
+  float* sums2 = sums + R * G1 * L;
+  for (float& v : sums) v = 0.0f;
+  for (int64_t p = 0; p < kc; p += kSkinnyNtRowChunkFloats) {
+    const int64_t end = std::min(kc, p + kSkinnyNtRowChunkFloats);
+    {
+      Vec c[R][G1];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < G1; ++t) c[r][t] = Ops::loadf(sums + (r * G1 + t) * L);
+      nt_steps<Ops, W, G1, R, SkinnyWalk::Rows, true>(p, end, s, lds, w, ldw, 0, c);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < G1; ++t) Ops::storef(sums + (r * G1 + t) * L, c[r][t]);
+    }
+    {
+      Vec c[R][G2];
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < G2; ++t) c[r][t] = Ops::loadf(sums2 + (r * G2 + t) * L);
+      nt_steps<Ops, W, G2, R, SkinnyWalk::Rows, false>(p, end, s + G1 * lds, lds, w, ldw, 0, c);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+        for (int t = 0; t < G2; ++t) Ops::storef(sums2 + (r * G2 + t) * L, c[r][t]);
+    }
+  }
+  Vec c1[R][G1];
+  Vec c2[R][G2];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 8
+    for (int t = 0; t < G1; ++t) c1[r][t] = Ops::loadf(sums + (r * G1 + t) * L);
+#pragma GCC unroll 8
+    for (int t = 0; t < G2; ++t) c2[r][t] = Ops::loadf(sums2 + (r * G2 + t) * L);
+  }
+  nt_add_sums<Ops, G1, R>(c1, acc, ld_acc);
+  nt_add_sums<Ops, G2, R>(c2, acc + G1 * ld_acc, ld_acc);
+}
+
 /// T above kSkinnyTileMaxT: each tile of R rows of W against the first group of rows of S,
-/// then again (from L1, or L2 for the long rows of SkinnyWalk::Rows) against the second,
-/// whose S rows and accumulator rows start G1 further down.
+/// then again (from L1) against the second, whose S rows and accumulator rows start G1
+/// further down; with SkinnyWalk::Rows a chunk of the depth at a time (nt_tile_chunked).
 template <class Ops, class W, int T, SkinnyWalk Walk>
 void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64_t ldw, int64_t rows, float* acc,
               int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
   constexpr int G1 = T <= kSkinnyTileMaxT ? T : (T + 1) / 2, G2 = T - G1;
   constexpr int R = nt_rows(Ops::kRegisters, G1);
+  if constexpr (G2 > 0 && Walk == SkinnyWalk::Rows) {
+    int64_t j = 0;
+    for (; j + R <= rows; j += R) nt_tile_chunked<Ops, W, T, R>(kc, s, lds, w + j * ldw, ldw, acc + j, ld_acc);
+    for (; j < rows; ++j) nt_tile_chunked<Ops, W, T, 1>(kc, s, lds, w + j * ldw, ldw, acc + j, ld_acc);
+    return;
+  }
   // Rows ahead to prefetch: whole tiles, about kNtPrefetchBytes of W.
   const int64_t tile_bytes = R * kc * static_cast<int64_t>(sizeof(W));
   const int64_t ahead =
