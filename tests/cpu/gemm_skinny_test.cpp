@@ -215,6 +215,15 @@ TEST(SkinnyBlocking, WalkByVendorAndL1) {
   EXPECT_EQ(skinny_walk_for("", 64 * 1024), SkinnyWalk::L2);
 }
 
+// The accumulator budget follows the L2: on a 2 MB L2 the NN form at T 16 over N' = 11008
+// keeps one strip per thread of two; on 1 MB it takes four strips of 2752.
+TEST(SkinnyBlocking, AccumulatorByTheL2) {
+  for (SkinnyWalk walk : kWalks) {
+    EXPECT_EQ(choose_skinny_blocking(16, 11008, 4096, false, 2, walk, std::size_t(2) << 20).strip, 5504);
+    EXPECT_EQ(choose_skinny_blocking(16, 11008, 4096, false, 2, walk, std::size_t(1) << 20).strip, 2752);
+  }
+}
+
 TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
   for (int t = 1; t <= kSkinnyMaxT; ++t)
     for (bool nt : {false, true})
@@ -256,7 +265,10 @@ TEST(SkinnyBlocking, WithinTheBuffersAndBalanced) {
                   // NT form with prefetch ahead: the smaller S block (skinny.hpp).
                   EXPECT_LE(t * padded, SkinnyBudget::kNtStreamPackFloats + t * SkinnyBudget::kPad) << where;
                 }
-                EXPECT_LE(t * b.strip, SkinnyBudget::kAccFloats) << where;
+                // The accumulator within a quarter of the L2 (256 KB at least).
+                const int64_t acc_budget =
+                    std::clamp<int64_t>(int64_t(l2 / 16), SkinnyBudget::kAccMinFloats, SkinnyBudget::kAccFloats);
+                EXPECT_LE(t * b.strip, acc_budget) << where;
                 EXPECT_EQ(b.strip % (nt ? 8 : 64), 0) << where;
                 // NT form: blocks start on whole vectors of W's rows.
                 if (nt && b.kc < k) EXPECT_EQ(b.kc % SkinnyBudget::kPad, 0) << where;

@@ -184,7 +184,9 @@ SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t
   // Strip: kNnStripsPerThread / kNtStripsPerThread per thread where the long side allows,
   // within the budget of the T x strip accumulator.
   const int64_t unit = nt_form ? kMinStripRows : kMinStripColumns;
-  const int64_t most = round_down(SkinnyBudget::kAccFloats / t_count, unit);
+  const int64_t acc_budget = std::clamp<int64_t>(static_cast<int64_t>(l2_bytes / 4 / sizeof(float)),
+                                                 SkinnyBudget::kAccMinFloats, SkinnyBudget::kAccFloats);
+  const int64_t most = round_down(acc_budget / t_count, unit);
   const int64_t per_thread = nt_form ? kNtStripsPerThread : kNnStripsPerThread;
   const int64_t balanced = round_up(core::ceil_div<int64_t>(long_dim, per_thread * std::max(threads, 1)), unit);
   b.strip = std::clamp<int64_t>(balanced, unit, most);

@@ -65,8 +65,13 @@ struct SkinnyBudget {
   /// NT form from kSkinnyNtStreamMinT with SkinnyWalk::Rows: the S block in L2 instead, up
   /// to half the core's L2 and at most this (1 MB: T = 16 over K = 14336 in one block).
   static constexpr int64_t kNtRowPackFloats = 262144;
-  static constexpr int64_t kAccFloats = 65536;  // accumulator: T x strip (256 KB, L2)
-  static constexpr int64_t kPad = 16;           // a cache line, the widest vector
+  /// Accumulator T x strip in L2: a quarter of the core's L2, from 256 KB to 512 KB. The NN
+  /// form wants one strip per thread (each row of W read in the longest pieces): with 512 KB
+  /// on a 2 MB L2, T 12-16 over N' = 11008 is one strip a thread instead of two, on two Intel
+  /// cores 53-54% -> 63-65% of the read stream.
+  static constexpr int64_t kAccMinFloats = 65536;
+  static constexpr int64_t kAccFloats = 131072;
+  static constexpr int64_t kPad = 16;  // a cache line, the widest vector
 };
 
 /// Row stride of the packed S block (NT form) and of the accumulator for rows of `length`
@@ -141,9 +146,9 @@ struct SkinnyBlocking {
 
 /// The blocking for a product with T = t_count, N' = long_dim, depth k on `threads`
 /// threads of cores that take `walk` with `l2_bytes` of L2 each: strips within the
-/// accumulator budget, one per thread (NN form) or two (NT form) where the long side
-/// allows; kc within the pack budget (SkinnyWalk::Rows, NT form from kSkinnyNtStreamMinT:
-/// the whole depth where T x K fits half the L2 and kNtRowPackFloats).
+/// accumulator budget (SkinnyBudget::kAccFloats, by the L2), one per thread (NN form) or two (NT form) where the long
+/// side allows; kc within the pack budget (SkinnyWalk::Rows, NT form from kSkinnyNtStreamMinT: the whole depth where T
+/// x K fits half the L2 and kNtRowPackFloats).
 GK_CPU_TESTED SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form,
                                                     int threads, SkinnyWalk walk, std::size_t l2_bytes);
 
