@@ -85,7 +85,7 @@ struct NnWalk {
 ///    panels of 384: -2..-6%).
 /// T = 9-16 take each tile of W with two groups of rows of S in turn (nn_pass): they are
 /// bound by the FMAs.
-/// Those panels are for cores with kSkinnyL1WalkMinBytes of L1 data or more (`l1`). With
+/// Those panels are for SkinnyWalk::L1 (AMD, kSkinnyL1WalkMinBytes of L1 data or more). With
 /// 32 KB (AMD Zen 4, two cores) the T x 1024 accumulator, the rows in flight and the rows
 /// prefetched into L1 evict each other; there:
 ///  * T = 4-7: panels of 2048 columns (the accumulator in L2), 4 rows a pass, the rows 8
@@ -93,11 +93,19 @@ struct NnWalk {
 ///    L1 panels (T = 4-7 x 4096 x 4096, T = 4 x 11008 x 4096 and x 4096 x 11008);
 ///  * T = 8-14: T = 2's walk, 16 rows a pass over the strip, the next pass into L2: T = 8
 ///    75-92% against 50-73%, T = 9 74-80% against 45-50%, T = 12-14 42-73% against 29-58%.
-constexpr NnWalk nn_walk(int t, bool l1) {
+/// SkinnyWalk::Rows (Intel cores) takes the L2 walks, except at T = 8-16: 8 rows a pass
+/// over the strip, the next pass into L2. Two Intel cores (48 KB L1, 2 MB L2), against 16
+/// rows a pass: T = 8 89-94 -> 96-99% of the read stream (4096 x 4096), 85 -> 93% (4096 x
+/// 11008), T = 16 77-81 -> 80-83%, T = 12-16 over 11008 x 4096 67-71 -> 77-80%; 32 rows
+/// 50-75%, 4 rows 74-89%, 8 rows with the pass after next 71-91%, 16 rows with a 512-byte
+/// prefetch along each row into L1 67-91%, panels of 1024 columns 62-86%.
+constexpr NnWalk nn_walk(int t, SkinnyWalk walk) {
+  const bool l1 = walk == SkinnyWalk::L1;
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
   if (t == 3) return {32, 0, 32, 1, 0};
   if (t <= 7) return l1 ? NnWalk{2, 1024, 2, 3, 0} : NnWalk{4, 2048, 8, 1, 0};
+  if (walk == SkinnyWalk::Rows) return {8, 0, 8, 1, 0};
   if (t <= 14) return l1 ? NnWalk{4, 512, 4, 3, 0} : NnWalk{16, 0, 16, 1, 0};
   return {16, 0, 16, 1, 1024};
 }
@@ -145,7 +153,7 @@ constexpr int nt_rows(int registers, int t) {
 /// Partial, with V == 1) of the accumulator, for T rows of S stored s[u * TS + t] (TS: all
 /// rows of S, of which this tile takes T; the walk is TS's). Prefetch false: the group of
 /// rows that reads the tile of W second (from L1) leaves W's prefetches to the first.
-template <class Ops, class W, int T, int V, int U, bool Partial, bool L1, int TS = T, bool Prefetch = true>
+template <class Ops, class W, int T, int V, int U, bool Partial, SkinnyWalk Walk, int TS = T, bool Prefetch = true>
 inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t ld_acc, int count) {
   using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
@@ -161,7 +169,7 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
     Vec b[V];
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) b[v] = Partial ? Ops::load_partial(w + u * ldw, count) : Ops::load(w + u * ldw + v * L);
-    constexpr NnWalk walk = nn_walk(TS, L1);
+    constexpr NnWalk walk = nn_walk(TS, Walk);
     if (Prefetch && walk.ahead_rows > 0 && !Partial)
 #pragma GCC unroll 4
       for (int v = 0; v < V; ++v) __builtin_prefetch(w + (u + walk.ahead_rows) * ldw + v * L, 0, walk.locality);
@@ -190,47 +198,47 @@ inline void nn_tile(const float* s, const W* w, int64_t ldw, float* acc, int64_t
 /// U depth steps over all `cols` columns: wide tiles, then single vectors, then the tail.
 /// T above kSkinnyTileMaxT: each tile of W for the first group of rows of S, then again
 /// (from L1) for the second, its accumulator rows G1 further down.
-template <class Ops, class W, int T, int U, bool L1>
+template <class Ops, class W, int T, int U, SkinnyWalk Walk>
 void nn_pass(const float* s, const W* w, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   constexpr int L = Ops::kLanes;
   if constexpr (T <= kSkinnyTileMaxT) {
     constexpr int V = nn_vectors(Ops::kRegisters, T);
     int64_t j = 0;
-    for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false, L1>(s, w + j, ldw, acc + j, ld_acc, L);
-    for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false, L1>(s, w + j, ldw, acc + j, ld_acc, L);
-    if (j < cols) nn_tile<Ops, W, T, 1, U, true, L1>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
+    for (; j + V * L <= cols; j += V * L) nn_tile<Ops, W, T, V, U, false, Walk>(s, w + j, ldw, acc + j, ld_acc, L);
+    for (; j + L <= cols; j += L) nn_tile<Ops, W, T, 1, U, false, Walk>(s, w + j, ldw, acc + j, ld_acc, L);
+    if (j < cols) nn_tile<Ops, W, T, 1, U, true, Walk>(s, w + j, ldw, acc + j, ld_acc, static_cast<int>(cols - j));
   } else {
     constexpr int G1 = (T + 1) / 2, G2 = T - G1;  // (G1, cols) and (G2, cols) of the accumulator
     constexpr int V = nn_vectors(Ops::kRegisters, G1);
     float* acc2 = acc + G1 * ld_acc;
     int64_t j = 0;
     for (; j + V * L <= cols; j += V * L) {
-      nn_tile<Ops, W, G1, V, U, false, L1, T>(s, w + j, ldw, acc + j, ld_acc, L);
-      nn_tile<Ops, W, G2, V, U, false, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+      nn_tile<Ops, W, G1, V, U, false, Walk, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, V, U, false, Walk, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
     }
     for (; j + L <= cols; j += L) {
-      nn_tile<Ops, W, G1, 1, U, false, L1, T>(s, w + j, ldw, acc + j, ld_acc, L);
-      nn_tile<Ops, W, G2, 1, U, false, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
+      nn_tile<Ops, W, G1, 1, U, false, Walk, T>(s, w + j, ldw, acc + j, ld_acc, L);
+      nn_tile<Ops, W, G2, 1, U, false, Walk, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, L);
     }
     if (j < cols) {
       const int count = static_cast<int>(cols - j);
-      nn_tile<Ops, W, G1, 1, U, true, L1, T>(s, w + j, ldw, acc + j, ld_acc, count);
-      nn_tile<Ops, W, G2, 1, U, true, L1, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, count);
+      nn_tile<Ops, W, G1, 1, U, true, Walk, T>(s, w + j, ldw, acc + j, ld_acc, count);
+      nn_tile<Ops, W, G2, 1, U, true, Walk, T, false>(s + G1, w + j, ldw, acc2 + j, ld_acc, count);
     }
   }
 }
 
-template <class Ops, class W, int T, bool L1>
+template <class Ops, class W, int T, SkinnyWalk Walk>
 void nn_block(int64_t kc, const float* s, const void* w_data, int64_t ldw, int64_t cols, float* acc, int64_t ld_acc) {
   const W* w = static_cast<const W*>(w_data);
-  constexpr NnWalk walk = nn_walk(T, L1);
+  constexpr NnWalk walk = nn_walk(T, Walk);
   constexpr int U = walk.rows;
   const int64_t panel = walk.panel > 0 ? walk.panel : cols;
   for (int64_t j = 0; j < cols; j += panel) {
     const int64_t width = std::min(panel, cols - j);
     int64_t p = 0;
-    for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U, L1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
-    for (; p < kc; ++p) nn_pass<Ops, W, T, 1, L1>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+    for (; p + U <= kc; p += U) nn_pass<Ops, W, T, U, Walk>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
+    for (; p < kc; ++p) nn_pass<Ops, W, T, 1, Walk>(s + p * T, w + p * ldw + j, ldw, width, acc + j, ld_acc);
   }
 }
 
@@ -390,19 +398,31 @@ void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64
   }
 }
 
-/// The runtime T (1..kSkinnyMaxT) as a template argument, and the walk (NN form: L1 panels
-/// with SkinnyWalk::L1, else the L2 walks; one instantiation where both are the same).
+/// The walk among L1, L2 and `Walk` whose NN walk at T is Walk's, the first: one
+/// instantiation for the walks that are the same there.
+template <int T, SkinnyWalk Walk>
+constexpr SkinnyWalk nn_instance() {
+  if constexpr (nn_walk(T, SkinnyWalk::L1) == nn_walk(T, Walk)) return SkinnyWalk::L1;
+  if constexpr (nn_walk(T, SkinnyWalk::L2) == nn_walk(T, Walk)) return SkinnyWalk::L2;
+  return Walk;
+}
+
+/// The runtime T (1..kSkinnyMaxT) and walk as template arguments.
 template <class Ops, class W, int T = 1>
 void nn_for(int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols, float* acc,
-            int64_t ld_acc, bool l1) {
+            int64_t ld_acc, SkinnyWalk walk) {
   if constexpr (T <= kSkinnyMaxT) {
     if (t_count == T) {
-      if constexpr (nn_walk(T, true) == nn_walk(T, false))
-        return nn_block<Ops, W, T, true>(kc, s, w, ldw, cols, acc, ld_acc);
-      return l1 ? nn_block<Ops, W, T, true>(kc, s, w, ldw, cols, acc, ld_acc)
-                : nn_block<Ops, W, T, false>(kc, s, w, ldw, cols, acc, ld_acc);
+      switch (walk) {
+        case SkinnyWalk::L1:
+          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::L1>()>(kc, s, w, ldw, cols, acc, ld_acc);
+        case SkinnyWalk::L2:
+          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::L2>()>(kc, s, w, ldw, cols, acc, ld_acc);
+        default:
+          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::Rows>()>(kc, s, w, ldw, cols, acc, ld_acc);
+      }
     }
-    nn_for<Ops, W, T + 1>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
+    nn_for<Ops, W, T + 1>(t_count, kc, s, w, ldw, cols, acc, ld_acc, walk);
   }
 }
 
@@ -430,14 +450,13 @@ void nt_for(int t_count, int64_t kc, const float* s, int64_t lds, const void* w,
 template <class Ops>
 void nn(core::DType w_type, int t_count, int64_t kc, const float* s, const void* w, int64_t ldw, int64_t cols,
         float* acc, int64_t ld_acc, SkinnyWalk walk) {
-  const bool l1 = walk == SkinnyWalk::L1;
   switch (w_type) {
     case core::DType::F16:
-      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
+      return nn_for<Ops, Half>(t_count, kc, s, w, ldw, cols, acc, ld_acc, walk);
     case core::DType::BF16:
-      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
+      return nn_for<Ops, BFloat16>(t_count, kc, s, w, ldw, cols, acc, ld_acc, walk);
     default:
-      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc, l1);
+      return nn_for<Ops, float>(t_count, kc, s, w, ldw, cols, acc, ld_acc, walk);
   }
 }
 
