@@ -255,11 +255,11 @@ void gemm::skinny_run(const core::GemmArgs& g, const CpuContext& ctx) {
   const SkinnyShape sh = skinny_shape(g);
   const int64_t w_bytes = sh.long_dim * sh.k * static_cast<int64_t>(core::dtype_size(g.ab_type));
   const int threads = w_bytes < kMinParallelBytes ? 1 : ctx.threads;
+  // The core's walk and L2, once per process (not a string comparison per call).
+  static const SkinnyWalk walk = skinny_walk_for(cpu_features().vendor, cpu_features().caches.l1d);
+  static const std::size_t l2_bytes = cpu_features().caches.l2;
   gemm_skinny(g, skinny_kernel_for(ctx.isa),
-              choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads,
-                                     skinny_walk_for(cpu_features().vendor, cpu_features().caches.l1d),
-                                     cpu_features().caches.l2),
-              threads);
+              choose_skinny_blocking(sh.t_count, sh.long_dim, sh.k, sh.nt_form, threads, walk, l2_bytes), threads);
 }
 
 }  // namespace gpukern::cpu

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 namespace gpukern::cpu::skinny_simd {
 namespace {
@@ -312,6 +313,37 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
   nt_add_sums<Ops, T, R>(c, acc, ld_acc);
 }
 
+/// The R x G vector sums of one group of rows of S, kept in memory between chunks
+/// (nt_tile_chunked), loaded into registers.
+template <class Ops, int G, int R>
+inline void nt_load_sums(const float* sums, typename Ops::Vec (&c)[R][G]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int t = 0; t < G; ++t) c[r][t] = Ops::loadf(sums + (r * G + t) * Ops::kLanes);
+}
+
+/// One group of G rows of S over the tile's depth steps [p, end), its vector sums taken
+/// from and put back into `sums`.
+template <class Ops, class W, int G, int R, bool Prefetch>
+inline void nt_chunk(int64_t p, int64_t end, const float* s, int64_t lds, const W* w, int64_t ldw, float* sums) {
+  typename Ops::Vec c[R][G];
+  nt_load_sums<Ops, G, R>(sums, c);
+  nt_steps<Ops, W, G, R, SkinnyWalk::Rows, Prefetch>(p, end, s, lds, w, ldw, 0, c);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int t = 0; t < G; ++t) Ops::storef(sums + (r * G + t) * Ops::kLanes, c[r][t]);
+}
+
+/// A group's vector sums from memory, added into acc (nt_add_sums).
+template <class Ops, int G, int R>
+inline void nt_add_stored_sums(const float* sums, float* acc, int64_t ld_acc) {
+  typename Ops::Vec c[R][G];
+  nt_load_sums<Ops, G, R>(sums, c);
+  nt_add_sums<Ops, G, R>(c, acc, ld_acc);
+}
+
 /// SkinnyWalk::Rows above kSkinnyTileMaxT: the tile's rows are long (a whole row of W a
 /// block), so the second group of rows of S would read them again from L2. Instead both
 /// groups take the tile kSkinnyNtRowChunkFloats of depth at a time (skinny.hpp), the second
@@ -320,7 +352,6 @@ inline void nt_tile(int64_t kc, const float* s, int64_t lds, const W* w, int64_t
 template <class Ops, class W, int T, int R>
 inline void nt_tile_chunked(int64_t kc, const float* s, int64_t lds, const W* w, int64_t ldw, float* acc,
                             int64_t ld_acc) {
-  using Vec = typename Ops::Vec;
   constexpr int L = Ops::kLanes;
   constexpr int G1 = (T + 1) / 2, G2 = T - G1;
   alignas(64) float sums[R * T * L];  // group 1's (R, G1) vectors, then group 2's (R, G2)
@@ -328,42 +359,11 @@ inline void nt_tile_chunked(int64_t kc, const float* s, int64_t lds, const W* w,
   for (float& v : sums) v = 0.0f;
   for (int64_t p = 0; p < kc; p += kSkinnyNtRowChunkFloats) {
     const int64_t end = std::min(kc, p + kSkinnyNtRowChunkFloats);
-    {
-      Vec c[R][G1];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-        for (int t = 0; t < G1; ++t) c[r][t] = Ops::loadf(sums + (r * G1 + t) * L);
-      nt_steps<Ops, W, G1, R, SkinnyWalk::Rows, true>(p, end, s, lds, w, ldw, 0, c);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-        for (int t = 0; t < G1; ++t) Ops::storef(sums + (r * G1 + t) * L, c[r][t]);
-    }
-    {
-      Vec c[R][G2];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-        for (int t = 0; t < G2; ++t) c[r][t] = Ops::loadf(sums2 + (r * G2 + t) * L);
-      nt_steps<Ops, W, G2, R, SkinnyWalk::Rows, false>(p, end, s + G1 * lds, lds, w, ldw, 0, c);
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-#pragma GCC unroll 8
-        for (int t = 0; t < G2; ++t) Ops::storef(sums2 + (r * G2 + t) * L, c[r][t]);
-    }
+    nt_chunk<Ops, W, G1, R, true>(p, end, s, lds, w, ldw, sums);
+    nt_chunk<Ops, W, G2, R, false>(p, end, s + G1 * lds, lds, w, ldw, sums2);
   }
-  Vec c1[R][G1];
-  Vec c2[R][G2];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 8
-    for (int t = 0; t < G1; ++t) c1[r][t] = Ops::loadf(sums + (r * G1 + t) * L);
-#pragma GCC unroll 8
-    for (int t = 0; t < G2; ++t) c2[r][t] = Ops::loadf(sums2 + (r * G2 + t) * L);
-  }
-  nt_add_sums<Ops, G1, R>(c1, acc, ld_acc);
-  nt_add_sums<Ops, G2, R>(c2, acc + G1 * ld_acc, ld_acc);
+  nt_add_stored_sums<Ops, G1, R>(sums, acc, ld_acc);
+  nt_add_stored_sums<Ops, G2, R>(sums2, acc + G1 * ld_acc, ld_acc);
 }
 
 /// T above kSkinnyTileMaxT: each tile of R rows of W against the first group of rows of S,
@@ -398,6 +398,19 @@ void nt_block(int64_t kc, const float* s, int64_t lds, const void* w_data, int64
   }
 }
 
+/// fn(std::integral_constant<SkinnyWalk, walk>{}): the runtime walk as a template argument.
+template <class Fn>
+void with_walk(SkinnyWalk walk, Fn&& fn) {
+  switch (walk) {
+    case SkinnyWalk::L1:
+      return fn(std::integral_constant<SkinnyWalk, SkinnyWalk::L1>{});
+    case SkinnyWalk::L2:
+      return fn(std::integral_constant<SkinnyWalk, SkinnyWalk::L2>{});
+    default:
+      return fn(std::integral_constant<SkinnyWalk, SkinnyWalk::Rows>{});
+  }
+}
+
 /// The walk among L1, L2 and `Walk` whose NN walk at T is Walk's, the first: one
 /// instantiation for the walks that are the same there.
 template <int T, SkinnyWalk Walk>
@@ -413,14 +426,9 @@ void nn_for(int t_count, int64_t kc, const float* s, const void* w, int64_t ldw,
             int64_t ld_acc, SkinnyWalk walk) {
   if constexpr (T <= kSkinnyMaxT) {
     if (t_count == T) {
-      switch (walk) {
-        case SkinnyWalk::L1:
-          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::L1>()>(kc, s, w, ldw, cols, acc, ld_acc);
-        case SkinnyWalk::L2:
-          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::L2>()>(kc, s, w, ldw, cols, acc, ld_acc);
-        default:
-          return nn_block<Ops, W, T, nn_instance<T, SkinnyWalk::Rows>()>(kc, s, w, ldw, cols, acc, ld_acc);
-      }
+      return with_walk(walk, [&](auto walk_c) {
+        nn_block<Ops, W, T, nn_instance<T, decltype(walk_c)::value>()>(kc, s, w, ldw, cols, acc, ld_acc);
+      });
     }
     nn_for<Ops, W, T + 1>(t_count, kc, s, w, ldw, cols, acc, ld_acc, walk);
   }
@@ -433,14 +441,9 @@ void nt_for(int t_count, int64_t kc, const float* s, int64_t lds, const void* w,
     if (t_count == T) {
       if constexpr (T < kSkinnyNtStreamMinT)  // no prefetch: one walk
         return nt_block<Ops, W, T, SkinnyWalk::L1>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-      switch (walk) {
-        case SkinnyWalk::L1:
-          return nt_block<Ops, W, T, SkinnyWalk::L1>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-        case SkinnyWalk::L2:
-          return nt_block<Ops, W, T, SkinnyWalk::L2>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-        default:
-          return nt_block<Ops, W, T, SkinnyWalk::Rows>(kc, s, lds, w, ldw, rows, acc, ld_acc);
-      }
+      return with_walk(walk, [&](auto walk_c) {
+        nt_block<Ops, W, T, decltype(walk_c)::value>(kc, s, lds, w, ldw, rows, acc, ld_acc);
+      });
     }
     nt_for<Ops, W, T + 1>(t_count, kc, s, lds, w, ldw, rows, acc, ld_acc, walk);
   }
