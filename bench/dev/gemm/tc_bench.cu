@@ -268,17 +268,25 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       }
     };
   };
-  // The CUDA-core GEMV path (32-bit, T <= 4) in configuration Cfg with `splits` K ranges per
-  // group (0: chosen).
+  // The CUDA-core GEMV path (T <= 4) in configuration Cfg with `splits` K ranges per group
+  // (0: chosen).
   auto gemv = [&ctx](auto cfg, int splits) {
     return [&ctx, splits](const core::GemmArgs& g) {
+      using Cfg = decltype(cfg);
       const gemm::SkinnyCall call = gemm::make_skinny_call(g);
-      const std::string why = gemm::skinny_gemv_refusal(call, core::dtype_size(g.ab_type));
+      const std::string why = gemm::skinny_gemv_refusal(call);
       if (!why.empty()) {
         std::printf("skinny GEMV variant: %s\n", why.c_str());
         return;
       }
-      gemm::launch_skinny_gemv<decltype(cfg)>(call, splits, ctx);
+      switch (g.type()) {
+        case core::GemmType::F16:
+          return gemm::launch_skinny_gemv<gpu::half_t, Cfg>(call, splits, ctx);
+        case core::GemmType::BF16:
+          return gemm::launch_skinny_gemv<gpu::bf16_t, Cfg>(call, splits, ctx);
+        default:
+          return gemm::launch_skinny_gemv<float, Cfg>(call, splits, ctx);
+      }
     };
   };
   const int sms = ctx.sm_count;

@@ -74,6 +74,31 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // Every other vocabulary-wide call: wgmma_tma's tiles fill the SMs at every T (K-major
       // weights at T 1-16 too on the H100, where it is level with skinny's TMA path).
       {"16-bit vocabulary-wide", k16Bit, kH100, {}, {65536, kAny}, {}, "wgmma_tma", kAnyLayout, kOneGemm},
+      // One token (bf16: one or two) on the H200 against a linear layer's weight (B stored
+      // N x K), 4096..14336 wide and deep: skinny's CUDA-core GEMV (16-byte loads of W straight
+      // into registers, f32 FMAs) reads it faster than wgmma_tma's tiles on all five weights
+      // (107.8-123.2% of cuBLAS against wgmma_tma's 107.6-120.1%; f16 at two tokens lost
+      // the lead on three weights). notes/llm-gemm.md, "A CUDA-core GEMV for 16-bit decode".
+      {"16-bit decode NT, T 1, H200",
+       k16Bit,
+       kH200,
+       {1, 1},
+       {4096, 14336},
+       {4096, 14336},
+       "skinny",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
+      {"bf16 decode NT, T 2, H200",
+       core::kMaskBF16,
+       kH200,
+       {2, 2},
+       {4096, 14336},
+       {4096, 14336},
+       "skinny",
+       kLayoutNT,
+       kOneGemm,
+       core::TSide::M},
       // Decode on the H200, tokens as A's rows, against the 4096..14336-wide and -deep
       // weights, either layout: wgmma_tma (64x64 tiles over the whole K where they fit one
       // wave, else 64x128 tiles split; 64-row tiles load only the rows A has) is ahead of

@@ -83,10 +83,19 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, tokens, 14336, 4096), kH100), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008), kH100), "skinny") << "T on either side";
       EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH100), "wgmma_tma");
-      // The H200, tokens as A's rows: wgmma_tma on the 4096..14336 weights.
-      for (int64_t n : {4096, 11008, 14336}) EXPECT_EQ(pick(call(t, kNT, tokens, n, 4096), kH200), "wgmma_tma") << n;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), "wgmma_tma") << tokens;
-      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), "wgmma_tma") << tokens;
+      // The H200, tokens as A's rows: skinny (its GEMV path) at one token (bf16: one or
+      // two), then wgmma_tma on the 4096..14336 weights.
+      const bool gemv = tokens == 1 || (tokens == 2 && t == DType::BF16);
+      const std::string h200 = gemv ? "skinny" : "wgmma_tma";
+      for (int64_t n : {4096, 11008, 14336}) EXPECT_EQ(pick(call(t, kNT, tokens, n, 4096), kH200), h200) << n;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 11008), kH200), h200) << tokens;
+      EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14336), kH200), h200) << tokens;
+      if (gemv) {
+        EXPECT_EQ(pick(call(t, kNN, tokens, 4096, 4096), kH200), "wgmma_tma") << "N-contiguous weights";
+        EXPECT_EQ(pick(call(t, kNT, tokens, 4095, 4096), kH200), "") << "narrower than measured";
+        EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14337), kH200), "") << "deeper than measured";
+        EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "skinny") << "the H100: its own entry";
+      }
       EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200),
                 t == DType::F16 && tokens == 16 ? "wgmma_tma" : "cublas")
           << "vocabulary: cuBLAS on the H200 (f16 at 16 tokens: its entry)";
@@ -96,6 +105,9 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 11008), kH200), "skinny") << tokens;
       EXPECT_EQ(pick(call(t, kNT, 4096, tokens, 4096), kH200), "") << tokens;
     }
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 3, 4096, 4096), kH200), "wgmma_tma") << "T 3: past the GEMV entry";
+  EXPECT_EQ(pick(call(DType::BF16, kNT, 2, 4096, 4096, 2), kH200), "") << "T 2, batches: the ranked order";
+  EXPECT_EQ(pick(call(DType::F32, kNT, 2, 4096, 4096), kH200), "skinny") << "f32: the f32 decode entry";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 128256, 4096), kH200), "wgmma_tma") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 4096, 4096), kH100), "") << "T 17";
   EXPECT_EQ(pick(call(DType::BF16, kNT, 17, 14336, 4096), kH200), "") << "T 17";

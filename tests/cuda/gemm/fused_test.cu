@@ -179,11 +179,11 @@ TEST_F(FusedRungs, SkinnyGemvPath) {
   const CudaContext* ctx = context();
   if (!ctx) GTEST_SKIP() << skip_reason_;
   if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
-  // The CUDA-core GEMV path (32-bit, T <= 4): whole groups and a K split (5 ranges), both
-  // orientations (bias along N, then along T), K- and N-contiguous W.
+  // The CUDA-core GEMV path (T <= 4): whole groups and a K split (5 ranges), both
+  // orientations (bias along N, then along T), K- and N-contiguous W, every element type.
   const std::vector<std::vector<int64_t>> shapes = {{1, 300, 2050}, {300, 3, 2050}, {4, 129, 100}, {2, 131, 1000}};
   int ran = 0, index = 0;
-  for (const TypeChoice& type : {kTF32, kF32})
+  for (const TypeChoice& type : {kTF32, kF32, kBF16, kF16})
     for (const auto& s : shapes)
       for (int splits : {1, 5}) {
         FusedCase c;
@@ -191,7 +191,7 @@ TEST_F(FusedRungs, SkinnyGemvPath) {
         c.trans_b = c.m > c.n || index % 2 == 1;  // X = op(B)^T K-contiguous when the short side is n
         c.trans_a = c.m > c.n && index % 2 == 1;
         c.ab = type.ab;
-        c.c = DType::F32;
+        c.c = index % 3 == 2 ? type.ab : DType::F32;  // 16-bit C rounded once, too
         c.bias = index % 2 ? BiasKind::CType : BiasKind::F32;
         c.act = 1 + index % 4;
         if (index % 3 == 1) c.alpha = 0.5f, c.beta = -1.5f;

@@ -297,17 +297,24 @@ TEST_F(SkinnyTma, RefusesWhatItCannotRun) {
       stream_, *ctx, [&](const core::GemmArgs& a) { gemm::skinny_run_mode(a, *ctx, gemm::SkinnyTmaMode::kForce); });
 }
 
-// The CUDA-core GEMV path (skinny_gemv.cuh: tf32 and exact f32, T <= 4, K-contiguous X).
+// The CUDA-core GEMV path (skinny_gemv.cuh: every element type, T <= 4, K-contiguous X).
 class SkinnyGemv : public OnStream {};
 
-/// Cases the GEMV path accepts: tf32 and exact f32, T 1-4 (3: the 4-row kernel with a row
-/// unused), N and K off the group (128) and the K step (128 elements, or 8 rows x 4) and off
-/// four elements, K- and N-contiguous W in both orientations, C in f32 with alpha/beta, padded
-/// or packed rows.
+/// Cases the GEMV path accepts: f16, bf16, tf32 and exact f32, T 1-4 (3: the 4-row kernel
+/// with a row unused), N and K off the group (128 or 256 columns) and the K step (128 or 256
+/// elements, or 8 rows x 4) and off one 16-byte load (4 or 8 elements), K- and N-contiguous W
+/// in both orientations, C in the input type or in f32 with alpha/beta, padded or packed rows.
 std::vector<Case> gemv_cases() {
-  return k_contiguous_x_cases(
-      {{1, 1, 1}, {1, 5, 3}, {2, 8, 129}, {3, 129, 77}, {4, 300, 1000}, {1, 1000, 513}, {2, 131, 4100}, {4, 64, 2051}},
-      {kTypes[2], kTypes[3]});
+  return k_contiguous_x_cases({{1, 1, 1},
+                               {1, 5, 3},
+                               {2, 8, 129},
+                               {3, 129, 77},
+                               {4, 300, 1000},
+                               {1, 1000, 513},
+                               {2, 131, 4100},
+                               {4, 64, 2051},
+                               {3, 517, 263}},
+                              {kTypes[0], kTypes[1], kTypes[2], kTypes[3]});
 }
 
 TEST_F(SkinnyGemv, AgreesWithTheReferenceOverSplits) {
@@ -339,10 +346,10 @@ TEST_F(SkinnyGemv, SplitRangesAddInAFixedOrder) {
   const CudaContext* ctx = device_context(stream_, &why_not);
   if (!ctx) GTEST_SKIP() << why_not;
   if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
-  // 2 x 4096 x 4096 exact f32, N- and K-contiguous W, cut into 16 ranges a group: three runs
-  // agree bit for bit.
-  for (int layout : {0, 2}) {
-    Case c = skinny_case(2, 4096, 4096, false, layout, kTypes[3], 1);
+  // 2 x 4096 x 4096 exact f32 and bf16, N- and K-contiguous W, cut into 16 ranges a group:
+  // three runs agree bit for bit.
+  for (int layout : {0, 2, 4, 6}) {
+    Case c = skinny_case(2, 4096, 4096, false, layout % 4, kTypes[layout < 4 ? 3 : 1], 1);
     Problem problem(c, stream_, 9601 + layout);
     const core::GemmArgs& args = problem.args();
     const std::size_t bytes = static_cast<std::size_t>((args.m - 1) * args.ldc + args.n) * 4;
@@ -363,10 +370,10 @@ TEST_F(SkinnyGemv, RefusesWhatItCannotRun) {
   const CudaContext* ctx = device_context(stream_, &why_not);
   if (!ctx) GTEST_SKIP() << why_not;
   if (ctx->arch.cc < 80) GTEST_SKIP() << "skinny needs sm_80";
-  // T = 5; X stored T-contiguous; 16-bit elements.
+  // T = 5 (32- and 16-bit elements); X stored T-contiguous.
   expect_refused_and_run_by_policy(
       {skinny_case(5, 100, 64, false, 2, kTypes[3], 0), skinny_case(2, 100, 64, false, 3, kTypes[2], 0),
-       skinny_case(2, 100, 64, false, 0, kTypes[1], 0)},
+       skinny_case(5, 100, 64, false, 0, kTypes[1], 0)},
       stream_, *ctx, [&](const core::GemmArgs& a) { gemm::skinny_run_gemv(a, *ctx, 0); });
 }
 
@@ -401,6 +408,34 @@ TEST(SkinnyGemvSplitChoice, FillsTheSMsInOneWave) {
   // Never more ranges than grains of K.
   EXPECT_EQ(gemm::skinny_gemv_splits(1, 64, 64, 512, 132, 792), 1);
   EXPECT_EQ(gemm::skinny_gemv_splits(1, 1000, 128, 32, 132, 792), 8);
+}
+
+TEST(SkinnyGemvPolicy, SixteenBitAtOneOrTwoTokensOnTheH200) {
+  auto takes = [](int t, int n, bool w_k_major, DType type, int mem_gbps) {
+    gemm::SkinnyCall call;
+    call.problem.t = t;
+    call.problem.n = n;
+    call.problem.k = 4096;
+    call.w_k_major = w_k_major;
+    return gemm::skinny_gemv_policy(call, type, mem_gbps);
+  };
+  for (int gbps : {0, 3352, 4814}) {
+    // 32-bit: every call the GEMV path can run, on any device.
+    EXPECT_TRUE(takes(4, 4096, true, DType::F32, gbps));
+    EXPECT_TRUE(takes(3, 128256, false, DType::F32, gbps));
+    // 16-bit: measured on the H200 only; a bandwidth not known keeps the TMA path.
+    const bool h200 = gbps == 4814;
+    for (DType type : {DType::F16, DType::BF16}) {
+      EXPECT_EQ(takes(1, 4096, true, type, gbps), h200) << gbps;
+      EXPECT_EQ(takes(1, 128256, true, type, gbps), h200) << gbps;
+      EXPECT_EQ(takes(1, 14336, false, type, gbps), h200) << gbps;
+      EXPECT_EQ(takes(1, 65535, false, type, gbps), h200) << gbps;
+      EXPECT_EQ(takes(2, 4096, true, type, gbps), h200 && type == DType::BF16) << "two tokens: bf16 only";
+      EXPECT_FALSE(takes(3, 4096, true, type, gbps)) << "three tokens: the tensor-core paths";
+      EXPECT_FALSE(takes(2, 4096, false, type, gbps)) << "N-contiguous W at two tokens";
+      EXPECT_FALSE(takes(1, 65536, false, type, gbps)) << "the N-contiguous vocabulary";
+    }
+  }
 }
 
 TEST(SkinnyTmaPlan, ChoosesPerShape) {

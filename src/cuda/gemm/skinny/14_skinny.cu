@@ -40,10 +40,11 @@
 // the tile and grid it chooses (one CTA per 64-row tile for small weights, one per K chunk of
 // a 128-row tile where those fill the SMs, else equal shares over all SMs); every other call,
 // and GPUKERN_SKINNY_TMA=off, runs skinny_kernel.
-// GEMV path (skinny_gemv.cuh): 32-bit calls (tf32 and exact f32) with T <= 4, K-contiguous
-// activations and one batch item run on CUDA cores before any of that: 16-byte loads of W
-// straight into registers and T f32 FMAs an element, a K split where the groups are few
-// (GPUKERN_SKINNY_GEMV=off|<splits> for measurement).
+// GEMV path (skinny_gemv.cuh): calls with T <= 4, K-contiguous activations and one batch
+// item that skinny_gemv_policy gives it (every 32-bit one; 16-bit ones at one or two tokens
+// on the H200) run on CUDA cores before any of that: 16-byte loads of W straight into
+// registers and T f32 FMAs an element, a K split where the groups are few
+// (GPUKERN_SKINNY_GEMV=off|all|<splits> for measurement).
 // Batches and the epilogue are fused (skinny.cuh): batch items along grid dimension y, and
 // bias + activation applied where C is written, once, by whichever block writes it (the
 // block itself, or a split tile's last arriving block). The epilogue is a separate kernel
@@ -146,8 +147,9 @@ SkinnyTmaSetting skinny_tma_setting() {
 }
 
 SkinnyGemvSetting skinny_gemv_setting() {
-  return parsed_knob<SkinnyGemvSetting>("GPUKERN_SKINNY_GEMV", "off or <K ranges per group> (1-4096)",
+  return parsed_knob<SkinnyGemvSetting>("GPUKERN_SKINNY_GEMV", "off, all or <K ranges per group> (1-4096)",
                                         [](const char* s, SkinnyGemvSetting& setting) {
+                                          if (std::string(s) == "all") return setting.all = true;
                                           setting.splits = parse_count(s);
                                           return setting.splits >= 1 && *s == '\0';
                                         });

@@ -1,16 +1,17 @@
-// The CUDA-core path of rung 14 `skinny` (see 14_skinny.cu) for 32-bit elements at T <= 4:
-// a GEMV-style kernel. At one or two tokens the tensor-core kernels waste most of their work
-// (7 of 8 columns of an n8 tile of T; exact f32 spends three mma on every product) and, with
-// N-contiguous W, load their fragments a 4-byte word at a time; here every thread streams W
+// The CUDA-core path of rung 14 `skinny` (see 14_skinny.cu) at T <= 4: a GEMV-style kernel.
+// At one or two tokens the tensor-core kernels waste most of their work (7 of 8 columns of
+// an n8 tile of T; exact f32 spends three mma on every product) and, with N-contiguous W and
+// 32-bit elements, load their fragments a 4-byte word at a time; here every thread streams W
 // in 16-byte loads straight into registers and does T f32 FMAs per element, so the call is
 // the read of W and nothing else. Products and sums are plain f32 FMAs: exact f32 as it is
-// (no 3xTF32 split), and tf32 calls get the same, more accurate, result.
+// (no 3xTF32 split), tf32 calls get the same, more accurate, result, and f16 / bf16
+// elements are widened to f32 as they arrive (kVec = 16 / element bytes: 4 or 8 a load).
 //  * K-contiguous W (a linear layer's weight): each warp takes kRows rows of W and walks K
-//    in steps of 128 elements (a 16-byte load per lane and row), kUnrollK steps of loads in
-//    flight before their FMAs; X's four elements per step come through L1 (ld.global.nc;
+//    in steps of 32 kVec elements (a 16-byte load per lane and row), kUnrollK steps of loads
+//    in flight before their FMAs; X's kVec elements per step come through L1 (ld.global.nc;
 //    every warp of the block reads the same ones). The 32 lanes' sums meet by shuffles.
-//  * N-contiguous W: each lane takes 4 adjacent columns (a 16-byte load per K row, a warp
-//    512 contiguous bytes of a row; kColVecs such chunks), the block 128 columns (times
+//  * N-contiguous W: each lane takes kVec adjacent columns (a 16-byte load per K row, a warp
+//    512 contiguous bytes of a row; kColVecs such chunks), the block 32 kVec columns (times
 //    kColVecs), its warps interleaved over the block's K rows, several rows of loads in
 //    flight; X's element per row is one address for the whole warp (a broadcast). The
 //    warps' sums meet in shared memory.
@@ -25,30 +26,39 @@
 #include "cuda/gemm/skinny/skinny.cuh"
 #include "cuda/gemm/tensor_core_common.cuh"
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace gpukern::cuda::gemm {
 
 /// The configuration of skinny_gemv_kernel: kWarps warps a block. K-contiguous W: kRows W
 /// rows per warp, kUnrollK 16-byte loads of each row in flight per lane before their FMAs.
-/// N-contiguous W: kColVecs 16-byte column chunks per lane (a block 128 kColVecs columns),
+/// N-contiguous W: kColVecs 16-byte column chunks per lane (a block 32 kColVecs chunks of
+/// 16 bytes: 128 kColVecs columns of 32-bit elements, 256 kColVecs of 16-bit ones),
 /// kUnrollN K rows of them in flight per lane at T <= 2, half as many at T 3-4 (whose X
-/// values and sums take the registers).
+/// values and sums take the registers). Sizes in elements take the element's bytes.
 template <int kRows_, int kUnrollK_, int kUnrollN_, int kColVecs_ = 1, int kWarps_ = 8>
 struct SkinnyGemvConfig {
   static constexpr int kRows = kRows_, kUnrollK = kUnrollK_, kUnrollN = kUnrollN_, kColVecs = kColVecs_;
   static constexpr int kWarps = kWarps_, kThreads = kWarps * 32;
   static constexpr int kMaxT = 4;  // rows of X the kernel takes
+  /// Elements of `elem_bytes` in one 16-byte load.
+  static constexpr int vec(std::size_t elem_bytes) { return static_cast<int>(16 / elem_bytes); }
   /// W rows (K-contiguous) or columns (N-contiguous) of a group.
-  static constexpr int block_n(bool w_k_major) { return w_k_major ? kWarps * kRows : 128 * kColVecs; }
+  static constexpr int block_n(bool w_k_major, std::size_t elem_bytes) {
+    return w_k_major ? kWarps * kRows : 32 * vec(elem_bytes) * kColVecs;
+  }
   /// Loads of each row (K-contiguous) or K rows (N-contiguous) in flight per lane, for the
   /// kernel of `t_rows` rows of X.
   static constexpr int unroll(bool w_k_major, int t_rows) {
     return w_k_major ? kUnrollK : t_rows <= 2 ? kUnrollN : (kUnrollN + 1) / 2;
   }
   /// K elements a range of a split group is a multiple of: a warp's step of K (K-contiguous
-  /// W) or the block's rows of one unrolled round (N-contiguous).
-  static constexpr int k_grain(bool w_k_major, int t_rows) { return w_k_major ? 128 : kWarps * unroll(false, t_rows); }
+  /// W: 32 loads of 16 bytes) or the block's rows of one unrolled round (N-contiguous).
+  static constexpr int k_grain(bool w_k_major, int t_rows, std::size_t elem_bytes) {
+    return w_k_major ? 32 * vec(elem_bytes) : kWarps * unroll(false, t_rows);
+  }
   static_assert(kRows * kMaxT <= 32, "one lane stores each of a warp's sums");
 };
 
@@ -64,30 +74,53 @@ struct SkinnyGemvWork {
   uint64_t tag = 0;              // splits > 1: this launch's arrival tag
 };
 
-/// One block: group blockIdx.x / splits of W (kWKMajor: block_n rows; else 128 columns) over
-/// K range blockIdx.x % splits, against the p.t <= kT rows of X (stored K-contiguous; rows
-/// past p.t read row p.t - 1 and are never stored). f32 data; one batch item.
-template <class Cfg, int kT, bool kWKMajor, bool kEpilogue = false>
+/// The kVec = 16 / sizeof(T) elements of one 16-byte load, in f32: 32-bit elements as they
+/// are, f16 by the paired conversion, bf16 by moving each half into the high bits.
+template <class T>
+__device__ __forceinline__ void gemv_unpack(const uint4& raw, float (&out)[16 / sizeof(T)]) {
+  const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    if constexpr (sizeof(T) == 4) {
+      out[i] = __uint_as_float(words[i]);
+    } else if constexpr (std::is_same_v<T, gpu::half_t>) {
+      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[i]));
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
+    } else {
+      out[2 * i] = __uint_as_float(words[i] << 16);
+      out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
+    }
+  }
+}
+
+/// One block: group blockIdx.x / splits of W (kWKMajor: block_n rows; else block_n columns)
+/// over K range blockIdx.x % splits, against the p.t <= kT rows of X (stored K-contiguous;
+/// rows past p.t read row p.t - 1 and are never stored). Elements of T (f32 for tf32 and
+/// exact f32 calls, f16 or bf16), f32 products and sums; C in f32, or in T where p.c_f32 is
+/// off. One batch item.
+template <class Cfg, class T, int kT, bool kWKMajor, bool kEpilogue = false>
 __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProblem p, SkinnyGemvWork wk) {
-  constexpr int BN = Cfg::block_n(kWKMajor), U = Cfg::unroll(kWKMajor, kT);
+  constexpr int kVec = Cfg::vec(sizeof(T));
+  constexpr int BN = Cfg::block_n(kWKMajor, sizeof(T)), U = Cfg::unroll(kWKMajor, kT);
   static_assert(kT >= 1 && kT <= Cfg::kMaxT, "T rows of X: 1..kMaxT");
   const int group = static_cast<int>(blockIdx.x) / wk.splits, split = static_cast<int>(blockIdx.x) % wk.splits;
   const int n0 = group * BN;
   const int k_begin = split * wk.k_range, k_end = min(p.k, k_begin + wk.k_range);
   const int lane = static_cast<int>(threadIdx.x) % 32, warp = static_cast<int>(threadIdx.x) / 32;
   arch::wait_grid_dependency();  // launched as a programmatic dependent (launch_kernel)
-  const float* w = static_cast<const float*>(p.w);
-  const float* xrow[kT];
+  const T* w = static_cast<const T*>(p.w);
+  const T* xrow[kT];
 #pragma unroll
-  for (int t = 0; t < kT; ++t) xrow[t] = static_cast<const float*>(p.x) + min(t, p.t - 1) * p.ldx;
+  for (int t = 0; t < kT; ++t) xrow[t] = static_cast<const T*>(p.x) + min(t, p.t - 1) * p.ldx;
 
   // The block's sums, sums[t * BN + n]; N-contiguous W first reduces its warps' sums here.
   __shared__ float sums[kT * BN];
   if constexpr (kWKMajor) {
-    // Lane l covers K elements k0 + 4l .. + 3 of each 128-element step; rows past N read row
-    // 0 of W (never stored).
-    constexpr int kStep = 128;
-    const float* wrow[Cfg::kRows];
+    // Lane l covers K elements k0 + kVec l .. + kVec - 1 of each step of 32 kVec; rows past N
+    // read row 0 of W (never stored).
+    constexpr int kStep = 32 * kVec;
+    const T* wrow[Cfg::kRows];
 #pragma unroll
     for (int r = 0; r < Cfg::kRows; ++r) {
       const int row = n0 + warp * Cfg::kRows + r;
@@ -98,42 +131,43 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
     for (int r = 0; r < Cfg::kRows; ++r)
 #pragma unroll
       for (int t = 0; t < kT; ++t) acc[r][t] = 0.0f;
-    auto fma4 = [](float& a, const float4& wv, const float4& xv) {
-      a = fmaf(wv.x, xv.x, a);
-      a = fmaf(wv.y, xv.y, a);
-      a = fmaf(wv.z, xv.z, a);
-      a = fmaf(wv.w, xv.w, a);
-    };
-    int k = k_begin + 4 * lane;
-    // Whole rounds: U steps whose four elements all lie inside the range.
-    for (; k + (U - 1) * kStep + 4 <= k_end; k += U * kStep) {
-      float4 wv[U][Cfg::kRows], xv[U][kT];
+    int k = k_begin + kVec * lane;
+    // Whole rounds: U steps whose kVec elements all lie inside the range.
+    for (; k + (U - 1) * kStep + kVec <= k_end; k += U * kStep) {
+      uint4 wv[U][Cfg::kRows], xv[U][kT];
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int r = 0; r < Cfg::kRows; ++r)
-          wv[u][r] = __ldcs(reinterpret_cast<const float4*>(wrow[r] + k + u * kStep));
+        for (int r = 0; r < Cfg::kRows; ++r) wv[u][r] = __ldcs(reinterpret_cast<const uint4*>(wrow[r] + k + u * kStep));
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int t = 0; t < kT; ++t) xv[u][t] = __ldg(reinterpret_cast<const float4*>(xrow[t] + k + u * kStep));
+        for (int t = 0; t < kT; ++t) xv[u][t] = __ldg(reinterpret_cast<const uint4*>(xrow[t] + k + u * kStep));
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int r = 0; r < Cfg::kRows; ++r)
+        for (int t = 0; t < kT; ++t) {
+          float xf[kVec];
+          gemv_unpack<T>(xv[u][t], xf);
 #pragma unroll
-          for (int t = 0; t < kT; ++t) fma4(acc[r][t], wv[u][r], xv[u][t]);
+          for (int r = 0; r < Cfg::kRows; ++r) {
+            float wf[kVec];
+            gemv_unpack<T>(wv[u][r], wf);
+#pragma unroll
+            for (int e = 0; e < kVec; ++e) acc[r][t] = fmaf(wf[e], xf[e], acc[r][t]);
+          }
+        }
     }
     // The rest of the range, element by element (K past the end reads nothing).
     for (; k < k_end; k += kStep)
 #pragma unroll
-      for (int e = 0; e < 4; ++e)
+      for (int e = 0; e < kVec; ++e)
         if (k + e < k_end)
 #pragma unroll
           for (int r = 0; r < Cfg::kRows; ++r) {
-            const float wv = __ldcs(wrow[r] + k + e);
+            const float wv = gpu::to_float(__ldcs(wrow[r] + k + e));
 #pragma unroll
-            for (int t = 0; t < kT; ++t) acc[r][t] = fmaf(wv, __ldg(xrow[t] + k + e), acc[r][t]);
+            for (int t = 0; t < kT; ++t) acc[r][t] = fmaf(wv, gpu::to_float(__ldg(xrow[t] + k + e)), acc[r][t]);
           }
 #pragma unroll
     for (int r = 0; r < Cfg::kRows; ++r)
@@ -146,49 +180,52 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
       }
     __syncthreads();
   } else {
-    // Lane l covers columns n0 + 4l .. + 3 (and + 128, ... with kColVecs > 1); warp w K rows
-    // k_begin + w, + kWarps, ...
+    // Lane l covers columns n0 + kVec l .. + kVec - 1 (and + 32 kVec, ... with kColVecs > 1);
+    // warp w K rows k_begin + w, + kWarps, ...
     constexpr int V = Cfg::kColVecs;
-    const float* wcol[V];
+    const T* wcol[V];
     bool whole[V];
     int col[V];
 #pragma unroll
     for (int v = 0; v < V; ++v) {
-      col[v] = n0 + 128 * v + 4 * lane;
-      whole[v] = col[v] + 4 <= p.n;
+      col[v] = n0 + 32 * kVec * v + kVec * lane;
+      whole[v] = col[v] + kVec <= p.n;
       wcol[v] = w + (col[v] < p.n ? col[v] : 0);
     }
-    float acc[kT][V][4];
+    float acc[kT][V][kVec];
 #pragma unroll
     for (int t = 0; t < kT; ++t)
 #pragma unroll
       for (int v = 0; v < V; ++v)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) acc[t][v][e] = 0.0f;
+        for (int e = 0; e < kVec; ++e) acc[t][v][e] = 0.0f;
     auto load_w = [&](int v, int krow) {
-      const float* src = wcol[v] + static_cast<int64_t>(krow) * p.ldw;
-      if (whole[v]) return __ldcs(reinterpret_cast<const float4*>(src));
-      float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      if (col[v] + 0 < p.n) r.x = __ldcs(src + 0);
-      if (col[v] + 1 < p.n) r.y = __ldcs(src + 1);
-      if (col[v] + 2 < p.n) r.z = __ldcs(src + 2);
-      return r;
+      const T* src = wcol[v] + static_cast<int64_t>(krow) * p.ldw;
+      if (whole[v]) return __ldcs(reinterpret_cast<const uint4*>(src));
+      // The group's last, partial chunk: the columns inside N, zeros past it.
+      union {
+        uint4 raw;
+        T e[kVec];
+      } part;
+#pragma unroll
+      for (int e = 0; e < kVec; ++e) part.e[e] = col[v] + e < p.n ? __ldcs(src + e) : gpu::from_float<T>(0.0f);
+      return part.raw;
     };
-    auto fma_row = [&](const float4(&wv)[V], const float(&xv)[kT]) {
+    auto fma_row = [&](const uint4(&wv)[V], const float(&xv)[kT]) {
 #pragma unroll
-      for (int t = 0; t < kT; ++t)
+      for (int v = 0; v < V; ++v) {
+        float wf[kVec];
+        gemv_unpack<T>(wv[v], wf);
 #pragma unroll
-        for (int v = 0; v < V; ++v) {
-          acc[t][v][0] = fmaf(wv[v].x, xv[t], acc[t][v][0]);
-          acc[t][v][1] = fmaf(wv[v].y, xv[t], acc[t][v][1]);
-          acc[t][v][2] = fmaf(wv[v].z, xv[t], acc[t][v][2]);
-          acc[t][v][3] = fmaf(wv[v].w, xv[t], acc[t][v][3]);
-        }
+        for (int t = 0; t < kT; ++t)
+#pragma unroll
+          for (int e = 0; e < kVec; ++e) acc[t][v][e] = fmaf(wf[e], xv[t], acc[t][v][e]);
+      }
     };
     constexpr int kRowStep = Cfg::kWarps;
     int k = k_begin + warp;
     for (; k + (U - 1) * kRowStep < k_end; k += U * kRowStep) {
-      float4 wv[U][V];
+      uint4 wv[U][V];
       float xv[U][kT];
 #pragma unroll
       for (int u = 0; u < U; ++u)
@@ -197,32 +234,35 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int t = 0; t < kT; ++t) xv[u][t] = __ldg(xrow[t] + k + u * kRowStep);
+        for (int t = 0; t < kT; ++t) xv[u][t] = gpu::to_float(__ldg(xrow[t] + k + u * kRowStep));
 #pragma unroll
       for (int u = 0; u < U; ++u) fma_row(wv[u], xv[u]);
     }
     for (; k < k_end; k += kRowStep) {
-      float4 wv[V];
+      uint4 wv[V];
       float xv[kT];
 #pragma unroll
       for (int v = 0; v < V; ++v) wv[v] = load_w(v, k);
 #pragma unroll
-      for (int t = 0; t < kT; ++t) xv[t] = __ldg(xrow[t] + k);
+      for (int t = 0; t < kT; ++t) xv[t] = gpu::to_float(__ldg(xrow[t] + k));
       fma_row(wv, xv);
     }
     // The warps' sums meet in shared memory (red[warp][t][column]), added in warp order.
-    __shared__ float4 red[Cfg::kWarps][kT][32 * V];
+    __shared__ __align__(16) float red[Cfg::kWarps][kT][BN];
 #pragma unroll
     for (int t = 0; t < kT; ++t)
 #pragma unroll
       for (int v = 0; v < V; ++v)
-        red[warp][t][32 * v + lane] = make_float4(acc[t][v][0], acc[t][v][1], acc[t][v][2], acc[t][v][3]);
+#pragma unroll
+        for (int e = 0; e < kVec; e += 4)
+          *reinterpret_cast<float4*>(&red[warp][t][32 * kVec * v + kVec * lane + e]) =
+              make_float4(acc[t][v][e], acc[t][v][e + 1], acc[t][v][e + 2], acc[t][v][e + 3]);
     __syncthreads();
     for (int idx = static_cast<int>(threadIdx.x); idx < kT * BN; idx += Cfg::kThreads) {
       const int t = idx / BN, n = idx % BN;
       float v = 0.0f;
 #pragma unroll
-      for (int s = 0; s < Cfg::kWarps; ++s) v += reinterpret_cast<const float*>(&red[s][t][0])[n];
+      for (int s = 0; s < Cfg::kWarps; ++s) v += red[s][t][n];
       sums[idx] = v;
     }
     __syncthreads();
@@ -234,7 +274,13 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
     const int64_t offset = static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n;
     float bias = 0.0f;
     if constexpr (kEpilogue) bias = p.epi.bias_at(0, p.bias_along_t ? t : n);
-    store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
+    if constexpr (sizeof(T) == 4) {
+      store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
+    } else if (p.c_f32) {
+      store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
+    } else {
+      store_one<T, kEpilogue>(static_cast<T*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
+    }
   };
   if (wk.splits == 1) {
     for (int idx = static_cast<int>(threadIdx.x); idx < kT * BN; idx += Cfg::kThreads) store(idx, sums[idx]);

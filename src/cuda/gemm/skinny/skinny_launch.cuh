@@ -4,6 +4,7 @@
 // GEMM call onto SkinnyProblem, the K split, and the launch of one instantiation.
 #pragma once
 
+#include "cuda/gemm/bandwidth_class.hpp"
 #include "cuda/gemm/configs/sm90.cuh"
 #include "cuda/gemm/skinny/skinny.cuh"
 #include "cuda/gemm/skinny/skinny_gemv.cuh"
@@ -42,11 +43,13 @@ struct SkinnyTmaSetting {
 };
 SkinnyTmaSetting skinny_tma_setting();
 
-/// GPUKERN_SKINNY_GEMV, read once, for measurement: "off" keeps every 32-bit call off the
-/// CUDA-core GEMV path (skinny_gemv.cuh); "<splits>" runs it with this K split (not the one
-/// skinny_gemv_splits chooses). A malformed value throws InvalidArgument where it is used.
+/// GPUKERN_SKINNY_GEMV, read once, for measurement: "off" keeps every call off the CUDA-core
+/// GEMV path (skinny_gemv.cuh); "all" runs every call it can run there (16-bit ones too,
+/// not only those skinny_gemv_policy gives it); "<splits>" runs the calls the policy gives
+/// it with this K split (not the one skinny_gemv_splits chooses). A malformed value throws
+/// InvalidArgument where it is used.
 struct SkinnyGemvSetting {
-  bool off = false;
+  bool off = false, all = false;
   int splits = 0;  // 0: skinny_gemv_splits decides
 };
 SkinnyGemvSetting skinny_gemv_setting();
@@ -405,10 +408,9 @@ bool try_skinny_tma(const SkinnyCall& call, const CudaContext& ctx) {
   return true;
 }
 
-/// "" when the CUDA-core GEMV path can run `call` (32-bit elements, T <= 4, X stored
-/// K-contiguous, one batch item, no forced split of skinny_kernel's), else why not.
-inline std::string skinny_gemv_refusal(const SkinnyCall& call, std::size_t elem_bytes) {
-  if (elem_bytes != 4) return "16-bit elements";
+/// "" when the CUDA-core GEMV path can run `call` (T <= 4, X stored K-contiguous, one batch
+/// item, no forced split of skinny_kernel's), else why not.
+inline std::string skinny_gemv_refusal(const SkinnyCall& call) {
   if (call.problem.t > SkinnyGemvCfg::kMaxT) return "T > " + std::to_string(SkinnyGemvCfg::kMaxT);
   if (!call.x_k_major) return "the activations are not stored K-contiguous";
   if (call.batch != 1) return "a batch";
@@ -434,17 +436,38 @@ inline int skinny_gemv_splits(int64_t groups, int k, int grain, int64_t group_by
   return static_cast<int>(std::clamp<int64_t>(splits, 1, most));
 }
 
-/// Runs `call` on skinny_gemv_kernel<Cfg> (the caller checked skinny_gemv_refusal) with
+/// Columns from which N-contiguous W is a vocabulary projection for the 16-bit GEMV policy.
+constexpr int kSkinnyGemvVocabularyN = 65536;
+
+/// Whether the rung's policy runs a call the GEMV path can run there, for elements of
+/// `type` (F32 for tf32 and exact f32) on a device of `mem_gbps` GB/s: every 32-bit call
+/// (notes/llm-gemm.md, "A CUDA-core GEMV for 32-bit decode"); 16-bit calls on the H200's
+/// side of bandwidth_class.hpp, where they were measured ("A CUDA-core GEMV for 16-bit
+/// decode"): K-contiguous W at T = 1, and at T = 2 in bf16 (the five non-vocabulary suite
+/// weights 107.8-123.2% of cuBLAS, ahead of the TMA path and of wgmma_tma; at T = 2 f16's
+/// conversions to f32, which bf16 does with a shift, cost it the lead on the long-K and
+/// 14336-wide weights), and N-contiguous W at T = 1 below the vocabulary's width (ahead of
+/// the TMA path). At T 3-4 two rows of X halve the loads in flight and the tensor-core
+/// paths lead; at the vocabulary's N-contiguous width the TMA path reads faster.
+inline bool skinny_gemv_policy(const SkinnyCall& call, core::DType type, int mem_gbps) {
+  if (type == core::DType::F32) return true;
+  if (!high_bandwidth(mem_gbps)) return false;
+  const SkinnyProblem& p = call.problem;
+  if (call.w_k_major) return p.t == 1 || (p.t == 2 && type == core::DType::BF16);
+  return p.t == 1 && p.n < kSkinnyGemvVocabularyN;
+}
+
+/// Runs `call` on skinny_gemv_kernel<Cfg, T> (the caller checked skinny_gemv_refusal) with
 /// `forced_splits` K ranges per group (0: skinny_gemv_splits).
-template <class Cfg = SkinnyGemvCfg>
+template <class T, class Cfg = SkinnyGemvCfg>
 void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaContext& ctx) {
   const SkinnyProblem& p = call.problem;
   using Kernel = void (*)(SkinnyProblem, SkinnyGemvWork);
   auto pick = [&](auto t_rows) -> Kernel {
     constexpr int kT = decltype(t_rows)::value;
     if (call.w_k_major)
-      return p.epi.active() ? skinny_gemv_kernel<Cfg, kT, true, true> : skinny_gemv_kernel<Cfg, kT, true, false>;
-    return p.epi.active() ? skinny_gemv_kernel<Cfg, kT, false, true> : skinny_gemv_kernel<Cfg, kT, false, false>;
+      return p.epi.active() ? skinny_gemv_kernel<Cfg, T, kT, true, true> : skinny_gemv_kernel<Cfg, T, kT, true, false>;
+    return p.epi.active() ? skinny_gemv_kernel<Cfg, T, kT, false, true> : skinny_gemv_kernel<Cfg, T, kT, false, false>;
   };
   const int t_rows = p.t <= 1 ? 1 : p.t <= 2 ? 2 : 4;  // the instantiation's rows of X
   const Kernel kernel = t_rows == 1   ? pick(std::integral_constant<int, 1>{})
@@ -454,12 +477,12 @@ void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaCon
   const int per_sm = cached_occupancy(
       std::make_pair(ctx.device, reinterpret_cast<const void*>(kernel)),
       [&](int* count) { return cudaOccupancyMaxActiveBlocksPerMultiprocessor(count, kernel, Cfg::kThreads, 0); });
-  const int bn = Cfg::block_n(call.w_k_major), grain = Cfg::k_grain(call.w_k_major, t_rows);
+  const int bn = Cfg::block_n(call.w_k_major, sizeof(T)), grain = Cfg::k_grain(call.w_k_major, t_rows, sizeof(T));
   const int64_t groups = ceil_div<int64_t>(p.n, bn);
   SkinnyGemvWork wk;
   const int most = std::max(ceil_div(p.k, grain), 1);
   const int splits = forced_splits > 0 ? std::min(forced_splits, most)
-                                       : skinny_gemv_splits(groups, p.k, grain, bn * 4, ctx.sm_count,
+                                       : skinny_gemv_splits(groups, p.k, grain, bn * sizeof(T), ctx.sm_count,
                                                             static_cast<int64_t>(per_sm) * ctx.sm_count);
   wk.k_range = ceil_div(ceil_div(p.k, splits), grain) * grain;
   wk.splits = std::max(ceil_div(p.k, wk.k_range), 1);  // no empty range
@@ -476,15 +499,16 @@ void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaCon
   if (ws) GK_GPU_CHECK(cudaFreeAsync(ws, ctx.stream));
 }
 
-/// The GEMV path for `call` (elements of `elem_bytes`) if its modes and skinny_gemv_refusal
-/// let it run (the rung runs every such call there); true when it ran. Forced where it cannot
-/// run: InvalidArgument (skinny_gemv.cu).
-bool try_skinny_gemv(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx);
+/// The GEMV path for `call` (elements of T: float, gpu::half_t or gpu::bf16_t) if its modes,
+/// skinny_gemv_refusal and skinny_gemv_policy let it run; true when it ran. Forced where it
+/// cannot run: InvalidArgument. Instantiated in skinny_gemv.cu.
+template <class T>
+bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx);
 
 /// Launches the instantiation for the call's T and operand storage.
 template <class T, bool kSplitF32>
 void launch_skinny_typed(const SkinnyCall& call, const CudaContext& ctx) {
-  if (try_skinny_gemv(call, sizeof(T), ctx)) return;
+  if (try_skinny_gemv<T>(call, ctx)) return;
   if (try_skinny_tma<T, kSplitF32>(call, ctx)) return;
   auto by_layout = [&](auto nt) {
     using Cfg = SkinnyConfigFor<decltype(nt)::value, false>;
@@ -534,7 +558,7 @@ void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int fo
 /// InvalidArgument where it cannot), kOff skinny_kernel; for tests of both.
 void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyTmaMode mode, SkinnyTmaShape shape = {});
 
-/// skinny_run on the CUDA-core GEMV path (32-bit, T <= 4) with `splits` K ranges per group
+/// skinny_run on the CUDA-core GEMV path (T <= 4) with `splits` K ranges per group
 /// (0: chosen); throws InvalidArgument where it cannot run the call. For tests.
 void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits);
 
