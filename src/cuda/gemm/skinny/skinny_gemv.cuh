@@ -199,18 +199,6 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
       for (int v = 0; v < V; ++v)
 #pragma unroll
         for (int e = 0; e < kVec; ++e) acc[t][v][e] = 0.0f;
-    auto load_w = [&](int v, int krow) {
-      const T* src = wcol[v] + static_cast<int64_t>(krow) * p.ldw;
-      if (whole[v]) return __ldcs(reinterpret_cast<const uint4*>(src));
-      // The group's last, partial chunk: the columns inside N, zeros past it.
-      union {
-        uint4 raw;
-        T e[kVec];
-      } part;
-#pragma unroll
-      for (int e = 0; e < kVec; ++e) part.e[e] = col[v] + e < p.n ? __ldcs(src + e) : gpu::from_float<T>(0.0f);
-      return part.raw;
-    };
     auto fma_row = [&](const uint4(&wv)[V], const float(&xv)[kT]) {
 #pragma unroll
       for (int v = 0; v < V; ++v) {
@@ -222,31 +210,59 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
           for (int e = 0; e < kVec; ++e) acc[t][v][e] = fmaf(wf[e], xv[t], acc[t][v][e]);
       }
     };
-    constexpr int kRowStep = Cfg::kWarps;
-    int k = k_begin + warp;
-    for (; k + (U - 1) * kRowStep < k_end; k += U * kRowStep) {
-      uint4 wv[U][V];
-      float xv[U][kT];
+    // The walk over the range's K rows. kWhole: every chunk of the lane lies inside N (all but
+    // the last group's last lanes), so the loop has no column checks; else each chunk's
+    // columns past N read as zeros.
+    auto walk = [&](auto whole_tag) {
+      constexpr bool kWhole = decltype(whole_tag)::value;
+      auto load_w = [&](int v, int krow) {
+        const T* src = wcol[v] + static_cast<int64_t>(krow) * p.ldw;
+        if constexpr (kWhole) {
+          return __ldcs(reinterpret_cast<const uint4*>(src));
+        } else {
+          if (whole[v]) return __ldcs(reinterpret_cast<const uint4*>(src));
+          union {
+            uint4 raw;
+            T e[kVec];
+          } part;
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+          for (int e = 0; e < kVec; ++e) part.e[e] = col[v] + e < p.n ? __ldcs(src + e) : gpu::from_float<T>(0.0f);
+          return part.raw;
+        }
+      };
+      constexpr int kRowStep = Cfg::kWarps;
+      int k = k_begin + warp;
+      for (; k + (U - 1) * kRowStep < k_end; k += U * kRowStep) {
+        uint4 wv[U][V];
+        float xv[U][kT];
 #pragma unroll
-        for (int v = 0; v < V; ++v) wv[u][v] = load_w(v, k + u * kRowStep);
+        for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int u = 0; u < U; ++u)
+          for (int v = 0; v < V; ++v) wv[u][v] = load_w(v, k + u * kRowStep);
 #pragma unroll
-        for (int t = 0; t < kT; ++t) xv[u][t] = gpu::to_float(__ldg(xrow[t] + k + u * kRowStep));
+        for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int u = 0; u < U; ++u) fma_row(wv[u], xv[u]);
-    }
-    for (; k < k_end; k += kRowStep) {
-      uint4 wv[V];
-      float xv[kT];
+          for (int t = 0; t < kT; ++t) xv[u][t] = gpu::to_float(__ldg(xrow[t] + k + u * kRowStep));
 #pragma unroll
-      for (int v = 0; v < V; ++v) wv[v] = load_w(v, k);
+        for (int u = 0; u < U; ++u) fma_row(wv[u], xv[u]);
+      }
+      for (; k < k_end; k += kRowStep) {
+        uint4 wv[V];
+        float xv[kT];
 #pragma unroll
-      for (int t = 0; t < kT; ++t) xv[t] = gpu::to_float(__ldg(xrow[t] + k));
-      fma_row(wv, xv);
-    }
+        for (int v = 0; v < V; ++v) wv[v] = load_w(v, k);
+#pragma unroll
+        for (int t = 0; t < kT; ++t) xv[t] = gpu::to_float(__ldg(xrow[t] + k));
+        fma_row(wv, xv);
+      }
+    };
+    bool all_whole = true;
+#pragma unroll
+    for (int v = 0; v < V; ++v) all_whole = all_whole && whole[v];
+    if (all_whole)
+      walk(std::true_type{});
+    else
+      walk(std::false_type{});
     // The warps' sums meet in shared memory (red[warp][t][column]), added in warp order.
     __shared__ __align__(16) float red[Cfg::kWarps][kT][BN];
 #pragma unroll
