@@ -94,18 +94,29 @@ struct NnWalk {
 ///    L1 panels (T = 4-7 x 4096 x 4096, T = 4 x 11008 x 4096 and x 4096 x 11008);
 ///  * T = 8-14: T = 2's walk, 16 rows a pass over the strip, the next pass into L2: T = 8
 ///    75-92% against 50-73%, T = 9 74-80% against 45-50%, T = 12-14 42-73% against 29-58%.
-/// SkinnyWalk::Rows (Intel cores) takes the L2 walks, except at T = 8-16: 8 rows a pass
-/// over the strip, the next pass into L2. Two Intel cores (48 KB L1, 2 MB L2), against 16
-/// rows a pass: T = 8 89-94 -> 96-99% of the read stream (4096 x 4096), 85 -> 93% (4096 x
-/// 11008), T = 16 77-81 -> 80-83%, T = 12-16 over 11008 x 4096 67-71 -> 77-80%; 32 rows
-/// 50-75%, 4 rows 74-89%, 8 rows with the pass after next 71-91%, 16 rows with a 512-byte
-/// prefetch along each row into L1 67-91%, panels of 1024 columns 62-86%.
+/// SkinnyWalk::Rows (Intel cores) takes the L2 walks at T = 1-3, and reads W's rows over the
+/// whole strip (whole rows of the thread's columns, which the L2 streamer follows within
+/// each 4 KB page) from T = 4:
+///  * T = 4-7: 4 rows a pass, the next 4 into L2. Two Intel cores (48 KB L1, 2 MB L2),
+///    against the 2048-column panels of 4 rows: 11008 x 4096 T = 4 87-91 -> 102-107% of the
+///    read stream, T = 6 80 -> 101-104%, T = 7 77-79 -> 100-102%; the 4096-wide weights
+///    level (93-102 -> 97-102%). 8 rows a pass 88-109%, 16 rows 86-94%, 2 rows 81-97%,
+///    panels of 4096 columns 88-106%, 4 rows with none prefetched 85-98%, or 8 ahead
+///    99-105%.
+///  * T = 8-16: 8 rows a pass, the next pass into L2. Against 16 rows a pass: T = 8 89-94 ->
+///    96-99% of the read stream (4096 x 4096), 85 -> 93% (4096 x 11008), T = 16 77-81 ->
+///    80-83%, T = 12-16 over 11008 x 4096 67-71 -> 77-80%; 32 rows 50-75%, 4 rows 74-89%, 8
+///    rows with the pass after next 71-91%, 16 rows with a 512-byte prefetch along each row
+///    into L1 67-91%, panels of 1024 columns 62-86%.
 constexpr NnWalk nn_walk(int t, SkinnyWalk walk) {
   const bool l1 = walk == SkinnyWalk::L1;
   if (t == 1) return {8, 0, 0, 1, 0};
   if (t == 2) return {16, 0, 16, 1, 0};
   if (t == 3) return {32, 0, 32, 1, 0};
-  if (t <= 7) return l1 ? NnWalk{2, 1024, 2, 3, 0} : NnWalk{4, 2048, 8, 1, 0};
+  if (t <= 7) {
+    if (walk == SkinnyWalk::Rows) return {4, 0, 4, 1, 0};
+    return l1 ? NnWalk{2, 1024, 2, 3, 0} : NnWalk{4, 2048, 8, 1, 0};
+  }
   if (walk == SkinnyWalk::Rows) return {8, 0, 8, 1, 0};
   if (t <= 14) return l1 ? NnWalk{4, 512, 4, 3, 0} : NnWalk{16, 0, 16, 1, 0};
   return {16, 0, 16, 1, 1024};
