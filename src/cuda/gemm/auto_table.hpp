@@ -77,7 +77,7 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
       // One token (bf16: one or two) on the H200 against a linear layer's weight (B stored
       // N x K), 4096..14336 wide and deep: skinny's CUDA-core GEMV (16-byte loads of W straight
       // into registers, f32 FMAs) reads it faster than wgmma_tma's tiles on all five weights
-      // (107.8-123.2% of cuBLAS against wgmma_tma's 107.6-120.1%; f16 at two tokens lost
+      // (107.7-122.9% of cuBLAS against wgmma_tma's 107.6-119.5%; f16 at two tokens lost
       // the lead on three weights). notes/llm-gemm.md, "A CUDA-core GEMV for 16-bit decode".
       {"16-bit decode NT, T 1, H200",
        k16Bit,

@@ -444,7 +444,7 @@ constexpr int kSkinnyGemvVocabularyN = 65536;
 /// (notes/llm-gemm.md, "A CUDA-core GEMV for 32-bit decode"); 16-bit calls on the H200's
 /// side of bandwidth_class.hpp, where they were measured ("A CUDA-core GEMV for 16-bit
 /// decode"): K-contiguous W at T = 1, and at T = 2 in bf16 (the five non-vocabulary suite
-/// weights 107.8-123.2% of cuBLAS, ahead of the TMA path and of wgmma_tma; at T = 2 f16's
+/// weights 107.7-122.9% of cuBLAS, ahead of the TMA path and of wgmma_tma; at T = 2 f16's
 /// conversions to f32, which bf16 does with a shift, cost it the lead on the long-K and
 /// 14336-wide weights), and N-contiguous W at T = 1 below the vocabulary's width (ahead of
 /// the TMA path). At T 3-4 two rows of X halve the loads in flight and the tensor-core
