@@ -142,6 +142,16 @@ void with_storage_type(core::DType dtype, Fn&& fn) {
   }
 }
 
+/// The dtype of a device storage type (float, half_t, bf16_t): with_storage_type's inverse.
+template <class T>
+constexpr core::DType storage_dtype() {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, half_t> || std::is_same_v<T, bf16_t>,
+                "a device storage type");
+  if constexpr (std::is_same_v<T, float>) return core::DType::F32;
+  if constexpr (std::is_same_v<T, half_t>) return core::DType::F16;
+  return core::DType::BF16;
+}
+
 }  // namespace gpukern::gpu
 
 // ---- Additions for the GEMM ladder (additive; existing names above are unchanged) ----

@@ -279,14 +279,7 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
         std::printf("skinny GEMV variant: %s\n", why.c_str());
         return;
       }
-      switch (g.type()) {
-        case core::GemmType::F16:
-          return gemm::launch_skinny_gemv<gpu::half_t, Cfg>(call, splits, ctx);
-        case core::GemmType::BF16:
-          return gemm::launch_skinny_gemv<gpu::bf16_t, Cfg>(call, splits, ctx);
-        default:
-          return gemm::launch_skinny_gemv<float, Cfg>(call, splits, ctx);
-      }
+      gpu::with_storage_type(g.ab_type, [&](auto t) { gemm::launch_skinny_gemv<decltype(t), Cfg>(call, splits, ctx); });
     };
   };
   const int sms = ctx.sm_count;

@@ -146,9 +146,10 @@ struct SkinnyBlocking {
 
 /// The blocking for a product with T = t_count, N' = long_dim, depth k on `threads`
 /// threads of cores that take `walk` with `l2_bytes` of L2 each: strips within the
-/// accumulator budget (SkinnyBudget::kAccFloats, by the L2), one per thread (NN form) or two (NT form) where the long
-/// side allows; kc within the pack budget (SkinnyWalk::Rows, NT form from kSkinnyNtStreamMinT: the whole depth where T
-/// x K fits half the L2 and kNtRowPackFloats).
+/// accumulator budget (a quarter of the L2, within SkinnyBudget::kAccMinFloats..kAccFloats),
+/// one per thread (NN form) or two (NT form) where the long side allows; kc within the pack
+/// budget (SkinnyWalk::Rows, NT form from kSkinnyNtStreamMinT: the whole depth where T x K
+/// fits half the L2 and kNtRowPackFloats).
 GK_CPU_TESTED SkinnyBlocking choose_skinny_blocking(int64_t t_count, int64_t long_dim, int64_t k, bool nt_form,
                                                     int threads, SkinnyWalk walk, std::size_t l2_bytes);
 

@@ -139,6 +139,8 @@ __device__ __forceinline__ uint32_t pack_pair(float v0, float v1) {
 template <class T>
 __device__ __forceinline__ float2 unpack_pair(uint32_t w) {
   static_assert(sizeof(T) == 2, "unpack_pair unpacks 16-bit types");
+  if constexpr (std::is_same_v<T, gpu::bf16_t>)  // bf16 is the high half of an f32: a shift and a mask
+    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
   uint16_t l = static_cast<uint16_t>(w), h = static_cast<uint16_t>(w >> 16);
   T lo, hi;
   memcpy(&lo, &l, 2);

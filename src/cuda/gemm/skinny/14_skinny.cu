@@ -149,7 +149,10 @@ SkinnyTmaSetting skinny_tma_setting() {
 SkinnyGemvSetting skinny_gemv_setting() {
   return parsed_knob<SkinnyGemvSetting>("GPUKERN_SKINNY_GEMV", "off, all or <K ranges per group> (1-4096)",
                                         [](const char* s, SkinnyGemvSetting& setting) {
-                                          if (std::string(s) == "all") return setting.all = true;
+                                          if (std::string(s) == "all") {
+                                            setting.all = true;
+                                            return true;
+                                          }
                                           setting.splits = parse_count(s);
                                           return setting.splits >= 1 && *s == '\0';
                                         });

@@ -17,10 +17,8 @@ bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx) {
   }
   if (!refusal.empty() || call.tma_mode != SkinnyTmaMode::kAuto) return false;
   const SkinnyGemvSetting setting = skinny_gemv_setting();
-  constexpr core::DType kType = sizeof(T) == 4                   ? core::DType::F32
-                                : std::is_same_v<T, gpu::half_t> ? core::DType::F16
-                                                                 : core::DType::BF16;
-  if (setting.off || (!setting.all && !skinny_gemv_policy(call, kType, ctx.arch.mem_gbps))) return false;
+  if (setting.off || (!setting.all && !skinny_gemv_policy(call, gpu::storage_dtype<T>(), ctx.arch.mem_gbps)))
+    return false;
   launch_skinny_gemv<T>(call, setting.splits, ctx);
   return true;
 }

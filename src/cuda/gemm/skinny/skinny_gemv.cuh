@@ -75,7 +75,7 @@ struct SkinnyGemvWork {
 };
 
 /// The kVec = 16 / sizeof(T) elements of one 16-byte load, in f32: 32-bit elements as they
-/// are, f16 by the paired conversion, bf16 by moving each half into the high bits.
+/// are, 16-bit ones a pair per word (unpack_pair).
 template <class T>
 __device__ __forceinline__ void gemv_unpack(const uint4& raw, float (&out)[16 / sizeof(T)]) {
   const uint32_t words[4] = {raw.x, raw.y, raw.z, raw.w};
@@ -83,13 +83,10 @@ __device__ __forceinline__ void gemv_unpack(const uint4& raw, float (&out)[16 / 
   for (int i = 0; i < 4; ++i) {
     if constexpr (sizeof(T) == 4) {
       out[i] = __uint_as_float(words[i]);
-    } else if constexpr (std::is_same_v<T, gpu::half_t>) {
-      const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&words[i]));
+    } else {
+      const float2 f = unpack_pair<T>(words[i]);
       out[2 * i] = f.x;
       out[2 * i + 1] = f.y;
-    } else {
-      out[2 * i] = __uint_as_float(words[i] << 16);
-      out[2 * i + 1] = __uint_as_float(words[i] & 0xffff0000u);
     }
   }
 }
@@ -152,7 +149,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
 #pragma unroll
           for (int r = 0; r < Cfg::kRows; ++r) {
             float wf[kVec];
-            gemv_unpack<T>(wv[u][r], wf);
+            gemv_unpack<T>(wv[u][r], wf);  // the same for every t: the compiler keeps one
 #pragma unroll
             for (int e = 0; e < kVec; ++e) acc[r][t] = fmaf(wf[e], xf[e], acc[r][t]);
           }
@@ -290,13 +287,10 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
     const int64_t offset = static_cast<int64_t>(t) * p.c_stride_t + static_cast<int64_t>(n) * p.c_stride_n;
     float bias = 0.0f;
     if constexpr (kEpilogue) bias = p.epi.bias_at(0, p.bias_along_t ? t : n);
-    if constexpr (sizeof(T) == 4) {
+    if (sizeof(T) == 4 || p.c_f32)  // 32-bit elements: C is f32
       store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
-    } else if (p.c_f32) {
-      store_one<float, kEpilogue>(static_cast<float*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
-    } else {
+    else
       store_one<T, kEpilogue>(static_cast<T*>(p.c) + offset, v, p.alpha, p.beta, bias, p.epi.act);
-    }
   };
   if (wk.splits == 1) {
     for (int idx = static_cast<int>(threadIdx.x); idx < kT * BN; idx += Cfg::kThreads) store(idx, sums[idx]);
