@@ -270,8 +270,8 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
   };
   // The CUDA-core GEMV path (T <= 4) in configuration Cfg with `splits` K ranges per group
   // (0: chosen).
-  auto gemv = [&ctx](auto cfg, int splits) {
-    return [&ctx, splits](const core::GemmArgs& g) {
+  auto gemv = [&ctx](auto cfg, int splits, int evict_first = -1) {
+    return [&ctx, splits, evict_first](const core::GemmArgs& g) {
       using Cfg = decltype(cfg);
       const gemm::SkinnyCall call = gemm::make_skinny_call(g);
       const std::string why = gemm::skinny_gemv_refusal(call);
@@ -279,13 +279,24 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
         std::printf("skinny GEMV variant: %s\n", why.c_str());
         return;
       }
-      gpu::with_storage_type(g.ab_type, [&](auto t) { gemm::launch_skinny_gemv<decltype(t), Cfg>(call, splits, ctx); });
+      gpu::with_storage_type(
+          g.ab_type, [&](auto t) { gemm::launch_skinny_gemv<decltype(t), Cfg>(call, splits, ctx, evict_first); });
     };
   };
   const int sms = ctx.sm_count;
   return {
       {"skinny", [&ctx](const core::GemmArgs& g) { gemm::skinny_run(g, ctx); }},
       {"gemv", gemv(gemm::SkinnyGemvCfg{}, 0)},
+      // W's loads evict-first (ld.global.cs) or plain whatever its size.
+      {"gemv_cs", gemv(gemm::SkinnyGemvCfg{}, 0, 1)},
+      {"gemv_nc", gemv(gemm::SkinnyGemvCfg{}, 0, 0)},
+      {"gemv_c2_nc", gemv(gemm::SkinnyGemvConfig<1, 2, 8, 2>{}, 0, 0)},
+      {"gemv_w4_nc", gemv(gemm::SkinnyGemvConfig<1, 2, 8, 1, 4>{}, 0, 0)},
+      {"gemv_r2_nc", gemv(gemm::SkinnyGemvConfig<2, 2, 8>{}, 0, 0)},
+      // N-contiguous W at T <= 2: no register bound (3 blocks an SM at T 2), or 6 K rows in
+      // flight under the shipped bound of 4 blocks.
+      {"gemv_o1", gemv(gemm::SkinnyGemvConfig<1, 2, 8>{}, 0)},
+      {"gemv_n6o4", gemv(gemm::SkinnyGemvConfig<1, 2, 6, 1, 8, 4>{}, 0)},
       // K-contiguous W: 4 loads in flight, 2 rows a warp; N-contiguous W: 4 rows in flight,
       // two 16-byte chunks a lane, 4 warps a block.
       {"gemv_k4", gemv(gemm::SkinnyGemvConfig<1, 4, 8>{}, 0)},
@@ -295,7 +306,10 @@ std::vector<Variant> skinny_variants(const CudaContext& ctx) {
       {"gemv_w4", gemv(gemm::SkinnyGemvConfig<1, 2, 8, 1, 4>{}, 0)},
       // Fixed K splits (N-contiguous W), around the chosen ones.
       {"gemv_s2", gemv(gemm::SkinnyGemvCfg{}, 2)},
+      {"gemv_s3", gemv(gemm::SkinnyGemvCfg{}, 3)},
       {"gemv_s4", gemv(gemm::SkinnyGemvCfg{}, 4)},
+      {"gemv_s5", gemv(gemm::SkinnyGemvCfg{}, 5)},
+      {"gemv_s6", gemv(gemm::SkinnyGemvCfg{}, 6)},
       {"gemv_s8", gemv(gemm::SkinnyGemvCfg{}, 8)},
       {"gemv_s12", gemv(gemm::SkinnyGemvCfg{}, 12)},
       {"gemv_s16", gemv(gemm::SkinnyGemvCfg{}, 16)},

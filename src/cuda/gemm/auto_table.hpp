@@ -36,18 +36,47 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
   // ranked order, whose policy counts the tiles of every item).
   constexpr core::SizeRange kOneGemm{1, 1};
   static const std::vector<core::GemmClass> table{
-      // f16 on the H200 against the N-contiguous 128256 x 4096 vocabulary at 1-8 tokens:
-      // wgmma_tma (64x128 tiles over the whole K, ~8 rounds of them) ahead of cuBLAS, which
+      // The 128256 x 4096 vocabulary on the H200 at one token, either layout, and at two
+      // against the weight stored K x N: skinny's CUDA-core GEMV, whose loads of a weight this
+      // far beyond the L2 carry no L2 policy (plain loads read 1 GB 4-5% faster than
+      // evict-first ones), reads it faster than cuBLAS and wgmma_tma (final suite run, bf16 /
+      // f16: T 1 NN 101.0 / 108.7%, NT 102.5 / 102.0%, T 2 NN 100.5 / 108.1%; wgmma_tma
+      // 98.4-99.9 / 99.6-105.9%). At two tokens against K-major weights the GEMV is level with
+      // cuBLAS over five runs (97.5-102.3%), which keeps them. notes/llm-gemm.md, "The
+      // vocabulary's weight read without an L2 policy", has each run's figures.
+      {"16-bit vocabulary, T 1, H200",
+       k16Bit,
+       kH200,
+       {1, 1},
+       {65536, kAny},
+       {4096, 4096},
+       "skinny",
+       kAnyLayout,
+       kOneGemm,
+       core::TSide::M},
+      {"16-bit NN vocabulary, T 2, H200",
+       k16Bit,
+       kH200,
+       {2, 2},
+       {65536, kAny},
+       {4096, 4096},
+       "skinny",
+       kLayoutNN,
+       kOneGemm,
+       core::TSide::M},
+      // f16 on the H200 against the N-contiguous 128256 x 4096 vocabulary at 3-8 tokens (1-2:
+      // skinny, above): wgmma_tma (64x128 tiles over the whole K, ~8 rounds of them) ahead of
+      // cuBLAS, which
       // reads the f16 weight at 94-95% of the copy rate where it reads bf16's at 101-103%
       // (wgmma_tma 105.5-107.1% in four runs since the tensor maps' L2 promotion rule;
       // 98.9-102.8% before it; bf16 98.1-98.8%, T 16 99.0-99.4%: cuBLAS, the entry below).
       // With K-major weights f16 at 16 tokens likewise (101.0-105.0% in nine runs; T 1-8
       // 96.3-100.9%). notes/llm-gemm.md, "f16 vocabulary decode, and auto entries from the
       // run history".
-      {"f16 NN vocabulary, T 1-8, H200",
+      {"f16 NN vocabulary, T 3-8, H200",
        core::kMaskF16,
        kH200,
-       {1, 8},
+       {3, 8},
        {65536, kAny},
        {4096, 4096},
        "wgmma_tma",
@@ -329,16 +358,19 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        kLayoutNT,
        kOneGemm,
        core::TSide::M},
-      // Exact f32 against the N-contiguous vocabulary at 2-4 tokens on the H200: cuBLAS
-      // (skinny 83-88% of it on skinny_kernel, 94-97% on its TMA path; from 8 tokens skinny
-      // leads). notes/llm-gemm.md, "skinny's TMA path for 32-bit elements".
+      // Exact f32 against the N-contiguous vocabulary at 2-4 tokens on the H200: skinny's GEMV
+      // path, since its loads of a weight this far beyond the L2 carry no L2 policy (T 2
+      // 103.6%, T 3-4 100.9-101.2% of cuBLAS in two runs; evict-first it was level at T 2 and
+      // 98.6% at T 4, and cuBLAS had this entry). From 8 tokens skinny's other paths lead
+      // (the ranked order). notes/llm-gemm.md, "The vocabulary's weight read without an L2
+      // policy".
       {"f32 NN vocabulary T 2-4, H200",
        kF32,
        kH200,
        {2, 4},
        {65536, kAny},
        {4096, 4096},
-       "cublas",
+       "skinny",
        kLayoutNN,
        kOneGemm,
        core::TSide::M},
@@ -430,14 +462,15 @@ inline const std::vector<core::GemmClass>& gemm_auto_table() {
        core::TSide::M},
       // The 128256 x 4096 vocabulary projection in tf32 with N-contiguous weights on the
       // H200: wgmma_tma's 64 x 128 C^T tiles ahead of cuBLAS at T 8-16 (105.2-106.8% in two
-      // runs); at T 3-4 the rungs and cuBLAS are level (97.6-105.6%). At T = 2, where cuBLAS
-      // reads 38-44% of the copy rate, skinny's GEMV path leads (225% of cuBLAS, wgmma_tma
-      // 209%). notes/llm-gemm.md, "The C^T kernel's smaller tiles" and "A CUDA-core GEMV for
-      // 32-bit decode".
-      {"tf32 NN vocabulary T 2, H200",
+      // runs). At T = 2, where cuBLAS reads 38-44% of the copy rate, skinny's GEMV path leads
+      // (225% of cuBLAS, wgmma_tma 209%), and at T 3-4 too since its loads of the weight carry
+      // no L2 policy (104.0-104.8%; the rungs and cuBLAS were level before, 97.6-105.6%).
+      // notes/llm-gemm.md, "The C^T kernel's smaller tiles", "A CUDA-core GEMV for 32-bit
+      // decode" and "The vocabulary's weight read without an L2 policy".
+      {"tf32 NN vocabulary T 2-4, H200",
        kTF32,
        kH200,
-       {2, 2},
+       {2, 4},
        {65536, kAny},
        {4096, 4096},
        "skinny",

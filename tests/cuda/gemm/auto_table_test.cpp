@@ -48,8 +48,11 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
   for (DType t : {DType::BF16, DType::F16}) {
     for (int64_t rows : {1, 4, 16, 64, 128}) {
       EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096), kH100), "cublas") << rows;
-      // The H200: f16 at 1-8 tokens has an entry of its own (the test below).
-      if (t == DType::BF16 || rows > 8) EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096), kH200), "cublas") << rows;
+      // The H200: one token goes to skinny's GEMV, f16 at 2-8 tokens has an entry of its own
+      // (the tests below).
+      if (rows > 1 && (t == DType::BF16 || rows > 8)) {
+        EXPECT_EQ(pick(call(t, kNN, rows, 128256, 4096), kH200), "cublas") << rows;
+      }
     }
     EXPECT_EQ(pick(call(t, kNN, 129, 128256, 4096)), "wgmma_tma");
     EXPECT_EQ(pick(call(t, kNN, 8192, 128256, 4096)), "wgmma_tma");
@@ -61,8 +64,26 @@ TEST(CudaAutoTable, VocabularyNNUpTo128RowsIsCublasElseWgmmaTma) {
   EXPECT_EQ(pick(call(DType::BF16, kNN, 16, 128256, 4096, 2)), "");
 }
 
+TEST(CudaAutoTable, VocabularyAtOneTokenOrTwoNContiguousIsSkinnyOnTheH200) {
+  for (DType t : {DType::BF16, DType::F16}) {
+    EXPECT_EQ(pick(call(t, kNN, 1, 128256, 4096), kH200), "skinny");
+    EXPECT_EQ(pick(call(t, kNT, 1, 128256, 4096), kH200), "skinny");
+    EXPECT_EQ(pick(call(t, kNN, 2, 128256, 4096), kH200), "skinny");
+    EXPECT_EQ(pick(call(t, kNN, 1, 65536, 4096), kH200), "skinny") << "vocabulary-wide";
+    EXPECT_EQ(pick(call(t, kNT, 2, 128256, 4096), kH200), "cublas") << "K-major at two tokens: level";
+    EXPECT_EQ(pick(call(t, kNT, 1, 65535, 4096), kH200), "") << "narrower than vocabulary-wide";
+    EXPECT_EQ(pick(call(t, kNN, 1, 65535, 4096), kH200), "") << "narrower than vocabulary-wide";
+    EXPECT_EQ(pick(call(t, kNN, 3, 128256, 4096), kH200), t == DType::F16 ? "wgmma_tma" : "cublas") << "three tokens";
+    EXPECT_EQ(pick(call(t, kNN, 1, 128256, 4096), kH100), "cublas") << "the H100";
+    EXPECT_EQ(pick(call(t, kNT, 1, 128256, 4096), kH100), "wgmma_tma") << "the H100";
+    EXPECT_EQ(pick(call(t, kNT, 1, 128256, 8192), kH200), "cublas") << "K not measured";
+    EXPECT_EQ(pick(call(t, kNN, 128256, 1, 4096), kH200), "cublas") << "the token as C's column: not this entry";
+    EXPECT_EQ(pick(call(t, kNT, 1, 128256, 4096, 2), kH200), "") << "batches: the ranked order";
+  }
+}
+
 TEST(CudaAutoTable, F16VocabularyDecodeWhereWgmmaTmaLedIsWgmmaTmaOnTheH200) {
-  for (int64_t tokens : {1, 2, 4, 8}) {
+  for (int64_t tokens : {3, 4, 8}) {
     EXPECT_EQ(pick(call(DType::F16, kNN, tokens, 128256, 4096), kH200), "wgmma_tma") << tokens;
     EXPECT_EQ(pick(call(DType::BF16, kNN, tokens, 128256, 4096), kH200), "cublas") << tokens << ": bf16";
     EXPECT_EQ(pick(call(DType::F16, kNN, tokens, 128256, 4096), kH100), "cublas") << tokens << ": the H100";
@@ -96,9 +117,10 @@ TEST(CudaAutoTable, DecodeNTIsSkinnyUpTo16Tokens) {
         EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 14337), kH200), "") << "deeper than measured";
         EXPECT_EQ(pick(call(t, kNT, tokens, 4096, 4096), kH100), "skinny") << "the H100: its own entry";
       }
-      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200),
-                t == DType::F16 && tokens == 16 ? "wgmma_tma" : "cublas")
-          << "vocabulary: cuBLAS on the H200 (f16 at 16 tokens: its entry)";
+      EXPECT_EQ(pick(call(t, kNT, tokens, 128256, 4096), kH200), tokens == 1                       ? "skinny"
+                                                                 : t == DType::F16 && tokens == 16 ? "wgmma_tma"
+                                                                                                   : "cublas")
+          << "vocabulary on the H200: skinny at one token, else cuBLAS (f16 at 16 tokens: its entry)";
       // Tokens as C's columns on the H200 (not measured as wgmma_tma): the wide weights and
       // 4096 x 11008 skinny, 4096 x 4096 the ranked order.
       EXPECT_EQ(pick(call(t, kNT, 11008, tokens, 4096), kH200), "skinny") << tokens;
@@ -323,7 +345,8 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH200), "wgmma_tma") << tokens << " x " << n;
       EXPECT_EQ(pick(tf32_call(tokens, n, 4096), kH100), "cublas") << tokens << ": the H100 not measured";
     }
-  EXPECT_EQ(pick(tf32_call(2, 128256, 4096), kH200), "skinny") << "2 tokens: skinny's GEMV path";
+  for (int64_t tokens : {2, 3, 4})
+    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "skinny") << tokens << " tokens: skinny's GEMV path";
   for (int64_t tokens : {2, 8, 12, 16}) {
     if (tokens > 2) {
       EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "wgmma_tma") << tokens << ": the vocabulary";
@@ -332,9 +355,8 @@ TEST(CudaAutoTable, Tf32WithWideNContiguousWeightsAtFewTokensIsWgmmaTmaOnTheH200
   }
   EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH200), "skinny") << "one token: the 32-bit T 1 entry";
   EXPECT_EQ(pick(tf32_call(1, 128256, 4096), kH100), "cublas") << "one token: the H100 not measured";
-  for (int64_t tokens : {3, 4, 7})
-    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "cublas")
-        << tokens << ": level with cuBLAS or not measured";
+  for (int64_t tokens : {5, 7})
+    EXPECT_EQ(pick(tf32_call(tokens, 128256, 4096), kH200), "cublas") << tokens << ": not measured";
   EXPECT_EQ(pick(tf32_call(32, 4096, 4096), kH200), "cublas") << "4096 wide: cuBLAS";
   EXPECT_EQ(pick(tf32_call(64, 4096, 11008), kH200), "cublas") << "K = 11008: cuBLAS";
   EXPECT_EQ(pick(tf32_call(31, 11008, 4096), kH200), "cublas") << "31 tokens: not measured";
@@ -379,9 +401,9 @@ TEST(CudaAutoTable, ThirtyTwoBitAtOneTokenIsSkinnyOnTheH200WhereItLeads) {
   }
 }
 
-TEST(CudaAutoTable, ExactF32NNVocabularyAt2To4TokensIsCublasOnTheH200) {
+TEST(CudaAutoTable, ExactF32NNVocabularyAt2To4TokensIsSkinnyOnTheH200) {
   for (int64_t tokens : {2, 3, 4}) {
-    EXPECT_EQ(pick(call(DType::F32, kNN, tokens, 128256, 4096), kH200), "cublas") << tokens;
+    EXPECT_EQ(pick(call(DType::F32, kNN, tokens, 128256, 4096), kH200), "skinny") << tokens;
     EXPECT_EQ(pick(call(DType::F32, kNN, tokens, 128256, 4096), kH100), "skinny") << tokens << ": the H100";
   }
   EXPECT_EQ(pick(call(DType::F32, kNN, 8, 128256, 4096), kH200), "skinny") << "8 tokens: skinny";

@@ -327,16 +327,20 @@ TEST_F(SkinnyGemv, AgreesWithTheReferenceOverSplits) {
   for (const Case& c : gemv_cases()) {
     Problem problem(c, stream_, ++seed);
     if (!gemm::skinny_supports(problem.args(), *ctx).accepted()) continue;  // packed odd rows
-    // Chosen, one range per group, two, seven, and one K grain per range.
-    for (int splits : {0, 1, 2, 7, 1 << 20}) {
-      const std::string label = "skinny GEMV, " + std::to_string(splits) + " K ranges";
-      for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
-        const bool ok = run_and_check(problem, label,
-                                      [&](const core::GemmArgs& args) { gemm::skinny_run_gemv(args, *ctx, splits); });
-        ran += ok;
-        if (!ok) break;
+    // Chosen, one range per group, two, seven, and one K grain per range; W's loads as its
+    // size chooses (evict-first at these sizes) and plain (a vocabulary-sized weight's).
+    for (int splits : {0, 1, 2, 7, 1 << 20})
+      for (int evict_first : {-1, 0}) {
+        const std::string label =
+            "skinny GEMV, " + std::to_string(splits) + " K ranges" + (evict_first == 0 ? ", plain loads of W" : "");
+        for (int repeat = 0; repeat < 2; ++repeat) {  // the second launch finds the first one's arrival words
+          const bool ok = run_and_check(problem, label, [&](const core::GemmArgs& args) {
+            gemm::skinny_run_gemv(args, *ctx, splits, evict_first);
+          });
+          ran += ok;
+          if (!ok) break;
+        }
       }
-    }
   }
   EXPECT_GT(ran, 0);
 }
@@ -429,11 +433,15 @@ TEST(SkinnyGemvPolicy, SixteenBitAtOneOrTwoTokensOnTheH200) {
       EXPECT_EQ(takes(1, 4096, true, type, gbps), h200) << gbps;
       EXPECT_EQ(takes(1, 128256, true, type, gbps), h200) << gbps;
       EXPECT_EQ(takes(1, 14336, false, type, gbps), h200) << gbps;
-      EXPECT_EQ(takes(1, 65535, false, type, gbps), h200) << gbps;
-      EXPECT_EQ(takes(2, 4096, true, type, gbps), h200 && type == DType::BF16) << "two tokens: bf16 only";
+      EXPECT_EQ(takes(1, 128256, false, type, gbps), h200) << "the N-contiguous vocabulary";
+      EXPECT_EQ(takes(2, 4096, true, type, gbps), h200 && type == DType::BF16) << "two tokens: bf16";
+      EXPECT_EQ(takes(2, 65535, true, type, gbps), h200 && type == DType::BF16) << "two tokens: bf16";
+      EXPECT_EQ(takes(2, 65536, true, type, gbps), h200) << "two tokens at the vocabulary's width";
       EXPECT_FALSE(takes(3, 4096, true, type, gbps)) << "three tokens: the tensor-core paths";
+      EXPECT_FALSE(takes(3, 128256, true, type, gbps)) << "three tokens: the tensor-core paths";
       EXPECT_FALSE(takes(2, 4096, false, type, gbps)) << "N-contiguous W at two tokens";
-      EXPECT_FALSE(takes(1, 65536, false, type, gbps)) << "the N-contiguous vocabulary";
+      EXPECT_EQ(takes(2, 128256, false, type, gbps), h200) << "the N-contiguous vocabulary at two tokens";
+      EXPECT_FALSE(takes(3, 128256, false, type, gbps)) << "three tokens: the tensor-core paths";
     }
   }
 }

@@ -173,11 +173,12 @@ void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyT
   skinny_dispatch(args, ctx, call);
 }
 
-void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits) {
+void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits, int evict_first) {
   if (tc_trivial_call(args, ctx, epilogue_of(args), args.batch)) return;
   SkinnyCall call = make_skinny_call(args);
   call.gemv_mode = SkinnyTmaMode::kForce;
   call.gemv_splits = splits;
+  call.gemv_evict_first = evict_first;
   skinny_dispatch(args, ctx, call);
 }
 

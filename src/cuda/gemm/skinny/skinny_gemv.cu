@@ -12,7 +12,7 @@ bool try_skinny_gemv(const SkinnyCall& call, const CudaContext& ctx) {
   if (call.gemv_mode == SkinnyTmaMode::kForce) {
     if (!refusal.empty())
       throw core::Error(core::Status::InvalidArgument, "skinny: the GEMV path cannot run this call: " + refusal);
-    launch_skinny_gemv<T>(call, call.gemv_splits, ctx);
+    launch_skinny_gemv<T>(call, call.gemv_splits, ctx, call.gemv_evict_first);
     return true;
   }
   if (!refusal.empty() || call.tma_mode != SkinnyTmaMode::kAuto) return false;

@@ -15,6 +15,9 @@
 //    kColVecs), its warps interleaved over the block's K rows, several rows of loads in
 //    flight; X's element per row is one address for the whole warp (a broadcast). The
 //    warps' sums meet in shared memory.
+// W is read once: evict-first in L2 up to 8 times the L2's size (it then displaces itself,
+// not lines still dirty from earlier work), plain loads beyond, where they read faster
+// (arch::once_read_evict_first; the launch picks the kernel).
 // K split: a group (a block's rows or columns) may be cut into `splits` K ranges, one block
 // each, so that few groups still fill the SMs; every block parks its f32 sums and the last of
 // the group to arrive (arrival_ticket.cuh) adds them in split order and writes C
@@ -37,11 +40,16 @@ namespace gpukern::cuda::gemm {
 /// N-contiguous W: kColVecs 16-byte column chunks per lane (a block 32 kColVecs chunks of
 /// 16 bytes: 128 kColVecs columns of 32-bit elements, 256 kColVecs of 16-bit ones),
 /// kUnrollN K rows of them in flight per lane at T <= 2, half as many at T 3-4 (whose X
-/// values and sums take the registers). Sizes in elements take the element's bytes.
-template <int kRows_, int kUnrollK_, int kUnrollN_, int kColVecs_ = 1, int kWarps_ = 8>
+/// values and sums take the registers); at T = 2 the compiler keeps that kernel to the
+/// registers of kMinBlocksN blocks an SM (0: no bound), and 16-bit elements, whose widening
+/// takes registers of its own, then keep 3/4 of kUnrollN rows in flight (no spills). Sizes
+/// in elements take the element's bytes.
+template <int kRows_, int kUnrollK_, int kUnrollN_, int kColVecs_ = 1, int kWarps_ = 8, int kMinBlocksN_ = 0>
 struct SkinnyGemvConfig {
   static constexpr int kRows = kRows_, kUnrollK = kUnrollK_, kUnrollN = kUnrollN_, kColVecs = kColVecs_;
   static constexpr int kWarps = kWarps_, kThreads = kWarps * 32;
+  /// The blocks an SM the kernel of `t_rows` rows of X is compiled for (__launch_bounds__).
+  static constexpr int min_blocks(bool w_k_major, int t_rows) { return !w_k_major && t_rows == 2 ? kMinBlocksN_ : 0; }
   static constexpr int kMaxT = 4;  // rows of X the kernel takes
   /// Elements of `elem_bytes` in one 16-byte load.
   static constexpr int vec(std::size_t elem_bytes) { return static_cast<int>(16 / elem_bytes); }
@@ -50,20 +58,27 @@ struct SkinnyGemvConfig {
     return w_k_major ? kWarps * kRows : 32 * vec(elem_bytes) * kColVecs;
   }
   /// Loads of each row (K-contiguous) or K rows (N-contiguous) in flight per lane, for the
-  /// kernel of `t_rows` rows of X.
-  static constexpr int unroll(bool w_k_major, int t_rows) {
-    return w_k_major ? kUnrollK : t_rows <= 2 ? kUnrollN : (kUnrollN + 1) / 2;
+  /// kernel of `t_rows` rows of X and elements of `elem_bytes`.
+  static constexpr int unroll(bool w_k_major, int t_rows, std::size_t elem_bytes) {
+    if (w_k_major) return kUnrollK;
+    if (t_rows == 2 && kMinBlocksN_ > 0 && elem_bytes == 2) return kUnrollN * 3 / 4;
+    return t_rows <= 2 ? kUnrollN : (kUnrollN + 1) / 2;
   }
   /// K elements a range of a split group is a multiple of: a warp's step of K (K-contiguous
   /// W: 32 loads of 16 bytes) or the block's rows of one unrolled round (N-contiguous).
   static constexpr int k_grain(bool w_k_major, int t_rows, std::size_t elem_bytes) {
-    return w_k_major ? 32 * vec(elem_bytes) : kWarps * unroll(false, t_rows);
+    return w_k_major ? 32 * vec(elem_bytes) : kWarps * unroll(false, t_rows, elem_bytes);
   }
   static_assert(kRows * kMaxT <= 32, "one lane stores each of a warp's sums");
 };
 
 /// The shipped configuration (notes/llm-gemm.md, "A CUDA-core GEMV for 32-bit decode").
-using SkinnyGemvCfg = SkinnyGemvConfig<1, 2, 8>;
+/// N-contiguous W at T = 2 is held to four blocks an SM, as at T = 1: at the vocabulary's
+/// width (501 groups of 256 columns) they are then one wave of whole-K blocks, where three
+/// blocks an SM (the 16-bit kernel's registers unbounded) cut each group's K in four over
+/// five waves and read the weight ~7% slower ("The vocabulary's weight read without an L2
+/// policy").
+using SkinnyGemvCfg = SkinnyGemvConfig<1, 2, 8, 1, 8, 4>;
 
 /// A launch of skinny_gemv_kernel: the groups, the K split, and its workspace.
 struct SkinnyGemvWork {
@@ -73,6 +88,16 @@ struct SkinnyGemvWork {
   uint64_t* arrivals = nullptr;  // splits > 1: one arrival word per group
   uint64_t tag = 0;              // splits > 1: this launch's arrival tag
 };
+
+/// A load of W: evict-first (ld.global.cs: W displaces itself, not lines still dirty or to be
+/// reused) or plain (ld.global.nc), as arch::once_read_evict_first chooses by W's size.
+template <bool kEvictFirst, class V>
+__device__ __forceinline__ V gemv_load_w(const V* src) {
+  if constexpr (kEvictFirst)
+    return __ldcs(src);
+  else
+    return __ldg(src);
+}
 
 /// The kVec = 16 / sizeof(T) elements of one 16-byte load, in f32: 32-bit elements as they
 /// are, 16-bit ones a pair per word (unpack_pair).
@@ -95,11 +120,13 @@ __device__ __forceinline__ void gemv_unpack(const uint4& raw, float (&out)[16 / 
 /// over K range blockIdx.x % splits, against the p.t <= kT rows of X (stored K-contiguous;
 /// rows past p.t read row p.t - 1 and are never stored). Elements of T (f32 for tf32 and
 /// exact f32 calls, f16 or bf16), f32 products and sums; C in f32, or in T where p.c_f32 is
-/// off. One batch item.
-template <class Cfg, class T, int kT, bool kWKMajor, bool kEpilogue = false>
-__global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProblem p, SkinnyGemvWork wk) {
+/// off. One batch item. W's loads evict-first in L2 (ld.global.cs) with kEvictFirst, else
+/// plain (gemv_load_w).
+template <class Cfg, class T, int kT, bool kWKMajor, bool kEpilogue = false, bool kEvictFirst = true>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::min_blocks(kWKMajor, kT))
+    skinny_gemv_kernel(SkinnyProblem p, SkinnyGemvWork wk) {
   constexpr int kVec = Cfg::vec(sizeof(T));
-  constexpr int BN = Cfg::block_n(kWKMajor, sizeof(T)), U = Cfg::unroll(kWKMajor, kT);
+  constexpr int BN = Cfg::block_n(kWKMajor, sizeof(T)), U = Cfg::unroll(kWKMajor, kT, sizeof(T));
   static_assert(kT >= 1 && kT <= Cfg::kMaxT, "T rows of X: 1..kMaxT");
   const int group = static_cast<int>(blockIdx.x) / wk.splits, split = static_cast<int>(blockIdx.x) % wk.splits;
   const int n0 = group * BN;
@@ -135,7 +162,8 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int r = 0; r < Cfg::kRows; ++r) wv[u][r] = __ldcs(reinterpret_cast<const uint4*>(wrow[r] + k + u * kStep));
+        for (int r = 0; r < Cfg::kRows; ++r)
+          wv[u][r] = gemv_load_w<kEvictFirst>(reinterpret_cast<const uint4*>(wrow[r] + k + u * kStep));
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -162,7 +190,7 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
         if (k + e < k_end)
 #pragma unroll
           for (int r = 0; r < Cfg::kRows; ++r) {
-            const float wv = gpu::to_float(__ldcs(wrow[r] + k + e));
+            const float wv = gpu::to_float(gemv_load_w<kEvictFirst>(wrow[r] + k + e));
 #pragma unroll
             for (int t = 0; t < kT; ++t) acc[r][t] = fmaf(wv, gpu::to_float(__ldg(xrow[t] + k + e)), acc[r][t]);
           }
@@ -215,15 +243,16 @@ __global__ void __launch_bounds__(Cfg::kThreads) skinny_gemv_kernel(SkinnyProble
       auto load_w = [&](int v, int krow) {
         const T* src = wcol[v] + static_cast<int64_t>(krow) * p.ldw;
         if constexpr (kWhole) {
-          return __ldcs(reinterpret_cast<const uint4*>(src));
+          return gemv_load_w<kEvictFirst>(reinterpret_cast<const uint4*>(src));
         } else {
-          if (whole[v]) return __ldcs(reinterpret_cast<const uint4*>(src));
+          if (whole[v]) return gemv_load_w<kEvictFirst>(reinterpret_cast<const uint4*>(src));
           union {
             uint4 raw;
             T e[kVec];
           } part;
 #pragma unroll
-          for (int e = 0; e < kVec; ++e) part.e[e] = col[v] + e < p.n ? __ldcs(src + e) : gpu::from_float<T>(0.0f);
+          for (int e = 0; e < kVec; ++e)
+            part.e[e] = col[v] + e < p.n ? gemv_load_w<kEvictFirst>(src + e) : gpu::from_float<T>(0.0f);
           return part.raw;
         }
       };

@@ -62,11 +62,13 @@ struct SkinnyCall {
   int64_t batch = 1;      // batch items (strides in problem.batch.strides)
   SkinnyTmaMode tma_mode = SkinnyTmaMode::kAuto;
   SkinnyTmaShape tma;  // kForce: the TMA path's shape
-  // The CUDA-core GEMV path (32-bit, T <= 4), in the same three modes: kAuto takes every
-  // call it can run (only while tma_mode is kAuto and no split is forced), kForce with
-  // gemv_splits K ranges per group (0: chosen), kOff none.
+  // The CUDA-core GEMV path (T <= 4), in the same three modes: kAuto takes the calls
+  // skinny_gemv_policy gives it (only while tma_mode is kAuto and no split is forced), kForce
+  // with gemv_splits K ranges per group (0: chosen) and W's loads evict-first or plain as
+  // gemv_evict_first says (1 / 0; -1: by W's size), kOff none.
   SkinnyTmaMode gemv_mode = SkinnyTmaMode::kAuto;
   int gemv_splits = 0;
+  int gemv_evict_first = -1;
 };
 
 /// The skinny call of a row-major GEMM: the short side (m or n, whichever is smaller) is T.
@@ -436,38 +438,49 @@ inline int skinny_gemv_splits(int64_t groups, int k, int grain, int64_t group_by
   return static_cast<int>(std::clamp<int64_t>(splits, 1, most));
 }
 
-/// Columns from which N-contiguous W is a vocabulary projection for the 16-bit GEMV policy.
+/// Columns from which W is a vocabulary projection for the 16-bit GEMV policy.
 constexpr int kSkinnyGemvVocabularyN = 65536;
 
 /// Whether the rung's policy runs a call the GEMV path can run there, for elements of
 /// `type` (F32 for tf32 and exact f32) on a device of `mem_gbps` GB/s: every 32-bit call
 /// (notes/llm-gemm.md, "A CUDA-core GEMV for 32-bit decode"); 16-bit calls on the H200's
 /// side of bandwidth_class.hpp, where they were measured ("A CUDA-core GEMV for 16-bit
-/// decode"): K-contiguous W at T = 1, and at T = 2 in bf16 (the five non-vocabulary suite
-/// weights 107.7-122.9% of cuBLAS, ahead of the TMA path and of wgmma_tma; at T = 2 f16's
-/// conversions to f32, which bf16 does with a shift, cost it the lead on the long-K and
-/// 14336-wide weights), and N-contiguous W at T = 1 below the vocabulary's width (ahead of
-/// the TMA path). At T 3-4 two rows of X halve the loads in flight and the tensor-core
-/// paths lead; at the vocabulary's N-contiguous width the TMA path reads faster.
+/// decode", "The vocabulary's weight read without an L2 policy"): one token in either
+/// layout (ahead of the TMA path and of wgmma_tma on the suite's weights, the vocabulary
+/// included since its W is loaded plain), and two tokens at the vocabulary's width, or
+/// against narrower K-contiguous W in bf16 (there f16's conversions to f32, which bf16 does
+/// with a shift, cost it the lead on the long-K and 14336-wide weights, and N-contiguous W
+/// reads faster on wgmma_tma's tiles; at the vocabulary the call is the weight's read at
+/// the DRAM's rate). At T 3-4 two rows of X halve the loads in flight and the tensor-core
+/// paths lead.
 inline bool skinny_gemv_policy(const SkinnyCall& call, core::DType type, int mem_gbps) {
   if (type == core::DType::F32) return true;
   if (!high_bandwidth(mem_gbps)) return false;
   const SkinnyProblem& p = call.problem;
-  if (call.w_k_major) return p.t == 1 || (p.t == 2 && type == core::DType::BF16);
-  return p.t == 1 && p.n < kSkinnyGemvVocabularyN;
+  if (p.t == 1) return true;
+  return p.t == 2 && (p.n >= kSkinnyGemvVocabularyN || (call.w_k_major && type == core::DType::BF16));
 }
 
 /// Runs `call` on skinny_gemv_kernel<Cfg, T> (the caller checked skinny_gemv_refusal) with
-/// `forced_splits` K ranges per group (0: skinny_gemv_splits).
+/// `forced_splits` K ranges per group (0: skinny_gemv_splits); W's loads evict-first where
+/// arch::once_read_evict_first says so for its bytes, or as `forced_evict_first` (0 / 1) says.
 template <class T, class Cfg = SkinnyGemvCfg>
-void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaContext& ctx) {
+void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaContext& ctx,
+                        int forced_evict_first = -1) {
   const SkinnyProblem& p = call.problem;
   using Kernel = void (*)(SkinnyProblem, SkinnyGemvWork);
+  const bool evict_first = forced_evict_first >= 0 ? forced_evict_first != 0
+                                                   : arch::once_read_evict_first(
+                                                         static_cast<std::size_t>(p.n) * p.k * sizeof(T), ctx.l2_bytes);
   auto pick = [&](auto t_rows) -> Kernel {
     constexpr int kT = decltype(t_rows)::value;
+    auto with = [&](auto w_k_major, auto epilogue) -> Kernel {
+      constexpr bool kK = decltype(w_k_major)::value, kE = decltype(epilogue)::value;
+      return evict_first ? skinny_gemv_kernel<Cfg, T, kT, kK, kE, true> : skinny_gemv_kernel<Cfg, T, kT, kK, kE, false>;
+    };
     if (call.w_k_major)
-      return p.epi.active() ? skinny_gemv_kernel<Cfg, T, kT, true, true> : skinny_gemv_kernel<Cfg, T, kT, true, false>;
-    return p.epi.active() ? skinny_gemv_kernel<Cfg, T, kT, false, true> : skinny_gemv_kernel<Cfg, T, kT, false, false>;
+      return p.epi.active() ? with(std::true_type{}, std::true_type{}) : with(std::true_type{}, std::false_type{});
+    return p.epi.active() ? with(std::false_type{}, std::true_type{}) : with(std::false_type{}, std::false_type{});
   };
   const int t_rows = p.t <= 1 ? 1 : p.t <= 2 ? 2 : 4;  // the instantiation's rows of X
   const Kernel kernel = t_rows == 1   ? pick(std::integral_constant<int, 1>{})
@@ -559,8 +572,9 @@ void skinny_run_split(const core::GemmArgs& args, const CudaContext& ctx, int fo
 void skinny_run_mode(const core::GemmArgs& args, const CudaContext& ctx, SkinnyTmaMode mode, SkinnyTmaShape shape = {});
 
 /// skinny_run on the CUDA-core GEMV path (T <= 4) with `splits` K ranges per group
-/// (0: chosen); throws InvalidArgument where it cannot run the call. For tests.
-void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits);
+/// (0: chosen) and W's loads evict-first (`evict_first` 1), plain (0) or as W's size
+/// chooses (-1); throws InvalidArgument where it cannot run the call. For tests.
+void skinny_run_gemv(const core::GemmArgs& args, const CudaContext& ctx, int splits, int evict_first = -1);
 
 // One launch unit per input type (skinny_f16.cu, skinny_bf16.cu, skinny_f32.cu).
 void skinny_launch_f16(const SkinnyCall& call, const CudaContext& ctx);
