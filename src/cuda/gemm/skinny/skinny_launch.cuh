@@ -239,6 +239,15 @@ SkinnyTmaLaunch skinny_tma_launch_shape(SkinnyTmaShape shape, int64_t units, int
   return l;
 }
 
+/// Whether skinny's kernels load `call`'s W (elements of `elem_bytes`, every batch item)
+/// evict-first in L2: arch::once_read_evict_first of its bytes on this device.
+inline bool skinny_w_evict_first(const SkinnyCall& call, std::size_t elem_bytes, const CudaContext& ctx) {
+  const SkinnyProblem& p = call.problem;
+  return arch::once_read_evict_first(static_cast<std::size_t>(p.n) * static_cast<std::size_t>(p.k) * elem_bytes *
+                                         static_cast<std::size_t>(std::max<int64_t>(call.batch, 1)),
+                                     ctx.l2_bytes);
+}
+
 /// Runs `call` on skinny_tma_kernel (the caller checked skinny_tma_refusal); `Cfg` other
 /// than the shipped one for development drivers. T = float: tf32, or exact f32 with
 /// `kSplitF32`.
@@ -279,9 +288,7 @@ void launch_skinny_tma(const SkinnyCall& call, SkinnyTmaShape shape, const CudaC
                                 : make_tensor_map<T>(p.w, p.ldw, p.k, p.n, TmaWalk::AcrossRows, true, Cfg::kBlockK);
   const CUtensorMap map_x = make_tensor_map<T>(p.x, p.ldx, p.t, p.k, TmaWalk::AlongRows, true, Cfg::kMaxT);
   wk.park_pitch = std::min(ceil_div(p.t, 2) * 2, static_cast<int>(Cfg::kMaxT));
-  wk.w_evict_first = arch::once_read_evict_first(
-      static_cast<std::size_t>(p.n) * static_cast<std::size_t>(p.k) * sizeof(T) * std::max<int64_t>(call.batch, 1),
-      ctx.l2_bytes);
+  wk.w_evict_first = skinny_w_evict_first(call, sizeof(T), ctx);
   void* ws = nullptr;
   if (l.ctas > 1) {
     // Parked sums of cut tiles (two slots per CTA) and the ticket words per tile and warp.
@@ -463,24 +470,27 @@ inline bool skinny_gemv_policy(const SkinnyCall& call, core::DType type, int mem
 
 /// Runs `call` on skinny_gemv_kernel<Cfg, T> (the caller checked skinny_gemv_refusal) with
 /// `forced_splits` K ranges per group (0: skinny_gemv_splits); W's loads evict-first where
-/// arch::once_read_evict_first says so for its bytes, or as `forced_evict_first` (0 / 1) says.
+/// skinny_w_evict_first says so, or as `forced_evict_first` (0 / 1) says.
 template <class T, class Cfg = SkinnyGemvCfg>
 void launch_skinny_gemv(const SkinnyCall& call, int forced_splits, const CudaContext& ctx,
                         int forced_evict_first = -1) {
   const SkinnyProblem& p = call.problem;
   using Kernel = void (*)(SkinnyProblem, SkinnyGemvWork);
-  const bool evict_first = forced_evict_first >= 0 ? forced_evict_first != 0
-                                                   : arch::once_read_evict_first(
-                                                         static_cast<std::size_t>(p.n) * p.k * sizeof(T), ctx.l2_bytes);
-  auto pick = [&](auto t_rows) -> Kernel {
-    constexpr int kT = decltype(t_rows)::value;
-    auto with = [&](auto w_k_major, auto epilogue) -> Kernel {
-      constexpr bool kK = decltype(w_k_major)::value, kE = decltype(epilogue)::value;
-      return evict_first ? skinny_gemv_kernel<Cfg, T, kT, kK, kE, true> : skinny_gemv_kernel<Cfg, T, kT, kK, kE, false>;
-    };
-    if (call.w_k_major)
-      return p.epi.active() ? with(std::true_type{}, std::true_type{}) : with(std::true_type{}, std::false_type{});
-    return p.epi.active() ? with(std::false_type{}, std::true_type{}) : with(std::false_type{}, std::false_type{});
+  const bool evict_first =
+      forced_evict_first >= 0 ? forced_evict_first != 0 : skinny_w_evict_first(call, sizeof(T), ctx);
+  // The instantiation for the call's W layout, epilogue and W policy, each a compile-time bool.
+  auto as_bool = [](bool b, auto&& fn) { b ? fn(std::true_type{}) : fn(std::false_type{}); };
+  auto pick = [&](auto t_rows) {
+    Kernel kernel = nullptr;
+    as_bool(call.w_k_major, [&](auto k_major) {
+      as_bool(p.epi.active(), [&](auto epilogue) {
+        as_bool(evict_first, [&](auto w_evict_first) {
+          kernel = skinny_gemv_kernel<Cfg, T, decltype(t_rows)::value, decltype(k_major)::value,
+                                      decltype(epilogue)::value, decltype(w_evict_first)::value>;
+        });
+      });
+    });
+    return kernel;
   };
   const int t_rows = p.t <= 1 ? 1 : p.t <= 2 ? 2 : 4;  // the instantiation's rows of X
   const Kernel kernel = t_rows == 1   ? pick(std::integral_constant<int, 1>{})
